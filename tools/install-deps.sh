@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what twin needs to build, run and test, from Debian 12 packages only. Idempotent.
+# The host's own frr service is never started: the package's service is masked before install
+# and policy-rc.d keeps maintainer scripts from starting it.
+set -euo pipefail
+vm=0
+for a in "$@"; do
+  case "$a" in
+    --vm) vm=1 ;;
+    -h|--help) echo "usage: tools/install-deps.sh [--vm]"; exit 0 ;;
+    *) echo "install-deps: unknown option '$a'" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "install-deps: run as root (apt-get install)" >&2; exit 3; }
+
+pkgs=(build-essential cmake ninja-build ccache pkg-config
+      frr frr-pythontools libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+      libgtest-dev libgmock-dev libvirt-dev iproute2 iputils-ping nftables procps util-linux)
+if [ "$vm" = 1 ]; then
+  pkgs+=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 busybox-static cpio)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+
+# Keep package maintainer scripts from starting services (frr, libvirtd) on this host.
+created_policy=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod +x /usr/sbin/policy-rc.d
+  created_policy=1
+fi
+trap '[ "$created_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d' EXIT
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+  systemctl mask frr.service >/dev/null 2>&1 || true
+fi
+
+# libboost1.81-dev conflicts with the 1.74 -dev packages; remove those first if present.
+old=$(dpkg-query -W -f='${Package} ${Status}\n' 'libboost*1.74*-dev' 2>/dev/null |
+      awk '/install ok installed/{print $1}' || true)
+if [ -n "$old" ]; then
+  echo "install-deps: removing conflicting Boost 1.74 -dev packages: $old"
+  DEBIAN_FRONTEND=noninteractive apt-get remove -y $old
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,211 @@
+// twin plan / up / down / status / list
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "twin/cli/commands.hpp"
+#include "twin/core/util.hpp"
+#include "twin/engine/lab.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/topology/loader.hpp"
+
+namespace twin::cli {
+
+int fail(const std::string& message, int code) {
+  std::cerr << "twin: " << message << "\n";
+  return code;
+}
+
+namespace {
+
+std::optional<topology::Topology> load(const std::string& file) {
+  Diagnostics diags;
+  auto t = topology::load_topology(file, diags);
+  if (!t) {
+    std::cerr << diags.format();
+    std::cerr << "twin: " << diags.items().size() << " problem"
+              << (diags.items().size() == 1 ? "" : "s") << " in " << file
+              << "; nothing was created\n";
+  }
+  return t;
+}
+
+std::string secs(double ms) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(ms < 10000 ? 2 : 1) << ms / 1000.0 << " s";
+  return o.str();
+}
+
+}  // namespace
+
+int run_plan(const PlanOptions& o) {
+  auto t = load(o.file);
+  if (!t) return 2;
+  auto p = plan::make_plan(*t, o.name);
+  if (o.json)
+    std::cout << plan::to_json(p).dump(2) << "\n";
+  else
+    std::cout << plan::render_plan_text(p);
+  return 0;
+}
+
+int run_up(const UpOptions& o) {
+  auto t = load(o.file);
+  if (!t) return 2;
+  engine::UpOptions eo;
+  eo.name = o.name;
+  eo.keep_on_failure = o.keep_on_failure;
+  eo.wait_converged = !o.no_wait;
+  eo.timeout = std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
+  eo.parallel = o.parallel;
+  auto start = Clock::now();
+  proc::SystemRunner runner;
+  std::string lab = o.name.empty() ? t->name : o.name;
+  auto progress = [&](const std::string& line) {
+    std::ostringstream ts;
+    ts << std::fixed << std::setprecision(2) << ms_since(start) / 1000.0;
+    std::cerr << "twin: [" << ts.str() << "s] " << lab << ": " << line << std::endl;
+  };
+  auto r = engine::up(*t, eo, runner, progress);
+  if (!r) return fail(r.error().message, exit_code(r.error()));
+  const auto& s = *r;
+  if (o.json) {
+    nlohmann::json j{{"lab", s.lab},
+                     {"nodes", s.nodes},
+                     {"links", s.links},
+                     {"daemons", s.daemons},
+                     {"sessions_expected", s.sessions_expected},
+                     {"sessions_established", s.sessions_established},
+                     {"converged", s.converged},
+                     {"wiring_ms", s.wiring_ms},
+                     {"daemons_ms", s.daemons_ms},
+                     {"converge_ms", s.converge_ms},
+                     {"total_ms", s.total_ms}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "lab " << s.lab << " is up: " << s.nodes << " nodes, " << s.links << " links, "
+              << s.daemons << " FRR daemons; BGP " << s.sessions_established << "/"
+              << s.sessions_expected << " sessions Established\n"
+              << "  wiring " << secs(s.wiring_ms) << ", daemons " << secs(s.daemons_ms)
+              << ", convergence " << secs(s.converge_ms) << ", total " << secs(s.total_ms) << "\n"
+              << "  next: twin validate --lab " << s.lab << "   twin status --lab " << s.lab
+              << "   twin down --lab " << s.lab << "\n";
+  }
+  if (!s.converged && !o.no_wait)
+    std::cerr << "twin: warning: only " << s.sessions_established << " of "
+              << s.sessions_expected << " BGP sessions are Established after "
+              << secs(s.total_ms) << "; `twin validate` shows which\n";
+  return 0;
+}
+
+int run_down(const DownOptions& o) {
+  proc::SystemRunner runner;
+  std::vector<std::string> labs;
+  if (o.all) {
+    labs = engine::list_labs();
+  } else {
+    auto lab = engine::resolve_lab(o.lab);
+    if (!lab) {
+      // A lab whose `up` died before its first state save has a directory only.
+      if (!o.lab.empty() && std::filesystem::is_directory(engine::lab_dir(o.lab))) {
+        labs.push_back(o.lab);
+      } else {
+        return fail(lab.error().message, exit_code(lab.error()));
+      }
+    } else {
+      labs.push_back(*lab);
+    }
+  }
+  int code = 0;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& lab : labs) {
+    auto t = Clock::now();
+    auto r = engine::down(lab, runner);
+    if (!r) {
+      code = std::max(code, exit_code(r.error()));
+      std::cerr << "twin: down " << lab << ": " << r.error().message << "\n";
+      continue;
+    }
+    for (const auto& p : r->problems) std::cerr << "twin: down " << lab << ": " << p << "\n";
+    if (!r->problems.empty()) code = std::max(code, 3);
+    if (o.json) {
+      out.push_back({{"lab", lab},
+                     {"processes", r->processes_killed},
+                     {"namespaces", r->namespaces_removed},
+                     {"paths", r->paths_removed},
+                     {"problems", r->problems},
+                     {"duration_ms", ms_since(t)}});
+    } else {
+      std::cout << "lab " << lab << " is down: " << r->processes_killed << " processes, "
+                << r->namespaces_removed << " namespaces, " << r->paths_removed
+                << " files/folders removed in " << secs(ms_since(t)) << "\n";
+    }
+  }
+  if (o.json) std::cout << out.dump(2) << "\n";
+  if (labs.empty() && !o.json) std::cout << "no lab is running\n";
+  return code;
+}
+
+int run_status(const StatusOptions& o) {
+  auto lab = engine::resolve_lab(o.lab);
+  if (!lab) return fail(lab.error().message, exit_code(lab.error()));
+  proc::SystemRunner runner;
+  auto r = engine::status(*lab, runner);
+  if (!r) return fail(r.error().message, exit_code(r.error()));
+  const auto& j = *r;
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "lab " << j["lab"].get<std::string>() << " (" << j["status"].get<std::string>()
+            << ", since " << j["created_at"].get<std::string>() << ")\n\nnodes:\n";
+  for (const auto& n : j["nodes"]) {
+    std::cout << "  " << std::left << std::setw(12) << n["name"].get<std::string>() << std::setw(6)
+              << n["kind"].get<std::string>()
+              << (n["netns_present"].get<bool>() ? "netns ok " : "netns MISSING ");
+    for (const auto& d : n["daemons"])
+      std::cout << " " << d["name"].get<std::string>() << "[" << d["pid"].get<int>()
+                << (d["alive"].get<bool>() ? "" : " DEAD") << "]";
+    std::cout << "\n";
+  }
+  std::cout << "\nlinks:\n";
+  for (const auto& l : j["links"]) {
+    auto mtu = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : v.dump(); };
+    bool ok = l["a_mtu"] == l["mtu_expected"] && l["b_mtu"] == l["mtu_expected"];
+    std::cout << "  " << std::left << std::setw(18) << l["a"].get<std::string>() << " "
+              << std::setw(5) << l["a_state"].get<std::string>() << " <-> " << std::setw(18)
+              << l["b"].get<std::string>() << " " << std::setw(5)
+              << l["b_state"].get<std::string>() << " mtu " << mtu(l["a_mtu"]) << "/"
+              << mtu(l["b_mtu"]) << (ok ? "" : "  (expected " + mtu(l["mtu_expected"]) + ")")
+              << "\n";
+  }
+  return 0;
+}
+
+int run_list(bool json) {
+  auto labs = engine::list_labs();
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& l : labs) {
+      auto s = engine::load_state(l);
+      out.push_back({{"lab", l},
+                     {"status", s ? s->status : "unknown"},
+                     {"created_at", s ? s->created_at : ""},
+                     {"topology", s ? s->plan.topology_file : ""}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (labs.empty()) std::cout << "no lab is running\n";
+  for (const auto& l : labs) {
+    auto s = engine::load_state(l);
+    std::cout << l << "  " << (s ? s->status + "  " + s->created_at + "  " + s->plan.topology_file : "")
+              << "\n";
+  }
+  return 0;
+}
+
+}  // namespace twin::cli

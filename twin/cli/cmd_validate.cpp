@@ -1,0 +1,129 @@
+// twin validate: run the validator families against a running lab and print a verdict.
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "twin/cli/commands.hpp"
+#include "twin/core/util.hpp"
+#include "twin/engine/state.hpp"
+#include "twin/report/report.hpp"
+#include "twin/runtime/frr.hpp"
+#include "twin/validate/runner.hpp"
+#include "twin/validate/system_probe.hpp"
+#include "validators/registry.hpp"
+
+namespace fs = std::filesystem;
+
+namespace twin::cli {
+
+namespace {
+
+std::vector<std::string> split_csv(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ','))
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+// What a failing CI job needs after `down`: every probe, FRR logs and configs, node state.
+void write_artifacts(const std::string& dir, const engine::State& st,
+                     const validate::SystemProbe& probe, const validate::Report& report,
+                     proc::ProcessRunner& runner) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    std::cerr << "twin: cannot create artifacts folder " << dir << ": " << ec.message() << "\n";
+    return;
+  }
+  {
+    std::ofstream f(fs::path(dir) / "probes.jsonl");
+    for (const auto& r : probe.records())
+      f << nlohmann::json{{"node", r.node},
+                          {"command", r.command},
+                          {"duration_ms", r.duration_ms},
+                          {"output", r.output}}
+               .dump()
+        << "\n";
+  }
+  std::ofstream(fs::path(dir) / "report.json") << report::to_json(report).dump(2) << "\n";
+  std::ofstream(fs::path(dir) / "report.xml") << report::render_junit(report);
+  if (auto text = read_file(engine::state_path(st.lab)))
+    std::ofstream(fs::path(dir) / "state.json") << *text;
+  for (const auto& n : st.plan.nodes) {
+    fs::path nd = fs::path(dir) / n.name;
+    fs::create_directories(nd, ec);
+    for (const auto& e : fs::directory_iterator(n.run_dir, ec)) {
+      auto ext = e.path().extension();
+      if (ext == ".log" || ext == ".conf") fs::copy_file(e.path(), nd / e.path().filename(),
+                                                         fs::copy_options::overwrite_existing, ec);
+    }
+    for (const auto& [file, args] :
+         std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"ip-addr.json", {"addr", "show"}},
+             {"ip-route.json", {"route", "show"}},
+             {"ip6-route.json", {"-6", "route", "show"}},
+             {"ip-link.json", {"-s", "link", "show"}}}) {
+      auto j = runtime::ip_json(runner, n.netns, args);
+      std::ofstream(nd / file) << (j ? j->dump(2) : "error: " + j.error().message) << "\n";
+    }
+    if (n.kind == "frr") {
+      proc::Command c{{"vtysh", "--vty_socket", n.run_dir, "-c", "show running-config", "-c",
+                       "show bgp summary", "-c", "show ip route", "-c", "show ipv6 route"},
+                      "", std::chrono::seconds(10)};
+      auto r = runner.run(c);
+      std::ofstream(nd / "frr-show.txt") << (r ? r->out + r->err : r.error().message);
+    }
+  }
+}
+
+}  // namespace
+
+int run_validate(const ValidateOptions& o) {
+  auto lab = engine::resolve_lab(o.lab);
+  if (!lab) return fail(lab.error().message, exit_code(lab.error()));
+  auto st = engine::load_state(*lab);
+  if (!st) return fail(st.error().message, exit_code(st.error()));
+  std::vector<std::string> unknown;
+  auto validators = validators::make_validators(split_csv(o.only), &unknown);
+  if (!unknown.empty()) {
+    std::string names;
+    for (const auto& n : validators::family_names()) names += (names.empty() ? "" : ", ") + n;
+    return fail("unknown validator '" + unknown[0] + "'; expected one of: " + names, 2);
+  }
+  proc::SystemRunner runner;
+  validate::SystemProbe probe(runner);
+  validate::Context ctx{st->plan, probe};
+  validate::RunOptions ro;
+  ro.converge_timeout =
+      std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
+  auto start = Clock::now();
+  ro.progress = [&](const std::string& line) {
+    std::cerr << "twin: [" << static_cast<int>(ms_since(start)) << " ms] " << line << "\n";
+  };
+  std::string started = now_rfc3339();
+  validate::Report report = validate::run_validation(ctx, validators, ro);
+  report.started_at = started;
+  report.twin_version = TWIN_VERSION;
+  report.frr_version = runtime::frr_version(runner);
+  report.kernel_version = kernel_release();
+
+  if (o.json)
+    std::cout << report::to_json(report).dump(2) << "\n";
+  else
+    std::cout << report::render_text(report, o.verbose);
+  if (!o.junit.empty()) {
+    std::ofstream f(o.junit);
+    f << report::render_junit(report);
+    if (!f) return fail("cannot write JUnit report " + o.junit, 3);
+  }
+  if (!o.artifacts.empty()) write_artifacts(o.artifacts, *st, probe, report, runner);
+  if (interrupted()) return 130;
+  return report.exit_code();
+}
+
+}  // namespace twin::cli

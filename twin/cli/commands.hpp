@@ -1,0 +1,63 @@
+#pragma once
+// The CLI's subcommands, one file each; main.cpp binds CLI11 options to these structs (CLI11
+// is included only there: it costs seconds per translation unit). Each run_* returns the
+// process exit code documented in README.md.
+#include <string>
+#include <vector>
+
+namespace twin::cli {
+
+struct PlanOptions {
+  std::string file;
+  std::string name;
+  bool json = false;
+};
+int run_plan(const PlanOptions& o);
+
+struct UpOptions {
+  std::string file;
+  std::string name;
+  bool keep_on_failure = false;
+  bool no_wait = false;
+  double timeout_s = 300;
+  int parallel = 4;
+  bool json = false;
+};
+int run_up(const UpOptions& o);
+
+struct DownOptions {
+  std::string lab;
+  bool all = false;
+  bool json = false;
+};
+int run_down(const DownOptions& o);
+
+struct StatusOptions {
+  std::string lab;
+  bool json = false;
+};
+int run_status(const StatusOptions& o);
+int run_list(bool json);
+
+struct ExecOptions {
+  std::string lab;
+  std::string node;
+  std::vector<std::string> command;  // empty = interactive shell
+};
+int run_exec(const ExecOptions& o);
+
+struct ValidateOptions {
+  std::string lab;
+  bool json = false;
+  bool verbose = false;
+  std::string junit;
+  std::string only;  // comma-separated families
+  std::string artifacts;
+  double converge_timeout_s = 30;
+};
+int run_validate(const ValidateOptions& o);
+
+// Prints an error line "twin: <message>" on stderr and returns its exit code.
+int fail(const std::string& message, int code);
+
+}  // namespace twin::cli

@@ -1,0 +1,109 @@
+// twin: a digital twin of a data-center network for proofs of concept, CI gates and training.
+#include <CLI/CLI.hpp>
+#include <signal.h>
+
+#include <iostream>
+
+#include "twin/cli/commands.hpp"
+#include "twin/core/util.hpp"
+
+namespace {
+void on_signal(int) { twin::g_interrupted = true; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  CLI::App app{"twin — digital twin of a data-center network: FRR nodes in network namespaces, "
+               "validated end to end"};
+  app.set_version_flag("--version", std::string("twin ") + TWIN_VERSION);
+  app.require_subcommand(1);
+  int code = 0;
+
+  twin::cli::PlanOptions plan;
+  auto* p = app.add_subcommand("plan", "Dry run: print what `up` would create");
+  p->add_option("file", plan.file, "topology file")->required();
+  p->add_option("--name", plan.name, "lab name (overrides the file's `name`)");
+  p->add_flag("--json", plan.json, "print the plan as JSON");
+  p->callback([&] { code = twin::cli::run_plan(plan); });
+
+  twin::cli::UpOptions up;
+  auto* u = app.add_subcommand("up", "Create the lab: namespaces, links, FRR daemons; wait for BGP");
+  u->add_option("file", up.file, "topology file")->required();
+  u->add_option("--name", up.name, "lab name (overrides the file's `name`; lets CI jobs run "
+                                    "the same topology in parallel)");
+  u->add_flag("--keep-on-failure", up.keep_on_failure, "leave a half-built lab for inspection");
+  u->add_flag("--no-wait", up.no_wait, "return once daemons run, without waiting for BGP");
+  u->add_option("--timeout", up.timeout_s, "seconds for the whole bring-up, convergence included")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  u->add_option("--parallel", up.parallel, "nodes started at once")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  u->add_flag("--json", up.json, "print the summary as JSON");
+  u->callback([&] { code = twin::cli::run_up(up); });
+
+  twin::cli::DownOptions down;
+  auto* d = app.add_subcommand("down", "Remove everything the lab's state file records");
+  d->add_option("lab", down.lab, "lab name (default: the only running lab)");
+  d->add_option("--lab", down.lab, "lab name");
+  d->add_flag("--all", down.all, "remove every running lab");
+  d->add_flag("--json", down.json, "print what was removed as JSON");
+  d->callback([&] { code = twin::cli::run_down(down); });
+
+  twin::cli::StatusOptions status;
+  auto* s = app.add_subcommand("status", "Nodes, daemons and PIDs, links with state and MTU");
+  s->add_option("lab", status.lab, "lab name (default: the only running lab)");
+  s->add_option("--lab", status.lab, "lab name");
+  s->add_flag("--json", status.json, "print JSON");
+  s->callback([&] { code = twin::cli::run_status(status); });
+
+  bool list_json = false;
+  auto* l = app.add_subcommand("list", "Running labs");
+  l->add_flag("--json", list_json, "print JSON");
+  l->callback([&] { code = twin::cli::run_list(list_json); });
+
+  twin::cli::ExecOptions exec;
+  auto* e = app.add_subcommand("exec", "Run a command inside a node (a plain `vtysh` reaches that "
+                                       "node's FRR)");
+  e->add_option("--lab", exec.lab, "lab name");
+  e->add_option("node", exec.node, "node name")->required();
+  e->add_option("command", exec.command, "command after --")->required();
+  e->callback([&] { code = twin::cli::run_exec(exec); });
+
+  twin::cli::ExecOptions shell;
+  auto* sh = app.add_subcommand("shell", "Interactive shell inside a node");
+  sh->add_option("--lab", shell.lab, "lab name");
+  sh->add_option("node", shell.node, "node name")->required();
+  sh->callback([&] { code = twin::cli::run_exec(shell); });
+
+  twin::cli::ValidateOptions val;
+  auto* v = app.add_subcommand("validate", "Run validators and print a verdict");
+  v->add_option("lab", val.lab, "lab name (default: the only running lab)");
+  v->add_option("--lab", val.lab, "lab name");
+  v->add_flag("--json", val.json, "print the report as JSON instead of text");
+  v->add_flag("--verbose,-v", val.verbose, "list every test and subject");
+  v->add_option("--junit", val.junit, "also write a JUnit XML report to FILE");
+  v->add_option("--only", val.only, "comma-separated validator families (bgp,mtu,reachability,routes)");
+  v->add_option("--artifacts", val.artifacts, "keep probes, FRR logs and node state in DIR");
+  v->add_option("--converge-timeout", val.converge_timeout_s,
+                "seconds a failing test is retried before it counts as failed")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  v->callback([&] { code = twin::cli::run_validate(val); });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& ex) {
+    return app.exit(ex);
+  } catch (const CLI::CallForAllHelp& ex) {
+    return app.exit(ex);
+  } catch (const CLI::CallForVersion& ex) {
+    return app.exit(ex);
+  } catch (const CLI::ParseError& ex) {
+    app.exit(ex);
+    return 2;
+  }
+  return code;
+}

@@ -1,0 +1,51 @@
+#include "twin/core/diagnostics.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace twin {
+
+std::string Diagnostics::format() const {
+  std::ostringstream out;
+  for (const auto& d : items_) {
+    out << d.file;
+    if (d.line > 0) out << ':' << d.line << ':' << d.column;
+    out << ": error: ";
+    if (!d.field.empty()) out << d.field << ": ";
+    out << d.message;
+    if (!d.hint.empty()) out << " (hint: " << d.hint << ")";
+    out << '\n';
+  }
+  return out.str();
+}
+
+namespace {
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace twin

@@ -1,0 +1,34 @@
+#pragma once
+// Problems found in user input (topology, image profile, change set), collected all at once.
+// Lines and columns are 1-based, as editors show them.
+#include <string>
+#include <vector>
+
+namespace twin {
+
+struct Diagnostic {
+  std::string file;
+  int line = 0;    // 1-based; 0 when the problem has no single place (e.g. a missing field)
+  int column = 0;  // 1-based
+  std::string field;    // dotted path, e.g. "nodes.leaf1.asn" or "links[3].endpoints[0]"
+  std::string message;  // what is wrong and what was expected
+  std::string hint;     // how to fix it; may be empty
+};
+
+class Diagnostics {
+ public:
+  void add(Diagnostic d) { items_.push_back(std::move(d)); }
+  [[nodiscard]] bool empty() const { return items_.empty(); }
+  [[nodiscard]] const std::vector<Diagnostic>& items() const { return items_; }
+  // "file:line:col: error: field: message (hint: ...)" one per line, in input order.
+  [[nodiscard]] std::string format() const;
+
+ private:
+  std::vector<Diagnostic> items_;
+};
+
+// The closest candidate to `word` by edit distance, or "" when none is close enough to be a
+// plausible typo (distance > max(2, |word|/3)).
+std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace twin

@@ -1,0 +1,50 @@
+#include "twin/core/util.hpp"
+
+#include <sys/utsname.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace twin {
+
+std::atomic<bool> g_interrupted{false};
+
+std::string now_rfc3339() {
+  auto now = std::chrono::system_clock::now();
+  auto secs = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms.count()));
+  return out;
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return harness_error("cannot read " + path + ": " + std::strerror(errno));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Result<void> write_file(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::trunc);
+  f << content;
+  f.flush();
+  if (!f) return harness_error("cannot write " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+std::string kernel_release() {
+  utsname u{};
+  if (uname(&u) != 0) return "unknown";
+  return u.release;
+}
+
+}  // namespace twin

@@ -1,0 +1,31 @@
+#pragma once
+// Small shared utilities: cancellation flag, clock, files.
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "twin/core/error.hpp"
+
+namespace twin {
+
+// Set by the CLI's SIGINT/SIGTERM handler; long operations poll it between steps and clean up
+// like a failure does.
+extern std::atomic<bool> g_interrupted;
+inline bool interrupted() { return g_interrupted.load(std::memory_order_relaxed); }
+
+// Current time as RFC 3339 UTC with milliseconds: "2026-11-30T11:16:17.123Z".
+std::string now_rfc3339();
+
+using Clock = std::chrono::steady_clock;
+inline double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Whole-file read / atomic write helpers. Errors name the path.
+Result<std::string> read_file(const std::string& path);
+Result<void> write_file(const std::string& path, const std::string& content);
+
+// First line of `uname -r`-equivalent (utsname release).
+std::string kernel_release();
+
+}  // namespace twin

@@ -1,0 +1,506 @@
+#include "twin/engine/lab.hpp"
+
+#include <grp.h>
+#include <nlohmann/json.hpp>
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "twin/core/util.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/runtime/frr.hpp"
+#include "twin/wiring/wiring.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace twin::engine {
+
+std::string cgroup2_mount() {
+  std::ifstream f("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    // "... <mount point> <options> - <fstype> <source> <super options>"
+    auto dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream post(line.substr(dash + 3));
+    std::string fstype;
+    post >> fstype;
+    if (fstype != "cgroup2") continue;
+    std::istringstream pre(line.substr(0, dash));
+    std::string field, mount_point;
+    for (int i = 0; i < 5 && pre >> field; ++i)
+      if (i == 4) mount_point = field;
+    return mount_point;
+  }
+  return "";
+}
+
+namespace {
+Result<void> chown_frr(const std::string& path);
+}  // namespace
+
+Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
+  if (::geteuid() != 0)
+    return env_error("twin needs root to create network namespaces (run with sudo)");
+  std::set<std::string> daemons;
+  for (const auto& n : plan.nodes)
+    for (const auto& d : n.daemons) daemons.insert(d);
+  for (const auto& d : daemons)
+    if (::access(runtime::daemon_path(d).c_str(), X_OK) != 0)
+      return env_error("FRR daemon " + runtime::daemon_path(d) +
+                       " is missing; run tools/install-deps.sh (package frr)");
+  if (!daemons.empty() && ::getpwnam("frr") == nullptr)
+    return env_error("user 'frr' does not exist; the frr package creates it");
+  // veth is the one link type every lab needs; probe it in a throw-away namespace so nothing
+  // is left behind (the namespace dies with the probe process).
+  proc::Command probe{{"unshare", "--net", "ip", "link", "add", "twprobe0", "type", "veth",
+                       "peer", "name", "twprobe1"},
+                      "", 10s};
+  auto r = runner.run(probe);
+  if (!r) return r.error().with_context("probing kernel features");
+  if (r->exit_code != 0)
+    return env_error("this kernel cannot create veth links (" + r->err +
+                     "); twin needs the veth driver (CONFIG_VETH)");
+  // Mount point for each daemon's private crash-log folder (FRR creates the same folder itself
+  // on first start: lib/zlog.c TMPBASEDIR).
+  if (!daemons.empty() && !fs::is_directory("/var/tmp/frr")) {
+    std::error_code ec;
+    fs::create_directories("/var/tmp/frr", ec);
+    if (ec) return env_error("cannot create /var/tmp/frr: " + ec.message());
+    fs::permissions("/var/tmp/frr", fs::perms::owner_all, ec);
+    if (auto r = chown_frr("/var/tmp/frr"); !r) return r;
+  }
+  if (cgroup2_mount().empty())
+    return env_error("no cgroup v2 hierarchy is mounted; twin keeps each lab's processes in "
+                     "its own cgroup (mount -t cgroup2 none /sys/fs/cgroup)");
+  return {};
+}
+
+namespace {
+
+struct Recorder {
+  State& state;
+  Result<void> add(Resource r) {
+    state.resources.push_back(std::move(r));
+    return save_state(state);
+  }
+};
+
+Result<void> chown_frr(const std::string& path) {
+  struct passwd* pw = ::getpwnam("frr");
+  if (!pw) return env_error("user frr does not exist");
+  if (::chown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+    return harness_error("chown frr " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+std::string read_trim(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+Result<void> check_interrupt(const std::string& step) {
+  if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted during " + step};
+  return {};
+}
+
+// Starts the node's daemons in image order, then applies its frr.conf; records PIDs.
+Result<int> start_node(const plan::Node& n, const std::string& cgroup, State& state,
+                       std::mutex& state_mu, proc::ProcessRunner& runner) {
+  int started = 0;
+  for (const auto& d : n.daemons) {
+    proc::Command c{runtime::daemon_argv(n, d), "", 30s, n.netns, cgroup};
+    // FRR keeps crash logs in /var/tmp/frr/<daemon>.<pid> (lib/zlog.c, fixed path, named after
+    // the PID before daemonising); a private bind keeps them in the node's run folder, which
+    // `down` removes, and lets --artifacts collect them.
+    c.bind_mounts = {{n.run_dir + "/tmp", "/var/tmp/frr"}};
+    c.output_file = n.run_dir + "/" + d + ".out";
+    c.hostname = n.name;
+    auto r = proc::run_checked(runner, c, "starting " + d);
+    if (!r) return r.error();
+    std::string pid_text = read_trim(n.run_dir + "/" + d + ".pid");
+    int pid = std::atoi(pid_text.c_str());
+    if (pid <= 0) return harness_error(d + " started but wrote no pid file");
+    {
+      std::lock_guard lk(state_mu);
+      Recorder rec{state};
+      auto s = rec.add({"process", d, n.name, pid, process_start_time(pid)});
+      if (!s) return s.error();
+    }
+    ++started;
+  }
+  if (!n.daemons.empty()) {
+    proc::Command c{runtime::boot_config_argv(n), "", 60s};
+    auto r = runner.run(c);
+    if (!r) return r.error().with_context("applying frr.conf");
+    // vtysh -b reports each rejected line; a non-zero exit means part of the config failed.
+    if (r->exit_code != 0) {
+      std::string msg = r->out + r->err;
+      return input_error("applying " + n.run_dir + "/frr.conf" +
+                         (n.config_source.empty() ? "" : " (from " + n.config_source + ")") +
+                         " failed (vtysh -b exit " + std::to_string(r->exit_code) + "): " + msg);
+    }
+  }
+  return started;
+}
+
+Result<void> write_node_files(const plan::Node& n) {
+  std::error_code ec;
+  fs::create_directories(n.run_dir, ec);
+  if (ec) return harness_error("creating " + n.run_dir + ": " + ec.message());
+  if (n.kind != "frr") return {};
+  std::string config = n.frr_config;
+  if (!n.config_generated) {
+    auto text = read_file(n.config_source);
+    if (!text) return text.error();
+    config = *text;
+  }
+  fs::create_directories(n.run_dir + "/tmp", ec);
+  if (ec) return harness_error("creating " + n.run_dir + "/tmp: " + ec.message());
+  if (auto r = write_file(n.run_dir + "/frr.conf", config); !r) return r;
+  // vtysh inside `twin exec` reads /etc/frr/vtysh.conf (bind-mounted from here); integrated
+  // mode makes `write memory` update this node's frr.conf.
+  if (auto r = write_file(n.run_dir + "/vtysh.conf", "service integrated-vtysh-config\n"); !r)
+    return r;
+  for (const auto& p :
+       {n.run_dir, n.run_dir + "/tmp", n.run_dir + "/frr.conf", n.run_dir + "/vtysh.conf"})
+    if (auto r = chown_frr(p); !r) return r;
+  return {};
+}
+
+}  // namespace
+
+SessionCount count_sessions(const plan::Plan& plan, proc::ProcessRunner& runner, int parallel) {
+  SessionCount c;
+  c.expected = static_cast<int>(plan.sessions.size());
+  std::vector<const plan::Node*> nodes;
+  for (const auto& n : plan.nodes)
+    if (n.kind == "frr" && std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end())
+      nodes.push_back(&n);
+  std::vector<int> up(nodes.size(), 0);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < nodes.size(); i = next++) {
+      auto j = runtime::show_json(runner, *nodes[i], "bgpd", "show bgp summary json", 5s);
+      if (!j) continue;
+      for (const auto& s : plan.sessions) {
+        if (s.node != nodes[i]->name) continue;
+        for (const char* af : {"ipv4Unicast", "ipv6Unicast"}) {
+          auto it = j->find(af);
+          if (it == j->end() || !it->contains("peers")) continue;
+          const auto& peers = (*it)["peers"];
+          if (peers.contains(s.interface) &&
+              peers[s.interface].value("state", "") == "Established") {
+            ++up[i];
+            break;
+          }
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < std::max(1, parallel); ++i) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  for (int u : up) c.established += u;
+  return c;
+}
+
+Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
+                     proc::ProcessRunner& runner, const Progress& progress) {
+  auto t0 = Clock::now();
+  plan::Plan plan = plan::make_plan(topo, opts.name);
+  if (auto r = preflight(plan, runner); !r) return r.error();
+  if (auto r = claim_lab(plan.lab); !r) return r.error();
+
+  State state;
+  state.lab = plan.lab;
+  state.status = "creating";
+  state.created_at = now_rfc3339();
+  state.twin_version = TWIN_VERSION;
+  state.plan = plan;
+  Recorder rec{state};
+  UpSummary sum;
+  sum.lab = plan.lab;
+  sum.nodes = static_cast<int>(plan.nodes.size());
+  sum.links = static_cast<int>(plan.links.size());
+  sum.sessions_expected = static_cast<int>(plan.sessions.size());
+
+  auto fail = [&](const Error& e) -> Result<UpSummary> {
+    state.status = "failed";
+    (void)save_state(state);
+    if (opts.keep_on_failure) {
+      return e.with_context("twin up (lab '" + plan.lab + "' kept for inspection: twin down --lab " +
+                            plan.lab + ")");
+    }
+    progress("tearing down lab " + plan.lab + " after failure");
+    auto d = down(plan.lab, runner);
+    if (!d) return e.with_context("twin up").with_context("teardown also failed: " + d.error().message);
+    return e.with_context("twin up");
+  };
+  auto deadline = t0 + opts.timeout;
+
+  // 1. The lab directory (already claimed) and the cgroup, before any process exists.
+  if (auto r = rec.add({"dir", lab_dir(plan.lab), ""}); !r) return fail(r.error());
+  std::string cg = cgroup2_mount() + "/twin/" + plan.lab;
+  if (auto r = rec.add({"cgroup", cg, ""}); !r) return fail(r.error());
+  std::error_code ec;
+  fs::create_directories(cg, ec);
+  if (ec) return fail(env_error("creating cgroup " + cg + ": " + ec.message()));
+
+  // 2. Namespaces, recorded first.
+  auto tw = Clock::now();
+  for (const auto& n : plan.nodes)
+    if (auto r = rec.add({"netns", n.netns, n.name}); !r) return fail(r.error());
+  for (const auto& n : plan.nodes)
+    if (auto r = rec.add({"dir", n.run_dir, n.name}); !r) return fail(r.error());
+  if (auto r = check_interrupt("namespace creation"); !r) return fail(r.error());
+  if (auto r = wiring::run_batch(runner, wiring::netns_add_script(plan), "", "creating namespaces");
+      !r)
+    return fail(r.error());
+  for (const auto& n : plan.nodes)
+    if (auto r = wiring::apply_sysctls(n.netns, wiring::namespace_sysctls(n)); !r)
+      return fail(r.error().with_context("node " + n.name));
+  // 3. Links: veths live only inside the lab's namespaces and vanish with them.
+  if (auto r = wiring::run_batch(runner, wiring::veth_script(plan), "", "creating veth links"); !r)
+    return fail(r.error());
+  {
+    std::vector<proc::Command> cmds;
+    for (const auto& n : plan.nodes)
+      cmds.push_back({{"ip", "-n", n.netns, "-batch", "-"}, wiring::node_script(n), 30s});
+    auto results = proc::run_all(runner, cmds, opts.parallel);
+    for (size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      if (!r) return fail(r.error().with_context("node " + plan.nodes[i].name));
+      if (r->exit_code != 0)
+        return fail(harness_error("node " + plan.nodes[i].name + ": bringing links up: " + r->err));
+    }
+  }
+  sum.wiring_ms = ms_since(tw);
+  progress("wired " + std::to_string(plan.nodes.size()) + " namespaces and " +
+           std::to_string(plan.links.size()) + " links in " +
+           std::to_string(static_cast<int>(sum.wiring_ms)) + " ms");
+
+  // 4. Node files and daemons, nodes in parallel.
+  for (const auto& n : plan.nodes)
+    if (auto r = write_node_files(n); !r) return fail(r.error().with_context("node " + n.name));
+  if (auto r = check_interrupt("daemon start"); !r) return fail(r.error());
+  auto td = Clock::now();
+  {
+    std::mutex mu;
+    std::vector<const plan::Node*> frr;
+    for (const auto& n : plan.nodes)
+      if (!n.daemons.empty()) frr.push_back(&n);
+    std::vector<std::optional<Error>> errors(frr.size());
+    std::atomic<size_t> next{0};
+    std::atomic<int> ready{0}, daemons{0};
+    auto worker = [&] {
+      for (size_t i = next++; i < frr.size(); i = next++) {
+        if (interrupted()) {
+          errors[i] = Error{ErrorKind::kInterrupted, "interrupted during daemon start"};
+          continue;
+        }
+        auto r = start_node(*frr[i], cg, state, mu, runner);
+        if (!r) {
+          errors[i] = r.error().with_context("node " + frr[i]->name);
+          continue;
+        }
+        daemons += *r;
+        int k = ++ready;
+        std::lock_guard lk(mu);
+        progress("nodes ready " + std::to_string(k) + "/" + std::to_string(frr.size()));
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int i = 0; i < std::max(1, opts.parallel); ++i) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    for (const auto& e : errors)
+      if (e) return fail(*e);
+    sum.daemons = daemons;
+  }
+  sum.daemons_ms = ms_since(td);
+  state.status = "up";
+  if (auto r = save_state(state); !r) return fail(r.error());
+
+  // 5. Convergence: every expected session Established (a probe loop, not a sleep).
+  auto tc = Clock::now();
+  int last = -1;
+  while (opts.wait_converged && !plan.sessions.empty()) {
+    if (auto r = check_interrupt("waiting for BGP"); !r) return fail(r.error());
+    auto c = count_sessions(plan, runner, opts.parallel);
+    sum.sessions_established = c.established;
+    if (c.established != last) {
+      progress("BGP sessions up " + std::to_string(c.established) + "/" +
+               std::to_string(c.expected));
+      last = c.established;
+    }
+    if (c.established >= c.expected) {
+      sum.converged = true;
+      break;
+    }
+    if (Clock::now() > deadline) break;
+    std::this_thread::sleep_for(100ms);  // poll interval of the readiness probe
+  }
+  if (plan.sessions.empty()) sum.converged = true;
+  sum.converge_ms = ms_since(tc);
+  sum.total_ms = ms_since(t0);
+  return sum;
+}
+
+Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner) {
+  DownReport rep;
+  auto st = load_state(lab);
+  if (!st) {
+    // A crash between claiming the name and the first save leaves an empty directory.
+    std::error_code ec;
+    if (fs::is_directory(lab_dir(lab)) && fs::is_empty(lab_dir(lab), ec)) {
+      fs::remove(lab_dir(lab), ec);
+      rep.paths_removed = 1;
+      return rep;
+    }
+    return st.error();
+  }
+  State& s = *st;
+
+  // 1. Processes: kill the cgroup as a whole, then any recorded PID still alive with the same
+  //    start time (a reused PID has another start time and is left alone).
+  for (const auto& r : s.resources) {
+    if (r.kind != "cgroup") continue;
+    if (!fs::exists(r.name)) continue;
+    {
+      std::ofstream k(r.name + "/cgroup.kill");
+      k << "1\n";
+    }
+    auto until = Clock::now() + 5s;
+    for (;;) {
+      std::ifstream procs(r.name + "/cgroup.procs");
+      std::string line;
+      bool any = false;
+      while (std::getline(procs, line)) {
+        int pid = std::atoi(line.c_str());
+        if (pid > 0 && process_alive(pid, 0)) any = true;
+      }
+      if (!any) break;
+      if (Clock::now() > until) {
+        rep.problems.push_back("processes in " + r.name + " did not exit within 5 s");
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+  for (const auto& r : s.resources) {
+    if (r.kind != "process") continue;
+    if (process_alive(r.pid, r.start_time)) {
+      ::kill(r.pid, SIGKILL);
+      ++rep.processes_killed;
+    } else {
+      ++rep.processes_killed;  // gone (killed with the cgroup, or exited)
+    }
+  }
+  for (const auto& r : s.resources) {
+    if (r.kind != "process") continue;
+    auto until = Clock::now() + 5s;
+    while (process_alive(r.pid, r.start_time) && Clock::now() < until)
+      std::this_thread::sleep_for(10ms);
+    if (process_alive(r.pid, r.start_time))
+      rep.problems.push_back("process " + std::to_string(r.pid) + " (" + r.name + ") survived SIGKILL");
+  }
+  // cgroup directories can be removed once empty (zombies no longer count as members).
+  for (const auto& r : s.resources) {
+    if (r.kind != "cgroup" || !fs::exists(r.name)) continue;
+    bool removed = false;
+    for (int i = 0; i < 100 && !removed; ++i) {
+      removed = ::rmdir(r.name.c_str()) == 0 || errno == ENOENT;
+      if (!removed) std::this_thread::sleep_for(20ms);
+    }
+    if (!removed) rep.problems.push_back("cannot remove cgroup " + r.name + ": " + std::strerror(errno));
+    else ++rep.paths_removed;
+    // The shared parent ".../twin" goes when the last lab leaves.
+    ::rmdir(fs::path(r.name).parent_path().c_str());
+  }
+
+  // 2. Namespaces (their veths go with them).
+  std::vector<std::string> ns;
+  for (const auto& r : s.resources)
+    if (r.kind == "netns" && fs::exists("/run/netns/" + r.name)) ns.push_back(r.name);
+  if (!ns.empty()) {
+    auto r = wiring::run_batch(runner, wiring::netns_del_script(ns), "", "deleting namespaces");
+    if (!r) rep.problems.push_back(r.error().message);
+    for (const auto& n : ns)
+      if (!fs::exists("/run/netns/" + n)) ++rep.namespaces_removed;
+  }
+
+  // 3. Files: run folders (FRR's crash-log folders are inside them), the lab folder last.
+  for (auto it = s.resources.rbegin(); it != s.resources.rend(); ++it) {
+    if (it->kind != "dir") continue;
+    std::error_code ec;
+    if (fs::remove_all(it->name, ec) > 0) ++rep.paths_removed;
+    if (ec) rep.problems.push_back("removing " + it->name + ": " + ec.message());
+  }
+  // The lab directory holds the state file: if a step above failed, keep nothing half-known.
+  std::error_code ec;
+  fs::remove_all(lab_dir(lab), ec);
+  return rep;
+}
+
+Result<nlohmann::json> status(const std::string& lab, proc::ProcessRunner& runner) {
+  auto st = load_state(lab);
+  if (!st) return st.error();
+  const auto& plan = st->plan;
+  nlohmann::json j;
+  j["lab"] = lab;
+  j["status"] = st->status;
+  j["created_at"] = st->created_at;
+  j["topology"] = plan.topology_file;
+  j["nodes"] = nlohmann::json::array();
+  std::map<std::string, nlohmann::json> links_by_node;
+  for (const auto& n : plan.nodes) {
+    nlohmann::json nj;
+    nj["name"] = n.name;
+    nj["kind"] = n.kind;
+    nj["netns"] = n.netns;
+    bool present = fs::exists("/run/netns/" + n.netns);
+    nj["netns_present"] = present;
+    nj["daemons"] = nlohmann::json::array();
+    for (const auto& r : st->resources)
+      if (r.kind == "process" && r.node == n.name)
+        nj["daemons"].push_back(
+            {{"name", r.name}, {"pid", r.pid}, {"alive", process_alive(r.pid, r.start_time)}});
+    j["nodes"].push_back(nj);
+    if (present) {
+      auto l = runtime::ip_json(runner, n.netns, {"link", "show"});
+      if (l) links_by_node[n.name] = *l;
+    }
+  }
+  auto find_if = [&](const std::string& node, const std::string& ifname) -> nlohmann::json {
+    auto it = links_by_node.find(node);
+    if (it == links_by_node.end()) return nullptr;
+    for (const auto& l : it->second)
+      if (l.value("ifname", "") == ifname) return l;
+    return nullptr;
+  };
+  j["links"] = nlohmann::json::array();
+  for (const auto& l : plan.links) {
+    auto a = find_if(l.a_node, l.a_interface);
+    auto b = find_if(l.b_node, l.b_interface);
+    nlohmann::json lj{{"a", l.a_node + ":" + l.a_interface},
+                      {"b", l.b_node + ":" + l.b_interface},
+                      {"mtu_expected", l.mtu}};
+    lj["a_state"] = a.is_null() ? "missing" : a.value("operstate", "?");
+    lj["b_state"] = b.is_null() ? "missing" : b.value("operstate", "?");
+    lj["a_mtu"] = a.is_null() ? nlohmann::json(nullptr) : a["mtu"];
+    lj["b_mtu"] = b.is_null() ? nlohmann::json(nullptr) : b["mtu"];
+    j["links"].push_back(lj);
+  }
+  return ok(std::move(j));
+}
+
+}  // namespace twin::engine

@@ -1,0 +1,69 @@
+#pragma once
+// A lab's lifecycle: up, down, status. `up` records every resource in the state file before
+// creating it (state.hpp); `down` removes exactly what was recorded, also after a crash.
+// All of a lab's processes live in the lab's own cgroup v2, created and recorded before any
+// process starts and killed as a whole on `down` (immune to PID reuse).
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "twin/core/error.hpp"
+#include "twin/engine/state.hpp"
+#include "twin/proc/runner.hpp"
+#include "twin/topology/model.hpp"
+
+namespace twin::engine {
+
+struct UpOptions {
+  std::string name;  // overrides the topology's lab name ("" = keep)
+  bool keep_on_failure = false;
+  std::chrono::milliseconds timeout{std::chrono::seconds(300)};  // whole `up`, incl. waiting
+  bool wait_converged = true;   // wait until every expected BGP session is Established
+  int parallel = 4;             // nodes started at once
+};
+
+// Progress sink: one short line per event ("daemons started 4/8"). The CLI prints to stderr.
+using Progress = std::function<void(const std::string&)>;
+
+struct UpSummary {
+  std::string lab;
+  int nodes = 0, links = 0, daemons = 0;
+  int sessions_expected = 0, sessions_established = 0;
+  double wiring_ms = 0, daemons_ms = 0, converge_ms = 0, total_ms = 0;
+  bool converged = false;
+};
+
+// Checks what a lab needs before anything is created: root, FRR binaries, iproute2, veth
+// support in this kernel, cgroup v2. Errors are kEnvironment naming the missing piece.
+Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner);
+
+// Brings up the lab. On failure (and on interruption) tears down what was made unless
+// keep_on_failure, and returns the error with the failed step as context.
+Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
+                     proc::ProcessRunner& runner, const Progress& progress);
+
+struct DownReport {
+  int processes_killed = 0, namespaces_removed = 0, paths_removed = 0;
+  std::vector<std::string> problems;  // what could not be removed (empty = clean)
+};
+
+// Removes everything recorded for `lab`. Idempotent: missing resources are skipped.
+Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner);
+
+// Nodes (netns present, daemons and PIDs alive), links (both ends' operstate and MTU) as JSON:
+// {"lab", "status", "nodes":[{"name","kind","netns","netns_present","daemons":[{"name","pid",
+// "alive"}]}], "links":[{"a","b","mtu_expected","a_state","b_state","a_mtu","b_mtu"}]}
+Result<nlohmann::json> status(const std::string& lab, proc::ProcessRunner& runner);
+
+// Counts Established sessions among the plan's expected ones (one vtysh per FRR node).
+struct SessionCount {
+  int expected = 0, established = 0;
+};
+SessionCount count_sessions(const plan::Plan& plan, proc::ProcessRunner& runner, int parallel);
+
+// Path of the cgroup v2 mount ("" if the kernel has none).
+std::string cgroup2_mount();
+
+}  // namespace twin::engine

@@ -1,0 +1,132 @@
+#include "twin/engine/state.hpp"
+
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace twin::engine {
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Resource, kind, name, node, pid, start_time)
+
+void to_json(nlohmann::json& j, const State& s) {
+  j = {{"schema_version", s.schema_version}, {"lab", s.lab},
+       {"status", s.status},                 {"created_at", s.created_at},
+       {"twin_version", s.twin_version},     {"plan", plan::to_json(s.plan)},
+       {"resources", s.resources}};
+}
+
+void from_json(const nlohmann::json& j, State& s) {
+  j.at("schema_version").get_to(s.schema_version);
+  j.at("lab").get_to(s.lab);
+  j.at("status").get_to(s.status);
+  j.at("created_at").get_to(s.created_at);
+  j.at("twin_version").get_to(s.twin_version);
+  s.plan = plan::plan_from_json(j.at("plan"));
+  j.at("resources").get_to(s.resources);
+}
+
+std::string lab_dir(const std::string& lab) { return std::string(plan::kRunRoot) + "/" + lab; }
+std::string state_path(const std::string& lab) { return lab_dir(lab) + "/state.json"; }
+
+Result<void> claim_lab(const std::string& lab) {
+  std::error_code ec;
+  fs::create_directories(plan::kRunRoot, ec);
+  if (ec) return env_error("cannot create " + std::string(plan::kRunRoot) + ": " + ec.message());
+  if (::mkdir(lab_dir(lab).c_str(), 0755) != 0) {
+    if (errno == EEXIST)
+      return usage_error("lab '" + lab + "' is already running (" + lab_dir(lab) +
+                         "); use `twin up --name OTHER` or `twin down --lab " + lab + "` first");
+    return env_error("cannot create " + lab_dir(lab) + ": " + std::strerror(errno));
+  }
+  return {};
+}
+
+Result<void> save_state(const State& s) {
+  nlohmann::json j = s;
+  std::string path = state_path(s.lab);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << j.dump(1) << "\n";
+    f.flush();
+    if (!f) return harness_error("writing " + tmp + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return harness_error("renaming " + tmp + ": " + std::strerror(errno));
+  return {};
+}
+
+Result<State> load_state(const std::string& lab) {
+  std::ifstream f(state_path(lab));
+  if (!f) return usage_error("lab '" + lab + "' is not running (no " + state_path(lab) + ")");
+  try {
+    nlohmann::json j = nlohmann::json::parse(f);
+    return j.get<State>();
+  } catch (const nlohmann::json::exception& e) {
+    return harness_error("corrupt state file " + state_path(lab) + ": " + e.what());
+  }
+}
+
+std::vector<std::string> list_labs() {
+  std::vector<std::string> labs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(plan::kRunRoot, ec))
+    if (e.is_directory() && fs::exists(e.path() / "state.json"))
+      labs.push_back(e.path().filename().string());
+  std::sort(labs.begin(), labs.end());
+  return labs;
+}
+
+Result<std::string> resolve_lab(const std::string& requested) {
+  if (!requested.empty()) {
+    if (!fs::exists(state_path(requested))) {
+      auto labs = list_labs();
+      std::string list;
+      for (const auto& l : labs) list += (list.empty() ? "" : ", ") + l;
+      return usage_error("lab '" + requested + "' is not running" +
+                         (labs.empty() ? "" : "; running labs: " + list));
+    }
+    return requested;
+  }
+  auto labs = list_labs();
+  if (labs.size() == 1) return labs[0];
+  if (labs.empty()) return usage_error("no lab is running; start one with `twin up FILE`");
+  std::string list;
+  for (const auto& l : labs) list += (list.empty() ? "" : ", ") + l;
+  return usage_error("several labs are running (" + list + "); choose one with --lab NAME");
+}
+
+uint64_t process_start_time(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string content;
+  if (!f || !std::getline(f, content)) return 0;
+  // comm (field 2) may hold spaces and parentheses: fields after it start at the last ')'.
+  auto close = content.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(content.substr(close + 2));
+  std::string field;
+  // rest starts at field 3 (state); start time is field 22.
+  for (int i = 3; i <= 22 && rest >> field; ++i)
+    if (i == 22) return std::stoull(field);
+  return 0;
+}
+
+bool process_alive(int pid, uint64_t start_time) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string content;
+  if (!f || !std::getline(f, content)) return false;
+  auto close = content.rfind(')');
+  if (close == std::string::npos || close + 2 >= content.size()) return false;
+  if (content[close + 2] == 'Z' || content[close + 2] == 'X') return false;  // awaiting reaper
+  return start_time == 0 || process_start_time(pid) == start_time;
+}
+
+}  // namespace twin::engine

@@ -1,0 +1,58 @@
+#pragma once
+// The lab's state file: /run/twin/<lab>/state.json. Every resource `up` creates is appended
+// here and saved BEFORE it is created, so `down` can remove exactly what exists even after a
+// crash or SIGKILL of the harness half-way through `up` (a recorded resource that was never
+// created is skipped by `down`).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "twin/core/error.hpp"
+#include "twin/plan/plan.hpp"
+
+namespace twin::engine {
+
+struct Resource {
+  // "cgroup" (path) · "netns" (name) · "dir" (path, removed recursively) ·
+  // "process" (pid + start_time: /proc/<pid>/stat field 22, which makes a reused PID
+  // recognisable)
+  std::string kind;
+  std::string name;
+  std::string node;
+  int pid = 0;
+  uint64_t start_time = 0;
+};
+
+struct State {
+  int schema_version = 1;
+  std::string lab;
+  std::string status;  // "creating" | "up" | "failed"
+  std::string created_at;
+  std::string twin_version;
+  plan::Plan plan;
+  std::vector<Resource> resources;
+};
+
+// /run/twin/<lab>
+std::string lab_dir(const std::string& lab);
+std::string state_path(const std::string& lab);
+
+// Claims the lab name atomically (mkdir of its directory). Errors: kUsage naming the running
+// lab when the directory exists already.
+Result<void> claim_lab(const std::string& lab);
+// Writes atomically (temp file + rename): a crash leaves the old or the new file, never half.
+Result<void> save_state(const State& s);
+Result<State> load_state(const std::string& lab);
+// Names of labs with a state file, sorted.
+std::vector<std::string> list_labs();
+// --lab resolution: the given lab, or the only running lab; kUsage listing labs otherwise.
+Result<std::string> resolve_lab(const std::string& requested);
+
+// /proc/<pid>/stat start time (clock ticks since boot), or 0 if the process does not exist.
+uint64_t process_start_time(int pid);
+// True if pid exists with that start time and is not a zombie.
+bool process_alive(int pid, uint64_t start_time);
+
+}  // namespace twin::engine

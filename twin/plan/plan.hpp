@@ -1,0 +1,109 @@
+#pragma once
+// Topology → Plan: every name, path, address and generated config a lab will have, decided
+// before anything is created. Pure and deterministic (same topology, same plan), no I/O.
+// The plan is stored in the lab's state file, so `validate` and `status` need only the state.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "twin/topology/model.hpp"
+
+namespace twin::plan {
+
+struct Interface {
+  std::string name;       // in the node's netns, e.g. swp1
+  std::string peer_node;  // other end of the link
+  std::string peer_interface;
+  int mtu = 1500;          // bytes, L3 MTU (excludes the Ethernet header)
+  std::string mac;         // locally administered unicast, unique per lab
+  std::vector<std::string> addresses;  // "10.0.1.1/24"
+  bool fabric = false;     // both ends are FRR nodes: a BGP unnumbered session is expected
+};
+
+struct Route {
+  std::string destination;  // "default" or a prefix
+  std::string via;          // next-hop address
+};
+
+struct Node {
+  std::string name;
+  std::string kind;    // "frr" | "host"
+  std::string image;
+  std::string netns;   // "tw-<lab>-<node>"
+  std::string run_dir;  // <lab run dir>/<node>: frr.conf, sockets, pid files, logs
+  std::vector<std::string> daemons;  // from the image profile, start order
+  std::string frr_profile;
+  int rp_filter = 0;
+  uint32_t asn = 0;                    // 0 when the topology gives none
+  std::string router_id;               // "" when FRR picks one (user config without one)
+  std::vector<std::string> loopbacks;  // host prefixes: "10.255.0.1/32"
+  std::vector<Interface> interfaces;   // in topology order
+  std::vector<Route> routes;           // host kind: default routes
+  bool config_generated = true;
+  std::string config_source;  // user frr.conf path, or "" when generated
+  std::string frr_config;     // the integrated frr.conf the node boots with
+};
+
+struct Link {
+  std::string a_node, a_interface, b_node, b_interface;
+  int mtu = 1500;
+};
+
+// A BGP session the lab expects: `node` peers on `interface` with `peer_node`.
+struct ExpectedSession {
+  std::string node, interface, peer_node;
+};
+
+// A prefix that FRR nodes must have in their FIB, originated by `owner`.
+struct ExpectedPrefix {
+  std::string prefix;  // "10.255.0.1/32" or "10.0.1.0/24"
+  std::string owner;   // FRR node that originates it
+  std::string kind;    // "loopback" | "host-subnet"
+};
+
+struct Plan {
+  std::string lab;
+  std::string topology_file;
+  std::string run_dir;      // /run/twin/<lab>
+  std::vector<Node> nodes;  // topology order
+  std::vector<Link> links;  // topology order
+  std::vector<ExpectedSession> sessions;
+  std::vector<ExpectedPrefix> prefixes;
+
+  [[nodiscard]] const Node* find(const std::string& name) const;
+};
+
+// Where labs live: state file, per-node run folders. /run is tmpfs: a reboot, which also
+// destroys namespaces and processes, clears it too.
+inline constexpr const char* kRunRoot = "/run/twin";
+
+// Builds the plan. `lab_name` overrides the topology's name when not empty (twin up --name).
+Plan make_plan(const topology::Topology& topo, const std::string& lab_name = "");
+
+// The netns name of a node: "tw-<lab>-<node>".
+std::string netns_name(const std::string& lab, const std::string& node);
+
+// What eBGP should converge to, per (node, owner of a prefix): how many equal-cost next hops
+// (fabric interfaces) the node installs toward the owner's prefixes, and the AS-path length.
+// Computed by a path-vector fixpoint over the fabric: each node advertises its best path, a
+// node rejects paths holding its own ASN (RFC 4271 §9.1.2 loop prevention — spines sharing one
+// ASN do not reach each other), prefers the shortest AS path and, with `multipath-relax`,
+// installs every path of that length. Nodes without an ASN in the topology count as unique.
+struct PathExpectation {
+  int ecmp = 0;       // 0: the owner's prefixes are not expected at this node
+  int as_path_len = 0;
+};
+using PathTable = std::map<std::pair<std::string, std::string>, PathExpectation>;
+PathTable expected_paths(const Plan& plan);
+
+nlohmann::json to_json(const Plan& plan);
+Plan plan_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on bad input
+
+// Human-readable dry run: namespaces, links, daemons, addresses, and each generated config.
+std::string render_plan_text(const Plan& plan);
+
+}  // namespace twin::plan

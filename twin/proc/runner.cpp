@@ -1,0 +1,236 @@
+// Boost.Process v2 and Asio are header-only here and confined to this file: they cost seconds
+// of compile time per translation unit (DESIGN.md §7).
+#include <boost/optional.hpp>
+#include <boost/type_traits/is_constructible.hpp>
+#include <boost/type_traits/remove_pointer.hpp>
+// Process v2 needs the three above first when BOOST_PROCESS_USE_STD_FS is set.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/writable_pipe.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "twin/proc/runner.hpp"
+
+#include "twin/core/util.hpp"
+#include <optional>
+
+namespace asio = boost::asio;
+namespace bp = boost::process::v2;
+
+namespace twin::proc {
+
+namespace {
+
+// Runs in the forked child before exec: only async-signal-safe calls.
+struct EnterNsAndCgroup {
+  int netns_fd = -1;
+  int cgroup_fd = -1;  // cgroup.procs of the target cgroup, opened for writing
+  const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;
+  const std::string* hostname = nullptr;
+
+  template <class Launcher>
+  boost::system::error_code on_exec_setup(Launcher&, const std::filesystem::path&,
+                                          const char* const*&) {
+    auto fail = [] { return boost::system::error_code{errno, boost::system::system_category()}; };
+    if (cgroup_fd >= 0 && ::write(cgroup_fd, "0\n", 2) != 2) return fail();
+    if (mounts && !mounts->empty()) {
+      if (::unshare(CLONE_NEWNS) != 0) return fail();
+      // Slave: host mounts still propagate in, ours never propagate out.
+      if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) return fail();
+      for (const auto& [src, dst] : *mounts)
+        if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND, nullptr) != 0) return fail();
+    }
+    if (hostname && !hostname->empty()) {
+      if (::unshare(CLONE_NEWUTS) != 0) return fail();
+      if (::sethostname(hostname->data(), hostname->size()) != 0) return fail();
+    }
+    if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) return fail();
+    return {};
+  }
+};
+
+std::filesystem::path find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  auto p = bp::environment::find_executable(name);
+  if (!p.empty()) return p;
+  for (const char* dir : {"/usr/lib/frr", "/usr/sbin", "/sbin", "/usr/bin", "/bin"}) {
+    std::filesystem::path c = std::filesystem::path(dir) / name;
+    if (::access(c.c_str(), X_OK) == 0) return c;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string render(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>(){}") == std::string::npos;
+    if (plain) {
+      s += a;
+    } else {
+      s += '\'';
+      for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      s += '\'';
+    }
+  }
+  return s;
+}
+
+Result<Output> SystemRunner::run(const Command& cmd) {
+  if (cmd.argv.empty()) return harness_error("empty command");
+  auto exe = find_program(cmd.argv[0]);
+  if (exe.empty()) return env_error("program '" + cmd.argv[0] + "' not found in PATH");
+
+  EnterNsAndCgroup init;
+  struct FdGuard {
+    int& fd;
+    ~FdGuard() {
+      if (fd >= 0) ::close(fd);
+    }
+  } g1{init.netns_fd}, g2{init.cgroup_fd};
+  if (!cmd.netns.empty()) {
+    std::string path = "/run/netns/" + cmd.netns;
+    init.netns_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (init.netns_fd < 0)
+      return harness_error("cannot open network namespace " + path + ": " + std::strerror(errno));
+  }
+  if (!cmd.cgroup.empty()) {
+    std::string path = cmd.cgroup + "/cgroup.procs";
+    init.cgroup_fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (init.cgroup_fd < 0)
+      return harness_error("cannot open " + path + ": " + std::strerror(errno));
+  }
+
+  init.mounts = &cmd.bind_mounts;
+  init.hostname = &cmd.hostname;
+
+  asio::io_context ctx;
+  asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
+  asio::writable_pipe in_pipe(ctx);
+  std::vector<std::string> args(cmd.argv.begin() + 1, cmd.argv.end());
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<FILE, int (*)(FILE*)> log(nullptr, &std::fclose);
+  if (!cmd.output_file.empty()) {
+    log.reset(std::fopen(cmd.output_file.c_str(), "ae"));
+    if (!log) return harness_error("cannot open " + cmd.output_file + ": " + std::strerror(errno));
+  }
+  std::optional<bp::process> maybe_child;
+  try {
+    if (log)
+      maybe_child.emplace(ctx.get_executor(), exe, args,
+                          bp::process_stdio{nullptr, log.get(), log.get()}, init);
+    else
+      maybe_child.emplace(ctx.get_executor(), exe, args,
+                          bp::process_stdio{in_pipe, out_pipe, err_pipe}, init);
+  } catch (const boost::system::system_error& e) {
+    return harness_error("cannot start '" + render(cmd.argv) + "': " + e.code().message());
+  }
+  bp::process& child = *maybe_child;
+
+  Output result;
+  std::array<char, 8192> obuf{}, ebuf{};
+  std::function<void(boost::system::error_code, size_t)> on_out, on_err;
+  on_out = [&](boost::system::error_code e, size_t n) {
+    result.out.append(obuf.data(), n);
+    if (!e) out_pipe.async_read_some(asio::buffer(obuf), on_out);
+  };
+  on_err = [&](boost::system::error_code e, size_t n) {
+    result.err.append(ebuf.data(), n);
+    if (!e) err_pipe.async_read_some(asio::buffer(ebuf), on_err);
+  };
+  if (!log) {
+    out_pipe.async_read_some(asio::buffer(obuf), on_out);
+    err_pipe.async_read_some(asio::buffer(ebuf), on_err);
+  }
+  if (log) {
+    // stdin is /dev/null
+  } else if (!cmd.input.empty()) {
+    asio::async_write(in_pipe, asio::buffer(cmd.input),
+                      [&](boost::system::error_code, size_t) { in_pipe.close(); });
+  } else {
+    in_pipe.close();
+  }
+  bool timed_out = false, exited = false, cancelled = false;
+  int exit_code = -1;
+  asio::steady_timer timer(ctx, cmd.timeout);
+  timer.async_wait([&](boost::system::error_code e) {
+    if (e || exited) return;
+    timed_out = true;
+    boost::system::error_code ignore;
+    child.terminate(ignore);  // SIGKILL
+  });
+  // SIGINT/SIGTERM only set a flag; check it often so a cancelled CI job stops promptly.
+  asio::steady_timer poll(ctx);
+  std::function<void(boost::system::error_code)> check = [&](boost::system::error_code e) {
+    if (e || exited) return;
+    if (interrupted()) {
+      cancelled = true;
+      boost::system::error_code ignore;
+      child.terminate(ignore);
+      return;
+    }
+    poll.expires_after(std::chrono::milliseconds(50));
+    poll.async_wait(check);
+  };
+  check({});
+  child.async_wait([&](boost::system::error_code e, int code) {
+    exited = true;
+    exit_code = e ? -1 : code;
+    timer.cancel();
+    poll.cancel();
+  });
+  ctx.run();
+  result.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (cancelled)
+    return Error{ErrorKind::kInterrupted, "interrupted while running '" + render(cmd.argv) + "'"};
+  if (timed_out)
+    return harness_error("'" + render(cmd.argv) + "' timed out after " +
+                         std::to_string(cmd.timeout.count()) + " ms");
+  result.exit_code = exit_code;
+  return result;
+}
+
+std::vector<Result<Output>> run_all(ProcessRunner& runner, const std::vector<Command>& cmds,
+                                    int parallel) {
+  std::vector<Result<Output>> results(cmds.size(), Result<Output>(harness_error("not run")));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < cmds.size(); i = next++) results[i] = runner.run(cmds[i]);
+  };
+  std::vector<std::thread> threads;
+  int n = std::max(1, std::min<int>(parallel, static_cast<int>(cmds.size())));
+  for (int i = 0; i < n; ++i) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+Result<Output> run_checked(ProcessRunner& runner, const Command& cmd, const std::string& what) {
+  auto r = runner.run(cmd);
+  if (!r) return r.error().with_context(what);
+  if (r->exit_code != 0) {
+    std::string err = r->err.empty() ? r->out : r->err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    return harness_error(what + ": '" + render(cmd.argv) + "' exited " +
+                         std::to_string(r->exit_code) + (err.empty() ? "" : ": " + err));
+  }
+  return r;
+}
+
+}  // namespace twin::proc

@@ -1,0 +1,66 @@
+#pragma once
+// The one place twin starts programs (DESIGN.md §2 proc/). Every run has a timeout; output is
+// captured; the child can be placed in a network namespace and a cgroup before it executes,
+// so a daemon is inside its lab's cgroup from its first instruction (no window in which a crash
+// of the harness could leave an untracked process).
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "twin/core/error.hpp"
+
+namespace twin::proc {
+
+struct Command {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH (and /usr/lib/frr, /usr/sbin)
+  std::string input;              // written to the child's stdin, then stdin is closed
+  std::chrono::milliseconds timeout{30000};
+  std::string netns;   // enter /run/netns/<netns> before exec ("" = stay)
+  std::string cgroup;  // cgroup v2 directory to join before exec ("" = stay)
+  // Bind mounts (source, target) made in a private mount namespace of the child, e.g. to give
+  // an FRR daemon its own /var/tmp/frr. Empty = share the caller's mount namespace.
+  std::vector<std::pair<std::string, std::string>> bind_mounts;
+  // When set, the child gets a private UTS namespace with this hostname (FRR advertises it in
+  // the BGP hostname capability and shows it in `show bgp summary`).
+  std::string hostname;
+  // When set, stdout and stderr are appended to this file instead of being captured. Needed for
+  // daemons that fork: a captured pipe would stay open in the daemon and never reach EOF.
+  std::string output_file;
+};
+
+struct Output {
+  int exit_code = -1;  // 128+N when killed by signal N (as shells report it)
+  std::string out;
+  std::string err;
+  double elapsed_ms = 0;
+};
+
+// Seam for tests: validators and the engine take a runner so they can be fed recorded output.
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  // Runs to completion. Errors: program not found, namespace/cgroup cannot be entered, timeout
+  // (the child is killed with SIGKILL and reaped), interruption (SIGINT/SIGTERM seen by the
+  // harness: the child is killed; ErrorKind::kInterrupted). A non-zero exit is NOT an error: callers
+  // decide what an exit code means.
+  virtual Result<Output> run(const Command& cmd) = 0;
+};
+
+// The real runner (Boost.Process v2 + Asio).
+class SystemRunner final : public ProcessRunner {
+ public:
+  Result<Output> run(const Command& cmd) override;
+};
+
+// Runs commands with at most `parallel` at a time; results in input order.
+std::vector<Result<Output>> run_all(ProcessRunner& runner, const std::vector<Command>& cmds,
+                                    int parallel);
+
+// "ip -n ns link ..." style helper: runs and turns a non-zero exit into an error carrying
+// stderr. `what` names the action for the message.
+Result<Output> run_checked(ProcessRunner& runner, const Command& cmd, const std::string& what);
+
+// Shell-style rendering of argv for logs and error messages.
+std::string render(const std::vector<std::string>& argv);
+
+}  // namespace twin::proc

@@ -1,0 +1,32 @@
+#pragma once
+// Topology file → Topology, with every problem reported at once (DESIGN.md §3).
+// Never logs, never touches the system beyond reading the topology, its image profiles and
+// checking that referenced config files exist.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twin/core/diagnostics.hpp"
+#include "twin/topology/model.hpp"
+
+namespace twin::topology {
+
+// Folders searched for image profiles (<dir>/<image>.yaml), in order: <topology dir>/images,
+// $TWIN_IMAGES (colon-separated), <TWIN_DATA_DIR>/images, /usr/share/twin/images.
+std::vector<std::string> image_search_path(const std::string& topology_dir);
+
+// Loads and checks `path`. On any problem, returns nullopt and fills `diags` with every problem
+// found (file:line:column, field, expectation, hint); the Topology is returned only when
+// `diags` gained nothing.
+std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags);
+
+// Same, from text already in memory; `file` names it in diagnostics and relative paths resolve
+// against `dir`. Used by tests and by `twin up -` (stdin).
+std::optional<Topology> load_topology_text(const std::string& text, const std::string& file,
+                                           const std::string& dir, Diagnostics& diags);
+
+// True if `name` is a valid Linux interface name (1..15 bytes, no '/', ':' or whitespace,
+// not "." or ".."); `why` gets the reason otherwise.
+bool valid_interface_name(const std::string& name, std::string* why);
+
+}  // namespace twin::topology

@@ -1,0 +1,747 @@
+#include "twin/validate/ping.hpp"
+
+// glibc's <net/if.h> and <netinet/in.h> go first: the <linux/*.h> headers then skip what glibc
+// already defines instead of redefining it.
+// clang-format off
+#include <net/if.h>
+#include <netinet/in.h>
+#include <linux/errqueue.h>
+#include <linux/icmp.h>
+// clang-format on
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/icmp6.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+namespace twin::validate {
+
+const char* to_string(PingOutcome o) {
+  switch (o) {
+    case PingOutcome::kReply:
+      return "reply";
+    case PingOutcome::kTimeout:
+      return "timeout";
+    case PingOutcome::kNoRoute:
+      return "no-route";
+    case PingOutcome::kTooBig:
+      return "too-big";
+    case PingOutcome::kError:
+      return "error";
+  }
+  return "error";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kIcmpHeader = 8;
+constexpr std::size_t kIpv4MinHeader = 20;
+constexpr std::size_t kIpv6Header = 40;
+// Largest payloads that fit the 16-bit IPv4 total length / IPv6 payload length (no jumbograms).
+constexpr int kMaxPayload4 = 65535 - 20 - 8;
+constexpr int kMaxPayload6 = 65535 - 8;
+constexpr std::uint8_t kIcmp4EchoRequest = 8;
+constexpr std::uint8_t kIcmp4EchoReply = 0;
+constexpr std::uint8_t kIcmp6EchoRequest = 128;
+constexpr std::uint8_t kIcmp6EchoReply = 129;
+
+std::string errno_text(const std::string& what, int err) {
+  char buf[256];
+  // GNU strerror_r: thread-safe, unlike strerror, and probes of several namespaces run at once.
+  const char* msg = strerror_r(err, buf, sizeof buf);
+  return what + ": " + msg;
+}
+
+std::uint16_t get16(const std::uint8_t* p) {
+  return static_cast<std::uint16_t>((p[0] << 8) | p[1]);
+}
+
+std::uint32_t get32(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         p[3];
+}
+
+void put16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v >> 8);
+  p[1] = static_cast<std::uint8_t>(v & 0xff);
+}
+
+// RFC 1071. Only IPv4 needs it: the kernel fills the ICMPv6 checksum of raw ICMPv6 sockets
+// because it covers the IPv6 pseudo-header, which user space does not fully know.
+std::uint16_t inet_checksum(const std::uint8_t* p, std::size_t n) {
+  std::uint32_t sum = 0;
+  for (; n > 1; p += 2, n -= 2) sum += get16(p);
+  if (n == 1) sum += std::uint32_t{p[0]} << 8;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<std::uint16_t>(~sum & 0xffff);
+}
+
+std::string address_text(const sockaddr_storage& sa) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    if (inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf)) return buf;
+  } else if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    if (inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf)) return buf;
+  }
+  return {};
+}
+
+// Identifiers only need to differ between probes alive at the same time in one namespace; the
+// pid mix keeps two harness processes probing the same namespace apart as well.
+std::uint16_t next_identifier() {
+  static std::atomic<std::uint32_t> counter{static_cast<std::uint32_t>(getpid()) * 2654435761u >>
+                                            16};
+  return static_cast<std::uint16_t>(counter.fetch_add(1, std::memory_order_relaxed));
+}
+
+enum class EchoState : std::uint8_t { kPending, kReplied, kFailed };
+
+struct Verdict {
+  PingOutcome outcome = PingOutcome::kError;
+  int mtu = 0;
+  std::string detail;
+};
+
+struct Probe {
+  Probe() = default;
+  Probe(const Probe&) = delete;
+  Probe& operator=(const Probe&) = delete;
+  ~Probe() {
+    if (fd >= 0) close(fd);
+  }
+
+  const PingRequest* req = nullptr;
+  PingResult result;
+  bool done = false;
+  int fd = -1;
+  int family = AF_UNSPEC;
+  sockaddr_storage dst{};
+  socklen_t dst_len = 0;
+  std::uint16_t id = 0;
+  int sent = 0;    // echo requests handed to send(); their sequence numbers are 1..sent
+  int failed = 0;  // echo requests answered by an ICMP error
+  int lost = 0;    // sends the kernel refused for lack of buffer space
+  std::vector<Clock::time_point> sent_at;
+  std::vector<EchoState> echo;
+  Clock::time_point start{};
+  Clock::duration interval{};
+  // An ICMP error for one echo only decides the probe once no other echo can still be answered.
+  bool has_error = false;
+  Verdict first_error;
+};
+
+void finish(Probe& p, PingOutcome outcome, std::string detail, int mtu = 0) {
+  if (p.done) return;
+  p.done = true;
+  p.result.outcome = outcome;
+  p.result.detail = std::move(detail);
+  p.result.mtu = mtu;
+  // Closing now keeps the number of open sockets down when many namespaces probe at once.
+  if (p.fd >= 0) close(p.fd);
+  p.fd = -1;
+}
+
+void finish(Probe& p, Verdict v) { finish(p, v.outcome, std::move(v.detail), v.mtu); }
+
+void finish_unanswered(Probe& p) {
+  if (p.has_error) return finish(p, p.first_error);
+  std::string detail = "no reply within " + std::to_string(p.req->timeout.count()) + " ms (" +
+                       std::to_string(p.sent - p.lost) + " echo request(s) sent";
+  if (p.lost > 0) {
+    detail += ", " + std::to_string(p.lost) + " dropped at send: no buffer space or device drop";
+  }
+  finish(p, PingOutcome::kTimeout, detail + ")");
+}
+
+const char* unreach4_name(int code) {
+  switch (code) {
+    case 0:
+      return "net unreachable";
+    case 1:
+      return "host unreachable";
+    case 2:
+      return "protocol unreachable";
+    case 3:
+      return "port unreachable";
+    case 5:
+      return "source route failed";
+    case 6:
+      return "destination net unknown";
+    case 7:
+      return "destination host unknown";
+    case 9:
+    case 10:
+    case 13:
+      return "administratively prohibited";
+    default:
+      return nullptr;
+  }
+}
+
+const char* unreach6_name(int code) {
+  switch (code) {
+    case 0:
+      return "no route";
+    case 1:
+      return "administratively prohibited";
+    case 2:
+      return "beyond scope of source address";
+    case 3:
+      return "address unreachable";
+    case 4:
+      return "port unreachable";
+    case 5:
+      return "source address failed policy";
+    case 6:
+      return "reject route";
+    default:
+      return nullptr;
+  }
+}
+
+// `mtu` is the next-hop MTU carried by frag-needed / packet-too-big errors.
+Verdict classify_icmp(int family, int type, int code, std::uint32_t mtu, const std::string& from) {
+  const std::string tail = " (type " + std::to_string(type) + " code " + std::to_string(code) +
+                           ")" + (from.empty() ? "" : " from " + from);
+  Verdict v;
+  if (family == AF_INET) {
+    if (type == ICMP_DEST_UNREACH && code == ICMP_FRAG_NEEDED) {
+      v.outcome = PingOutcome::kTooBig;
+      v.mtu = static_cast<int>(mtu);
+      v.detail = "ICMP fragmentation needed, mtu " + std::to_string(mtu) + tail;
+    } else if (type == ICMP_DEST_UNREACH) {
+      const char* name = unreach4_name(code);
+      v.outcome = PingOutcome::kNoRoute;
+      v.detail = std::string("ICMP destination unreachable") + (name ? ": " : "") +
+                 (name ? name : "") + tail;
+    } else if (type == ICMP_TIME_EXCEEDED) {
+      // A TTL that runs out on the way is a forwarding loop: there is no usable route.
+      v.outcome = PingOutcome::kNoRoute;
+      v.detail = "ICMP time exceeded" + tail;
+    } else {
+      v.detail = "ICMP error" + tail;
+    }
+  } else {
+    if (type == ICMP6_PACKET_TOO_BIG) {
+      v.outcome = PingOutcome::kTooBig;
+      v.mtu = static_cast<int>(mtu);
+      v.detail = "ICMPv6 packet too big, mtu " + std::to_string(mtu) + tail;
+    } else if (type == ICMP6_DST_UNREACH) {
+      const char* name = unreach6_name(code);
+      v.outcome = PingOutcome::kNoRoute;
+      v.detail = std::string("ICMPv6 destination unreachable") + (name ? ": " : "") +
+                 (name ? name : "") + tail;
+    } else if (type == ICMP6_TIME_EXCEEDED) {
+      v.outcome = PingOutcome::kNoRoute;
+      v.detail = "ICMPv6 time exceeded" + tail;
+    } else {
+      v.detail = "ICMPv6 error" + tail;
+    }
+  }
+  return v;
+}
+
+Verdict classify_local(int err, std::uint32_t info, const std::string& what) {
+  Verdict v;
+  if (err == EMSGSIZE) {
+    v.outcome = PingOutcome::kTooBig;
+    v.mtu = static_cast<int>(info);
+    v.detail = errno_text(what, err) + ", mtu " + std::to_string(info);
+  } else if (err == ENETUNREACH || err == EHOSTUNREACH) {
+    v.outcome = PingOutcome::kNoRoute;
+    v.detail = errno_text(what, err);
+  } else {
+    v.detail = errno_text(what, err);
+  }
+  return v;
+}
+
+void note_icmp_error(Probe& p, int seq, Verdict v) {
+  if (seq < 1 || seq > p.sent || p.echo[seq - 1] != EchoState::kPending) return;
+  p.echo[seq - 1] = EchoState::kFailed;
+  ++p.failed;
+  if (!p.has_error) {
+    p.has_error = true;
+    p.first_error = std::move(v);
+  }
+  if (p.failed == p.req->count) finish(p, p.first_error);
+}
+
+// Returns the sequence number if `icmp` (len bytes) is one of this probe's echo requests, else 0.
+int own_echo_request(const Probe& p, const std::uint8_t* icmp, std::size_t len) {
+  const std::uint8_t request = p.family == AF_INET ? kIcmp4EchoRequest : kIcmp6EchoRequest;
+  if (len < kIcmpHeader || icmp[0] != request || get16(icmp + 4) != p.id) return 0;
+  const int seq = get16(icmp + 6);
+  return seq >= 1 && seq <= p.sent ? seq : 0;
+}
+
+bool same_destination(const Probe& p, const void* addr) {
+  if (p.family == AF_INET) {
+    return std::memcmp(addr, &reinterpret_cast<const sockaddr_in*>(&p.dst)->sin_addr, 4) == 0;
+  }
+  return std::memcmp(addr, &reinterpret_cast<const sockaddr_in6*>(&p.dst)->sin6_addr, 16) == 0;
+}
+
+// ICMP errors also arrive as ordinary packets (the ICMP filter lets them through); they quote
+// the offending datagram, which identifies the echo request. The error queue normally reports
+// them first, and note_icmp_error ignores the second report of the same echo.
+void handle_quoted_error(Probe& p, const std::uint8_t* icmp, std::size_t len,
+                         const sockaddr_storage& from) {
+  if (len < kIcmpHeader) return;
+  const std::uint8_t* inner = icmp + kIcmpHeader;
+  const std::size_t inner_len = len - kIcmpHeader;
+  const std::uint8_t* quoted_icmp = nullptr;
+  std::size_t quoted_len = 0;
+  if (p.family == AF_INET) {
+    if (inner_len < kIpv4MinHeader || (inner[0] >> 4) != 4) return;
+    const std::size_t ihl = std::size_t{inner[0] & 0x0fu} * 4;
+    if (ihl < kIpv4MinHeader || inner_len < ihl || inner[9] != IPPROTO_ICMP) return;
+    if (!same_destination(p, inner + 16)) return;
+    quoted_icmp = inner + ihl;
+    quoted_len = inner_len - ihl;
+  } else {
+    // Our requests carry no extension headers, so the quoted ICMPv6 header follows directly.
+    if (inner_len < kIpv6Header || (inner[0] >> 4) != 6 || inner[6] != IPPROTO_ICMPV6) return;
+    if (!same_destination(p, inner + 24)) return;
+    quoted_icmp = inner + kIpv6Header;
+    quoted_len = inner_len - kIpv6Header;
+  }
+  const int seq = own_echo_request(p, quoted_icmp, quoted_len);
+  if (seq == 0) return;
+  std::uint32_t mtu = 0;
+  if (p.family == AF_INET && icmp[0] == ICMP_DEST_UNREACH && icmp[1] == ICMP_FRAG_NEEDED) {
+    mtu = get16(icmp + 6);
+  } else if (p.family == AF_INET6 && icmp[0] == ICMP6_PACKET_TOO_BIG) {
+    mtu = get32(icmp + 4);
+  }
+  note_icmp_error(p, seq, classify_icmp(p.family, icmp[0], icmp[1], mtu, address_text(from)));
+}
+
+void handle_packet(Probe& p, const std::uint8_t* buf, std::size_t n, const sockaddr_storage& from,
+                   Clock::time_point now) {
+  const std::uint8_t* icmp = buf;
+  std::size_t len = n;
+  if (p.family == AF_INET) {
+    // IPv4 raw sockets deliver the IP header too; IPv6 raw sockets never do.
+    if (n < kIpv4MinHeader || (buf[0] >> 4) != 4) return;
+    const std::size_t ihl = std::size_t{buf[0] & 0x0fu} * 4;
+    if (ihl < kIpv4MinHeader || n < ihl + kIcmpHeader) return;
+    icmp = buf + ihl;
+    len = n - ihl;
+  }
+  if (len < kIcmpHeader) return;
+  const std::uint8_t reply = p.family == AF_INET ? kIcmp4EchoReply : kIcmp6EchoReply;
+  if (icmp[0] != reply) {
+    if (icmp[0] != kIcmp4EchoRequest && icmp[0] != kIcmp6EchoRequest) {
+      handle_quoted_error(p, icmp, len, from);
+    }
+    return;
+  }
+  if (from.ss_family != p.family) return;
+  const void* src =
+      p.family == AF_INET
+          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&from)->sin_addr)
+          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&from)->sin6_addr);
+  if (!same_destination(p, src) || icmp[1] != 0 || get16(icmp + 4) != p.id) return;
+  const int seq = get16(icmp + 6);
+  if (seq < 1 || seq > p.sent || p.echo[seq - 1] == EchoState::kReplied) return;
+  p.echo[seq - 1] = EchoState::kReplied;
+  p.result.rtt_ms = std::chrono::duration<double, std::milli>(now - p.sent_at[seq - 1]).count();
+  finish(p, PingOutcome::kReply, "");
+}
+
+void read_replies(Probe& p, std::vector<std::uint8_t>& buf) {
+  while (!p.done) {
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof from;
+    const ssize_t n = recvfrom(p.fd, buf.data(), buf.size(), MSG_DONTWAIT,
+                               reinterpret_cast<sockaddr*>(&from), &from_len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // EAGAIN: drained. Anything else is a pending socket error that an ICMP error raised;
+      // reading returned and cleared it, and the error queue holds the details.
+      return;
+    }
+    handle_packet(p, buf.data(), static_cast<std::size_t>(n), from, Clock::now());
+  }
+}
+
+void handle_extended_error(Probe& p, const sock_extended_err& ee, const sockaddr_storage& offender,
+                           const std::uint8_t* data, std::size_t n) {
+  if (ee.ee_origin == SO_EE_ORIGIN_LOCAL) {
+    // Raised by our own send() (e.g. EMSGSIZE with the MTU in ee_info); the sending socket
+    // is this probe's alone, so it concerns the latest echo.
+    return finish(p, classify_local(static_cast<int>(ee.ee_errno), ee.ee_info, "local error"));
+  }
+  if (ee.ee_origin != SO_EE_ORIGIN_ICMP && ee.ee_origin != SO_EE_ORIGIN_ICMP6) return;
+  // The kernel queues the error on every raw socket whose addresses match the quoted packet,
+  // so another probe toward the same destination sees it too: the quoted id/seq decides.
+  int seq = p.sent;
+  if (n >= kIcmpHeader) {
+    seq = own_echo_request(p, data, n);
+    if (seq == 0) return;
+  }
+  note_icmp_error(
+      p, seq, classify_icmp(p.family, ee.ee_type, ee.ee_code, ee.ee_info, address_text(offender)));
+}
+
+void read_errors(Probe& p) {
+  while (!p.done) {
+    std::uint8_t data[64];
+    alignas(cmsghdr) char control[512];
+    sockaddr_storage name{};
+    iovec iov{data, sizeof data};
+    msghdr msg{};
+    msg.msg_name = &name;
+    msg.msg_namelen = sizeof name;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = recvmsg(p.fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr && !p.done; c = CMSG_NXTHDR(&msg, c)) {
+      const bool is_err = (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+                          (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR);
+      if (!is_err || c->cmsg_len < CMSG_LEN(sizeof(sock_extended_err))) continue;
+      sock_extended_err ee{};
+      std::memcpy(&ee, CMSG_DATA(c), sizeof ee);
+      // The offender address (SO_EE_OFFENDER) follows the struct inside the same cmsg.
+      sockaddr_storage offender{};
+      const std::size_t room = c->cmsg_len - CMSG_LEN(sizeof ee);
+      std::memcpy(&offender, CMSG_DATA(c) + sizeof ee, std::min(room, sizeof offender));
+      handle_extended_error(p, ee, offender, data, static_cast<std::size_t>(n));
+    }
+  }
+}
+
+// Path MTU for a local EMSGSIZE: the error queue entry of ip(v6)_local_error carries the exact
+// value the kernel compared against; IP_MTU is the fallback (it needs the socket connected).
+int local_mtu(Probe& p) {
+  read_errors(p);
+  if (p.done) return p.result.mtu;
+  int mtu = 0;
+  socklen_t len = sizeof mtu;
+  const int level = p.family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6;
+  const int name = p.family == AF_INET ? IP_MTU : IPV6_MTU;
+  if (getsockopt(p.fd, level, name, &mtu, &len) < 0) return 0;
+  return mtu;
+}
+
+void send_echo(Probe& p, std::vector<std::uint8_t>& pkt) {
+  const int seq = p.sent + 1;
+  pkt.assign(kIcmpHeader + static_cast<std::size_t>(p.req->payload_bytes), 0);
+  pkt[0] = p.family == AF_INET ? kIcmp4EchoRequest : kIcmp6EchoRequest;
+  put16(&pkt[4], p.id);
+  put16(&pkt[6], static_cast<std::uint16_t>(seq));
+  for (std::size_t i = kIcmpHeader; i < pkt.size(); ++i) {
+    pkt[i] = static_cast<std::uint8_t>(i - kIcmpHeader);
+  }
+  if (p.family == AF_INET) put16(&pkt[2], inet_checksum(pkt.data(), pkt.size()));
+
+  const auto now = Clock::now();
+  if (seq == 1) p.start = now;
+  p.sent_at[static_cast<std::size_t>(seq - 1)] = now;
+  p.sent = seq;
+  ssize_t n;
+  do {
+    n = send(p.fd, pkt.data(), pkt.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n >= 0) return;
+  const int err = errno;
+  if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) {
+    // A drop like a lossy link's; later echoes may still get through. veth reports its peer
+    // refusing an oversized frame this way too when the neighbour is already resolved.
+    ++p.lost;
+    return;
+  }
+  if (err == EMSGSIZE) {
+    const int mtu = local_mtu(p);
+    if (!p.done) {
+      finish(p, PingOutcome::kTooBig, errno_text("send", err) + ", mtu " + std::to_string(mtu),
+             mtu);
+    }
+    return;
+  }
+  // A pending ICMP error can surface here instead of the send's own failure: prefer the queue.
+  read_errors(p);
+  if (!p.done) finish(p, classify_local(err, 0, "send"));
+}
+
+bool set_int(int fd, int level, int name, int value) {
+  return setsockopt(fd, level, name, &value, sizeof value) == 0;
+}
+
+// Parses the request and prepares a connected raw socket. connect() makes the kernel deliver
+// only packets from the destination to this socket, so a hundred probes in one namespace do not
+// each receive every reply, and it lets IP_MTU / IPV6_MTU be read.
+void open_probe(Probe& p) {
+  const PingRequest& r = *p.req;
+  // Sequence numbers are 16 bits; beyond that, replies could no longer be told apart.
+  if (r.count < 1 || r.count > 65535) {
+    return finish(p, PingOutcome::kError, "count must be between 1 and 65535");
+  }
+  if (r.timeout.count() <= 0) return finish(p, PingOutcome::kError, "timeout must be positive");
+  if (r.payload_bytes < 0) return finish(p, PingOutcome::kError, "payload_bytes is negative");
+
+  sockaddr_in dst4{};
+  sockaddr_in6 dst6{};
+  if (inet_pton(AF_INET, r.destination.c_str(), &dst4.sin_addr) == 1) {
+    p.family = AF_INET;
+    dst4.sin_family = AF_INET;
+  } else if (inet_pton(AF_INET6, r.destination.c_str(), &dst6.sin6_addr) == 1) {
+    p.family = AF_INET6;
+    dst6.sin6_family = AF_INET6;
+  } else {
+    return finish(p, PingOutcome::kError,
+                  "destination is not an IPv4 or IPv6 address: '" + r.destination + "'");
+  }
+  const int max_payload = p.family == AF_INET ? kMaxPayload4 : kMaxPayload6;
+  if (r.payload_bytes > max_payload) {
+    return finish(p, PingOutcome::kError,
+                  "payload_bytes " + std::to_string(r.payload_bytes) + " exceeds the maximum " +
+                      std::to_string(max_payload));
+  }
+
+  unsigned ifindex = 0;
+  if (!r.interface.empty()) {
+    if (r.interface.size() >= IFNAMSIZ) {
+      return finish(p, PingOutcome::kError, "interface name too long: '" + r.interface + "'");
+    }
+    ifindex = if_nametoindex(r.interface.c_str());
+    if (ifindex == 0)
+      return finish(p, PingOutcome::kError, errno_text("interface " + r.interface, errno));
+  }
+  if (p.family == AF_INET6 &&
+      (IN6_IS_ADDR_LINKLOCAL(&dst6.sin6_addr) || IN6_IS_ADDR_MC_LINKLOCAL(&dst6.sin6_addr))) {
+    if (ifindex == 0) {
+      return finish(p, PingOutcome::kError,
+                    "link-local destination " + r.destination + " needs an interface");
+    }
+    dst6.sin6_scope_id = ifindex;
+  }
+  if (p.family == AF_INET) {
+    std::memcpy(&p.dst, &dst4, sizeof dst4);
+    p.dst_len = sizeof dst4;
+  } else {
+    std::memcpy(&p.dst, &dst6, sizeof dst6);
+    p.dst_len = sizeof dst6;
+  }
+
+  const int proto = p.family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6};
+  p.fd = socket(p.family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+  if (p.fd < 0) return finish(p, PingOutcome::kError, errno_text("socket", errno));
+
+  auto fail = [&p](const std::string& what) {
+    finish(p, PingOutcome::kError, errno_text(what, errno));
+  };
+  if (!r.interface.empty() && setsockopt(p.fd, SOL_SOCKET, SO_BINDTODEVICE, r.interface.c_str(),
+                                         static_cast<socklen_t>(r.interface.size())) < 0) {
+    return fail("SO_BINDTODEVICE " + r.interface);
+  }
+  if (p.family == AF_INET) {
+    if (!set_int(p.fd, IPPROTO_IP, IP_RECVERR, 1)) return fail("IP_RECVERR");
+    // Without DF, IP_PMTUDISC_DONT lets routers fragment as `ping` does without -M; the kernel's
+    // default (WANT) would set DF on every packet that fits the first hop.
+    const int pmtu = r.dont_fragment ? IP_PMTUDISC_DO : IP_PMTUDISC_DONT;
+    if (!set_int(p.fd, IPPROTO_IP, IP_MTU_DISCOVER, pmtu)) return fail("IP_MTU_DISCOVER");
+    // ICMP_FILTER is a mask of types to drop; cuts wake-ups from unrelated ICMP traffic.
+    icmp_filter filter{};
+    filter.data = ~((1u << ICMP_ECHOREPLY) | (1u << ICMP_DEST_UNREACH) |
+                    (1u << ICMP_TIME_EXCEEDED) | (1u << ICMP_PARAMETERPROB));
+    if (setsockopt(p.fd, SOL_RAW, ICMP_FILTER, &filter, sizeof filter) < 0)
+      return fail("ICMP_FILTER");
+  } else {
+    if (!set_int(p.fd, IPPROTO_IPV6, IPV6_RECVERR, 1)) return fail("IPV6_RECVERR");
+    // IPv6 routers never fragment; without DF the kernel default already fragments locally.
+    if (r.dont_fragment && !set_int(p.fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO)) {
+      return fail("IPV6_MTU_DISCOVER");
+    }
+    icmp6_filter filter{};
+    ICMP6_FILTER_SETBLOCKALL(&filter);
+    ICMP6_FILTER_SETPASS(ICMP6_ECHO_REPLY, &filter);
+    ICMP6_FILTER_SETPASS(ICMP6_DST_UNREACH, &filter);
+    ICMP6_FILTER_SETPASS(ICMP6_PACKET_TOO_BIG, &filter);
+    ICMP6_FILTER_SETPASS(ICMP6_TIME_EXCEEDED, &filter);
+    if (setsockopt(p.fd, IPPROTO_ICMPV6, ICMP6_FILTER, &filter, sizeof filter) < 0) {
+      return fail("ICMP6_FILTER");
+    }
+  }
+
+  if (!r.source.empty()) {
+    sockaddr_storage src{};
+    socklen_t src_len = 0;
+    if (p.family == AF_INET) {
+      auto* s4 = reinterpret_cast<sockaddr_in*>(&src);
+      if (inet_pton(AF_INET, r.source.c_str(), &s4->sin_addr) != 1) {
+        return finish(p, PingOutcome::kError,
+                      "source '" + r.source + "' is not an IPv4 address like the destination");
+      }
+      s4->sin_family = AF_INET;
+      src_len = sizeof *s4;
+    } else {
+      auto* s6 = reinterpret_cast<sockaddr_in6*>(&src);
+      if (inet_pton(AF_INET6, r.source.c_str(), &s6->sin6_addr) != 1) {
+        return finish(p, PingOutcome::kError,
+                      "source '" + r.source + "' is not an IPv6 address like the destination");
+      }
+      s6->sin6_family = AF_INET6;
+      if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr)) {
+        if (ifindex == 0) {
+          return finish(p, PingOutcome::kError,
+                        "link-local source " + r.source + " needs an interface");
+        }
+        s6->sin6_scope_id = ifindex;
+      }
+      src_len = sizeof *s6;
+    }
+    if (bind(p.fd, reinterpret_cast<const sockaddr*>(&src), src_len) < 0) {
+      return fail("bind " + r.source);
+    }
+  }
+
+  if (connect(p.fd, reinterpret_cast<const sockaddr*>(&p.dst), p.dst_len) < 0) {
+    const int err = errno;
+    // connect() does the route lookup, so a missing route shows up here rather than at send().
+    if (err == ENETUNREACH || err == EHOSTUNREACH) {
+      return finish(p, PingOutcome::kNoRoute, errno_text("connect", err));
+    }
+    return finish(p, PingOutcome::kError, errno_text("connect " + r.destination, err));
+  }
+
+  p.id = next_identifier();
+  p.sent_at.resize(static_cast<std::size_t>(r.count));
+  p.echo.assign(static_cast<std::size_t>(r.count), EchoState::kPending);
+  p.interval = std::chrono::duration_cast<Clock::duration>(r.timeout) / r.count;
+}
+
+std::vector<PingResult> run_probes(const std::vector<PingRequest>& reqs) {
+  std::vector<Probe> probes(reqs.size());
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    probes[i].req = &reqs[i];
+    open_probe(probes[i]);
+  }
+  // Largest IPv4 datagram including its header; IPv6 raw sockets deliver at most this much too.
+  std::vector<std::uint8_t> buf(65536);
+  std::vector<std::uint8_t> pkt;
+  std::vector<pollfd> pfds;
+  std::vector<Probe*> owners;
+  for (;;) {
+    pfds.clear();
+    owners.clear();
+    auto wake = Clock::time_point::max();
+    for (auto& p : probes) {
+      if (p.done) continue;
+      const int count = p.req->count;
+      while (!p.done && p.sent < count &&
+             (p.sent == 0 || Clock::now() >= p.start + p.sent * p.interval)) {
+        send_echo(p, pkt);
+      }
+      if (p.done) continue;
+      const auto deadline = p.start + p.req->timeout;
+      if (Clock::now() >= deadline) {
+        finish_unanswered(p);
+        continue;
+      }
+      wake = std::min(wake, deadline);
+      if (p.sent < count) wake = std::min(wake, p.start + p.sent * p.interval);
+      pfds.push_back(pollfd{p.fd, POLLIN, 0});
+      owners.push_back(&p);
+    }
+    if (pfds.empty()) break;
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(wake - Clock::now()).count();
+    const int wait_ms = static_cast<int>(std::clamp<decltype(wait)>(wait, 0, INT_MAX));
+    if (poll(pfds.data(), pfds.size(), wait_ms) < 0) {
+      if (errno == EINTR) continue;
+      const std::string detail = errno_text("poll", errno);
+      for (auto* p : owners) finish(*p, PingOutcome::kError, detail);
+      break;
+    }
+    for (std::size_t k = 0; k < pfds.size(); ++k) {
+      Probe& p = *owners[k];
+      const short ev = pfds[k].revents;
+      if (ev & POLLERR) read_errors(p);
+      if (!p.done && (ev & POLLIN)) read_replies(p, buf);
+      if (!p.done && (ev & POLLNVAL)) finish(p, PingOutcome::kError, "poll: invalid socket");
+    }
+  }
+  std::vector<PingResult> out;
+  out.reserve(probes.size());
+  for (auto& p : probes) out.push_back(std::move(p.result));
+  return out;
+}
+
+// setns() moves only the calling thread, so the caller's other threads stay where they are.
+std::string enter_netns(const std::string& name) {
+  if (name.find('/') != std::string::npos || name == "." || name == "..") {
+    return "invalid namespace name '" + name + "'";
+  }
+  const std::string path = "/run/netns/" + name;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_text("namespace " + name + ": open " + path, errno);
+  const int rc = setns(fd, CLONE_NEWNET);
+  const int err = errno;
+  close(fd);
+  if (rc < 0) return errno_text("namespace " + name + ": setns", err);
+  return {};
+}
+
+std::vector<PingResult> all_errors(std::size_t n, const std::string& detail) {
+  PingResult r;
+  r.outcome = PingOutcome::kError;
+  r.detail = detail;
+  return std::vector<PingResult>(n, r);
+}
+
+}  // namespace
+
+std::vector<PingResult> ping_many(const std::string& netns, const std::vector<PingRequest>& reqs) {
+  if (reqs.empty()) return {};
+  std::vector<PingResult> out;
+  std::string failure;
+  auto body = [&]() noexcept {
+    try {
+      if (!netns.empty()) failure = enter_netns(netns);
+      if (failure.empty()) out = run_probes(reqs);
+    } catch (const std::exception& e) {
+      failure = std::string("ping: ") + e.what();
+    } catch (...) {
+      failure = "ping: unknown exception";
+    }
+  };
+  try {
+    if (netns.empty()) {
+      body();
+    } else {
+      // A thread of its own: it dies with the namespace membership instead of having to
+      // switch back, and the caller's thread never leaves its namespace.
+      std::thread worker(body);
+      worker.join();
+    }
+  } catch (const std::exception& e) {
+    failure = std::string("ping: ") + e.what();
+  }
+  if (!failure.empty()) return all_errors(reqs.size(), failure);
+  return out;
+}
+
+}  // namespace twin::validate

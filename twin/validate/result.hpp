@@ -1,0 +1,52 @@
+#pragma once
+// What validators report: one TestResult per (test, subject). A subject is what the test
+// looked at: a node, a session (node + peer), a link, a pair of endpoints.
+//
+// failed  = the network is wrong (the gate must block);
+// error   = the harness could not tell (no data, a probe that could not run);
+// skipped = the test does not apply (with the reason in `message`).
+// Never conflate failed and error (DESIGN.md §3).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace twin::validate {
+
+enum class Status { kPassed, kFailed, kError, kSkipped };
+
+// "passed" | "failed" | "error" | "skipped"
+const char* to_string(Status s);
+
+struct TestResult {
+  std::string validator;  // family: "bgp", "mtu", "reachability", "routes"
+  int test = 0;           // number within the family (stable, documented in README.md)
+  std::string test_name;  // e.g. "session-established"
+  Status status = Status::kError;
+  std::string node;      // subject node ("" when the test is lab-wide)
+  std::string peer;      // peer node / interface / destination ("" when n/a)
+  std::string expected;  // human-readable expected value, e.g. "Established"
+  std::string observed;  // what was seen, e.g. "Active"
+  std::string message;   // one line a network engineer reads first
+  double duration_ms = 0;     // time spent on this test's final attempt
+  double time_to_pass_ms = -1;  // from the start of validation until it first passed; -1 if never
+  int attempts = 0;
+};
+
+// The whole outcome of one `twin validate` (or one validation inside `apply`).
+struct Report {
+  std::string lab;
+  std::string twin_version;
+  std::string frr_version;
+  std::string kernel_version;
+  std::string started_at;  // RFC 3339 UTC
+  double duration_ms = 0;
+  std::vector<TestResult> results;
+
+  // Counts per status.
+  [[nodiscard]] int count(Status s) const;
+  // The verdict's exit code: 0 all passed or skipped, 1 any failed (failed wins over error),
+  // 3 errors but no failure.
+  [[nodiscard]] int exit_code() const;
+};
+
+}  // namespace twin::validate

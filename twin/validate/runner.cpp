@@ -1,0 +1,69 @@
+#include "twin/validate/runner.hpp"
+
+#include <map>
+#include <thread>
+
+#include "twin/core/util.hpp"
+
+namespace twin::validate {
+
+namespace {
+std::string key_of(const TestResult& r) {
+  return r.validator + "\x1f" + std::to_string(r.test) + "\x1f" + r.node + "\x1f" + r.peer;
+}
+bool settled(const std::vector<TestResult>& rs) {
+  for (const auto& r : rs)
+    if (r.status == Status::kFailed || r.status == Status::kError) return false;
+  return true;
+}
+}  // namespace
+
+Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>>& validators,
+                      const RunOptions& opts) {
+  Report report;
+  auto t0 = Clock::now();
+  auto deadline = t0 + opts.converge_timeout;
+  std::map<std::string, double> first_pass;
+  std::vector<std::vector<TestResult>> latest(validators.size());
+  std::vector<bool> done(validators.size(), false);
+  std::vector<int> attempts(validators.size(), 0);
+  for (;;) {
+    for (size_t i = 0; i < validators.size(); ++i) {
+      if (done[i]) continue;
+      auto ta = Clock::now();
+      latest[i] = validators[i]->run(ctx);
+      double took = ms_since(ta);
+      ++attempts[i];
+      double at = ms_since(t0);
+      for (auto& r : latest[i]) {
+        if (r.duration_ms == 0) r.duration_ms = took;
+        if (r.status == Status::kPassed) first_pass.emplace(key_of(r), at);
+      }
+      done[i] = settled(latest[i]);
+      if (opts.progress) {
+        int bad = 0;
+        for (const auto& r : latest[i]) bad += r.status == Status::kFailed || r.status == Status::kError;
+        opts.progress(validators[i]->name() + ": " +
+                      (done[i] ? "passed" : std::to_string(bad) + " not passing yet") +
+                      " (attempt " + std::to_string(attempts[i]) + ")");
+      }
+    }
+    bool all = std::all_of(done.begin(), done.end(), [](bool b) { return b; });
+    if (all || Clock::now() >= deadline || interrupted()) break;
+    std::this_thread::sleep_for(opts.retry_interval);  // poll interval inside the window
+  }
+  for (size_t i = 0; i < validators.size(); ++i) {
+    for (auto& r : latest[i]) {
+      r.attempts = attempts[i];
+      if (auto it = first_pass.find(key_of(r)); it != first_pass.end() &&
+                                                r.status == Status::kPassed)
+        r.time_to_pass_ms = it->second;
+      report.results.push_back(std::move(r));
+    }
+  }
+  report.lab = ctx.plan.lab;
+  report.duration_ms = ms_since(t0);
+  return report;
+}
+
+}  // namespace twin::validate

@@ -1,0 +1,27 @@
+#pragma once
+// Runs validator families inside a convergence window: a family is re-run until all its tests
+// pass (or are skipped) or the window closes; a test fails only if it still fails at the end.
+// Converging is not failing (DESIGN.md §5).
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "twin/validate/validator.hpp"
+
+namespace twin::validate {
+
+struct RunOptions {
+  std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds retry_interval{std::chrono::milliseconds(250)};
+  std::function<void(const std::string&)> progress;  // may be empty
+};
+
+// Runs `validators` in order and fills a Report (lab, versions and timing are the caller's).
+// Each result's time_to_pass_ms is measured from the start of this call to the first attempt
+// in which that (test, subject) passed; attempts counts the family's runs.
+Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>>& validators,
+                      const RunOptions& opts);
+
+}  // namespace twin::validate

@@ -1,0 +1,56 @@
+#include "twin/validate/system_probe.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "twin/core/util.hpp"
+#include "twin/runtime/frr.hpp"
+
+namespace twin::validate {
+
+Result<nlohmann::json> SystemProbe::frr_json(const plan::Node& node, const std::string& daemon,
+                                             const std::string& command) {
+  auto t = Clock::now();
+  auto r = runtime::show_json(runner_, node, daemon, command);
+  record({node.name, "vtysh -d " + daemon + " -c '" + command + "'",
+          r ? r->dump() : "error: " + r.error().message, ms_since(t)});
+  return r;
+}
+
+Result<nlohmann::json> SystemProbe::ip_json(const plan::Node& node,
+                                            const std::vector<std::string>& args) {
+  auto t = Clock::now();
+  auto r = runtime::ip_json(runner_, node.netns, args);
+  record({node.name, "ip -n " + node.netns + " -j " + proc::render(args),
+          r ? r->dump() : "error: " + r.error().message, ms_since(t)});
+  return r;
+}
+
+std::vector<PingResult> SystemProbe::ping(const plan::Node& node,
+                                          const std::vector<PingRequest>& requests) {
+  auto t = Clock::now();
+  auto results = ping_many(node.netns, requests);
+  std::string out;
+  for (size_t i = 0; i < requests.size() && i < results.size(); ++i) {
+    const auto& q = requests[i];
+    const auto& a = results[i];
+    out += q.destination + (q.interface.empty() ? "" : "%" + q.interface) +
+           (q.source.empty() ? "" : " from " + q.source) + " size " +
+           std::to_string(q.payload_bytes) + (q.dont_fragment ? " DF" : "") + ": " +
+           to_string(a.outcome) + (a.rtt_ms >= 0 ? " " + std::to_string(a.rtt_ms) + " ms" : "") +
+           (a.detail.empty() ? "" : " (" + a.detail + ")") + "\n";
+  }
+  record({node.name, "ping x" + std::to_string(requests.size()), out, ms_since(t)});
+  return results;
+}
+
+void SystemProbe::record(ProbeRecord r) {
+  std::lock_guard lk(mu_);
+  records_.push_back(std::move(r));
+}
+
+std::vector<ProbeRecord> SystemProbe::records() const {
+  std::lock_guard lk(mu_);
+  return records_;
+}
+
+}  // namespace twin::validate

@@ -1,0 +1,94 @@
+#include "twin/validate/validator.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+namespace twin::validate {
+
+TestResult make_result(const std::string& validator, int test, const std::string& test_name,
+                       Status status, const std::string& node, const std::string& peer,
+                       const std::string& expected, const std::string& observed,
+                       const std::string& message) {
+  TestResult r;
+  r.validator = validator;
+  r.test = test;
+  r.test_name = test_name;
+  r.status = status;
+  r.node = node;
+  r.peer = peer;
+  r.expected = expected;
+  r.observed = observed;
+  r.message = message;
+  return r;
+}
+
+TestResult ping_result(const std::string& validator, const PingProbe& probe,
+                       const PingResult& result) {
+  Status st = Status::kFailed;
+  if (result.outcome == PingOutcome::kReply) st = Status::kPassed;
+  if (result.outcome == PingOutcome::kError) st = Status::kError;
+  std::string observed = to_string(result.outcome);
+  if (result.outcome == PingOutcome::kReply) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "reply in %.2f ms", result.rtt_ms);
+    observed = buf;
+  } else if (result.outcome == PingOutcome::kTooBig && result.mtu > 0) {
+    observed += " (path MTU " + std::to_string(result.mtu) + ")";
+  }
+  const auto& q = probe.request;
+  std::string what = "ping " + q.destination + (q.interface.empty() ? "" : "%" + q.interface) +
+                     (q.source.empty() ? "" : " from " + q.source) +
+                     (q.dont_fragment ? " with DF, " : ", ") + std::to_string(q.payload_bytes) +
+                     "-byte payload";
+  std::string msg = st == Status::kPassed ? "" : what + ": " + observed;
+  if (!result.detail.empty() && st != Status::kPassed) msg += " (" + result.detail + ")";
+  auto r = make_result(validator, probe.test, probe.test_name, st, probe.node, probe.subject,
+                       probe.expected, observed, msg);
+  return r;
+}
+
+std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validator,
+                                        const std::vector<PingProbe>& probes) {
+  std::vector<std::string> nodes;
+  std::map<std::string, std::vector<size_t>> by_node;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if (!by_node.count(probes[i].node)) nodes.push_back(probes[i].node);
+    by_node[probes[i].node].push_back(i);
+  }
+  std::vector<TestResult> out(probes.size());
+  parallel_for(nodes.size(), ctx.parallel, [&](size_t k) {
+    const auto& idx = by_node[nodes[k]];
+    const plan::Node* node = ctx.plan.find(nodes[k]);
+    std::vector<PingRequest> reqs;
+    for (size_t i : idx) reqs.push_back(probes[i].request);
+    std::vector<PingResult> res;
+    if (node) res = ctx.probe.ping(*node, reqs);
+    for (size_t j = 0; j < idx.size(); ++j) {
+      PingResult r;
+      if (j < res.size()) {
+        r = res[j];
+      } else {
+        r.outcome = PingOutcome::kError;
+        r.detail = node ? "no result from the prober" : "unknown node";
+      }
+      auto t = ping_result(validator, probes[idx[j]], r);
+      out[idx[j]] = std::move(t);
+    }
+  });
+  return out;
+}
+
+void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  int threads = std::max(1, std::min<int>(parallel, static_cast<int>(n)));
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace twin::validate

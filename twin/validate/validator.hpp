@@ -1,0 +1,82 @@
+#pragma once
+// The validator API (DESIGN.md §5). A validator family (bgp, mtu, reachability, routes) reads
+// the lab through a LabProbe and returns one TestResult per (test, subject). Validators include
+// only this header and result.hpp; they are listed once in validators/registry.cpp.
+//
+// Data/logic split: each family collects raw observations (FRR JSON, `ip -j` JSON, ping
+// results) through the probe, then evaluates them with a pure function, so unit tests feed
+// FRR 8.4 JSON recorded from a real run.
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "twin/core/error.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/validate/ping.hpp"
+#include "twin/validate/result.hpp"
+
+namespace twin::validate {
+
+// How validators observe a running lab. Implementations record every probe (command and raw
+// output) for --artifacts. Thread-safe: validators may probe nodes in parallel.
+class LabProbe {
+ public:
+  virtual ~LabProbe() = default;
+  // `vtysh -d <daemon> -c <command>` on the node; command must request JSON.
+  virtual Result<nlohmann::json> frr_json(const plan::Node& node, const std::string& daemon,
+                                          const std::string& command) = 0;
+  // `ip -n <netns> -j <args>` on the node.
+  virtual Result<nlohmann::json> ip_json(const plan::Node& node,
+                                         const std::vector<std::string>& args) = 0;
+  // ICMP echo from inside the node's namespace.
+  virtual std::vector<PingResult> ping(const plan::Node& node,
+                                       const std::vector<PingRequest>& requests) = 0;
+};
+
+struct Context {
+  const plan::Plan& plan;
+  LabProbe& probe;
+  int parallel = 4;  // nodes probed at once
+  int max_pairs = 4000;  // reachability/path-MTU pairs probed before sampling
+};
+
+class Validator {
+ public:
+  virtual ~Validator() = default;
+  [[nodiscard]] virtual std::string name() const = 0;  // "bgp"
+  // One result per (test, subject). Missing data is Status::kError, never kPassed.
+  virtual std::vector<TestResult> run(Context& ctx) = 0;
+};
+
+// Helpers for families.
+TestResult make_result(const std::string& validator, int test, const std::string& test_name,
+                       Status status, const std::string& node, const std::string& peer,
+                       const std::string& expected, const std::string& observed,
+                       const std::string& message);
+
+// A probe to send from `node` and what it is about, for families built on pings.
+struct PingProbe {
+  int test = 0;
+  std::string test_name;
+  std::string node;      // where the ping is sent from
+  std::string subject;   // TestResult::peer: destination node / link / address
+  std::string expected;  // e.g. "reply with DF at 9216 bytes"
+  PingRequest request;
+};
+
+// Sends every probe (grouped per node, nodes in parallel) and maps outcomes: reply -> passed;
+// timeout, no-route, too-big -> failed (the network is wrong); error -> error.
+std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validator,
+                                        const std::vector<PingProbe>& probes);
+// Pure mapping used by run_ping_probes (exposed for unit tests).
+TestResult ping_result(const std::string& validator, const PingProbe& probe,
+                       const PingResult& result);
+
+// Runs fn(i) for i in [0, n) on up to `parallel` threads.
+void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn);
+
+}  // namespace twin::validate

@@ -1,0 +1,180 @@
+#include "validators/bgp/bgp.hpp"
+
+#include <set>
+
+namespace twin::validators {
+
+using validate::make_result;
+using validate::Status;
+using validate::TestResult;
+
+namespace {
+const char* kFamilies[] = {"ipv4Unicast", "ipv6Unicast"};
+
+bool has_bgpd(const plan::Node& n) {
+  return n.kind == "frr" && std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end();
+}
+
+// The peer entry for `key` in any address family, preferring one that is Established.
+const nlohmann::json* find_peer(const nlohmann::json& summary, const std::string& key) {
+  const nlohmann::json* found = nullptr;
+  for (const char* af : kFamilies) {
+    if (!summary.contains(af) || !summary[af].contains("peers")) continue;
+    const auto& peers = summary[af]["peers"];
+    if (!peers.contains(key)) continue;
+    if (peers[key].value("state", "") == "Established") return &peers[key];
+    if (!found) found = &peers[key];
+  }
+  return found;
+}
+}  // namespace
+
+std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
+                                     const std::map<std::string, Result<nlohmann::json>>& sums) {
+  std::vector<TestResult> out;
+  bool lab_v4 = false, lab_v6 = false;
+  for (const auto& p : plan.prefixes) (p.prefix.find(':') == std::string::npos ? lab_v4 : lab_v6) = true;
+  std::map<std::string, std::pair<bool, bool>> originates;  // node -> (v4, v6)
+  for (const auto& p : plan.prefixes) {
+    auto& o = originates[p.owner];
+    (p.prefix.find(':') == std::string::npos ? o.first : o.second) = true;
+  }
+
+  // Test 0 and 1 per expected session.
+  for (const auto& n : plan.nodes) {
+    if (!has_bgpd(n)) continue;
+    auto it = sums.find(n.name);
+    std::set<std::string> expected_keys;
+    for (const auto& s : plan.sessions)
+      if (s.node == n.name) expected_keys.insert(s.interface);
+    bool no_data = it == sums.end() || !it->second || it->second->empty();
+    if (no_data) {
+      std::string why = it == sums.end() ? "not probed"
+                        : !it->second    ? it->second.error().message
+                                         : "bgpd returned {} (no `router bgp` instance)";
+      for (const auto& s : plan.sessions)
+        if (s.node == n.name)
+          out.push_back(make_result("bgp", 0, "session-established", Status::kError, n.name,
+                                    s.interface, "Established", "no data",
+                                    "cannot read BGP state: " + why));
+      if (plan.sessions.empty() || expected_keys.empty())
+        out.push_back(make_result("bgp", 0, "session-established", Status::kError, n.name, "",
+                                  "BGP summary", "no data", "cannot read BGP state: " + why));
+      continue;
+    }
+    const auto& sum = *it->second;
+    for (const auto& s : plan.sessions) {
+      if (s.node != n.name) continue;
+      const nlohmann::json* peer = find_peer(sum, s.interface);
+      if (!peer) {
+        out.push_back(make_result("bgp", 0, "session-established", Status::kFailed, n.name,
+                                  s.interface, "Established with " + s.peer_node,
+                                  "not configured",
+                                  "no BGP neighbor on " + s.interface + " toward " + s.peer_node));
+        continue;
+      }
+      std::string state = peer->value("state", "unknown");
+      bool up = state == "Established";
+      std::string observed = state;
+      if (!up && peer->contains("peerState")) observed += " (" + (*peer)["peerState"].get<std::string>() + ")";
+      out.push_back(make_result(
+          "bgp", 0, "session-established", up ? Status::kPassed : Status::kFailed, n.name,
+          s.interface, "Established with " + s.peer_node, observed,
+          up ? "session with " + s.peer_node + " is Established"
+             : "session on " + s.interface + " toward " + s.peer_node + " is " + state));
+      if (!up) continue;
+      auto orig = originates[s.peer_node];
+      // A Clos peer always has something to send (its own loopback or transit routes); a peer
+      // that originates nothing may legitimately send nothing, so only count when it does.
+      for (int fam : {4, 6}) {
+        bool wanted = fam == 4 ? (lab_v4 && orig.first) : (lab_v6 && orig.second);
+        if (!wanted) continue;
+        const char* af = fam == 4 ? "ipv4Unicast" : "ipv6Unicast";
+        std::string subject = s.interface + " " + (fam == 4 ? "ipv4" : "ipv6");
+        const nlohmann::json* p = nullptr;
+        if (sum.contains(af) && sum[af].contains("peers") && sum[af]["peers"].contains(s.interface))
+          p = &sum[af]["peers"][s.interface];
+        if (!p) {
+          out.push_back(make_result("bgp", 1, "prefixes-received", Status::kFailed, n.name,
+                                    subject, ">= 1 prefix", "address family not active",
+                                    std::string(fam == 4 ? "IPv4" : "IPv6") +
+                                        " unicast is not active with " + s.peer_node));
+          continue;
+        }
+        long rcvd = p->value("pfxRcd", -1L);
+        out.push_back(make_result("bgp", 1, "prefixes-received",
+                                  rcvd >= 1 ? Status::kPassed : Status::kFailed, n.name, subject,
+                                  ">= 1 prefix", std::to_string(rcvd) + " prefixes",
+                                  rcvd >= 1 ? "" : "Established but nothing received from " +
+                                                       s.peer_node + " (filtered?)"));
+      }
+    }
+    // Configured neighbors the topology did not predict must be up too.
+    std::set<std::string> extra;
+    for (const char* af : kFamilies)
+      if (sum.contains(af) && sum[af].contains("peers"))
+        for (const auto& [key, v] : sum[af]["peers"].items())
+          if (!expected_keys.count(key)) extra.insert(key);
+    for (const auto& key : extra) {
+      const nlohmann::json* peer = find_peer(sum, key);
+      std::string state = peer ? peer->value("state", "unknown") : "unknown";
+      bool up = state == "Established";
+      out.push_back(make_result("bgp", 0, "session-established",
+                                up ? Status::kPassed : Status::kFailed, n.name, key,
+                                "Established", state,
+                                up ? "configured neighbor " + key + " is Established"
+                                   : "configured neighbor " + key + " is " + state));
+    }
+  }
+
+  // Test 2: router-ids.
+  std::map<std::string, std::vector<std::string>> by_rid;
+  for (const auto& n : plan.nodes) {
+    if (!has_bgpd(n)) continue;
+    auto it = sums.find(n.name);
+    if (it == sums.end() || !it->second || it->second->empty()) continue;
+    std::string rid;
+    for (const char* af : kFamilies)
+      if (it->second->contains(af) && (*it->second)[af].contains("routerId")) {
+        rid = (*it->second)[af]["routerId"].get<std::string>();
+        break;
+      }
+    if (rid.empty()) {
+      out.push_back(make_result("bgp", 2, "router-id-unique", Status::kError, n.name, "",
+                                n.router_id.empty() ? "a router-id" : n.router_id, "no data",
+                                "no routerId in the BGP summary"));
+      continue;
+    }
+    by_rid[rid].push_back(n.name);
+    if (!n.router_id.empty() && rid != n.router_id)
+      out.push_back(make_result("bgp", 2, "router-id-unique", Status::kFailed, n.name, "",
+                                n.router_id, rid, "router-id differs from the topology's"));
+  }
+  for (const auto& [rid, nodes] : by_rid) {
+    for (const auto& node : nodes) {
+      bool dup = nodes.size() > 1;
+      std::string others;
+      for (const auto& o : nodes)
+        if (o != node) others += (others.empty() ? "" : ", ") + o;
+      out.push_back(make_result("bgp", 2, "router-id-unique", dup ? Status::kFailed : Status::kPassed,
+                                node, "", "unique", rid + (dup ? " (also " + others + ")" : ""),
+                                dup ? "router-id " + rid + " is shared with " + others : ""));
+    }
+  }
+  return out;
+}
+
+std::vector<TestResult> BgpValidator::run(validate::Context& ctx) {
+  std::vector<const plan::Node*> nodes;
+  for (const auto& n : ctx.plan.nodes)
+    if (has_bgpd(n)) nodes.push_back(&n);
+  std::vector<std::optional<Result<nlohmann::json>>> got(nodes.size());
+  validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
+    got[i] = ctx.probe.frr_json(*nodes[i], "bgpd", "show bgp summary json");
+  });
+  std::map<std::string, Result<nlohmann::json>> sums;
+  for (size_t i = 0; i < nodes.size(); ++i) sums.emplace(nodes[i]->name, std::move(*got[i]));
+  return evaluate_bgp(ctx.plan, sums);
+}
+
+}  // namespace twin::validators

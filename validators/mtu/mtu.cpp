@@ -1,0 +1,229 @@
+#include "validators/mtu/mtu.hpp"
+
+#include <deque>
+#include <set>
+
+namespace twin::validators {
+
+using validate::make_result;
+using validate::PingProbe;
+using validate::Status;
+using validate::TestResult;
+
+namespace {
+bool is_v6(const std::string& a) { return a.find(':') != std::string::npos; }
+std::string addr_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }
+
+const nlohmann::json* find_ifname(const Result<nlohmann::json>& r, const std::string& ifname) {
+  if (!r) return nullptr;
+  for (const auto& l : *r)
+    if (l.value("ifname", "") == ifname) return &l;
+  return nullptr;
+}
+}  // namespace
+
+std::vector<TestResult> evaluate_link_mtu(const plan::Plan& plan,
+                                          const std::map<std::string, Result<nlohmann::json>>& links) {
+  std::vector<TestResult> out;
+  for (const auto& l : plan.links) {
+    std::string subject = l.a_node + ":" + l.a_interface + " <-> " + l.b_node + ":" + l.b_interface;
+    auto ia = links.find(l.a_node);
+    auto ib = links.find(l.b_node);
+    if (ia == links.end() || ib == links.end() || !ia->second || !ib->second) {
+      out.push_back(make_result("mtu", 0, "link-mtu", Status::kError, l.a_node, subject,
+                                std::to_string(l.mtu), "no data",
+                                "cannot read interface MTUs of this link"));
+      continue;
+    }
+    const auto* a = find_ifname(ia->second, l.a_interface);
+    const auto* b = find_ifname(ib->second, l.b_interface);
+    auto mtu_of = [](const nlohmann::json* j) { return j ? j->value("mtu", -1) : -1; };
+    int ma = mtu_of(a), mb = mtu_of(b);
+    auto show = [](int m) { return m < 0 ? std::string("missing") : std::to_string(m); };
+    std::string observed = l.a_node + ":" + l.a_interface + "=" + show(ma) + " " + l.b_node + ":" +
+                           l.b_interface + "=" + show(mb);
+    bool ok = ma == l.mtu && mb == l.mtu;
+    std::string msg;
+    if (!ok) {
+      if (ma < 0 || mb < 0)
+        msg = "interface missing on " + (ma < 0 ? l.a_node + ":" + l.a_interface
+                                                : l.b_node + ":" + l.b_interface);
+      else if (ma != mb)
+        msg = "MTU mismatch: " + l.a_node + ":" + l.a_interface + " " + show(ma) + " vs " +
+              l.b_node + ":" + l.b_interface + " " + show(mb) + " (topology: " +
+              std::to_string(l.mtu) + ")";
+      else
+        msg = "both ends have MTU " + show(ma) + ", the topology says " + std::to_string(l.mtu);
+    }
+    out.push_back(make_result("mtu", 0, "link-mtu", ok ? Status::kPassed : Status::kFailed,
+                              l.a_node, subject, std::to_string(l.mtu) + " on both ends", observed,
+                              msg));
+  }
+  return out;
+}
+
+std::vector<PingProbe> link_df_probes(const plan::Plan& plan,
+                                      const std::map<std::string, Result<nlohmann::json>>& addrs,
+                                      std::vector<TestResult>* skipped) {
+  std::vector<PingProbe> out;
+  auto local_of = [&](const std::string& node, const std::string& ifname, bool want_v6,
+                      bool link_local) -> std::string {
+    auto it = addrs.find(node);
+    if (it == addrs.end()) return "";
+    const auto* l = find_ifname(it->second, ifname);
+    if (!l || !l->contains("addr_info")) return "";
+    for (const auto& a : (*l)["addr_info"]) {
+      bool v6 = a.value("family", "") == "inet6";
+      if (v6 != want_v6) continue;
+      if (want_v6 && link_local != (a.value("scope", "") == "link")) continue;
+      if (a.contains("tentative") || a.contains("dadfailed")) continue;
+      return a.value("local", "");
+    }
+    return "";
+  };
+  for (const auto& l : plan.links) {
+    for (int side = 0; side < 2; ++side) {
+      const std::string& from = side == 0 ? l.a_node : l.b_node;
+      const std::string& from_if = side == 0 ? l.a_interface : l.b_interface;
+      const std::string& to = side == 0 ? l.b_node : l.a_node;
+      const std::string& to_if = side == 0 ? l.b_interface : l.a_interface;
+      std::string subject = from_if + " -> " + to + ":" + to_if;
+      PingProbe p;
+      p.test = 1;
+      p.test_name = "link-df";
+      p.node = from;
+      p.subject = subject;
+      p.request.interface = from_if;
+      p.request.dont_fragment = true;
+      p.request.count = 2;
+      p.request.timeout = std::chrono::milliseconds(1500);
+      std::string ll = l.mtu >= 1280 ? local_of(to, to_if, true, true) : "";
+      std::string v4 = local_of(to, to_if, false, false);
+      if (!ll.empty()) {
+        p.request.destination = ll;
+        p.request.payload_bytes = l.mtu - 48;
+      } else if (!v4.empty()) {
+        p.request.destination = v4;
+        p.request.payload_bytes = l.mtu - 28;
+      } else {
+        if (skipped) {
+          auto it = addrs.find(to);
+          bool no_data = it == addrs.end() || !it->second;
+          skipped->push_back(make_result(
+              "mtu", 1, "link-df", no_data ? Status::kError : Status::kFailed, from, subject,
+              "reply with DF at " + std::to_string(l.mtu) + " bytes",
+              no_data ? "no data" : "no address on peer",
+              no_data ? "cannot read the peer's addresses"
+                      : to + ":" + to_if + " has no IPv6 link-local or IPv4 address to ping"));
+        }
+        continue;
+      }
+      p.expected = "reply with DF at " + std::to_string(l.mtu) + " bytes";
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& dst) {
+  // Distances to dst over fabric links, then walk every shortest path from src.
+  std::map<std::string, int> dist;
+  std::deque<std::string> q{dst};
+  dist[dst] = 0;
+  while (!q.empty()) {
+    auto u = q.front();
+    q.pop_front();
+    const auto* n = plan.find(u);
+    for (const auto& i : n->interfaces) {
+      if (!i.fabric || dist.count(i.peer_node)) continue;
+      dist[i.peer_node] = dist[u] + 1;
+      q.push_back(i.peer_node);
+    }
+  }
+  if (!dist.count(src)) return 0;
+  int best = 1 << 30;
+  std::set<std::string> seen{src};
+  std::deque<std::string> walk{src};
+  while (!walk.empty()) {
+    auto u = walk.front();
+    walk.pop_front();
+    for (const auto& i : plan.find(u)->interfaces) {
+      if (!i.fabric || !dist.count(i.peer_node) || dist[i.peer_node] != dist[u] - 1) continue;
+      best = std::min(best, i.mtu);
+      if (seen.insert(i.peer_node).second) walk.push_back(i.peer_node);
+    }
+  }
+  return best == (1 << 30) ? 0 : best;
+}
+
+std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
+  auto paths = plan::expected_paths(plan);
+  std::vector<PingProbe> all;
+  for (const auto& src : plan.nodes) {
+    if (src.kind != "frr") continue;
+    for (const auto& dst : plan.nodes) {
+      if (dst.kind != "frr" || dst.name == src.name) continue;
+      auto pe = paths.find({src.name, dst.name});
+      if (pe == paths.end() || pe->second.ecmp == 0) continue;
+      int pmtu = path_mtu(plan, src.name, dst.name);
+      if (pmtu <= 0) continue;
+      // One family is enough to measure the path; prefer IPv4.
+      std::string d, s;
+      for (bool v6 : {false, true}) {
+        for (const auto& dl : dst.loopbacks)
+          for (const auto& sl : src.loopbacks)
+            if (d.empty() && is_v6(dl) == v6 && is_v6(sl) == v6) {
+              d = addr_of(dl);
+              s = addr_of(sl);
+            }
+      }
+      if (d.empty()) continue;
+      PingProbe p;
+      p.test = 2;
+      p.test_name = "path-mtu";
+      p.node = src.name;
+      p.subject = dst.name + " " + d;
+      p.expected = "reply with DF at path MTU " + std::to_string(pmtu);
+      p.request.destination = d;
+      p.request.source = s;
+      p.request.dont_fragment = true;
+      p.request.payload_bytes = pmtu - (is_v6(d) ? 48 : 28);
+      p.request.count = 2;
+      p.request.timeout = std::chrono::milliseconds(1500);
+      all.push_back(std::move(p));
+    }
+  }
+  if (max_pairs > 0 && static_cast<int>(all.size()) > max_pairs) {
+    std::vector<PingProbe> s;
+    double step = static_cast<double>(all.size()) / max_pairs;
+    for (int i = 0; i < max_pairs; ++i) s.push_back(all[static_cast<size_t>(i * step)]);
+    return s;
+  }
+  return all;
+}
+
+std::vector<TestResult> MtuValidator::run(validate::Context& ctx) {
+  std::vector<const plan::Node*> nodes;
+  for (const auto& n : ctx.plan.nodes) nodes.push_back(&n);
+  std::vector<std::optional<Result<nlohmann::json>>> links(nodes.size()), addrs(nodes.size());
+  validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
+    links[i] = ctx.probe.ip_json(*nodes[i], {"link", "show"});
+    addrs[i] = ctx.probe.ip_json(*nodes[i], {"addr", "show"});
+  });
+  std::map<std::string, Result<nlohmann::json>> lm, am;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    lm.emplace(nodes[i]->name, std::move(*links[i]));
+    am.emplace(nodes[i]->name, std::move(*addrs[i]));
+  }
+  auto out = evaluate_link_mtu(ctx.plan, lm);
+  std::vector<TestResult> unprobeable;
+  auto probes = link_df_probes(ctx.plan, am, &unprobeable);
+  auto paths = path_mtu_probes(ctx.plan, ctx.max_pairs);
+  probes.insert(probes.end(), paths.begin(), paths.end());
+  auto pinged = validate::run_ping_probes(ctx, "mtu", probes);
+  out.insert(out.end(), unprobeable.begin(), unprobeable.end());
+  out.insert(out.end(), pinged.begin(), pinged.end());
+  return out;
+}
+
+}  // namespace twin::validators

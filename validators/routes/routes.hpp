@@ -1,0 +1,34 @@
+#pragma once
+// routes validator family. Tests:
+//   0 fib-complete  every FRR node has every other node's loopback and every host subnet that
+//                   the fabric should deliver to it installed in its kernel FIB
+//   1 ecmp-width    each such route has as many next hops as the topology implies (a leaf
+//                   reaches another leaf over every spine); fewer is lost redundancy, a failure
+// Expectations come from plan::expected_paths (eBGP path-vector fixpoint). Source: the kernel,
+// `ip -j route show` and `ip -j -6 route show` (iproute2 JSON: "dst", and "nexthops": [...]
+// for multipath routes, else "gateway"/"via" + "dev").
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "twin/validate/validator.hpp"
+
+namespace twin::validators {
+
+class RoutesValidator final : public validate::Validator {
+ public:
+  std::string name() const override { return "routes"; }
+  std::vector<validate::TestResult> run(validate::Context& ctx) override;
+};
+
+// Kernel routes of one node: IPv4 and IPv6 `ip -j route show` arrays concatenated.
+std::vector<validate::TestResult> evaluate_routes(
+    const plan::Plan& plan, const std::map<std::string, Result<nlohmann::json>>& fibs);
+
+// Number of next hops of one iproute2 JSON route object.
+int nexthop_count(const nlohmann::json& route);
+
+// "10.0.0.1" -> "10.0.0.1/32"; "fd00::1" -> "fd00::1/128"; prefixes unchanged.
+std::string normalize_dst(const std::string& dst);
+
+}  // namespace twin::validators
