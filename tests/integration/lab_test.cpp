@@ -1,1 +1,408 @@
-// placeholder replaced below
+// Integration tests: the real `twin` CLI against real namespaces, FRR 8.4 and pings (root).
+// Each lab gets a unique name so test binaries can run in parallel; after each lab's teardown
+// we assert that nothing of it is left: namespace, veth, process, cgroup, file.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string kTwin = TWIN_BINARY;
+const std::string kRepo = fs::path(TWIN_TEST_DATA).parent_path().parent_path().string();
+
+struct CmdResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs a shell command line; captures stdout and stderr separately.
+CmdResult sh(const std::string& cmd) {
+  char errpath[] = "/tmp/twin-it-err-XXXXXX";
+  int fd = mkstemp(errpath);
+  close(fd);
+  CmdResult r;
+  FILE* p = popen((cmd + " 2>" + errpath).c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  std::ifstream e(errpath);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  unlink(errpath);
+  return r;
+}
+
+CmdResult twin(const std::string& args) { return sh(kTwin + " " + args); }
+
+std::string unique_lab(const std::string& base) {
+  static int n = 0;
+  return "twt" + std::to_string(getpid() % 100000) + base + std::to_string(n++);
+}
+
+// Everything a lab can leave behind, as a list of findings (empty = clean).
+std::vector<std::string> leftovers(const std::string& lab) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/run/netns", ec))
+    if (e.path().filename().string().rfind("tw-" + lab + "-", 0) == 0)
+      found.push_back("netns " + e.path().filename().string());
+  if (fs::exists("/run/twin/" + lab)) found.push_back("dir /run/twin/" + lab);
+  for (const char* cg : {"/sys/fs/cgroup/unified/twin/", "/sys/fs/cgroup/twin/"})
+    if (fs::exists(std::string(cg) + lab)) found.push_back(std::string("cgroup ") + cg + lab);
+  // Processes whose command line mentions the lab's run folder, unless zombies awaiting their
+  // reaper (they hold no resources).
+  std::string marker = "/run/twin/" + lab + "/";
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string c((std::istreambuf_iterator<char>(cmd)), {});
+    if (c.find(marker) == std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string s;
+    std::getline(stat, s);
+    auto close = s.rfind(')');
+    if (close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z') continue;
+    found.push_back("process " + pid);
+  }
+  return found;
+}
+
+json validate(const std::string& lab, const std::string& only, int converge_s) {
+  auto r = twin("validate --lab " + lab + " --json --only " + only + " --converge-timeout " +
+                std::to_string(converge_s));
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+  try {
+    return json::parse(r.out);
+  } catch (...) {
+    ADD_FAILURE() << "validate printed no JSON: " << r.out << r.err;
+    return json::object();
+  }
+}
+
+// Results of one validator test that did not pass.
+std::vector<json> failures(const json& report, const std::string& validator, int test) {
+  std::vector<json> out;
+  for (const auto& r : report.value("results", json::array()))
+    if (r["validator"] == validator && r["test"] == test && r["status"] != "passed")
+      out.push_back(r);
+  return out;
+}
+
+bool root() { return geteuid() == 0; }
+
+// Polls until `pred` holds (a seeded fault has propagated) or 20 s pass. Without it, a
+// validator could pass on its first attempt before the fault reaches the node it looks at.
+bool eventually(const std::function<bool()>& pred) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace
+
+// ---- clos-2x4: one lab shared by the fault tests; each test restores what it broke and proves
+// it by validating again, so a test that fails to restore shows up in the next one.
+class Clos : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!root()) return;
+    lab_ = unique_lab("clos");
+    auto r = twin("up " + kRepo + "/topologies/clos-2x4.yaml --name " + lab_);
+    up_ok_ = r.code == 0;
+    up_out_ = r.out + r.err;
+  }
+  static void TearDownTestSuite() {
+    if (!root() || lab_.empty()) return;
+    auto r = twin("down --lab " + lab_);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(leftovers(lab_), std::vector<std::string>{});
+  }
+  void SetUp() override {
+    if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+    ASSERT_TRUE(up_ok_) << up_out_;
+  }
+  static CmdResult exec(const std::string& node, const std::string& cmd) {
+    return twin("exec --lab " + lab_ + " " + node + " -- " + cmd);
+  }
+  static void expect_all_pass(int converge_s = 30) {
+    auto rep = validate(lab_, "bgp,routes,mtu,reachability", converge_s);
+    EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 4000);
+  }
+  static inline std::string lab_;
+  static inline bool up_ok_ = false;
+  static inline std::string up_out_;
+};
+
+TEST_F(Clos, EveryValidatorPassesWithRealCounts) {
+  auto rep = validate(lab_, "bgp,routes,mtu,reachability", 30);
+  ASSERT_EQ(rep["verdict"], "pass") << rep.dump(1).substr(0, 4000);
+  std::map<std::pair<std::string, int>, int> n;
+  for (const auto& r : rep["results"]) n[{r["validator"], r["test"]}]++;
+  EXPECT_EQ((n[{"bgp", 0}]), 16);  // 8 fabric links, a session at each end
+  EXPECT_EQ((n[{"mtu", 0}]), 10);  // every link
+  EXPECT_EQ((n[{"mtu", 1}]), 20);  // a DF ping from each end of each link
+  // 6 FRR nodes x 5 others x 2 families, minus spine1<->spine2 (same ASN: not routed).
+  EXPECT_EQ((n[{"reachability", 0}]), 56);
+  EXPECT_EQ((n[{"reachability", 1}]), 4);  // 2 hosts x (IPv4 + IPv6)
+  EXPECT_EQ(rep["schema_version"], 1);
+  EXPECT_EQ(rep["frr_version"], "8.4.4");
+}
+
+TEST_F(Clos, LoweredMtuOnOneLinkEndIsCaughtByMtu) {
+  ASSERT_EQ(exec("leaf2", "ip link set swp1 mtu 1500").code, 0);
+  auto rep = validate(lab_, "mtu,bgp", 2);
+  auto f = failures(rep, "mtu", 0);
+  ASSERT_EQ(f.size(), 1u) << rep.dump(1).substr(0, 3000);
+  EXPECT_EQ(f[0]["peer"], "leaf2:swp1 <-> spine1:swp2");
+  EXPECT_NE(f[0]["observed"].get<std::string>().find("leaf2:swp1=1500"), std::string::npos);
+  EXPECT_NE(f[0]["observed"].get<std::string>().find("spine1:swp2=9216"), std::string::npos);
+  EXPECT_FALSE(failures(rep, "mtu", 1).empty());  // the DF ping at 9216 no longer crosses
+  EXPECT_TRUE(failures(rep, "bgp", 0).empty());   // BGP does not notice an MTU mismatch
+  ASSERT_EQ(exec("leaf2", "ip link set swp1 mtu 9216").code, 0);
+  expect_all_pass();
+}
+
+TEST_F(Clos, ShutBgpNeighborIsCaughtByBgp) {
+  ASSERT_EQ(exec("leaf3", "vtysh -c 'conf t' -c 'router bgp 65103' -c 'neighbor swp2 shutdown'")
+                .code,
+            0);
+  auto rep = validate(lab_, "bgp", 2);
+  auto f = failures(rep, "bgp", 0);
+  ASSERT_GE(f.size(), 1u);
+  bool leaf3 = false;
+  for (const auto& r : f)
+    if (r["node"] == "leaf3" && r["peer"] == "swp2") {
+      leaf3 = true;
+      EXPECT_EQ(r["status"], "failed");
+      EXPECT_NE(r["observed"], "Established");
+    }
+  EXPECT_TRUE(leaf3) << rep.dump(1).substr(0, 3000);
+  ASSERT_EQ(
+      exec("leaf3", "vtysh -c 'conf t' -c 'router bgp 65103' -c 'no neighbor swp2 shutdown'").code,
+      0);
+  expect_all_pass();
+}
+
+TEST_F(Clos, RemovedLoopbackIsCaughtByRoutesAndReachability) {
+  ASSERT_EQ(exec("leaf2", "vtysh -c 'conf t' -c 'interface lo' -c 'no ip address 10.255.1.2/32'")
+                .code,
+            0);
+  ASSERT_TRUE(eventually([] { return exec("leaf1", "ip -j route show 10.255.1.2").out == "[]\n"; }));
+  auto rep = validate(lab_, "routes,reachability", 3);
+  bool route_missing = false, unreachable = false;
+  for (const auto& r : failures(rep, "routes", 0))
+    route_missing |= r["peer"] == "10.255.1.2/32" && r["observed"] == "missing";
+  for (const auto& r : failures(rep, "reachability", 0))
+    unreachable |= r["peer"] == "leaf2 10.255.1.2";
+  EXPECT_TRUE(route_missing) << rep.dump(1).substr(0, 3000);
+  EXPECT_TRUE(unreachable);
+  ASSERT_EQ(
+      exec("leaf2", "vtysh -c 'conf t' -c 'interface lo' -c 'ip address 10.255.1.2/32'").code, 0);
+  expect_all_pass();
+}
+
+TEST_F(Clos, HostInWrongSubnetIsCaughtByReachability) {
+  ASSERT_EQ(exec("server2", "ip addr del 10.0.4.10/24 dev eth0").code, 0);
+  ASSERT_EQ(exec("server2", "ip addr add 10.0.9.10/24 dev eth0").code, 0);
+  auto rep = validate(lab_, "reachability", 3);
+  auto f = failures(rep, "reachability", 1);
+  bool s1_to_s2 = false;
+  for (const auto& r : f) s1_to_s2 |= r["node"] == "server1" && r["peer"] == "server2 10.0.4.10";
+  EXPECT_TRUE(s1_to_s2) << rep.dump(1).substr(0, 3000);
+  ASSERT_EQ(exec("server2", "ip addr del 10.0.9.10/24 dev eth0").code, 0);
+  ASSERT_EQ(exec("server2", "ip addr add 10.0.4.10/24 dev eth0").code, 0);
+  ASSERT_EQ(exec("server2", "ip route replace default via 10.0.4.1").code, 0);
+  expect_all_pass();
+}
+
+TEST_F(Clos, ShutSpineUplinkShrinksEcmpWidth) {
+  // spine2's port toward leaf4 goes down: every leaf still reaches leaf4, over one spine.
+  ASSERT_EQ(exec("spine2", "ip link set swp4 down").code, 0);
+  ASSERT_TRUE(eventually([] {
+    auto j = json::parse(exec("leaf1", "ip -j route show 10.255.1.4").out);
+    return j.size() == 1 && !j[0].contains("nexthops");
+  }));
+  auto rep = validate(lab_, "routes", 3);
+  auto f = failures(rep, "routes", 1);
+  bool leaf1_to_leaf4 = false;
+  for (const auto& r : f)
+    if (r["node"] == "leaf1" && r["peer"] == "10.255.1.4/32") {
+      leaf1_to_leaf4 = true;
+      EXPECT_EQ(r["expected"], "2 next hops");
+      EXPECT_EQ(r["observed"], "1 next hop");
+    }
+  EXPECT_TRUE(leaf1_to_leaf4) << rep.dump(1).substr(0, 3000);
+  // spine2 and leaf4 lose each other: any detour through another leaf and spine1 carries
+  // spine2's own ASN 65000 (loop prevention). Nothing else may be missing.
+  for (const auto& r : failures(rep, "routes", 0)) {
+    std::string node = r["node"], p = r["peer"];
+    if (node == "spine2")
+      EXPECT_TRUE(p == "10.255.1.4/32" || p == "fd00:255::104/128" || p == "10.0.4.0/24" ||
+                  p == "2001:db8:4::/64")
+          << p;
+    else
+      EXPECT_TRUE(node == "leaf4" && (p == "10.255.0.2/32" || p == "fd00:255::2/128"))
+          << node << " " << p;
+  }
+  ASSERT_EQ(exec("spine2", "ip link set swp4 up").code, 0);
+  expect_all_pass();
+}
+
+TEST_F(Clos, ExecVtyshReachesOnlyThatNode) {
+  auto r = exec("leaf4", "vtysh -c 'show bgp summary json'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_EQ(j["ipv4Unicast"]["routerId"], "10.255.1.4");
+  EXPECT_EQ(j["ipv4Unicast"]["as"], 65104);
+  EXPECT_EQ(exec("leaf4", "hostname").out, "leaf4\n");
+  auto ping = exec("server1", "ping -c1 -W2 10.0.4.10");
+  EXPECT_EQ(ping.code, 0) << ping.out << ping.err;
+}
+
+TEST_F(Clos, StatusAndArtifacts) {
+  auto st = twin("status --lab " + lab_ + " --json");
+  ASSERT_EQ(st.code, 0) << st.err;
+  auto j = json::parse(st.out);
+  ASSERT_EQ(j["nodes"].size(), 8u);
+  for (const auto& n : j["nodes"]) {
+    EXPECT_TRUE(n["netns_present"].get<bool>());
+    if (n["kind"] == "frr") {
+      EXPECT_EQ(n["daemons"].size(), 3u);
+      for (const auto& d : n["daemons"]) EXPECT_TRUE(d["alive"].get<bool>()) << d;
+    }
+  }
+  for (const auto& l : j["links"]) {
+    EXPECT_EQ(l["a_state"], "UP");
+    EXPECT_EQ(l["a_mtu"], l["mtu_expected"]);
+    EXPECT_EQ(l["b_mtu"], l["mtu_expected"]);
+  }
+  std::string dir = "/tmp/twin-it-artifacts-" + lab_;
+  std::string junit = dir + ".xml";
+  auto v = twin("validate --lab " + lab_ + " --only bgp --junit " + junit + " --artifacts " + dir);
+  EXPECT_EQ(v.code, 0) << v.out << v.err;
+  EXPECT_TRUE(fs::exists(dir + "/probes.jsonl"));
+  EXPECT_TRUE(fs::exists(dir + "/leaf1/bgpd.log"));
+  EXPECT_TRUE(fs::exists(dir + "/leaf1/frr.conf"));
+  std::ifstream x(junit);
+  std::string xml((std::istreambuf_iterator<char>(x)), {});
+  EXPECT_NE(xml.find("<testsuite name=\"bgp\""), std::string::npos);
+  fs::remove_all(dir);
+  fs::remove(junit);
+}
+
+TEST_F(Clos, SameLabNameTwiceIsRefused) {
+  auto r = twin("up " + kRepo + "/topologies/clos-2x4.yaml --name " + lab_);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("already running"), std::string::npos) << r.err;
+}
+
+// ---- separate labs
+
+TEST(Lab, TwoNodeUpValidateDownLeavesNothing) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  std::string lab = unique_lab("two");
+  auto up = twin("up " + kRepo + "/topologies/two-node.yaml --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.err;
+  auto rep = validate(lab, "bgp,routes,mtu,reachability", 30);
+  EXPECT_EQ(rep["verdict"], "pass") << rep.dump(1).substr(0, 3000);
+  auto down = twin("down --lab " + lab);
+  EXPECT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}
+
+TEST(Lab, OwnConfigLabPasses) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  std::string lab = unique_lab("own");
+  auto up = twin("up " + kRepo + "/topologies/own-config/lab.yaml --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.err;
+  auto rep = validate(lab, "bgp,routes,mtu,reachability", 30);
+  EXPECT_EQ(rep["verdict"], "pass") << rep.dump(1).substr(0, 3000);
+  EXPECT_EQ(twin("down --lab " + lab).code, 0);
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}
+
+TEST(Lab, BadTopologyCreatesNothing) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  std::string lab = unique_lab("bad");
+  std::string file = "/tmp/" + lab + ".yaml";
+  std::ofstream(file) << "version: 1\nname: " << lab
+                      << "\nnodes:\n  a: {asn: 1, loopback: 10.0.0.1/32}\nlinks:\n"
+                         "  - endpoints: [a:eth1, b:eth1]\n";
+  auto r = twin("up " + file);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(file + ":6:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown node 'b'"), std::string::npos) << r.err;
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  fs::remove(file);
+}
+
+TEST(Lab, DownAfterUpWasKilledLeavesNothing) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  std::string lab = unique_lab("kill");
+  // Kill `twin up` with SIGKILL once its daemons are starting: no cleanup of its own runs.
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(kTwin.c_str(), "twin", "up", (kRepo + "/topologies/clos-2x4.yaml").c_str(), "--name",
+          lab.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < until &&
+         !fs::exists("/run/twin/" + lab + "/leaf1/zebra.pid"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(fs::exists("/run/twin/" + lab + "/state.json"));
+  auto down = twin("down --lab " + lab);
+  EXPECT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}
+
+TEST(Lab, SigtermDuringUpCleansUp) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  std::string lab = unique_lab("term");
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(kTwin.c_str(), "twin", "up", (kRepo + "/topologies/clos-2x4.yaml").c_str(), "--name",
+          lab.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < until &&
+         !fs::exists("/run/twin/" + lab + "/spine1/zebra.pid"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGTERM);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}

@@ -61,6 +61,8 @@ int run_up(const UpOptions& o) {
   eo.wait_converged = !o.no_wait;
   eo.timeout = std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
   eo.parallel = o.parallel;
+  eo.converge_timeout =
+      std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
   auto start = Clock::now();
   proc::SystemRunner runner;
   std::string lab = o.name.empty() ? t->name : o.name;

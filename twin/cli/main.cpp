@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   u->add_flag("--no-wait", up.no_wait, "return once daemons run, without waiting for BGP");
   u->add_option("--timeout", up.timeout_s, "seconds for the whole bring-up, convergence included")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  u->add_option("--converge-timeout", up.converge_timeout_s,
+                "seconds to wait for every BGP session to be Established")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   u->add_option("--parallel", up.parallel, "nodes started at once")
       ->capture_default_str()->check(CLI::Range(1, 64));
   u->add_flag("--json", up.json, "print the summary as JSON");

@@ -46,6 +46,9 @@ namespace {
 Result<void> chown_frr(const std::string& path);
 }  // namespace
 
+// `down` without taking the lab lock: for `up`'s own teardown, which already holds it.
+Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runner);
+
 Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
   if (::geteuid() != 0)
     return env_error("twin needs root to create network namespaces (run with sudo)");
@@ -219,7 +222,16 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   auto t0 = Clock::now();
   plan::Plan plan = plan::make_plan(topo, opts.name);
   if (auto r = preflight(plan, runner); !r) return r.error();
+  // `down` deletes every namespace it recorded: never record one that exists already (another
+  // lab whose name composes to the same "tw-<lab>-<node>", or a leftover not ours).
+  for (const auto& n : plan.nodes)
+    if (fs::exists("/run/netns/" + n.netns) && !fs::exists(state_path(plan.lab)))
+      return usage_error("network namespace " + n.netns + " already exists (node " + n.name +
+                         "); another lab or program owns it — choose another lab name with "
+                         "--name");
   if (auto r = claim_lab(plan.lab); !r) return r.error();
+  auto lock = lock_lab(plan.lab);
+  if (!lock) return lock.error();
 
   State state;
   state.lab = plan.lab;
@@ -242,7 +254,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
                             plan.lab + ")");
     }
     progress("tearing down lab " + plan.lab + " after failure");
-    auto d = down(plan.lab, runner);
+    auto d = down_locked(plan.lab, runner);
     if (!d) return e.with_context("twin up").with_context("teardown also failed: " + d.error().message);
     return e.with_context("twin up");
   };
@@ -332,6 +344,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
 
   // 5. Convergence: every expected session Established (a probe loop, not a sleep).
   auto tc = Clock::now();
+  auto converge_deadline = std::min(deadline, tc + opts.converge_timeout);
   int last = -1;
   while (opts.wait_converged && !plan.sessions.empty()) {
     if (auto r = check_interrupt("waiting for BGP"); !r) return fail(r.error());
@@ -346,7 +359,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
       sum.converged = true;
       break;
     }
-    if (Clock::now() > deadline) break;
+    if (Clock::now() > converge_deadline) break;
     std::this_thread::sleep_for(100ms);  // poll interval of the readiness probe
   }
   if (plan.sessions.empty()) sum.converged = true;
@@ -356,6 +369,12 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
 }
 
 Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner) {
+  auto lock = lock_lab(lab);
+  if (!lock) return lock.error();
+  return down_locked(lab, runner);
+}
+
+Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runner) {
   DownReport rep;
   auto st = load_state(lab);
   if (!st) {
@@ -432,7 +451,8 @@ Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner) {
   for (const auto& r : s.resources)
     if (r.kind == "netns" && fs::exists("/run/netns/" + r.name)) ns.push_back(r.name);
   if (!ns.empty()) {
-    auto r = wiring::run_batch(runner, wiring::netns_del_script(ns), "", "deleting namespaces");
+    auto r = wiring::run_batch(runner, wiring::netns_del_script(ns), "", "deleting namespaces",
+                               /*cancellable=*/false);
     if (!r) rep.problems.push_back(r.error().message);
     for (const auto& n : ns)
       if (!fs::exists("/run/netns/" + n)) ++rep.namespaces_removed;
@@ -443,7 +463,7 @@ Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner) {
     if (it->kind != "dir") continue;
     std::error_code ec;
     if (fs::remove_all(it->name, ec) > 0) ++rep.paths_removed;
-    if (ec) rep.problems.push_back("removing " + it->name + ": " + ec.message());
+    if (ec && ec != std::errc::no_such_file_or_directory) rep.problems.push_back("removing " + it->name + ": " + ec.message());
   }
   // The lab directory holds the state file: if a step above failed, keep nothing half-known.
   std::error_code ec;

@@ -21,6 +21,7 @@ struct UpOptions {
   bool keep_on_failure = false;
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};  // whole `up`, incl. waiting
   bool wait_converged = true;   // wait until every expected BGP session is Established
+  std::chrono::milliseconds converge_timeout{std::chrono::seconds(60)};  // ... for at most this
   int parallel = 4;             // nodes started at once
 };
 

@@ -1,6 +1,8 @@
 #include "twin/engine/state.hpp"
 
 #include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +49,31 @@ Result<void> claim_lab(const std::string& lab) {
     return env_error("cannot create " + lab_dir(lab) + ": " + std::strerror(errno));
   }
   return {};
+}
+
+LabLock& LabLock::operator=(LabLock&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+LabLock::~LabLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+Result<LabLock> lock_lab(const std::string& lab) {
+  int fd = ::open(lab_dir(lab).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return usage_error("lab '" + lab + "' is not running (no " + lab_dir(lab) + ")");
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      ::close(fd);
+      return harness_error("locking " + lab_dir(lab) + ": " + std::strerror(errno));
+    }
+  }
+  return LabLock(fd);
 }
 
 Result<void> save_state(const State& s) {

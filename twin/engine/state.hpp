@@ -42,6 +42,25 @@ std::string state_path(const std::string& lab);
 // Claims the lab name atomically (mkdir of its directory). Errors: kUsage naming the running
 // lab when the directory exists already.
 Result<void> claim_lab(const std::string& lab);
+// An exclusive flock(2) on the lab's directory, held by `up` from claim to return and by
+// `down` while it removes: a second `down` (or a `down` during `up`'s own teardown) waits
+// instead of racing. Released on destruction or when the process dies.
+class LabLock {
+ public:
+  LabLock() = default;
+  explicit LabLock(int fd) : fd_(fd) {}
+  LabLock(LabLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  LabLock& operator=(LabLock&& o) noexcept;
+  LabLock(const LabLock&) = delete;
+  LabLock& operator=(const LabLock&) = delete;
+  ~LabLock();
+
+ private:
+  int fd_ = -1;
+};
+// Blocks until the lock is held. Errors: the lab directory does not exist (kUsage).
+Result<LabLock> lock_lab(const std::string& lab);
+
 // Writes atomically (temp file + rename): a crash leaves the old or the new file, never half.
 Result<void> save_state(const State& s);
 Result<State> load_state(const std::string& lab);

@@ -44,7 +44,9 @@ std::string generate_frr_config(const Node& n, const topology::ImageProfile& img
     << "frr defaults " << img.frr_profile << "\n"
     << "hostname " << n.name << "\n"
     << "service integrated-vtysh-config\n"
-    << "!\nip forwarding\nipv6 forwarding\n!\n";
+    << "!\nip forwarding\nipv6 forwarding\n";
+  if (!img.kernel_nexthop_groups) c << "no zebra nexthop kernel enable\n";
+  c << "!\n";
   c << "interface lo\n";
   for (const auto& l : n.loopbacks)
     c << (l.find(':') == std::string::npos ? " ip address " : " ipv6 address ") << l << "\n";
@@ -117,7 +119,9 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     p.links.push_back({tl.a.node, tl.a.interface, tl.b.node, tl.b.interface, tl.mtu});
     const auto* na = topo.find_node(tl.a.node);
     const auto* nb = topo.find_node(tl.b.node);
-    bool fabric = na->kind == "frr" && nb->kind == "frr";
+    // BGP unnumbered between two FRR nodes; a node looped to itself cannot peer with itself
+    // (same router-id and ASN), so such a link carries no session.
+    bool fabric = na->kind == "frr" && nb->kind == "frr" && tl.a.node != tl.b.node;
     for (int side = 0; side < 2; ++side) {
       const auto& me = side == 0 ? tl.a : tl.b;
       const auto& other = side == 0 ? tl.b : tl.a;

@@ -5,6 +5,7 @@
 #include <boost/type_traits/remove_pointer.hpp>
 // Process v2 needs the three above first when BOOST_PROCESS_USE_STD_FS is set.
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -16,6 +17,7 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -131,6 +133,12 @@ Result<Output> SystemRunner::run(const Command& cmd) {
     if (!log) return harness_error("cannot open " + cmd.output_file + ": " + std::strerror(errno));
   }
   std::optional<bp::process> maybe_child;
+  // Process v2 makes the stdio pipes without O_CLOEXEC and closes the child's ends only after
+  // fork returns: a program forked meanwhile by another thread would inherit them and hold this
+  // child's stdout open forever (seen: a daemon keeping `vtysh -b`'s pipe, hanging `up`).
+  // Spawns are therefore serialised; a spawn costs about a millisecond.
+  static std::mutex spawn_mu;
+  std::unique_lock spawn_lock(spawn_mu);
   try {
     if (log)
       maybe_child.emplace(ctx.get_executor(), exe, args,
@@ -141,18 +149,26 @@ Result<Output> SystemRunner::run(const Command& cmd) {
   } catch (const boost::system::system_error& e) {
     return harness_error("cannot start '" + render(cmd.argv) + "': " + e.code().message());
   }
+  spawn_lock.unlock();
   bp::process& child = *maybe_child;
 
   Output result;
   std::array<char, 8192> obuf{}, ebuf{};
   std::function<void(boost::system::error_code, size_t)> on_out, on_err;
+  bool out_done = static_cast<bool>(log), err_done = static_cast<bool>(log);
   on_out = [&](boost::system::error_code e, size_t n) {
     result.out.append(obuf.data(), n);
-    if (!e) out_pipe.async_read_some(asio::buffer(obuf), on_out);
+    if (!e)
+      out_pipe.async_read_some(asio::buffer(obuf), on_out);
+    else
+      out_done = true;
   };
   on_err = [&](boost::system::error_code e, size_t n) {
     result.err.append(ebuf.data(), n);
-    if (!e) err_pipe.async_read_some(asio::buffer(ebuf), on_err);
+    if (!e)
+      err_pipe.async_read_some(asio::buffer(ebuf), on_err);
+    else
+      err_done = true;
   };
   if (!log) {
     out_pipe.async_read_some(asio::buffer(obuf), on_out);
@@ -175,26 +191,67 @@ Result<Output> SystemRunner::run(const Command& cmd) {
     boost::system::error_code ignore;
     child.terminate(ignore);  // SIGKILL
   });
-  // SIGINT/SIGTERM only set a flag; check it often so a cancelled CI job stops promptly.
+  // Exit is watched through a pidfd (Linux >= 5.3): readable once the child exits. Process v2's
+  // async_wait relies on a process-wide SIGCHLD handler shared by every io_context, which was
+  // seen to miss a child's exit when several threads launch programs at once (a hung `up`).
   asio::steady_timer poll(ctx);
+  asio::posix::stream_descriptor exit_watch(ctx);
+  Clock::time_point exit_time;
+  auto on_exit = [&] {
+    if (exited) return;
+    boost::system::error_code ec;
+    int code = child.wait(ec);
+    exited = true;
+    exit_time = Clock::now();
+    exit_code = ec ? -1 : code;
+    timer.cancel();
+    boost::system::error_code ignore;
+    exit_watch.cancel(ignore);
+  };
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child.id(), 0));
+  if (pidfd >= 0) {
+    exit_watch.assign(pidfd);
+    exit_watch.async_wait(asio::posix::stream_descriptor::wait_read,
+                          [&](boost::system::error_code e) {
+                            if (!e) on_exit();
+                          });
+  }
+  // SIGINT/SIGTERM only set a flag; check it often so a cancelled CI job stops promptly. Without
+  // a pidfd, the same timer polls for the child's exit.
   std::function<void(boost::system::error_code)> check = [&](boost::system::error_code e) {
-    if (e || exited) return;
-    if (interrupted()) {
+    if (e) return;
+    if (exited) {
+      if (out_done && err_done) return;
+      // A grandchild that kept our stdout open must not hang the harness: give output 2 s to
+      // drain after the child exited, then stop reading.
+      if (Clock::now() - exit_time > std::chrono::seconds(2)) {
+        boost::system::error_code ignore;
+        out_pipe.close(ignore);
+        err_pipe.close(ignore);
+        return;
+      }
+      poll.expires_after(std::chrono::milliseconds(50));
+      poll.async_wait(check);
+      return;
+    }
+    if (cmd.cancellable && !cancelled && interrupted()) {
       cancelled = true;
       boost::system::error_code ignore;
       child.terminate(ignore);
-      return;
     }
-    poll.expires_after(std::chrono::milliseconds(50));
+    if (pidfd < 0) {
+      boost::system::error_code ec;
+      if (!child.running(ec)) {
+        exited = true;
+        exit_time = Clock::now();
+        exit_code = ec ? -1 : child.exit_code();
+        timer.cancel();
+      }
+    }
+    poll.expires_after(std::chrono::milliseconds(pidfd < 0 ? 5 : 50));
     poll.async_wait(check);
   };
   check({});
-  child.async_wait([&](boost::system::error_code e, int code) {
-    exited = true;
-    exit_code = e ? -1 : code;
-    timer.cancel();
-    poll.cancel();
-  });
   ctx.run();
   result.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

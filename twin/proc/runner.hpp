@@ -26,6 +26,8 @@ struct Command {
   // When set, stdout and stderr are appended to this file instead of being captured. Needed for
   // daemons that fork: a captured pipe would stay open in the daemon and never reach EOF.
   std::string output_file;
+  // Teardown must finish even after SIGINT/SIGTERM: such commands ignore the interrupt flag.
+  bool cancellable = true;
 };
 
 struct Output {

@@ -63,7 +63,8 @@ const std::vector<std::string> kNodeKeys = {"kind",     "image",  "asn",    "rou
 const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses"};
 const std::vector<std::string> kImageKeys = {"name",        "kind",        "backend",
                                              "daemons",     "frr-profile", "rp-filter",
-                                             "ra-interval", "coalesce-time", "description"};
+                                             "ra-interval", "coalesce-time", "description",
+                                             "kernel-nexthop-groups"};
 const std::vector<std::string> kKinds = {"frr", "host"};
 const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",  "staticd", "bfdd",
                                                 "ospfd", "ospf6d", "isisd", "pathd"};
@@ -80,6 +81,12 @@ std::string join(const std::vector<std::string>& v) {
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
 }
+
+// Where a parsed value was written: its place and its field path ("nodes.r1.loopback[1]").
+struct Where {
+  Mark mark;
+  std::string field;
+};
 
 class Loader {
  public:
@@ -219,8 +226,12 @@ class Loader {
       long long v = std::strtoll(s.c_str(), &end, 10);
       if (!s.empty() && end && *end == '\0' && errno == 0) return v;
     }
-    error(n, field, "expected an integer, got '" + (n.IsScalar() ? n.Scalar() : "a collection") +
-                        "'", "");
+    error(n, field,
+          "expected an integer, " + (n.IsScalar()  ? "got '" + n.Scalar() + "'"
+                                     : n.IsNull() ? std::string("but the value is empty")
+                                     : n.IsSequence() ? std::string("got a list")
+                                                      : std::string("got a mapping")),
+          "");
     return std::nullopt;
   }
 
@@ -238,8 +249,9 @@ class Loader {
   }
 
   // A scalar or a list of scalars, each an address with prefix length.
+  // `where`, when given, gets the place and field path of each returned prefix.
   std::vector<IpPrefix> as_prefixes(const YAML::Node& n, const std::string& field,
-                                    bool allow_bare) {
+                                    bool allow_bare, std::vector<Where>* where = nullptr) {
     std::vector<IpPrefix> out;
     std::vector<YAML::Node> items;
     if (n.IsScalar()) {
@@ -264,6 +276,7 @@ class Loader {
         continue;
       }
       out.push_back(*p);
+      if (where) where->push_back({mark_of(items[i]), f});
     }
     return out;
   }
@@ -303,6 +316,9 @@ class Loader {
         for (const auto& e : fs::directory_iterator(d, ec))
           if (e.path().extension() == ".yaml") known.push_back(e.path().stem().string());
       }
+      // Directory order is arbitrary and folders overlap: list each name once, sorted.
+      std::sort(known.begin(), known.end());
+      known.erase(std::unique(known.begin(), known.end()), known.end());
       std::string near = nearest_name(name, known);
       error(at, field, "unknown image '" + name + "' (looked in " + join(looked) + ")",
             near.empty() ? "available: " + join(known) : "did you mean '" + near + "'?");
@@ -395,6 +411,12 @@ class Loader {
         if (*v < 0) error(r, "coalesce-time", "expected milliseconds >= 0", "");
         p.coalesce_time_ms = static_cast<int>(*v);
       }
+    if (auto k = root["kernel-nexthop-groups"]) {
+      if (!k.IsScalar() || (k.Scalar() != "true" && k.Scalar() != "false"))
+        error(k, "kernel-nexthop-groups", "expected true or false", "");
+      else
+        p.kernel_nexthop_groups = k.Scalar() == "true";
+    }
     if (d_.items().size() != before) return std::nullopt;
     return p;
   }
@@ -408,6 +430,8 @@ class Loader {
     n.kind = def_kind;
     std::string f = "nodes." + name;
     YAML::Node kind_at = key, image_at = key;
+    // A field given but invalid is reported where it is; don't report it missing as well.
+    bool asn_bad = false, rid_bad = false, lo_bad = false;
     if (body && !body.IsNull()) {
       if (!body.IsMap()) {
         error(body, f, "expected a mapping of node fields", "");
@@ -425,34 +449,48 @@ class Loader {
           image_at = i;
         }
       if (auto a = body["asn"]) {
+        asn_bad = true;  // until it parses
         if (auto v = as_int(a, f + ".asn")) {
-          if (*v < 1 || *v > 4294967295LL)
+          if (*v < 1 || *v > 4294967295LL) {
             error(a, f + ".asn", "ASN " + std::to_string(*v) + " is outside 1-4294967295",
                   "private ASNs are 64512-65534 and 4200000000-4294967294 (RFC 6996)");
-          else
+          } else {
             n.asn = static_cast<uint32_t>(*v);
+            asn_bad = false;
+          }
         }
       }
       if (auto r = body["router-id"]) {
-        auto p = as_prefixes(r, f + ".router-id", true);
+        size_t before = d_.items().size();
+        std::vector<Where> at;
+        auto p = as_prefixes(r, f + ".router-id", true, &at);
         if (p.size() == 1) {
-          if (p[0].family != 4 || !p[0].is_host())
+          if (p[0].family != 4 || !p[0].is_host()) {
             error(r, f + ".router-id", "a BGP router-id is an IPv4 address (RFC 6286)",
                   "e.g. router-id: 10.255.0.1");
-          else
+          } else {
             n.router_id = p[0];
+            router_id_at_[name] = at[0];
+          }
         } else if (p.size() > 1) {
           error(r, f + ".router-id", "expected one address", "");
         }
+        rid_bad = d_.items().size() != before;
       }
       if (auto l = body["loopback"]) {
-        for (auto& p : as_prefixes(l, f + ".loopback", true)) {
-          if (!p.is_host())
-            error(l, f + ".loopback", "loopback '" + p.str() + "' is not a host prefix",
+        size_t before = d_.items().size();
+        std::vector<Where> at;
+        auto ps = as_prefixes(l, f + ".loopback", true, &at);
+        for (size_t i = 0; i < ps.size(); ++i) {
+          if (!ps[i].is_host()) {
+            error(at[i].mark, at[i].field, "loopback '" + ps[i].str() + "' is not a host prefix",
                   "use /32 for IPv4 and /128 for IPv6");
-          else
-            n.loopbacks.push_back(p);
+          } else {
+            n.loopbacks.push_back(ps[i]);
+            loopback_at_[name].push_back(at[i]);
+          }
         }
+        lo_bad = d_.items().size() != before;
       }
       if (auto c = body["config"]) {
         if (auto s = as_string(c, f + ".config")) {
@@ -464,7 +502,8 @@ class Loader {
             n.config = fs::weakly_canonical(p).string();
         }
       }
-      if (auto g = body["gateway"]) n.gateways = as_prefixes(g, f + ".gateway", true);
+      if (auto g = body["gateway"])
+        n.gateways = as_prefixes(g, f + ".gateway", true, &gateway_at_[name]);
     }
     if (std::find(kKinds.begin(), kKinds.end(), n.kind) == kKinds.end()) {
       std::string near = nearest_name(n.kind, kKinds);
@@ -487,32 +526,36 @@ class Loader {
                 "a host has addresses on its links and a default route only");
     } else if (n.config.empty() && !(body && body.IsMap() && body["config"])) {
       // The generated config needs an ASN and a loopback (and an IPv4 router-id).
-      if (!n.asn)
+      if (!n.asn && !asn_bad)
         error(key, f + ".asn", "missing; the generated BGP configuration needs an ASN",
               "add `asn: 65101` or give the node its own `config: file`");
-      if (n.loopbacks.empty())
-        error(key, f + ".loopback",
-              "missing; the generated configuration advertises the node's loopback",
-              "add e.g. `loopback: 10.255.0.1/32`");
-      else if (!n.router_id) {
-        for (const auto& l : n.loopbacks)
-          if (l.family == 4) {
-            n.router_id = l;
-            break;
-          }
-        if (!n.router_id)
+      if (n.loopbacks.empty()) {
+        if (!lo_bad)
+          error(key, f + ".loopback",
+                "missing; the generated configuration advertises the node's loopback",
+                "add e.g. `loopback: 10.255.0.1/32`");
+      } else if (!n.router_id) {
+        derive_router_id(n);
+        if (!n.router_id && !rid_bad)
           error(key, f + ".router-id",
                 "missing; an IPv6-only node needs an explicit IPv4 router-id (RFC 6286)",
                 "add e.g. `router-id: 10.255.0.1`");
       }
     } else if (!n.router_id) {
-      for (const auto& l : n.loopbacks)
-        if (l.family == 4) {
-          n.router_id = l;
-          break;
-        }
+      derive_router_id(n);
     }
     return n;
+  }
+
+  // The BGP identifier defaults to the first IPv4 loopback.
+  void derive_router_id(Node& n) {
+    for (size_t i = 0; i < n.loopbacks.size(); ++i)
+      if (n.loopbacks[i].family == 4) {
+        n.router_id = n.loopbacks[i];
+        router_id_at_[n.name] = loopback_at_[n.name][i];
+        router_id_derived_.insert(n.name);
+        return;
+      }
   }
 
   Link parse_link(const YAML::Node& ln, const std::string& f, int def_mtu, bool def_mtu_set,
@@ -521,6 +564,7 @@ class Loader {
     l.mark = mark_of(ln);
     l.mtu = def_mtu;
     l.mtu_explicit = def_mtu_set;
+    link_mtu_at_.push_back({l.mark, ""});
     if (!ln.IsMap()) {
       error(ln, f, "expected a mapping with endpoints", "e.g. - endpoints: [leaf1:swp1, spine1:swp1]");
       return l;
@@ -548,11 +592,15 @@ class Loader {
         e.interface = s->substr(colon + 1);
       }
     }
-    if (auto m = ln["mtu"])
+    if (auto m = ln["mtu"]) {
       if (auto v = as_mtu(m, f + ".mtu")) {
         l.mtu = *v;
         l.mtu_explicit = true;
+        link_mtu_at_.back() = {mark_of(m), f + ".mtu"};
+      } else {
+        bad_mtu_.insert(link_mtu_at_.size() - 1);  // reported; skip checks of the fallback
       }
+    }
     if (auto a = ln["addresses"]) {
       if (!a.IsMap()) {
         error(a, f + ".addresses", "expected a mapping of node name to address(es)",
@@ -629,15 +677,19 @@ class Loader {
       if (!ok) continue;
       const Node* na = t.find_node(l.a.node);
       const Node* nb = t.find_node(l.b.node);
-      bool needs_v6 = na->kind == "frr" && nb->kind == "frr";
+      // Two FRR nodes peer with BGP unnumbered (the planner's "fabric" link); not a node
+      // looped to itself.
+      bool unnumbered = na->kind == "frr" && nb->kind == "frr" && na != nb;
+      bool needs_v6 = unnumbered;
       for (const auto& [node, ps] : l.addresses)
         for (const auto& p : ps) needs_v6 = needs_v6 || p.family == 6;
-      if (needs_v6 && l.mtu < kMinIpv6Mtu)
-        error(l.mark, f + ".mtu",
-              "MTU " + std::to_string(l.mtu) + " is below 1280 on a link that needs IPv6" +
-                  std::string(na->kind == "frr" && nb->kind == "frr"
-                                  ? " (BGP unnumbered peers over IPv6 link-local)"
-                                  : ""),
+      const Where& mtu_at = link_mtu_at_[i];
+      if (needs_v6 && l.mtu < kMinIpv6Mtu && !bad_mtu_.count(i))
+        error(mtu_at.mark, f + ".mtu",
+              "MTU " + std::to_string(l.mtu) +
+                  (mtu_at.field.empty() ? " (from defaults.mtu)" : "") +
+                  " is below 1280 on a link that needs IPv6" +
+                  std::string(unnumbered ? " (BGP unnumbered peers over IPv6 link-local)" : ""),
               "Linux removes IPv6 from an interface whose MTU is under 1280 (RFC 8200 §5)");
     }
 
@@ -645,19 +697,33 @@ class Loader {
     std::map<std::string, std::string> rid_owner, lo_owner;
     for (const auto& n : t.nodes) {
       if (n.kind != "frr") continue;
-      if (n.router_id) {
-        auto [it, fresh] = rid_owner.emplace(n.router_id->address(), n.name);
-        if (!fresh)
-          error(n.mark, "nodes." + n.name + ".router-id",
-                "router-id " + n.router_id->address() + " is also used by node " + it->second,
-                "BGP drops sessions between speakers with the same identifier (RFC 6286)");
-      }
-      for (const auto& l : n.loopbacks) {
+      std::set<std::string> dup_lo;
+      const auto& lo_at = loopback_at_[n.name];
+      for (size_t k = 0; k < n.loopbacks.size(); ++k) {
+        const auto& l = n.loopbacks[k];
         auto [it, fresh] = lo_owner.emplace(l.str(), n.name);
-        if (!fresh && it->second != n.name)
-          error(n.mark, "nodes." + n.name + ".loopback",
-                "loopback " + l.str() + " is also used by node " + it->second,
+        if (!fresh && it->second != n.name) {
+          dup_lo.insert(l.str());
+          Where at = k < lo_at.size() ? lo_at[k] : Where{n.mark, "nodes." + n.name + ".loopback"};
+          error(at.mark, at.field, "loopback " + l.str() + " is also used by node " + it->second,
                 "loopbacks must be unique in the fabric");
+        }
+      }
+      if (n.router_id) {
+        bool derived = router_id_derived_.count(n.name) > 0;
+        auto [it, fresh] = rid_owner.emplace(n.router_id->address(), n.name);
+        // A router-id taken from a duplicate loopback is the same mistake: report it once.
+        if (!fresh && !(derived && dup_lo.count(n.router_id->str()))) {
+          auto at = router_id_at_.find(n.name);
+          Mark m = at != router_id_at_.end() ? at->second.mark : n.mark;
+          error(m, "nodes." + n.name + ".router-id",
+                "router-id " + n.router_id->address() +
+                    (derived ? ", taken from loopback " + n.router_id->str() + "," : "") +
+                    " is also used by node " + it->second,
+                std::string("BGP drops sessions between speakers with the same identifier "
+                            "(RFC 6286)") +
+                    (derived ? "; set a unique `router-id:`" : ""));
+        }
       }
     }
 
@@ -667,8 +733,13 @@ class Loader {
       for (int fam : {4, 6}) {
         bool has_addr = false;
         std::optional<IpPrefix> gw;
-        for (const auto& g : n.gateways)
-          if (g.family == fam) gw = g;
+        Where gw_at{n.mark, "nodes." + n.name + ".gateway"};
+        const auto& given_at = gateway_at_[n.name];
+        for (size_t k = 0; k < n.gateways.size(); ++k)
+          if (n.gateways[k].family == fam) {
+            gw = n.gateways[k];
+            if (k < given_at.size()) gw_at = given_at[k];
+          }
         bool explicit_gw = gw.has_value();
         bool gw_on_link = false;
         for (const auto& l : t.links) {
@@ -692,7 +763,7 @@ class Loader {
           }
         }
         if (explicit_gw && !gw_on_link)
-          error(n.mark, "nodes." + n.name + ".gateway",
+          error(gw_at.mark, gw_at.field,
                 "gateway " + gw->address() + " is not on any subnet of the host's links", "");
         if (has_addr && !gw)
           error(n.mark, "nodes." + n.name + ".gateway",
@@ -710,6 +781,14 @@ class Loader {
 
   std::string file_, dir_;
   Diagnostics& d_;
+  // Places of values checked after parsing (duplicates, gateways, IPv6 MTU), so those
+  // diagnostics point at the value, not at the node or link that holds it.
+  std::map<std::string, std::vector<Where>> loopback_at_;  // node -> parallel to Node::loopbacks
+  std::map<std::string, Where> router_id_at_;  // node -> its router-id (or the loopback it is from)
+  std::set<std::string> router_id_derived_;    // nodes whose router-id comes from a loopback
+  std::map<std::string, std::vector<Where>> gateway_at_;  // node -> parallel to given gateways
+  std::vector<Where> link_mtu_at_;  // per link: its own mtu value, or {link, ""} when inherited
+  std::set<size_t> bad_mtu_;        // links whose own mtu was invalid (already reported)
   std::map<std::string, std::optional<ImageProfile>> images_;
 };
 

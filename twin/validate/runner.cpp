@@ -31,7 +31,14 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
     for (size_t i = 0; i < validators.size(); ++i) {
       if (done[i]) continue;
       auto ta = Clock::now();
-      latest[i] = validators[i]->run(ctx);
+      try {
+        latest[i] = validators[i]->run(ctx);
+      } catch (const std::exception& e) {
+        // Unexpected data shape from FRR or iproute2: the harness could not tell.
+        latest[i] = {make_result(validators[i]->name(), 0, "internal", Status::kError, "", "",
+                                 "a verdict", "exception", std::string("validator stopped: ") +
+                                                               e.what())};
+      }
       double took = ms_since(ta);
       ++attempts[i];
       double at = ms_since(t0);

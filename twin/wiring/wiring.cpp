@@ -109,12 +109,15 @@ Result<void> apply_sysctls(const std::string& netns,
 }
 
 Result<void> run_batch(proc::ProcessRunner& runner, const std::string& script,
-                       const std::string& netns, const std::string& what) {
+                       const std::string& netns, const std::string& what, bool cancellable) {
   if (script.empty()) return {};
   std::vector<std::string> argv = {"ip"};
   if (!netns.empty()) argv.insert(argv.end(), {"-n", netns});
+  // -force: keep going past a failed line (e.g. a namespace already gone) and report it.
+  if (!cancellable) argv.push_back("-force");
   argv.insert(argv.end(), {"-batch", "-"});
   proc::Command c{argv, script, std::chrono::milliseconds(60000)};
+  c.cancellable = cancellable;
   auto r = proc::run_checked(runner, c, what);
   if (!r) return r.error();
   return {};

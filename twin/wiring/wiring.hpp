@@ -33,8 +33,10 @@ std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::N
 Result<void> apply_sysctls(const std::string& netns,
                            const std::vector<std::pair<std::string, std::string>>& sysctls);
 
-// Runs `script` with `ip [-n netns] -batch -`.
+// Runs `script` with `ip [-n netns] -batch -`. Teardown passes cancellable=false so that an
+// interrupt cannot stop it half-way.
 Result<void> run_batch(proc::ProcessRunner& runner, const std::string& script,
-                       const std::string& netns, const std::string& what);
+                       const std::string& netns, const std::string& what,
+                       bool cancellable = true);
 
 }  // namespace twin::wiring

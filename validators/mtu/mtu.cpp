@@ -15,9 +15,9 @@ bool is_v6(const std::string& a) { return a.find(':') != std::string::npos; }
 std::string addr_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }
 
 const nlohmann::json* find_ifname(const Result<nlohmann::json>& r, const std::string& ifname) {
-  if (!r) return nullptr;
+  if (!r || !r->is_array()) return nullptr;
   for (const auto& l : *r)
-    if (l.value("ifname", "") == ifname) return &l;
+    if (l.is_object() && l.value("ifname", "") == ifname) return &l;
   return nullptr;
 }
 }  // namespace
@@ -29,7 +29,8 @@ std::vector<TestResult> evaluate_link_mtu(const plan::Plan& plan,
     std::string subject = l.a_node + ":" + l.a_interface + " <-> " + l.b_node + ":" + l.b_interface;
     auto ia = links.find(l.a_node);
     auto ib = links.find(l.b_node);
-    if (ia == links.end() || ib == links.end() || !ia->second || !ib->second) {
+    if (ia == links.end() || ib == links.end() || !ia->second || !ib->second ||
+        !ia->second->is_array() || !ib->second->is_array()) {
       out.push_back(make_result("mtu", 0, "link-mtu", Status::kError, l.a_node, subject,
                                 std::to_string(l.mtu), "no data",
                                 "cannot read interface MTUs of this link"));

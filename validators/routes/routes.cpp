@@ -25,8 +25,10 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
   for (const auto& n : plan.nodes) {
     if (n.kind != "frr") continue;
     auto it = fibs.find(n.name);
-    if (it == fibs.end() || !it->second) {
-      std::string why = it == fibs.end() ? "not probed" : it->second.error().message;
+    if (it == fibs.end() || !it->second || !it->second->is_array()) {
+      std::string why = it == fibs.end()   ? "not probed"
+                        : !it->second      ? it->second.error().message
+                                           : "`ip -j route` did not return a list";
       out.push_back(make_result("routes", 0, "fib-complete", Status::kError, n.name, "",
                                 "expected prefixes", "no data", "cannot read the FIB: " + why));
       continue;

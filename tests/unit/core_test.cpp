@@ -1,0 +1,159 @@
+// Unit tests for twin/core: IpPrefix (parse, str, network, contains) and the mapping of error
+// kinds to exit codes (DESIGN.md §3).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "twin/core/error.hpp"
+#include "twin/core/ip.hpp"
+
+namespace {
+
+using twin::IpPrefix;
+
+IpPrefix must_parse(const std::string& text, bool allow_bare = false) {
+  auto p = IpPrefix::parse(text, allow_bare);
+  if (!p) throw std::runtime_error("did not parse: " + text);
+  return *p;
+}
+
+TEST(IpPrefix, ParsesIpv4WithLength) {
+  auto p = must_parse("10.0.1.1/24");
+  EXPECT_EQ(p.family, 4);
+  EXPECT_EQ(p.length, 24);
+  EXPECT_EQ(p.bytes[0], 10);
+  EXPECT_EQ(p.bytes[1], 0);
+  EXPECT_EQ(p.bytes[2], 1);
+  EXPECT_EQ(p.bytes[3], 1);
+  EXPECT_EQ(p.bytes[4], 0);  // IPv4 uses the first 4 bytes only
+  EXPECT_EQ(p.address(), "10.0.1.1");
+  EXPECT_EQ(p.str(), "10.0.1.1/24");
+  EXPECT_FALSE(p.is_host());
+}
+
+TEST(IpPrefix, ParsesIpv6AndPrintsCanonicalText) {
+  auto p = must_parse("2001:0db8:0001:0000:0000:0000:0000:0010/64");
+  EXPECT_EQ(p.family, 6);
+  EXPECT_EQ(p.length, 64);
+  EXPECT_EQ(p.address(), "2001:db8:1::10");
+  EXPECT_EQ(p.str(), "2001:db8:1::10/64");
+  EXPECT_EQ(must_parse("FD00:255::101/128").str(), "fd00:255::101/128");
+}
+
+TEST(IpPrefix, BareAddressOnlyWhenAllowed) {
+  EXPECT_FALSE(IpPrefix::parse("10.255.0.1").has_value());
+  EXPECT_FALSE(IpPrefix::parse("fd00::1").has_value());
+  auto v4 = must_parse("10.255.0.1", true);
+  EXPECT_EQ(v4.str(), "10.255.0.1/32");
+  EXPECT_TRUE(v4.is_host());
+  auto v6 = must_parse("fd00::1", true);
+  EXPECT_EQ(v6.str(), "fd00::1/128");
+  EXPECT_TRUE(v6.is_host());
+}
+
+TEST(IpPrefix, BoundaryLengths) {
+  EXPECT_EQ(must_parse("0.0.0.0/0").str(), "0.0.0.0/0");
+  EXPECT_EQ(must_parse("10.0.0.1/32").length, 32);
+  EXPECT_EQ(must_parse("::/0").str(), "::/0");
+  EXPECT_EQ(must_parse("fd00::1/128").length, 128);
+}
+
+TEST(IpPrefix, RejectsInvalidInput) {
+  for (const char* bad : {
+           "",                               // nothing
+           "/24",                            // no address
+           "10.0.1.1/",                      // empty length
+           "10.0.1.1/33",                    // too long for IPv4
+           "10.0.1.1/-1",                    // negative
+           "10.0.1.1/+8",                    // sign
+           "10.0.1.1/24x",                   // trailing garbage
+           "10.0.1.1/24/8",                  // two slashes
+           "10.0.1.1/ 24",                   // space
+           "10.0.1/24",                      // three octets
+           "10.0.1.256/24",                  // octet out of range
+           " 10.0.1.1/24",                   // leading space
+           "fd00::1/129",                    // too long for IPv6
+           "fd00:::1/64",                    // bad IPv6
+           "leaf1/32",                       // a name
+           "10.0.1.1/99999999999999999999",  // overflow
+       }) {
+    EXPECT_FALSE(IpPrefix::parse(bad).has_value()) << bad;
+    EXPECT_FALSE(IpPrefix::parse(bad, true).has_value()) << bad;
+  }
+}
+
+TEST(IpPrefix, NetworkClearsHostBits) {
+  EXPECT_EQ(must_parse("10.0.1.10/24").network().str(), "10.0.1.0/24");
+  EXPECT_EQ(must_parse("10.0.1.10/23").network().str(), "10.0.0.0/23");
+  EXPECT_EQ(must_parse("10.0.1.10/0").network().str(), "0.0.0.0/0");
+  EXPECT_EQ(must_parse("10.0.1.10/32").network().str(), "10.0.1.10/32");
+  EXPECT_EQ(must_parse("192.168.255.255/17").network().str(), "192.168.128.0/17");
+  EXPECT_EQ(must_parse("2001:db8:1::10/64").network().str(), "2001:db8:1::/64");
+  EXPECT_EQ(must_parse("2001:db8:1:ffff::1/52").network().str(), "2001:db8:1:f000::/52");
+  EXPECT_EQ(must_parse("fd00:255::101/128").network().str(), "fd00:255::101/128");
+  EXPECT_EQ(must_parse("fd00::1/0").network().str(), "::/0");
+}
+
+TEST(IpPrefix, ContainsComparesUnderTheOuterLength) {
+  auto subnet = must_parse("10.0.1.1/24");
+  EXPECT_TRUE(subnet.contains(must_parse("10.0.1.10/24")));
+  EXPECT_TRUE(subnet.contains(must_parse("10.0.1.255", true)));
+  EXPECT_FALSE(subnet.contains(must_parse("10.0.2.1/24")));
+  EXPECT_FALSE(subnet.contains(must_parse("10.0.0.255", true)));
+  // other's address inside *this, whatever other's length
+  EXPECT_TRUE(subnet.contains(must_parse("10.0.1.0/16")));
+  EXPECT_FALSE(must_parse("10.0.1.0/24").contains(must_parse("10.0.0.0/8")));
+  EXPECT_TRUE(must_parse("0.0.0.0/0").contains(must_parse("192.0.2.1/32")));
+
+  auto v6 = must_parse("2001:db8:1::1/64");
+  EXPECT_TRUE(v6.contains(must_parse("2001:db8:1::10/64")));
+  EXPECT_TRUE(v6.contains(must_parse("2001:db8:1:0:ffff::1", true)));
+  EXPECT_FALSE(v6.contains(must_parse("2001:db8:2::10/64")));
+
+  // Families never contain each other, even ::/0 and 0.0.0.0/0.
+  EXPECT_FALSE(must_parse("::/0").contains(must_parse("10.0.0.1/32")));
+  EXPECT_FALSE(must_parse("0.0.0.0/0").contains(must_parse("::1/128")));
+}
+
+TEST(IpPrefix, EqualityComparesFamilyBytesAndLength) {
+  EXPECT_EQ(must_parse("10.0.1.1/24"), must_parse("10.0.1.1/24"));
+  EXPECT_NE(must_parse("10.0.1.1/24"), must_parse("10.0.1.1/25"));
+  EXPECT_NE(must_parse("10.0.1.1/24"), must_parse("10.0.1.2/24"));
+  EXPECT_EQ(must_parse("10.0.1.1", true), must_parse("10.0.1.1/32"));
+}
+
+TEST(Error, ExitCodePerKind) {
+  using twin::ErrorKind;
+  EXPECT_EQ(twin::exit_code(twin::Error{ErrorKind::kUsage, "x"}), 2);
+  EXPECT_EQ(twin::exit_code(twin::Error{ErrorKind::kInput, "x"}), 2);
+  EXPECT_EQ(twin::exit_code(twin::Error{ErrorKind::kEnvironment, "x"}), 3);
+  EXPECT_EQ(twin::exit_code(twin::Error{ErrorKind::kHarness, "x"}), 3);
+  EXPECT_EQ(twin::exit_code(twin::Error{ErrorKind::kInterrupted, "x"}), 130);
+  EXPECT_EQ(twin::exit_code(twin::usage_error("x")), 2);
+  EXPECT_EQ(twin::exit_code(twin::input_error("x")), 2);
+  EXPECT_EQ(twin::exit_code(twin::env_error("x")), 3);
+  EXPECT_EQ(twin::exit_code(twin::harness_error("x")), 3);
+}
+
+TEST(Error, ContextIsPrependedAndKindKept) {
+  auto e = twin::env_error("no such file").with_context("starting bgpd").with_context("node leaf1");
+  EXPECT_EQ(e.kind, twin::ErrorKind::kEnvironment);
+  EXPECT_EQ(e.message, "node leaf1: starting bgpd: no such file");
+}
+
+TEST(Error, ResultValueOnErrorThrowsWithTheMessage) {
+  twin::Result<int> r = twin::harness_error("ip exited 2");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "ip exited 2");
+  try {
+    (void)r.value();
+    FAIL() << "value() on an error did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "ip exited 2");
+  }
+  twin::Result<int> good = 7;
+  EXPECT_EQ(good.value(), 7);
+}
+
+}  // namespace

@@ -1,0 +1,828 @@
+// Unit tests for the validator families' pure evaluation (validators/*) over FRR 8.4.4 and
+// iproute2 JSON recorded from a real run of clos-2x4 (lab "rec", tests/data/frr84), the ping
+// probes they plan, the ping outcome mapping, and the retry window of run_validation.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "twin/plan/plan.hpp"
+#include "twin/topology/loader.hpp"
+#include "twin/validate/runner.hpp"
+#include "twin/validate/validator.hpp"
+#include "validators/bgp/bgp.hpp"
+#include "validators/mtu/mtu.hpp"
+#include "validators/reachability/reachability.hpp"
+#include "validators/routes/routes.hpp"
+
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using twin::Result;
+using twin::validate::PingOutcome;
+using twin::validate::PingProbe;
+using twin::validate::PingResult;
+using twin::validate::Status;
+using twin::validate::TestResult;
+using Data = std::map<std::string, Result<json>>;
+
+const std::string kRec = std::string(TWIN_TEST_DATA) + "/frr84/";
+
+json read_json(const std::string& name) {
+  std::ifstream f(kRec + name);
+  if (!f) throw std::runtime_error("cannot read " + kRec + name);
+  return json::parse(f);
+}
+
+Result<json> rec(const std::string& name) { return twin::ok(read_json(name)); }
+
+const twin::plan::Plan& plan() {
+  static const auto p = twin::plan::plan_from_json(read_json("plan-rec.json"));
+  return p;
+}
+
+std::string show(const TestResult& r) {
+  return r.validator + "/" + std::to_string(r.test) + " " + r.test_name + " [" +
+         twin::validate::to_string(r.status) + "] node=" + r.node + " peer=" + r.peer +
+         " expected=" + r.expected + " observed=" + r.observed + " msg=" + r.message;
+}
+
+std::string show(const std::vector<TestResult>& rs) {
+  std::string s;
+  for (const auto& r : rs) s += show(r) + "\n";
+  return s;
+}
+
+std::vector<TestResult> where(const std::vector<TestResult>& rs,
+                              const std::function<bool(const TestResult&)>& pred) {
+  std::vector<TestResult> out;
+  for (const auto& r : rs)
+    if (pred(r)) out.push_back(r);
+  return out;
+}
+
+const TestResult* find(const std::vector<TestResult>& rs, int test, const std::string& node,
+                       const std::string& peer) {
+  for (const auto& r : rs)
+    if (r.test == test && r.node == node && r.peer == peer) return &r;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------
+// bgp
+
+TEST(Bgp, RecordedNodesPassAndUnprobedNodesAreErrors) {
+  Data sums;
+  sums.emplace("leaf1", rec("leaf1-bgp-summary.json"));
+  sums.emplace("spine1", rec("spine1-bgp-summary.json"));
+  sums.emplace("leaf4", rec("leaf4-bgp-summary.json"));
+  auto rs = twin::validators::evaluate_bgp(plan(), sums);
+
+  const std::set<std::string> recorded = {"leaf1", "spine1", "leaf4"};
+  auto mine = where(rs, [&](const TestResult& r) { return recorded.count(r.node) > 0; });
+  auto others = where(rs, [&](const TestResult& r) { return recorded.count(r.node) == 0; });
+
+  // leaf1 2 + spine1 4 + leaf4 2 sessions: test 0 per session, test 1 per session and family,
+  // test 2 per node; every one passed.
+  EXPECT_EQ(mine.size(), 8u + 16u + 3u) << show(rs);
+  for (const auto& r : mine) {
+    EXPECT_EQ(r.status, Status::kPassed) << show(r);
+    EXPECT_EQ(r.validator, "bgp");
+  }
+  const auto* s = find(rs, 0, "leaf1", "swp1");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->test_name, "session-established");
+  EXPECT_EQ(s->expected, "Established with spine1");
+  EXPECT_EQ(s->observed, "Established");
+  EXPECT_EQ(s->message, "session with spine1 is Established");
+  const auto* pfx = find(rs, 1, "spine1", "swp2 ipv6");
+  ASSERT_NE(pfx, nullptr);
+  EXPECT_EQ(pfx->test_name, "prefixes-received");
+  EXPECT_EQ(pfx->observed, "1 prefixes");
+  EXPECT_EQ(pfx->expected, ">= 1 prefix");
+  const auto* rid = find(rs, 2, "leaf4", "");
+  ASSERT_NE(rid, nullptr);
+  EXPECT_EQ(rid->test_name, "router-id-unique");
+  EXPECT_EQ(rid->observed, "10.255.1.4");
+
+  // spine2 4 + leaf2 2 + leaf3 2 sessions, each an error: no data is never a pass.
+  EXPECT_EQ(others.size(), 8u) << show(others);
+  for (const auto& r : others) {
+    EXPECT_EQ(r.status, Status::kError) << show(r);
+    EXPECT_EQ(r.test, 0);
+    EXPECT_EQ(r.observed, "no data");
+    EXPECT_EQ(r.message, "cannot read BGP state: not probed");
+  }
+  EXPECT_NE(find(others, 0, "spine2", "swp4"), nullptr);
+  EXPECT_NE(find(others, 0, "leaf3", "swp2"), nullptr);
+}
+
+TEST(Bgp, ShutdownSessionFails) {
+  Data sums;
+  sums.emplace("leaf1", rec("leaf1-bgp-summary-swp1-shutdown.json"));
+  auto rs = twin::validators::evaluate_bgp(plan(), sums);
+  auto leaf1 = where(rs, [](const TestResult& r) { return r.node == "leaf1"; });
+  const auto* down = find(leaf1, 0, "leaf1", "swp1");
+  ASSERT_NE(down, nullptr) << show(rs);
+  EXPECT_EQ(down->status, Status::kFailed);
+  EXPECT_EQ(down->validator, "bgp");
+  EXPECT_EQ(down->test, 0);
+  EXPECT_EQ(down->expected, "Established with spine1");
+  EXPECT_THAT(down->observed, StartsWith("Idle (Admin)"));
+  EXPECT_EQ(down->message, "session on swp1 toward spine1 is Idle (Admin)");
+  // No prefix count for a session that is down; the other session is fine.
+  EXPECT_EQ(find(leaf1, 1, "leaf1", "swp1 ipv4"), nullptr);
+  EXPECT_EQ(find(leaf1, 0, "leaf1", "swp2")->status, Status::kPassed);
+  EXPECT_EQ(find(leaf1, 1, "leaf1", "swp2 ipv4")->observed, "5 prefixes");
+  EXPECT_EQ(find(leaf1, 2, "leaf1", "")->status, Status::kPassed);
+  auto failed = where(rs, [](const TestResult& r) { return r.status == Status::kFailed; });
+  EXPECT_EQ(failed.size(), 1u) << show(failed);
+}
+
+TEST(Bgp, EmptyObjectIsAnErrorNeverAPass) {
+  Data sums;
+  sums.emplace("leaf1", twin::ok(json::object()));
+  auto rs = twin::validators::evaluate_bgp(plan(), sums);
+  auto leaf1 = where(rs, [](const TestResult& r) { return r.node == "leaf1"; });
+  ASSERT_EQ(leaf1.size(), 2u) << show(rs);  // one per expected session
+  for (const auto& r : leaf1) {
+    EXPECT_EQ(r.status, Status::kError) << show(r);
+    EXPECT_EQ(r.message, "cannot read BGP state: bgpd returned {} (no `router bgp` instance)");
+  }
+  for (const auto& r : rs) EXPECT_NE(r.status, Status::kPassed) << show(r);
+}
+
+TEST(Bgp, ProbeErrorIsAnError) {
+  Data sums;
+  sums.emplace("leaf1", twin::harness_error("vtysh timed out after 10 s"));
+  auto rs = twin::validators::evaluate_bgp(plan(), sums);
+  const auto* r = find(rs, 0, "leaf1", "swp2");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, Status::kError);
+  EXPECT_EQ(r->message, "cannot read BGP state: vtysh timed out after 10 s");
+}
+
+TEST(Bgp, MissingNeighborFails) {
+  auto sum = read_json("leaf1-bgp-summary.json");
+  for (const char* af : {"ipv4Unicast", "ipv6Unicast"}) sum[af]["peers"].erase("swp2");
+  Data sums;
+  sums.emplace("leaf1", twin::ok(sum));
+  auto rs = twin::validators::evaluate_bgp(plan(), sums);
+  const auto* r = find(rs, 0, "leaf1", "swp2");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, Status::kFailed);
+  EXPECT_EQ(r->observed, "not configured");
+  EXPECT_EQ(r->message, "no BGP neighbor on swp2 toward spine2");
+}
+
+TEST(Bgp, DuplicateRouterIdFailsTest2) {
+  auto spine1 = read_json("spine1-bgp-summary.json");
+  for (const char* af : {"ipv4Unicast", "ipv6Unicast"}) spine1[af]["routerId"] = "10.255.1.1";
+  Data sums;
+  sums.emplace("leaf1", rec("leaf1-bgp-summary.json"));
+  sums.emplace("spine1", twin::ok(spine1));
+  sums.emplace("leaf4", rec("leaf4-bgp-summary.json"));
+  auto rs = twin::validators::evaluate_bgp(plan(), sums);
+  auto t2 = where(rs, [](const TestResult& r) { return r.test == 2; });
+  // spine1: differs from the topology, and shared; leaf1: shared; leaf4: unique.
+  ASSERT_EQ(t2.size(), 4u) << show(t2);
+  auto failed = where(t2, [](const TestResult& r) { return r.status == Status::kFailed; });
+  EXPECT_EQ(failed.size(), 3u) << show(t2);
+  const TestResult* differs = nullptr;
+  const TestResult* shared_spine = nullptr;
+  for (const auto& r : t2)
+    if (r.node == "spine1") (r.expected == "unique" ? shared_spine : differs) = &r;
+  ASSERT_NE(differs, nullptr);
+  EXPECT_EQ(differs->expected, "10.255.0.1");
+  EXPECT_EQ(differs->observed, "10.255.1.1");
+  EXPECT_EQ(differs->message, "router-id differs from the topology's");
+  ASSERT_NE(shared_spine, nullptr);
+  EXPECT_EQ(shared_spine->status, Status::kFailed);
+  EXPECT_EQ(shared_spine->observed, "10.255.1.1 (also leaf1)");
+  const auto* leaf1 = find(t2, 2, "leaf1", "");
+  ASSERT_NE(leaf1, nullptr);
+  EXPECT_EQ(leaf1->status, Status::kFailed);
+  EXPECT_EQ(leaf1->observed, "10.255.1.1 (also spine1)");
+  EXPECT_EQ(leaf1->message, "router-id 10.255.1.1 is shared with spine1");
+  EXPECT_EQ(find(t2, 2, "leaf4", "")->status, Status::kPassed);
+}
+
+// ---------------------------------------------------------------------------------------
+// routes
+
+Result<json> fib(const std::string& v4_file, const std::string& v6_file) {
+  json all = read_json(v4_file);
+  for (const auto& r : read_json(v6_file)) all.push_back(r);
+  return twin::ok(all);
+}
+
+TEST(Routes, Leaf1FibCompleteWithFullEcmp) {
+  Data fibs;
+  fibs.emplace("leaf1", fib("leaf1-ip-route.json", "leaf1-ip6-route.json"));
+  auto rs = twin::validators::evaluate_routes(plan(), fibs);
+  auto leaf1 = where(rs, [](const TestResult& r) { return r.node == "leaf1"; });
+  // 12 prefixes of other nodes (spines' and leaves' loopbacks, leaf4's host subnets), each
+  // with fib-complete and ecmp-width.
+  ASSERT_EQ(leaf1.size(), 24u) << show(rs);
+  for (const auto& r : leaf1) EXPECT_EQ(r.status, Status::kPassed) << show(r);
+  const auto* width = find(leaf1, 1, "leaf1", "10.255.1.4/32");
+  ASSERT_NE(width, nullptr);
+  EXPECT_EQ(width->test_name, "ecmp-width");
+  EXPECT_EQ(width->observed, "2 next hops");
+  EXPECT_EQ(width->expected, "2 next hops");
+  EXPECT_EQ(find(leaf1, 1, "leaf1", "10.255.0.1/32")->expected, "1 next hop");
+  EXPECT_EQ(find(leaf1, 1, "leaf1", "2001:db8:4::/64")->observed, "2 next hops");
+  EXPECT_EQ(find(leaf1, 0, "leaf1", "fd00:255::104/128")->test_name, "fib-complete");
+  // Its own prefixes are not expected from the fabric.
+  EXPECT_EQ(find(leaf1, 0, "leaf1", "10.0.1.0/24"), nullptr);
+
+  // The nodes not probed: one error each.
+  auto others = where(rs, [](const TestResult& r) { return r.node != "leaf1"; });
+  ASSERT_EQ(others.size(), 5u) << show(others);
+  for (const auto& r : others) {
+    EXPECT_EQ(r.status, Status::kError);
+    EXPECT_EQ(r.message, "cannot read the FIB: not probed");
+  }
+}
+
+TEST(Routes, Spine1FibComplete) {
+  Data fibs;
+  fibs.emplace("spine1", fib("spine1-ip-route.json", "spine1-ip6-route.json"));
+  auto rs = twin::validators::evaluate_routes(plan(), fibs);
+  auto spine1 = where(rs, [](const TestResult& r) { return r.node == "spine1"; });
+  // 4 leaves x 2 loopbacks + 4 host subnets; nothing from spine2 (same ASN).
+  ASSERT_EQ(spine1.size(), 24u) << show(rs);
+  for (const auto& r : spine1) EXPECT_EQ(r.status, Status::kPassed) << show(r);
+  EXPECT_EQ(find(spine1, 0, "spine1", "10.255.0.2/32"), nullptr);
+}
+
+TEST(Routes, LinkShutdownLosesEcmpAndASpineLoopback) {
+  Data fibs;
+  fibs.emplace("leaf1", fib("leaf1-ip-route-swp1-shutdown.json", "leaf1-ip6-route.json"));
+  auto rs = twin::validators::evaluate_routes(plan(), fibs);
+  const auto* width = find(rs, 1, "leaf1", "10.255.1.4/32");
+  ASSERT_NE(width, nullptr) << show(rs);
+  EXPECT_EQ(width->status, Status::kFailed);
+  EXPECT_EQ(width->observed, "1 next hop");
+  EXPECT_EQ(width->expected, "2 next hops");
+  EXPECT_EQ(width->message,
+            "lost redundancy: 10.255.1.4/32 of leaf4 over 1 next hop, the topology gives 2 next "
+            "hops");
+  // spine1's loopback is gone altogether.
+  const auto* lost = find(rs, 0, "leaf1", "10.255.0.1/32");
+  ASSERT_NE(lost, nullptr);
+  EXPECT_EQ(lost->status, Status::kFailed);
+  EXPECT_EQ(lost->observed, "missing");
+  EXPECT_EQ(lost->message, "loopback 10.255.0.1/32 of spine1 is not in the kernel FIB");
+  // IPv6 was recorded before the shutdown: still two next hops.
+  EXPECT_EQ(find(rs, 1, "leaf1", "fd00:255::104/128")->status, Status::kPassed);
+  // 10.0.4.0/24, 10.255.1.2, .3, .4: one next hop each.
+  auto failed = where(rs, [](const TestResult& r) { return r.status == Status::kFailed; });
+  EXPECT_EQ(failed.size(), 5u) << show(failed);
+}
+
+TEST(Routes, NexthopCount) {
+  using twin::validators::nexthop_count;
+  auto leaf1 = read_json("leaf1-ip-route.json");
+  EXPECT_EQ(nexthop_count(leaf1[0]), 1);  // connected: dev only
+  EXPECT_EQ(nexthop_count(leaf1[1]), 2);  // multipath
+  EXPECT_EQ(nexthop_count(leaf1[2]), 1);  // via (RFC 5549 IPv6 next hop)
+  EXPECT_EQ(nexthop_count(read_json("leaf1-ip6-route.json")[2]), 1);  // gateway
+  EXPECT_EQ(nexthop_count(json::parse(R"({"nexthops": []})")), 0);
+  EXPECT_EQ(nexthop_count(json::parse(R"({"dst": "10.9.0.0/16", "type": "blackhole"})")), 0);
+  EXPECT_EQ(nexthop_count(json::object()), 0);
+}
+
+TEST(Routes, NormalizeDst) {
+  using twin::validators::normalize_dst;
+  EXPECT_EQ(normalize_dst("10.255.1.4"), "10.255.1.4/32");
+  EXPECT_EQ(normalize_dst("fd00:255::104"), "fd00:255::104/128");
+  EXPECT_EQ(normalize_dst("10.0.1.0/24"), "10.0.1.0/24");
+  EXPECT_EQ(normalize_dst("2001:db8:1::/64"), "2001:db8:1::/64");
+  EXPECT_EQ(normalize_dst("default"), "default");
+}
+
+// ---------------------------------------------------------------------------------------
+// mtu
+
+// Every node's `ip -j link show`: recorded for leaf1, spine1 and leaf4; leaf2/leaf3 have the
+// same fabric ports as leaf4 and spine2 the same as spine1, so those recordings stand in;
+// the servers' eth0 is written here.
+Data all_links() {
+  Data d;
+  d.emplace("leaf1", rec("leaf1-ip-link.json"));
+  d.emplace("spine1", rec("spine1-ip-link.json"));
+  d.emplace("spine2", rec("spine1-ip-link.json"));
+  d.emplace("leaf2", rec("leaf4-ip-link.json"));
+  d.emplace("leaf3", rec("leaf4-ip-link.json"));
+  d.emplace("leaf4", rec("leaf4-ip-link.json"));
+  auto server = twin::ok(json::parse(R"([{"ifname": "lo", "mtu": 65536},
+                                         {"ifname": "eth0", "mtu": 1500}])"));
+  d.emplace("server1", server);
+  d.emplace("server2", server);
+  return d;
+}
+
+TEST(Mtu, RecordedLinkMtusPass) {
+  auto rs = twin::validators::evaluate_link_mtu(plan(), all_links());
+  ASSERT_EQ(rs.size(), 10u);
+  for (const auto& r : rs) {
+    EXPECT_EQ(r.status, Status::kPassed) << show(r);
+    EXPECT_EQ(r.test, 0);
+    EXPECT_EQ(r.test_name, "link-mtu");
+  }
+  EXPECT_EQ(rs[0].node, "leaf1");
+  EXPECT_EQ(rs[0].peer, "leaf1:swp1 <-> spine1:swp1");
+  EXPECT_EQ(rs[0].expected, "9216 on both ends");
+  EXPECT_EQ(rs[0].observed, "leaf1:swp1=9216 spine1:swp1=9216");
+  EXPECT_EQ(rs[8].observed, "leaf1:swp3=1500 server1:eth0=1500");
+}
+
+TEST(Mtu, OnlyRecordedNodes) {
+  Data d;
+  d.emplace("leaf1", rec("leaf1-ip-link.json"));
+  d.emplace("spine1", rec("spine1-ip-link.json"));
+  d.emplace("leaf4", rec("leaf4-ip-link.json"));
+  auto rs = twin::validators::evaluate_link_mtu(plan(), d);
+  ASSERT_EQ(rs.size(), 10u);
+  // Links with both ends recorded: leaf1-spine1 (0) and leaf4-spine1 (6).
+  for (size_t i = 0; i < rs.size(); ++i) {
+    Status want = (i == 0 || i == 6) ? Status::kPassed : Status::kError;
+    EXPECT_EQ(rs[i].status, want) << show(rs[i]);
+    if (want == Status::kError) {
+      EXPECT_EQ(rs[i].observed, "no data");
+    }
+  }
+}
+
+TEST(Mtu, MismatchNamesBothEnds) {
+  auto d = all_links();
+  auto leaf1 = read_json("leaf1-ip-link.json");
+  ASSERT_EQ(leaf1[1]["ifname"], "swp1");
+  leaf1[1]["mtu"] = 1500;
+  d.erase("leaf1");
+  d.emplace("leaf1", twin::ok(leaf1));
+  auto rs = twin::validators::evaluate_link_mtu(plan(), d);
+  EXPECT_EQ(rs[0].status, Status::kFailed);
+  EXPECT_EQ(rs[0].observed, "leaf1:swp1=1500 spine1:swp1=9216");
+  EXPECT_EQ(rs[0].message, "MTU mismatch: leaf1:swp1 1500 vs spine1:swp1 9216 (topology: 9216)");
+  for (size_t i = 1; i < rs.size(); ++i) EXPECT_EQ(rs[i].status, Status::kPassed) << show(rs[i]);
+}
+
+TEST(Mtu, BothEndsWrongAndInterfaceMissing) {
+  auto d = all_links();
+  auto leaf1 = read_json("leaf1-ip-link.json");
+  auto spine1 = read_json("spine1-ip-link.json");
+  leaf1[1]["mtu"] = 1500;
+  spine1[1]["mtu"] = 1500;
+  leaf1.erase(2);  // swp2 gone
+  d.erase("leaf1");
+  d.erase("spine1");
+  d.emplace("leaf1", twin::ok(leaf1));
+  d.emplace("spine1", twin::ok(spine1));
+  auto rs = twin::validators::evaluate_link_mtu(plan(), d);
+  EXPECT_EQ(rs[0].status, Status::kFailed);
+  EXPECT_EQ(rs[0].message, "both ends have MTU 1500, the topology says 9216");
+  EXPECT_EQ(rs[1].status, Status::kFailed);
+  EXPECT_EQ(rs[1].observed, "leaf1:swp2=missing spine2:swp1=9216");
+  EXPECT_EQ(rs[1].message, "interface missing on leaf1:swp2");
+}
+
+Data recorded_addrs() {
+  Data d;
+  d.emplace("leaf1", rec("leaf1-ip-addr.json"));
+  d.emplace("spine1", rec("spine1-ip-addr.json"));
+  d.emplace("leaf4", rec("leaf4-ip-addr.json"));
+  return d;
+}
+
+const PingProbe* find_probe(const std::vector<PingProbe>& ps, const std::string& node,
+                            const std::string& subject) {
+  for (const auto& p : ps)
+    if (p.node == node && p.subject == subject) return &p;
+  return nullptr;
+}
+
+TEST(Mtu, LinkDfProbesPingThePeersLinkLocalAtFullMtu) {
+  std::vector<TestResult> unprobed;
+  auto ps = twin::validators::link_df_probes(plan(), recorded_addrs(), &unprobed);
+  const auto* p = find_probe(ps, "leaf1", "swp1 -> spine1:swp1");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->test, 1);
+  EXPECT_EQ(p->test_name, "link-df");
+  EXPECT_EQ(p->expected, "reply with DF at 9216 bytes");
+  EXPECT_EQ(p->request.destination, "fe80::7f:ff:fe00:149");  // spine1 swp1, recorded
+  EXPECT_EQ(p->request.interface, "swp1");
+  EXPECT_EQ(p->request.payload_bytes, 9216 - 48);
+  EXPECT_TRUE(p->request.dont_fragment);
+  EXPECT_EQ(p->request.source, "");
+  EXPECT_EQ(p->request.count, 2);
+
+  const auto* back = find_probe(ps, "spine1", "swp1 -> leaf1:swp1");
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->request.destination, "fe80::7f:ff:fe02:149");
+  EXPECT_EQ(back->request.interface, "swp1");
+
+  // The server pings leaf1's access port (1500).
+  const auto* host = find_probe(ps, "server1", "eth0 -> leaf1:swp3");
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(host->request.destination, "fe80::7f:ff:fe02:349");
+  EXPECT_EQ(host->request.interface, "eth0");
+  EXPECT_EQ(host->request.payload_bytes, 1500 - 48);
+
+  // Pings toward nodes whose addresses were not read cannot be planned: errors, not passes.
+  // 20 directions; toward leaf1, spine1, leaf4 ports: 3 + 4 + 3 = 10 probes.
+  EXPECT_EQ(ps.size(), 10u);
+  EXPECT_EQ(unprobed.size(), 10u);
+  for (const auto& r : unprobed) {
+    EXPECT_EQ(r.status, Status::kError) << show(r);
+    EXPECT_EQ(r.message, "cannot read the peer's addresses");
+  }
+}
+
+TEST(Mtu, LinkDfFallsBackToIpv4BelowIpv6MinimumMtu) {
+  auto p = plan();
+  p.links[8].mtu = 1000;  // leaf1:swp3 <-> server1:eth0
+  auto ps = twin::validators::link_df_probes(p, recorded_addrs(), nullptr);
+  const auto* host = find_probe(ps, "server1", "eth0 -> leaf1:swp3");
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(host->request.destination, "10.0.1.1");
+  EXPECT_EQ(host->request.payload_bytes, 1000 - 28);
+  EXPECT_EQ(host->expected, "reply with DF at 1000 bytes");
+}
+
+TEST(Mtu, LinkDfPeerWithoutUsableAddressFails) {
+  auto addrs = recorded_addrs();
+  auto leaf1 = read_json("leaf1-ip-addr.json");
+  ASSERT_EQ(leaf1[1]["ifname"], "swp1");
+  leaf1[1]["addr_info"][0]["tentative"] = true;  // DAD not done: not usable
+  addrs.erase("leaf1");
+  addrs.emplace("leaf1", twin::ok(leaf1));
+  std::vector<TestResult> unprobed;
+  auto ps = twin::validators::link_df_probes(plan(), addrs, &unprobed);
+  EXPECT_EQ(find_probe(ps, "spine1", "swp1 -> leaf1:swp1"), nullptr);
+  const auto* r = find(unprobed, 1, "spine1", "swp1 -> leaf1:swp1");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, Status::kFailed);
+  EXPECT_EQ(r->observed, "no address on peer");
+  EXPECT_EQ(r->message, "leaf1:swp1 has no IPv6 link-local or IPv4 address to ping");
+}
+
+TEST(Mtu, PathMtuOnClos) {
+  using twin::validators::path_mtu;
+  EXPECT_EQ(path_mtu(plan(), "leaf1", "leaf2"), 9216);
+  EXPECT_EQ(path_mtu(plan(), "leaf1", "spine1"), 9216);
+  EXPECT_EQ(path_mtu(plan(), "spine1", "leaf4"), 9216);
+  // Hosts are not on the fabric.
+  EXPECT_EQ(path_mtu(plan(), "leaf1", "server1"), 0);
+
+  auto ps = twin::validators::path_mtu_probes(plan(), 0);
+  EXPECT_EQ(ps.size(), 28u);  // every FRR pair the fabric routes; not spine1<->spine2
+  for (const auto& p : ps) {
+    EXPECT_EQ(p.request.payload_bytes, 9188) << p.node << " " << p.subject;
+    EXPECT_TRUE(p.request.dont_fragment);
+    EXPECT_FALSE(p.subject.rfind("spine", 0) == 0 && p.node.rfind("spine", 0) == 0);
+  }
+  const auto* p = find_probe(ps, "leaf1", "leaf2 10.255.1.2");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->test, 2);
+  EXPECT_EQ(p->test_name, "path-mtu");
+  EXPECT_EQ(p->expected, "reply with DF at path MTU 9216");
+  EXPECT_EQ(p->request.destination, "10.255.1.2");
+  EXPECT_EQ(p->request.source, "10.255.1.1");
+  EXPECT_EQ(p->request.interface, "");
+  // Sampling keeps exactly max_pairs, deterministically.
+  auto sampled = twin::validators::path_mtu_probes(plan(), 7);
+  ASSERT_EQ(sampled.size(), 7u);
+  EXPECT_EQ(sampled[0].subject, ps[0].subject);
+  EXPECT_EQ(sampled[1].subject, ps[4].subject);  // every 4th of 28
+}
+
+TEST(Mtu, OneSmallLinkLowersThePathsThroughIt) {
+  std::ifstream f(std::string(TWIN_DATA_DIR) + "/topologies/clos-2x4.yaml");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  const std::string from = "  - endpoints: [leaf1:swp1, spine1:swp1]\n";
+  auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), "  - {endpoints: [leaf1:swp1, spine1:swp1], mtu: 1500}\n");
+  twin::Diagnostics d;
+  auto topo = twin::topology::load_topology_text(text, "clos.yaml",
+                                                 std::string(TWIN_DATA_DIR) + "/topologies", d);
+  ASSERT_TRUE(topo.has_value()) << d.format();
+  auto p = twin::plan::make_plan(*topo);
+
+  using twin::validators::path_mtu;
+  EXPECT_EQ(path_mtu(p, "leaf1", "spine1"), 1500);
+  EXPECT_EQ(path_mtu(p, "spine1", "leaf1"), 1500);
+  EXPECT_EQ(path_mtu(p, "leaf1", "leaf2"), 1500);  // one of the two ECMP paths
+  EXPECT_EQ(path_mtu(p, "leaf2", "leaf1"), 1500);
+  EXPECT_EQ(path_mtu(p, "leaf1", "spine2"), 9216);
+  EXPECT_EQ(path_mtu(p, "leaf2", "leaf3"), 9216);
+  EXPECT_EQ(path_mtu(p, "spine1", "leaf2"), 9216);
+
+  auto ps = twin::validators::path_mtu_probes(p, 0);
+  EXPECT_EQ(find_probe(ps, "leaf1", "leaf2 10.255.1.2")->request.payload_bytes, 1500 - 28);
+  EXPECT_EQ(find_probe(ps, "leaf1", "leaf2 10.255.1.2")->expected,
+            "reply with DF at path MTU 1500");
+  EXPECT_EQ(find_probe(ps, "leaf2", "leaf3 10.255.1.3")->request.payload_bytes, 9188);
+}
+
+// ---------------------------------------------------------------------------------------
+// reachability
+
+TEST(Reachability, ProbesOnClos) {
+  auto ps = twin::validators::reachability_probes(plan(), 0);
+  auto loop = std::count_if(ps.begin(), ps.end(), [](const PingProbe& p) { return p.test == 0; });
+  auto host = std::count_if(ps.begin(), ps.end(), [](const PingProbe& p) { return p.test == 1; });
+  // 28 routed FRR pairs x (IPv4 + IPv6 loopback); server1 <-> server2 x 2 families.
+  EXPECT_EQ(loop, 56);
+  EXPECT_EQ(host, 4);
+  EXPECT_EQ(ps.size(), 60u);
+  EXPECT_EQ(find_probe(ps, "spine1", "spine2 10.255.0.2"), nullptr);
+  EXPECT_EQ(find_probe(ps, "spine2", "spine1 fd00:255::1"), nullptr);
+
+  const auto* v4 = find_probe(ps, "spine1", "leaf1 10.255.1.1");
+  ASSERT_NE(v4, nullptr);
+  EXPECT_EQ(v4->test_name, "loopback-mesh");
+  EXPECT_EQ(v4->expected, "echo reply");
+  EXPECT_EQ(v4->request.destination, "10.255.1.1");
+  EXPECT_EQ(v4->request.source, "10.255.0.1");
+  EXPECT_FALSE(v4->request.dont_fragment);
+  const auto* v6 = find_probe(ps, "leaf1", "leaf4 fd00:255::104");
+  ASSERT_NE(v6, nullptr);
+  EXPECT_EQ(v6->request.source, "fd00:255::101");
+
+  const auto* h4 = find_probe(ps, "server1", "server2 10.0.4.10");
+  ASSERT_NE(h4, nullptr);
+  EXPECT_EQ(h4->test_name, "host-mesh");
+  EXPECT_EQ(h4->request.destination, "10.0.4.10");
+  EXPECT_EQ(h4->request.source, "");
+  EXPECT_NE(find_probe(ps, "server1", "server2 2001:db8:4::10"), nullptr);
+  EXPECT_NE(find_probe(ps, "server2", "server1 10.0.1.10"), nullptr);
+  EXPECT_NE(find_probe(ps, "server2", "server1 2001:db8:1::10"), nullptr);
+
+  // Sampling caps each family of probes separately.
+  auto sampled = twin::validators::reachability_probes(plan(), 10);
+  EXPECT_EQ(sampled.size(), 14u);
+}
+
+// ---------------------------------------------------------------------------------------
+// ping outcome mapping
+
+PingProbe df_probe() {
+  PingProbe p;
+  p.test = 2;
+  p.test_name = "path-mtu";
+  p.node = "leaf1";
+  p.subject = "leaf2 10.255.1.2";
+  p.expected = "reply with DF at path MTU 9216";
+  p.request.destination = "10.255.1.2";
+  p.request.source = "10.255.1.1";
+  p.request.dont_fragment = true;
+  p.request.payload_bytes = 9188;
+  return p;
+}
+
+PingResult outcome(PingOutcome o, const std::string& detail = "", int mtu = 0) {
+  PingResult r;
+  r.outcome = o;
+  r.detail = detail;
+  r.mtu = mtu;
+  if (o == PingOutcome::kReply) r.rtt_ms = 0.123;
+  return r;
+}
+
+TEST(PingResult, ReplyPasses) {
+  auto r = twin::validate::ping_result("mtu", df_probe(), outcome(PingOutcome::kReply));
+  EXPECT_EQ(r.status, Status::kPassed);
+  EXPECT_EQ(r.validator, "mtu");
+  EXPECT_EQ(r.test, 2);
+  EXPECT_EQ(r.test_name, "path-mtu");
+  EXPECT_EQ(r.node, "leaf1");
+  EXPECT_EQ(r.peer, "leaf2 10.255.1.2");
+  EXPECT_EQ(r.expected, "reply with DF at path MTU 9216");
+  EXPECT_EQ(r.observed, "reply in 0.12 ms");
+  EXPECT_EQ(r.message, "");
+}
+
+TEST(PingResult, NetworkProblemsFail) {
+  auto t = twin::validate::ping_result("mtu", df_probe(), outcome(PingOutcome::kTimeout));
+  EXPECT_EQ(t.status, Status::kFailed);
+  EXPECT_EQ(t.observed, "timeout");
+  EXPECT_EQ(t.message, "ping 10.255.1.2 from 10.255.1.1 with DF, 9188-byte payload: timeout");
+
+  auto n =
+      twin::validate::ping_result("mtu", df_probe(), outcome(PingOutcome::kNoRoute, "ENETUNREACH"));
+  EXPECT_EQ(n.status, Status::kFailed);
+  EXPECT_EQ(n.observed, "no-route");
+  EXPECT_EQ(n.message,
+            "ping 10.255.1.2 from 10.255.1.1 with DF, 9188-byte payload: no-route (ENETUNREACH)");
+
+  auto b = twin::validate::ping_result("mtu", df_probe(),
+                                       outcome(PingOutcome::kTooBig, "frag needed", 1500));
+  EXPECT_EQ(b.status, Status::kFailed);
+  EXPECT_EQ(b.observed, "too-big (path MTU 1500)");
+  EXPECT_THAT(b.message, HasSubstr(": too-big (path MTU 1500) (frag needed)"));
+  auto b0 = twin::validate::ping_result("mtu", df_probe(), outcome(PingOutcome::kTooBig));
+  EXPECT_EQ(b0.observed, "too-big");
+}
+
+TEST(PingResult, HarnessProblemIsAnError) {
+  auto e = twin::validate::ping_result(
+      "mtu", df_probe(), outcome(PingOutcome::kError, "socket: Operation not permitted"));
+  EXPECT_EQ(e.status, Status::kError);
+  EXPECT_EQ(e.observed, "error");
+  EXPECT_EQ(e.message,
+            "ping 10.255.1.2 from 10.255.1.1 with DF, 9188-byte payload: error (socket: Operation "
+            "not permitted)");
+}
+
+TEST(PingResult, LinkLocalWithInterface) {
+  PingProbe p;
+  p.node = "leaf1";
+  p.request.destination = "fe80::7f:ff:fe00:149";
+  p.request.interface = "swp1";
+  auto r = twin::validate::ping_result("mtu", p, outcome(PingOutcome::kTimeout));
+  EXPECT_EQ(r.message, "ping fe80::7f:ff:fe00:149%swp1, 56-byte payload: timeout");
+}
+
+// ---------------------------------------------------------------------------------------
+// run_ping_probes and run_validation with fakes
+
+// A LabProbe that answers pings from a table and must not be asked for anything else.
+class FakeProbe : public twin::validate::LabProbe {
+ public:
+  Result<json> frr_json(const twin::plan::Node&, const std::string&, const std::string&) override {
+    ++unexpected;
+    return twin::harness_error("not expected");
+  }
+  Result<json> ip_json(const twin::plan::Node&, const std::vector<std::string>&) override {
+    ++unexpected;
+    return twin::harness_error("not expected");
+  }
+  std::vector<PingResult> ping(const twin::plan::Node& node,
+                               const std::vector<twin::validate::PingRequest>& reqs) override {
+    std::lock_guard<std::mutex> lock(mu);
+    ++pings;
+    std::vector<PingResult> out;
+    if (node.name == "leaf2") return out;  // a prober that returns nothing
+    for (const auto& r : reqs)
+      out.push_back(
+          outcome(r.destination == "10.255.1.4" ? PingOutcome::kTimeout : PingOutcome::kReply));
+    return out;
+  }
+  std::mutex mu;
+  int pings = 0;
+  std::atomic<int> unexpected{0};
+};
+
+TEST(RunPingProbes, GroupsPerNodeAndKeepsProbeOrder) {
+  FakeProbe probe;
+  twin::validate::Context ctx{plan(), probe};
+  std::vector<PingProbe> ps;
+  for (const char* dst : {"10.255.1.2", "10.255.1.4", "10.255.1.3"}) {
+    PingProbe p;
+    p.node = "leaf1";
+    p.subject = dst;
+    p.request.destination = dst;
+    ps.push_back(p);
+  }
+  PingProbe ghost;
+  ghost.node = "leaf9";
+  ghost.request.destination = "10.255.1.1";
+  ps.push_back(ghost);
+  PingProbe silent;
+  silent.node = "leaf2";
+  silent.request.destination = "10.255.1.1";
+  ps.push_back(silent);
+
+  auto rs = twin::validate::run_ping_probes(ctx, "reachability", ps);
+  ASSERT_EQ(rs.size(), 5u);
+  EXPECT_EQ(rs[0].status, Status::kPassed);
+  EXPECT_EQ(rs[1].status, Status::kFailed);
+  EXPECT_EQ(rs[1].peer, "10.255.1.4");
+  EXPECT_EQ(rs[2].status, Status::kPassed);
+  EXPECT_EQ(rs[3].status, Status::kError);
+  EXPECT_THAT(rs[3].message, HasSubstr("(unknown node)"));
+  EXPECT_EQ(rs[4].status, Status::kError);
+  EXPECT_THAT(rs[4].message, HasSubstr("(no result from the prober)"));
+  EXPECT_EQ(probe.pings, 2);  // leaf1 once, leaf2 once; leaf9 is not in the plan
+  EXPECT_EQ(probe.unexpected, 0);
+}
+
+// A validator whose result for one subject follows a script, one status per attempt (the last
+// repeats).
+class ScriptedValidator : public twin::validate::Validator {
+ public:
+  ScriptedValidator(std::string name, std::vector<Status> script)
+      : name_(std::move(name)), script_(std::move(script)) {}
+  std::string name() const override { return name_; }
+  std::vector<TestResult> run(twin::validate::Context&) override {
+    Status s = script_[std::min(runs_, script_.size() - 1)];
+    ++runs_;
+    return {twin::validate::make_result(name_, 0, "scripted", s, "leaf1", "swp1", "x", "y", "")};
+  }
+  size_t runs() const { return runs_; }
+
+ private:
+  std::string name_;
+  std::vector<Status> script_;
+  size_t runs_ = 0;
+};
+
+TEST(RunValidation, FailingThenPassingEndsPassed) {
+  FakeProbe probe;
+  twin::validate::Context ctx{plan(), probe};
+  std::vector<std::unique_ptr<twin::validate::Validator>> vs;
+  vs.push_back(std::make_unique<ScriptedValidator>("steady", std::vector<Status>{Status::kPassed}));
+  vs.push_back(std::make_unique<ScriptedValidator>(
+      "flaky", std::vector<Status>{Status::kFailed, Status::kPassed}));
+  auto* steady = static_cast<ScriptedValidator*>(vs[0].get());
+  auto* flaky = static_cast<ScriptedValidator*>(vs[1].get());
+  twin::validate::RunOptions opts;
+  opts.converge_timeout = std::chrono::seconds(30);
+  opts.retry_interval = std::chrono::milliseconds(1);
+  std::vector<std::string> progress;
+  opts.progress = [&](const std::string& s) { progress.push_back(s); };
+
+  auto report = twin::validate::run_validation(ctx, vs, opts);
+  EXPECT_EQ(report.lab, "rec");
+  ASSERT_EQ(report.results.size(), 2u);
+  const auto& s = report.results[0];
+  EXPECT_EQ(s.validator, "steady");
+  EXPECT_EQ(s.status, Status::kPassed);
+  EXPECT_EQ(s.attempts, 1);
+  EXPECT_GE(s.time_to_pass_ms, 0);
+  const auto& f = report.results[1];
+  EXPECT_EQ(f.validator, "flaky");
+  EXPECT_EQ(f.status, Status::kPassed);
+  EXPECT_EQ(f.attempts, 2);
+  EXPECT_GE(f.time_to_pass_ms, 0);
+  EXPECT_GE(f.time_to_pass_ms, s.time_to_pass_ms);
+  EXPECT_EQ(steady->runs(), 1u);  // settled families are not re-run
+  EXPECT_EQ(flaky->runs(), 2u);
+  EXPECT_EQ(progress, (std::vector<std::string>{"steady: passed (attempt 1)",
+                                                "flaky: 1 not passing yet (attempt 1)",
+                                                "flaky: passed (attempt 2)"}));
+  EXPECT_EQ(report.exit_code(), 0);
+  EXPECT_EQ(probe.unexpected, 0);
+  EXPECT_EQ(probe.pings, 0);
+}
+
+TEST(RunValidation, AlwaysFailingEndsFailedWhenTheWindowCloses) {
+  FakeProbe probe;
+  twin::validate::Context ctx{plan(), probe};
+  std::vector<std::unique_ptr<twin::validate::Validator>> vs;
+  vs.push_back(std::make_unique<ScriptedValidator>("broken", std::vector<Status>{Status::kFailed}));
+  vs.push_back(std::make_unique<ScriptedValidator>("blind", std::vector<Status>{Status::kError}));
+  twin::validate::RunOptions opts;
+  opts.converge_timeout = std::chrono::milliseconds(0);
+  opts.retry_interval = std::chrono::milliseconds(1);
+  auto report = twin::validate::run_validation(ctx, vs, opts);
+  ASSERT_EQ(report.results.size(), 2u);
+  EXPECT_EQ(report.results[0].status, Status::kFailed);
+  EXPECT_EQ(report.results[0].attempts, 1);
+  EXPECT_EQ(report.results[0].time_to_pass_ms, -1);
+  EXPECT_EQ(report.results[1].status, Status::kError);
+  EXPECT_EQ(report.results[1].time_to_pass_ms, -1);
+  EXPECT_GE(report.duration_ms, 0);
+  EXPECT_EQ(report.exit_code(), 1);  // failed wins over error
+  EXPECT_EQ(probe.unexpected, 0);
+}
+
+TEST(ValidationReport, ExitCodeRules) {
+  auto with = [](std::vector<Status> ss) {
+    twin::validate::Report r;
+    for (auto s : ss)
+      r.results.push_back(twin::validate::make_result("v", 0, "t", s, "", "", "", "", ""));
+    return r;
+  };
+  EXPECT_EQ(with({}).exit_code(), 0);
+  EXPECT_EQ(with({Status::kPassed, Status::kSkipped}).exit_code(), 0);
+  EXPECT_EQ(with({Status::kPassed, Status::kError}).exit_code(), 3);
+  EXPECT_EQ(with({Status::kError, Status::kFailed, Status::kPassed}).exit_code(), 1);
+  EXPECT_EQ(with({Status::kFailed}).exit_code(), 1);
+  auto r = with({Status::kPassed, Status::kFailed, Status::kFailed, Status::kSkipped});
+  EXPECT_EQ(r.count(Status::kFailed), 2);
+  EXPECT_EQ(r.count(Status::kPassed), 1);
+  EXPECT_EQ(r.count(Status::kError), 0);
+  EXPECT_STREQ(twin::validate::to_string(Status::kSkipped), "skipped");
+}
+
+}  // namespace

@@ -1,0 +1,152 @@
+// Unit tests for the wiring script builders (twin/wiring/wiring.hpp): the exact `ip -batch`
+// lines for two-node and for a host of clos-2x4, and the sysctls pinned per namespace kind.
+#include "twin/wiring/wiring.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "twin/plan/plan.hpp"
+#include "twin/topology/loader.hpp"
+
+namespace {
+
+using Sysctls = std::vector<std::pair<std::string, std::string>>;
+
+twin::plan::Plan plan_of(const std::string& topology, const std::string& name = "") {
+  twin::Diagnostics d;
+  auto t = twin::topology::load_topology(std::string(TWIN_DATA_DIR) + "/topologies/" + topology, d);
+  if (!t) throw std::runtime_error(d.format());
+  return twin::plan::make_plan(*t, name);
+}
+
+TEST(Wiring, TwoNodeNetnsScripts) {
+  auto p = plan_of("two-node.yaml");
+  EXPECT_EQ(twin::wiring::netns_add_script(p),
+            "netns add tw-two-node-r1\n"
+            "netns add tw-two-node-r2\n");
+  EXPECT_EQ(twin::wiring::netns_del_script({"tw-two-node-r1", "tw-two-node-r2"}),
+            "netns del tw-two-node-r1\n"
+            "netns del tw-two-node-r2\n");
+  EXPECT_EQ(twin::wiring::netns_del_script({}), "");
+}
+
+TEST(Wiring, TwoNodeVethScript) {
+  auto p = plan_of("two-node.yaml");
+  const std::string mac_r1 = p.nodes[0].interfaces[0].mac;
+  const std::string mac_r2 = p.nodes[1].interfaces[0].mac;
+  EXPECT_EQ(mac_r1, "02:b1:00:00:01:c8");
+  EXPECT_EQ(mac_r2, "02:b1:00:01:01:c8");
+  EXPECT_EQ(twin::wiring::veth_script(p),
+            "link add eth1 netns tw-two-node-r1 mtu 9216 address 02:b1:00:00:01:c8 type veth "
+            "peer name eth1 netns tw-two-node-r2 mtu 9216 address 02:b1:00:01:01:c8\n");
+}
+
+TEST(Wiring, TwoNodeNodeScriptsOnlyBringLinksUp) {
+  // FRR nodes get their addresses from zebra (frr.conf), not from the wiring.
+  auto p = plan_of("two-node.yaml");
+  EXPECT_EQ(twin::wiring::node_script(p.nodes[0]),
+            "link set dev lo up\n"
+            "link set dev eth1 up\n");
+  EXPECT_EQ(twin::wiring::node_script(p.nodes[1]),
+            "link set dev lo up\n"
+            "link set dev eth1 up\n");
+}
+
+TEST(Wiring, ClosVethScriptUsesEachLinksMtuAndPlanMacs) {
+  auto p = plan_of("clos-2x4.yaml", "rec");
+  std::string s = twin::wiring::veth_script(p);
+  // One line per link, in topology order.
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 10);
+  EXPECT_EQ(s.substr(0, s.find('\n') + 1),
+            "link add swp1 netns tw-rec-leaf1 mtu 9216 address 02:7f:00:02:01:49 type veth peer "
+            "name swp1 netns tw-rec-spine1 mtu 9216 address 02:7f:00:00:01:49\n");
+  EXPECT_NE(s.find("link add swp3 netns tw-rec-leaf1 mtu 1500 address 02:7f:00:02:03:49 type veth "
+                   "peer name eth0 netns tw-rec-server1 mtu 1500 address 02:7f:00:06:01:49\n"),
+            std::string::npos)
+      << s;
+}
+
+TEST(Wiring, HostNodeScriptAddsAddressesAndDefaultRoutes) {
+  auto p = plan_of("clos-2x4.yaml");
+  EXPECT_EQ(twin::wiring::node_script(*p.find("server1")),
+            "link set dev lo up\n"
+            "link set dev eth0 up\n"
+            "address add 10.0.1.10/24 dev eth0\n"
+            "address add 2001:db8:1::10/64 dev eth0 nodad\n"
+            "route add 0.0.0.0/0 via 10.0.1.1\n"
+            "route add ::/0 via 2001:db8:1::1\n");
+  // The leaf next to it: links up only, although swp3 has addresses (zebra sets them).
+  EXPECT_EQ(twin::wiring::node_script(*p.find("leaf1")),
+            "link set dev lo up\n"
+            "link set dev swp1 up\n"
+            "link set dev swp2 up\n"
+            "link set dev swp3 up\n");
+}
+
+TEST(Wiring, HostRouteToAPrefix) {
+  twin::plan::Node h;
+  h.name = "h";
+  h.kind = "host";
+  h.routes = {{"192.0.2.0/24", "10.0.0.1"}, {"default", "fe80::1"}};
+  EXPECT_EQ(twin::wiring::node_script(h),
+            "link set dev lo up\n"
+            "route add 192.0.2.0/24 via 10.0.0.1\n"
+            "route add ::/0 via fe80::1\n");
+}
+
+TEST(Wiring, SysctlsForFrr) {
+  auto p = plan_of("clos-2x4.yaml");
+  EXPECT_EQ(twin::wiring::namespace_sysctls(*p.find("leaf1")),
+            (Sysctls{
+                {"net/ipv6/conf/all/disable_ipv6", "0"},
+                {"net/ipv6/conf/default/disable_ipv6", "0"},
+                {"net/ipv6/conf/all/accept_dad", "0"},
+                {"net/ipv6/conf/default/accept_dad", "0"},
+                {"net/ipv6/conf/default/dad_transmits", "0"},
+                {"net/ipv4/ip_forward", "1"},
+                {"net/ipv6/conf/all/forwarding", "1"},
+                {"net/ipv4/conf/all/rp_filter", "0"},
+                {"net/ipv4/conf/default/rp_filter", "0"},
+                {"net/ipv6/conf/default/keep_addr_on_down", "1"},
+                {"net/ipv6/conf/default/accept_ra", "0"},
+            }));
+}
+
+TEST(Wiring, SysctlsForHost) {
+  auto p = plan_of("clos-2x4.yaml");
+  EXPECT_EQ(twin::wiring::namespace_sysctls(*p.find("server1")),
+            (Sysctls{
+                {"net/ipv6/conf/all/disable_ipv6", "0"},
+                {"net/ipv6/conf/default/disable_ipv6", "0"},
+                {"net/ipv6/conf/all/accept_dad", "0"},
+                {"net/ipv6/conf/default/accept_dad", "0"},
+                {"net/ipv6/conf/default/dad_transmits", "0"},
+                {"net/ipv4/ip_forward", "0"},
+                {"net/ipv6/conf/all/forwarding", "0"},
+                {"net/ipv4/conf/all/rp_filter", "0"},
+                {"net/ipv4/conf/default/rp_filter", "0"},
+                {"net/ipv6/conf/default/keep_addr_on_down", "1"},
+                {"net/ipv6/conf/default/accept_ra", "1"},
+            }));
+}
+
+TEST(Wiring, SysctlsTakeRpFilterFromTheImage) {
+  twin::plan::Node n;
+  n.kind = "frr";
+  n.rp_filter = 2;
+  auto s = twin::wiring::namespace_sysctls(n);
+  auto value = [&](const std::string& key) {
+    for (const auto& [k, v] : s)
+      if (k == key) return v;
+    return std::string("absent");
+  };
+  EXPECT_EQ(value("net/ipv4/conf/all/rp_filter"), "2");
+  EXPECT_EQ(value("net/ipv4/conf/default/rp_filter"), "2");
+}
+
+}  // namespace
