@@ -288,12 +288,12 @@ TEST(ReportVerdict, AllPassedOrSkippedPasses) {
   EXPECT_EQ(j.at("exit_code"), 0);
 }
 
-TEST(ReportVerdict, EmptyReportPasses) {
+TEST(ReportVerdict, EmptyReportIsAnErrorNotAPass) {
   const Report rep = with_statuses({});
-  EXPECT_STREQ(twin::report::verdict(rep), "pass");
+  EXPECT_EQ(rep.exit_code(), 3);
+  EXPECT_STREQ(twin::report::verdict(rep), "error");
   EXPECT_EQ(twin::report::render_text(rep, false),
-            "twin validation report — lab dc1 (0.0 s)\nVERDICT: PASS (0 tests, 0 passed, "
-            "0 skipped)\n");
+            "twin validation report — lab dc1 (0.0 s)\nVERDICT: ERROR — no test ran\n");
   const auto doc = parse_xml(twin::report::render_junit(rep));
   EXPECT_EQ(doc->attrs.at("tests"), "0");
   EXPECT_TRUE(doc->children.empty());

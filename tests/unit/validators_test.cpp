@@ -813,7 +813,7 @@ TEST(ValidationReport, ExitCodeRules) {
       r.results.push_back(twin::validate::make_result("v", 0, "t", s, "", "", "", "", ""));
     return r;
   };
-  EXPECT_EQ(with({}).exit_code(), 0);
+  EXPECT_EQ(with({}).exit_code(), 3);  // nothing checked approves nothing
   EXPECT_EQ(with({Status::kPassed, Status::kSkipped}).exit_code(), 0);
   EXPECT_EQ(with({Status::kPassed, Status::kError}).exit_code(), 3);
   EXPECT_EQ(with({Status::kError, Status::kFailed, Status::kPassed}).exit_code(), 1);

@@ -2,12 +2,20 @@
 
 #include <algorithm>
 #include <sstream>
+#include <tuple>
 
 namespace twin {
 
 std::string Diagnostics::format() const {
+  // By place in the file, as an editor lists them; problems without a place come first.
+  std::vector<const Diagnostic*> sorted;
+  for (const auto& d : items_) sorted.push_back(&d);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic* a, const Diagnostic* b) {
+    return std::tie(a->file, a->line, a->column) < std::tie(b->file, b->line, b->column);
+  });
   std::ostringstream out;
-  for (const auto& d : items_) {
+  for (const Diagnostic* p : sorted) {
+    const Diagnostic& d = *p;
     out << d.file;
     if (d.line > 0) out << ':' << d.line << ':' << d.column;
     out << ": error: ";

@@ -20,7 +20,8 @@ class Diagnostics {
   void add(Diagnostic d) { items_.push_back(std::move(d)); }
   [[nodiscard]] bool empty() const { return items_.empty(); }
   [[nodiscard]] const std::vector<Diagnostic>& items() const { return items_; }
-  // "file:line:col: error: field: message (hint: ...)" one per line, in input order.
+  // "file:line:col: error: field: message (hint: ...)" one per line, sorted by file, line and
+  // column (stable: problems at one place keep the order they were found in).
   [[nodiscard]] std::string format() const;
 
  private:

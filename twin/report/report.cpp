@@ -331,6 +331,7 @@ std::string verdict_line(const Report& report) {
       return line + "\n";
     }
     default:
+      if (report.results.empty()) return "VERDICT: ERROR — no test ran\n";
       return "VERDICT: ERROR — harness could not tell: " + plural(errors, "error", "errors") + "\n";
   }
 }

@@ -45,7 +45,7 @@ struct Report {
   // Counts per status.
   [[nodiscard]] int count(Status s) const;
   // The verdict's exit code: 0 all passed or skipped, 1 any failed (failed wins over error),
-  // 3 errors but no failure.
+  // 3 errors but no failure, or no result at all (nothing checked approves nothing).
   [[nodiscard]] int exit_code() const;
 };
 
