@@ -26,15 +26,14 @@ int sys_fail(const std::string& what) {
 }  // namespace
 
 int run_exec(const ExecOptions& o) {
-  auto lab = engine::resolve_lab(o.lab);
-  if (!lab) return fail(lab.error().message, exit_code(lab.error()));
-  auto st = engine::load_state(*lab);
+  auto st = engine::load_lab(o.lab);
   if (!st) return fail(st.error().message, exit_code(st.error()));
+  const std::string& lab = st->lab;
   const plan::Node* node = st->plan.find(o.node);
   if (!node) {
     std::string names;
     for (const auto& n : st->plan.nodes) names += (names.empty() ? "" : ", ") + n.name;
-    return fail("lab " + *lab + " has no node '" + o.node + "'; nodes: " + names, 2);
+    return fail("lab " + lab + " has no node '" + o.node + "'; nodes: " + names, 2);
   }
   std::string ns_path = "/run/netns/" + node->netns;
   int ns_fd = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -57,14 +56,14 @@ int run_exec(const ExecOptions& o) {
   // /sys lists the interfaces of the netns that mounted it (as `ip netns exec` does).
   if (::umount2("/sys", MNT_DETACH) == 0) ::mount(node->name.c_str(), "/sys", "sysfs", 0, nullptr);
   ::sethostname(node->name.c_str(), node->name.size());
-  ::setenv("TWIN_LAB", lab->c_str(), 1);
+  ::setenv("TWIN_LAB", lab.c_str(), 1);
   ::setenv("TWIN_NODE", node->name.c_str(), 1);
 
   std::vector<std::string> cmd = o.command;
   if (cmd.empty()) {
     const char* sh = std::getenv("SHELL");
     cmd = {sh && *sh ? sh : "/bin/bash"};
-    std::cerr << "twin: shell in " << *lab << "/" << node->name << " (netns " << node->netns
+    std::cerr << "twin: shell in " << lab << "/" << node->name << " (netns " << node->netns
               << "); `exit` to leave\n";
   }
   std::vector<char*> argv;

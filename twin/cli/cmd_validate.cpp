@@ -84,9 +84,7 @@ void write_artifacts(const std::string& dir, const engine::State& st,
 }  // namespace
 
 int run_validate(const ValidateOptions& o) {
-  auto lab = engine::resolve_lab(o.lab);
-  if (!lab) return fail(lab.error().message, exit_code(lab.error()));
-  auto st = engine::load_state(*lab);
+  auto st = engine::load_lab(o.lab);
   if (!st) return fail(st.error().message, exit_code(st.error()));
   std::vector<std::string> unknown;
   auto validators = validators::make_validators(split_csv(o.only), &unknown);

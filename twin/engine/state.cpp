@@ -131,6 +131,12 @@ Result<std::string> resolve_lab(const std::string& requested) {
   return usage_error("several labs are running (" + list + "); choose one with --lab NAME");
 }
 
+Result<State> load_lab(const std::string& requested) {
+  auto lab = resolve_lab(requested);
+  if (!lab) return lab.error();
+  return load_state(*lab);
+}
+
 uint64_t process_start_time(int pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
   std::string content;

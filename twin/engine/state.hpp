@@ -69,6 +69,9 @@ std::vector<std::string> list_labs();
 // --lab resolution: the given lab, or the only running lab; kUsage listing labs otherwise.
 Result<std::string> resolve_lab(const std::string& requested);
 
+// resolve_lab + load_state: the state of the requested (or only running) lab.
+Result<State> load_lab(const std::string& requested);
+
 // /proc/<pid>/stat start time (clock ticks since boot), or 0 if the process does not exist.
 uint64_t process_start_time(int pid);
 // True if pid exists with that start time and is not a zombie.

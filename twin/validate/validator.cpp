@@ -80,6 +80,33 @@ std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validat
   return out;
 }
 
+std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
+    const plan::Plan& plan) {
+  auto paths = plan::expected_paths(plan);
+  std::vector<std::pair<const plan::Node*, const plan::Node*>> out;
+  for (const auto& src : plan.nodes) {
+    if (src.kind != "frr") continue;
+    for (const auto& dst : plan.nodes) {
+      if (dst.kind != "frr" || dst.name == src.name) continue;
+      auto pe = paths.find({src.name, dst.name});
+      if (pe != paths.end() && pe->second.ecmp > 0) out.emplace_back(&src, &dst);
+    }
+  }
+  return out;
+}
+
+bool is_ipv6(const std::string& a) { return a.find(':') != std::string::npos; }
+
+std::string address_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }
+
+std::vector<PingProbe> sample_evenly(std::vector<PingProbe> probes, int max) {
+  if (max <= 0 || static_cast<int>(probes.size()) <= max) return probes;
+  std::vector<PingProbe> out;
+  double step = static_cast<double>(probes.size()) / max;
+  for (int i = 0; i < max; ++i) out.push_back(std::move(probes[static_cast<size_t>(i * step)]));
+  return out;
+}
+
 void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn) {
   std::atomic<size_t> next{0};
   auto worker = [&] {

@@ -76,6 +76,19 @@ std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validat
 TestResult ping_result(const std::string& validator, const PingProbe& probe,
                        const PingResult& result);
 
+// Ordered pairs of distinct FRR nodes the fabric should route between
+// (plan::expected_paths gives them ECMP > 0), in plan order.
+std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
+    const plan::Plan& plan);
+
+// "fd00::1/128" or "fd00::1" -> true; IPv4 -> false.
+bool is_ipv6(const std::string& address_or_prefix);
+// "10.0.0.1/32" -> "10.0.0.1".
+std::string address_of(const std::string& prefix);
+
+// At most `max` probes, evenly spaced and deterministic; all of them when max <= 0.
+std::vector<PingProbe> sample_evenly(std::vector<PingProbe> probes, int max);
+
 // Runs fn(i) for i in [0, n) on up to `parallel` threads.
 void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn);
 

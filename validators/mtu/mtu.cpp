@@ -11,8 +11,8 @@ using validate::Status;
 using validate::TestResult;
 
 namespace {
-bool is_v6(const std::string& a) { return a.find(':') != std::string::npos; }
-std::string addr_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }
+using validate::address_of;
+using validate::is_ipv6;
 
 const nlohmann::json* find_ifname(const Result<nlohmann::json>& r, const std::string& ifname) {
   if (!r || !r->is_array()) return nullptr;
@@ -158,14 +158,11 @@ int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& 
 }
 
 std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
-  auto paths = plan::expected_paths(plan);
   std::vector<PingProbe> all;
-  for (const auto& src : plan.nodes) {
-    if (src.kind != "frr") continue;
-    for (const auto& dst : plan.nodes) {
-      if (dst.kind != "frr" || dst.name == src.name) continue;
-      auto pe = paths.find({src.name, dst.name});
-      if (pe == paths.end() || pe->second.ecmp == 0) continue;
+  for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan)) {
+    const auto& src = *srcp;
+    const auto& dst = *dstp;
+    {
       int pmtu = path_mtu(plan, src.name, dst.name);
       if (pmtu <= 0) continue;
       // One family is enough to measure the path; prefer IPv4.
@@ -173,9 +170,9 @@ std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
       for (bool v6 : {false, true}) {
         for (const auto& dl : dst.loopbacks)
           for (const auto& sl : src.loopbacks)
-            if (d.empty() && is_v6(dl) == v6 && is_v6(sl) == v6) {
-              d = addr_of(dl);
-              s = addr_of(sl);
+            if (d.empty() && is_ipv6(dl) == v6 && is_ipv6(sl) == v6) {
+              d = address_of(dl);
+              s = address_of(sl);
             }
       }
       if (d.empty()) continue;
@@ -188,19 +185,13 @@ std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
       p.request.destination = d;
       p.request.source = s;
       p.request.dont_fragment = true;
-      p.request.payload_bytes = pmtu - (is_v6(d) ? 48 : 28);
+      p.request.payload_bytes = pmtu - (is_ipv6(d) ? 48 : 28);
       p.request.count = 2;
       p.request.timeout = std::chrono::milliseconds(1500);
       all.push_back(std::move(p));
     }
   }
-  if (max_pairs > 0 && static_cast<int>(all.size()) > max_pairs) {
-    std::vector<PingProbe> s;
-    double step = static_cast<double>(all.size()) / max_pairs;
-    for (int i = 0; i < max_pairs; ++i) s.push_back(all[static_cast<size_t>(i * step)]);
-    return s;
-  }
-  return all;
+  return validate::sample_evenly(std::move(all), max_pairs);
 }
 
 std::vector<TestResult> MtuValidator::run(validate::Context& ctx) {
