@@ -122,7 +122,7 @@ TEST(LoaderValid, Clos2x4) {
   ASSERT_TRUE(spine1->router_id.has_value());  // derived from the IPv4 loopback
   EXPECT_EQ(spine1->router_id->str(), "10.255.0.1/32");
   EXPECT_EQ(spine1->config, "");
-  EXPECT_EQ(spine1->mark.line, 13);
+  EXPECT_EQ(spine1->mark.line, 14);
   EXPECT_EQ(spine1->mark.column, 3);
   // The image profile, resolved from the repository's images/.
   EXPECT_EQ(spine1->profile.name, "frr-8.4");
@@ -168,9 +168,9 @@ TEST(LoaderValid, Clos2x4) {
   EXPECT_EQ(l0.a.interface, "swp1");
   EXPECT_EQ(l0.b.node, "spine1");
   EXPECT_EQ(l0.b.interface, "swp1");
-  EXPECT_EQ(l0.mark.line, 23);
+  EXPECT_EQ(l0.mark.line, 24);
   EXPECT_EQ(l0.mark.column, 5);
-  EXPECT_EQ(l0.a.mark.line, 23);
+  EXPECT_EQ(l0.a.mark.line, 24);
   EXPECT_EQ(l0.a.mark.column, 17);
   EXPECT_EQ(l0.b.mark.column, 29);
 
