@@ -8,9 +8,14 @@ bash tools/install-deps.sh
 bash tools/build.sh
 lab=${TWIN_LAB:-clos-2x4}
 twin=build/twin
+# Tear down only a lab this script brought up: never one that was running before.
+"$twin" up topologies/clos-2x4.yaml --name "$lab" || {
+  rc=$?
+  [ "$rc" = 1 ] && "$twin" down --lab "$lab"  # up but not converged: the lab was kept
+  exit "$rc"
+}
 cleanup() { "$twin" down --lab "$lab" || true; }
 trap cleanup EXIT
-"$twin" up topologies/clos-2x4.yaml --name "$lab"
 set +e
 "$twin" validate --lab "$lab" --junit build/clos-2x4-junit.xml
 verdict=$?

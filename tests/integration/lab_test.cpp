@@ -1,9 +1,8 @@
 // Integration tests: the real `twin` CLI against real namespaces, FRR 8.4 and pings (root).
 // Each lab gets a unique name so test binaries can run in parallel; after each lab's teardown
 // we assert that nothing of it is left: namespace, veth, process, cgroup, file.
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -187,9 +187,8 @@ TEST_F(Clos, LoweredMtuOnOneLinkEndIsCaughtByMtu) {
 }
 
 TEST_F(Clos, ShutBgpNeighborIsCaughtByBgp) {
-  ASSERT_EQ(exec("leaf3", "vtysh -c 'conf t' -c 'router bgp 65103' -c 'neighbor swp2 shutdown'")
-                .code,
-            0);
+  ASSERT_EQ(
+      exec("leaf3", "vtysh -c 'conf t' -c 'router bgp 65103' -c 'neighbor swp2 shutdown'").code, 0);
   auto rep = validate(lab_, "bgp", 2);
   auto f = failures(rep, "bgp", 0);
   ASSERT_GE(f.size(), 1u);
@@ -208,10 +207,11 @@ TEST_F(Clos, ShutBgpNeighborIsCaughtByBgp) {
 }
 
 TEST_F(Clos, RemovedLoopbackIsCaughtByRoutesAndReachability) {
-  ASSERT_EQ(exec("leaf2", "vtysh -c 'conf t' -c 'interface lo' -c 'no ip address 10.255.1.2/32'")
-                .code,
-            0);
-  ASSERT_TRUE(eventually([] { return exec("leaf1", "ip -j route show 10.255.1.2").out == "[]\n"; }));
+  ASSERT_EQ(
+      exec("leaf2", "vtysh -c 'conf t' -c 'interface lo' -c 'no ip address 10.255.1.2/32'").code,
+      0);
+  ASSERT_TRUE(
+      eventually([] { return exec("leaf1", "ip -j route show 10.255.1.2").out == "[]\n"; }));
   auto rep = validate(lab_, "routes,reachability", 3);
   bool route_missing = false, unreachable = false;
   for (const auto& r : failures(rep, "routes", 0))
@@ -220,8 +220,8 @@ TEST_F(Clos, RemovedLoopbackIsCaughtByRoutesAndReachability) {
     unreachable |= r["peer"] == "leaf2 10.255.1.2";
   EXPECT_TRUE(route_missing) << rep.dump(1).substr(0, 3000);
   EXPECT_TRUE(unreachable);
-  ASSERT_EQ(
-      exec("leaf2", "vtysh -c 'conf t' -c 'interface lo' -c 'ip address 10.255.1.2/32'").code, 0);
+  ASSERT_EQ(exec("leaf2", "vtysh -c 'conf t' -c 'interface lo' -c 'ip address 10.255.1.2/32'").code,
+            0);
   expect_all_pass();
 }
 
@@ -329,9 +329,59 @@ TEST(Lab, TwoNodeUpValidateDownLeavesNothing) {
   ASSERT_EQ(up.code, 0) << up.err;
   auto rep = validate(lab, "bgp,routes,mtu,reachability", 30);
   EXPECT_EQ(rep["verdict"], "pass") << rep.dump(1).substr(0, 3000);
+  // A process a user leaves running with `exec` goes with the lab.
+  std::string marker = "86" + std::to_string(getpid());
+  EXPECT_EQ(twin("exec --lab " + lab + " r1 -- sh -c 'setsid sleep " + marker +
+                 " >/dev/null 2>&1 </dev/null &'")
+                .code,
+            0);
+  auto sleeping = [&] {
+    return sh("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q "
+              "'^sleep " +
+              marker + "' && grep -qv '^State:.*Z' $p/status && echo $p; done")
+        .out;
+  };
+  EXPECT_NE(sleeping(), "");
   auto down = twin("down --lab " + lab);
   EXPECT_EQ(down.code, 0) << down.err;
   EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  EXPECT_EQ(sleeping(), "");
+  // Removing it again is nothing to remove, not an error.
+  EXPECT_EQ(twin("down --lab " + lab).code, 0);
+}
+
+TEST(Lab, UnconvergedBgpKeepsTheLabAndExitsOne) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  std::string lab = unique_lab("nc");
+  std::string dir = "/tmp/" + lab;
+  fs::create_directories(dir);
+  // r1's own config expects the wrong peer AS: the session can never be Established.
+  std::ofstream(dir + "/r1.conf") << "frr defaults datacenter\ninterface lo\n ip address "
+                                     "10.9.0.1/32\nexit\nrouter bgp 65001\n neighbor e1 "
+                                     "interface remote-as 65099\nexit\n";
+  std::ofstream(dir + "/lab.yaml")
+      << "version: 1\nname: x\nnodes:\n  r1: {asn: 65001, loopback: 10.9.0.1/32, config: "
+         "r1.conf}\n  r2: {asn: 65002, loopback: 10.9.0.2/32}\nlinks:\n  - endpoints: [r1:e1, "
+         "r2:e1]\n";
+  auto up = twin("up " + dir + "/lab.yaml --name " + lab + " --converge-timeout 3");
+  EXPECT_EQ(up.code, 1) << up.out << up.err;
+  EXPECT_NE(up.err.find("r1 e1 -> r2: Active"), std::string::npos) << up.err;
+  EXPECT_TRUE(fs::exists("/run/twin/" + lab + "/state.json"));  // kept for inspection
+  auto rep = validate(lab, "bgp", 1);
+  EXPECT_EQ(rep["verdict"], "fail");
+  EXPECT_EQ(twin("down --lab " + lab).code, 0);
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  fs::remove_all(dir);
+}
+
+TEST(Lab, InvalidLabNamesAreRefusedBeforeAnything) {
+  for (const std::string bad : {"../evil", "a/b", "-x", "abcdefghijklmnopqrstuvwxy"}) {
+    auto r = twin("down --lab '" + bad + "'");
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("invalid lab name"), std::string::npos) << r.err;
+    auto u = twin("up " + kRepo + "/topologies/two-node.yaml --name '" + bad + "'");
+    EXPECT_EQ(u.code, 2) << bad << u.err;
+  }
 }
 
 TEST(Lab, OwnConfigLabPasses) {

@@ -51,10 +51,9 @@ const StringSet kTopKeys = {"version", "name", "defaults", "nodes", "links"};
 const StringSet kDefaultKeys = {"kind", "image", "mtu"};
 const StringSet kNodeKeys = {"kind", "image", "asn", "router-id", "loopback", "config", "gateway"};
 const StringSet kLinkKeys = {"endpoints", "mtu", "addresses"};
-const StringSet kImageKeys = {"name",          "kind",        "backend",
-                              "daemons",       "frr-profile", "rp-filter",
-                              "ra-interval",   "coalesce-time", "description",
-                              "kernel-nexthop-groups"};
+const StringSet kImageKeys = {
+    "name",      "kind",        "backend",       "daemons",     "frr-profile",
+    "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups"};
 
 // A field name no loader list contains and no typo hint comes close to, so the loader answers
 // "unknown field ..." with the full list ("expected one of: a, b, c").
@@ -134,8 +133,7 @@ StringSet choices_in_hint(const Diagnostics& d, const std::string& message_start
     StringSet out;
     std::stringstream ss(i.hint.substr(lead.size()));
     std::string part;
-    while (std::getline(ss, part, ','))
-      out.insert(part.substr(part.find_first_not_of(' ')));
+    while (std::getline(ss, part, ',')) out.insert(part.substr(part.find_first_not_of(' ')));
     return out;
   }
   return {};
@@ -232,7 +230,7 @@ TEST(SchemaFiles, EveryPropertyIsDescribed) {
   for (const json* root : {&topology_schema(), &image_schema()}) {
     int seen = 0;
     std::function<void(const json&, const std::string&)> walk = [&](const json& s,
-                                                                     const std::string& at) {
+                                                                    const std::string& at) {
       if (s.is_object()) {
         if (s.contains("properties") && s.at("properties").is_object())
           for (const auto& [name, prop] : s.at("properties").items()) {
@@ -358,11 +356,9 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
         ADD_FAILURE() << "no sample use of schema field '" << field << "': add one here";
         continue;
       }
-      const std::string text = edit->second.first.empty()
-                                   ? kBaseLab
-                                   : lab_with(edit->second.first, edit->second.second);
-      EXPECT_TRUE(uses(YAML::Load(text), section, key)) << "the sample does not use it:\n"
-                                                        << text;
+      const std::string text =
+          edit->second.first.empty() ? kBaseLab : lab_with(edit->second.first, edit->second.second);
+      EXPECT_TRUE(uses(YAML::Load(text), section, key)) << "the sample does not use it:\n" << text;
       Diagnostics d;
       EXPECT_TRUE(load(text, d)) << text << dump(d);
     }
@@ -391,8 +387,8 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
     EXPECT_TRUE(YAML::Load(profile)[key]) << profile;
     write("images/probe-" + key + ".yaml", profile);
     Diagnostics d;
-    EXPECT_TRUE(load(lab_with("r1: {", "r1: {image: probe-" + key + ", "), d)) << profile
-                                                                                << dump(d);
+    EXPECT_TRUE(load(lab_with("r1: {", "r1: {image: probe-" + key + ", "), d))
+        << profile << dump(d);
   }
 }
 
@@ -421,9 +417,8 @@ TEST_F(SchemaLoader, ImageValueRangesMatchTheLoader) {
   std::vector<std::pair<std::string, bool>> samples;  // "field: value" -> accepted?
   for (const char* key : {"backend", "frr-profile", "rp-filter"})
     for (const auto& v : props.at(key).at("enum"))
-      samples.push_back({std::string(key) + ": " + (v.is_string() ? v.get<std::string>()
-                                                                  : v.dump()),
-                         true});
+      samples.push_back(
+          {std::string(key) + ": " + (v.is_string() ? v.get<std::string>() : v.dump()), true});
   for (const char* key : {"ra-interval", "coalesce-time"}) {
     const long long lo = props.at(key).at("minimum").get<long long>();
     samples.push_back({std::string(key) + ": " + std::to_string(lo), true});
@@ -452,8 +447,7 @@ TEST(SchemaLimits, EqualTheModelConstants) {
   EXPECT_EQ(def("mtu").at("maximum"), twin::topology::kMaxMtu);
   EXPECT_EQ(defaults_object().at("properties").at("mtu").at("$ref"), "#/$defs/mtu");
   EXPECT_EQ(link_object().at("properties").at("mtu").at("$ref"), "#/$defs/mtu");
-  EXPECT_EQ(top_object().at("properties").at("name").at("maxLength"),
-            twin::topology::kMaxLabName);
+  EXPECT_EQ(top_object().at("properties").at("name").at("maxLength"), twin::topology::kMaxLabName);
   EXPECT_EQ(def("interfaceName").at("maxLength"), twin::topology::kMaxInterfaceName);
   EXPECT_EQ(def("nodeName").at("maxLength"), 32);
   EXPECT_EQ(node_object().at("properties").at("asn").at("minimum"), 1);
@@ -466,10 +460,28 @@ TEST(SchemaLimits, EqualTheModelConstants) {
 TEST(SchemaPatterns, InterfaceNamesMatchTheLoader) {
   const std::regex ifname = pattern_of(def("interfaceName"));
   const std::regex endpoint = pattern_of(def("endpoint"));
-  for (const std::string& name : std::vector<std::string>{
-           "swp1", "eth0", "a", "swp51", "eth0.100", "br-x_1", "lo0", "loop", "...", "abcdefghijklmno",
-        "abcdefghijklmnop", "", ".", "..", "lo", "a/b", "a:b", "a b", "a\tb", "a\nb", "-x",
-        "x@y"}) {
+  for (const std::string& name : std::vector<std::string>{"swp1",
+                                                          "eth0",
+                                                          "a",
+                                                          "swp51",
+                                                          "eth0.100",
+                                                          "br-x_1",
+                                                          "lo0",
+                                                          "loop",
+                                                          "...",
+                                                          "abcdefghijklmno",
+                                                          "abcdefghijklmnop",
+                                                          "",
+                                                          ".",
+                                                          "..",
+                                                          "lo",
+                                                          "a/b",
+                                                          "a:b",
+                                                          "a b",
+                                                          "a\tb",
+                                                          "a\nb",
+                                                          "-x",
+                                                          "x@y"}) {
     SCOPED_TRACE("'" + name + "'");
     const bool loader = twin::topology::valid_interface_name(name, nullptr) && name != "lo";
     EXPECT_EQ(std::regex_match(name, ifname), loader);
@@ -499,23 +511,54 @@ TEST(SchemaPatterns, AddressesMatchTheLoader) {
        }},
       {"addressWithPrefix",
        [](const std::string& s) { return IpPrefix::parse(s, false).has_value(); }},
-      {"gatewayAddress",
-       [](const std::string& s) { return IpPrefix::parse(s, true).has_value(); }},
+      {"gatewayAddress", [](const std::string& s) { return IpPrefix::parse(s, true).has_value(); }},
       {"routerId",
        [](const std::string& s) {
          auto p = IpPrefix::parse(s, true);
          return p && p->family == 4 && p->is_host();
        }},
   };
-  const std::vector<std::string> samples = {
-      "10.255.0.1", "10.255.0.1/32", "10.0.1.1/24", "0.0.0.0/0", "255.255.255.255/32",
-      "10.0.0.1/33", "10.0.0.1/", "10.0.0.1/-1", "10.0.0.1/+8", "10.0.0.1/24x", "10.0.0.1 /24",
-      "256.0.0.1/32", "01.2.3.4/32", "1.2.3/24", "1.2.3.4.5/32", "1.2.3.4:80", "::", "::/0",
-      "::1", "::1/128", "::1/129", "fd00:255::1/128", "2001:db8:1::1/64", "2001:DB8::A/64",
-      "2001:db8::g/64", "1:2:3:4:5:6:7:8/128", "1:2:3:4:5:6:7:8:9/128", "1::2:3:4:5:6:7/64",
-      "1:2:3:4:5:6:7::/64", ":1::/64", "1:::2/64", "12345::1/64", "::ffff:10.0.0.1/128",
-      "::10.0.0.1", "1:2:3:4:5:6:1.2.3.4/64", "1:2:3:4:5:6:7:1.2.3.4/64", "fe80::1%eth0/64",
-      "", "/24", "abc", "10.0.0.1/24/24"};
+  const std::vector<std::string> samples = {"10.255.0.1",
+                                            "10.255.0.1/32",
+                                            "10.0.1.1/24",
+                                            "0.0.0.0/0",
+                                            "255.255.255.255/32",
+                                            "10.0.0.1/33",
+                                            "10.0.0.1/",
+                                            "10.0.0.1/-1",
+                                            "10.0.0.1/+8",
+                                            "10.0.0.1/24x",
+                                            "10.0.0.1 /24",
+                                            "256.0.0.1/32",
+                                            "01.2.3.4/32",
+                                            "1.2.3/24",
+                                            "1.2.3.4.5/32",
+                                            "1.2.3.4:80",
+                                            "::",
+                                            "::/0",
+                                            "::1",
+                                            "::1/128",
+                                            "::1/129",
+                                            "fd00:255::1/128",
+                                            "2001:db8:1::1/64",
+                                            "2001:DB8::A/64",
+                                            "2001:db8::g/64",
+                                            "1:2:3:4:5:6:7:8/128",
+                                            "1:2:3:4:5:6:7:8:9/128",
+                                            "1::2:3:4:5:6:7/64",
+                                            "1:2:3:4:5:6:7::/64",
+                                            ":1::/64",
+                                            "1:::2/64",
+                                            "12345::1/64",
+                                            "::ffff:10.0.0.1/128",
+                                            "::10.0.0.1",
+                                            "1:2:3:4:5:6:1.2.3.4/64",
+                                            "1:2:3:4:5:6:7:1.2.3.4/64",
+                                            "fe80::1%eth0/64",
+                                            "",
+                                            "/24",
+                                            "abc",
+                                            "10.0.0.1/24/24"};
   for (const auto& c : checks) {
     const std::regex re = pattern_of(def(c.def));
     for (const auto& s : samples) {
@@ -532,9 +575,10 @@ TEST_F(SchemaLoader, NamesMatchTheLoader) {
   const size_t lab_max = lab.at("maxLength").get<size_t>();
   const std::regex node_re = pattern_of(def("nodeName"));
   const size_t node_max = def("nodeName").at("maxLength").get<size_t>();
-  for (const std::string& name : std::vector<std::string>{
-           "r1", "R-1_a", "1r", "9", "_r", "-r", "r.1", "r 1", "r:1", "spine/1",
-        std::string(24, 'a'), std::string(25, 'a'), std::string(32, 'a'), std::string(33, 'a')}) {
+  for (const std::string& name :
+       std::vector<std::string>{"r1", "R-1_a", "1r", "9", "_r", "-r", "r.1", "r 1", "r:1",
+                                "spine/1", std::string(24, 'a'), std::string(25, 'a'),
+                                std::string(32, 'a'), std::string(33, 'a')}) {
     SCOPED_TRACE("'" + name + "'");
     {
       Diagnostics d;

@@ -20,9 +20,7 @@
 namespace twin::cli {
 
 namespace {
-int sys_fail(const std::string& what) {
-  return fail(what + ": " + std::strerror(errno), 3);
-}
+int sys_fail(const std::string& what) { return fail(what + ": " + std::strerror(errno), 3); }
 }  // namespace
 
 int run_exec(const ExecOptions& o) {
@@ -39,6 +37,18 @@ int run_exec(const ExecOptions& o) {
   int ns_fd = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (ns_fd < 0) return sys_fail("node " + o.node + ": opening " + ns_path);
 
+  // Join the lab's cgroup first: whatever the command leaves running (iperf, tcpdump, a
+  // background job) is then killed by `twin down` with the rest of the lab.
+  for (const auto& r : st->resources) {
+    if (r.kind != "cgroup") continue;
+    std::string procs = r.name + "/cgroup.procs";
+    int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0\n", 2) != 2) {
+      if (fd >= 0) ::close(fd);
+      return sys_fail("joining the lab's cgroup " + r.name);
+    }
+    ::close(fd);
+  }
   if (::unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) return sys_fail("unshare");
   // Keep our mounts from propagating back to the host.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)

@@ -1,9 +1,8 @@
 // twin plan / up / down / status / list
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "twin/cli/commands.hpp"
@@ -53,6 +52,11 @@ int run_plan(const PlanOptions& o) {
 }
 
 int run_up(const UpOptions& o) {
+  if (!o.name.empty() && !topology::valid_lab_name(o.name))
+    return fail("invalid --name '" + o.name + "'; expected 1-" +
+                    std::to_string(topology::kMaxLabName) +
+                    " of A-Z a-z 0-9 _ - starting with a letter or digit",
+                2);
   auto t = load(o.file);
   if (!t) return 2;
   engine::UpOptions eo;
@@ -61,8 +65,7 @@ int run_up(const UpOptions& o) {
   eo.wait_converged = !o.no_wait;
   eo.timeout = std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
   eo.parallel = o.parallel;
-  eo.converge_timeout =
-      std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
+  eo.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
   auto start = Clock::now();
   proc::SystemRunner runner;
   std::string lab = o.name.empty() ? t->name : o.name;
@@ -82,6 +85,7 @@ int run_up(const UpOptions& o) {
                      {"sessions_expected", s.sessions_expected},
                      {"sessions_established", s.sessions_established},
                      {"converged", s.converged},
+                     {"not_established", s.not_established},
                      {"wiring_ms", s.wiring_ms},
                      {"daemons_ms", s.daemons_ms},
                      {"converge_ms", s.converge_ms},
@@ -96,10 +100,16 @@ int run_up(const UpOptions& o) {
               << "  next: twin validate --lab " << s.lab << "   twin status --lab " << s.lab
               << "   twin down --lab " << s.lab << "\n";
   }
-  if (!s.converged && !o.no_wait)
-    std::cerr << "twin: warning: only " << s.sessions_established << " of "
-              << s.sessions_expected << " BGP sessions are Established after "
-              << secs(s.total_ms) << "; `twin validate` shows which\n";
+  if (!s.converged && !o.no_wait) {
+    std::cerr << "twin: only " << s.sessions_established << " of " << s.sessions_expected
+              << " BGP sessions are Established after " << secs(s.converge_ms)
+              << " (--converge-timeout); the lab is kept for inspection. Not Established:\n";
+    for (const auto& d : s.not_established) std::cerr << "  " << d << "\n";
+    std::cerr << "twin: inspect with `twin validate --lab " << s.lab << "` or `twin exec --lab "
+              << s.lab << " NODE -- vtysh -c 'show bgp neighbors'`; remove with `twin down --lab "
+              << s.lab << "`\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -109,17 +119,22 @@ int run_down(const DownOptions& o) {
   if (o.all) {
     labs = engine::list_labs();
   } else {
-    auto lab = engine::resolve_lab(o.lab);
-    if (!lab) {
-      // A lab whose `up` died before its first state save has a directory only.
-      if (!o.lab.empty() && std::filesystem::is_directory(engine::lab_dir(o.lab))) {
-        labs.push_back(o.lab);
-      } else {
-        return fail(lab.error().message, exit_code(lab.error()));
-      }
-    } else {
-      labs.push_back(*lab);
+    if (o.lab.empty() && engine::list_labs().empty()) {
+      std::cout << (o.json ? "[]" : "no lab is running; nothing to remove") << "\n";
+      return 0;
     }
+    if (!o.lab.empty() && topology::valid_lab_name(o.lab) &&
+        !std::filesystem::is_directory(engine::lab_dir(o.lab))) {
+      // Idempotent: removing a lab that is already gone succeeds.
+      if (o.json)
+        std::cout << "[]\n";
+      else
+        std::cout << "lab " << o.lab << " is not running; nothing to remove\n";
+      return 0;
+    }
+    auto lab = engine::resolve_lab(o.lab);
+    if (!lab) return fail(lab.error().message, exit_code(lab.error()));
+    labs.push_back(*lab);
   }
   int code = 0;
   nlohmann::json out = nlohmann::json::array();
@@ -147,7 +162,7 @@ int run_down(const DownOptions& o) {
     }
   }
   if (o.json) std::cout << out.dump(2) << "\n";
-  if (labs.empty() && !o.json) std::cout << "no lab is running\n";
+  if (labs.empty() && !o.json) std::cout << "no lab is running; nothing to remove\n";
   return code;
 }
 
@@ -179,10 +194,9 @@ int run_status(const StatusOptions& o) {
     bool ok = l["a_mtu"] == l["mtu_expected"] && l["b_mtu"] == l["mtu_expected"];
     std::cout << "  " << std::left << std::setw(18) << l["a"].get<std::string>() << " "
               << std::setw(5) << l["a_state"].get<std::string>() << " <-> " << std::setw(18)
-              << l["b"].get<std::string>() << " " << std::setw(5)
-              << l["b_state"].get<std::string>() << " mtu " << mtu(l["a_mtu"]) << "/"
-              << mtu(l["b_mtu"]) << (ok ? "" : "  (expected " + mtu(l["mtu_expected"]) + ")")
-              << "\n";
+              << l["b"].get<std::string>() << " " << std::setw(5) << l["b_state"].get<std::string>()
+              << " mtu " << mtu(l["a_mtu"]) << "/" << mtu(l["b_mtu"])
+              << (ok ? "" : "  (expected " + mtu(l["mtu_expected"]) + ")") << "\n";
   }
   return 0;
 }
@@ -204,8 +218,8 @@ int run_list(bool json) {
   if (labs.empty()) std::cout << "no lab is running\n";
   for (const auto& l : labs) {
     auto s = engine::load_state(l);
-    std::cout << l << "  " << (s ? s->status + "  " + s->created_at + "  " + s->plan.topology_file : "")
-              << "\n";
+    std::cout << l << "  "
+              << (s ? s->status + "  " + s->created_at + "  " + s->plan.topology_file : "") << "\n";
   }
   return 0;
 }

@@ -1,9 +1,9 @@
 // twin validate: run the validator families against a running lab and print a verdict.
-#include <nlohmann/json.hpp>
-
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "twin/cli/commands.hpp"
@@ -59,11 +59,10 @@ void write_artifacts(const std::string& dir, const engine::State& st,
     fs::create_directories(nd, ec);
     for (const auto& e : fs::directory_iterator(n.run_dir, ec)) {
       auto ext = e.path().extension();
-      if (ext == ".log" || ext == ".conf") fs::copy_file(e.path(), nd / e.path().filename(),
-                                                         fs::copy_options::overwrite_existing, ec);
+      if (ext == ".log" || ext == ".conf")
+        fs::copy_file(e.path(), nd / e.path().filename(), fs::copy_options::overwrite_existing, ec);
     }
-    for (const auto& [file, args] :
-         std::vector<std::pair<std::string, std::vector<std::string>>>{
+    for (const auto& [file, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
              {"ip-addr.json", {"addr", "show"}},
              {"ip-route.json", {"route", "show"}},
              {"ip6-route.json", {"-6", "route", "show"}},
@@ -74,7 +73,8 @@ void write_artifacts(const std::string& dir, const engine::State& st,
     if (n.kind == "frr") {
       proc::Command c{{"vtysh", "--vty_socket", n.run_dir, "-c", "show running-config", "-c",
                        "show bgp summary", "-c", "show ip route", "-c", "show ipv6 route"},
-                      "", std::chrono::seconds(10)};
+                      "",
+                      std::chrono::seconds(10)};
       auto r = runner.run(c);
       std::ofstream(nd / "frr-show.txt") << (r ? r->out + r->err : r.error().message);
     }
@@ -93,12 +93,25 @@ int run_validate(const ValidateOptions& o) {
     for (const auto& n : validators::family_names()) names += (names.empty() ? "" : ", ") + n;
     return fail("unknown validator '" + unknown[0] + "'; expected one of: " + names, 2);
   }
+  // Output paths are checked before validating: a CI job must not learn at the end that its
+  // report or evidence could not be written.
+  if (!o.junit.empty()) {
+    std::ofstream f(o.junit, std::ios::app);
+    if (!f) return fail("cannot write JUnit report " + o.junit + ": " + std::strerror(errno), 3);
+  }
+  if (!o.artifacts.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.artifacts, ec);
+    if (ec || !fs::is_directory(o.artifacts))
+      return fail("cannot create artifacts folder " + o.artifacts + ": " +
+                      (ec ? ec.message() : std::string("not a directory")),
+                  3);
+  }
   proc::SystemRunner runner;
   validate::SystemProbe probe(runner);
   validate::Context ctx{st->plan, probe};
   validate::RunOptions ro;
-  ro.converge_timeout =
-      std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
+  ro.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
   auto start = Clock::now();
   ro.progress = [&](const std::string& line) {
     std::cerr << "twin: [" << static_cast<int>(ms_since(start)) << " ms] " << line << "\n";

@@ -1,7 +1,7 @@
 // twin: a digital twin of a data-center network for proofs of concept, CI gates and training.
-#include <CLI/CLI.hpp>
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "twin/cli/commands.hpp"
@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  CLI::App app{"twin — digital twin of a data-center network: FRR nodes in network namespaces, "
-               "validated end to end"};
+  CLI::App app{
+      "twin — digital twin of a data-center network: FRR nodes in network namespaces, "
+      "validated end to end"};
   app.set_version_flag("--version", std::string("twin ") + TWIN_VERSION);
   app.require_subcommand(1);
   int code = 0;
@@ -32,19 +33,24 @@ int main(int argc, char** argv) {
   p->callback([&] { code = twin::cli::run_plan(plan); });
 
   twin::cli::UpOptions up;
-  auto* u = app.add_subcommand("up", "Create the lab: namespaces, links, FRR daemons; wait for BGP");
+  auto* u =
+      app.add_subcommand("up", "Create the lab: namespaces, links, FRR daemons; wait for BGP");
   u->add_option("file", up.file, "topology file")->required();
-  u->add_option("--name", up.name, "lab name (overrides the file's `name`; lets CI jobs run "
-                                    "the same topology in parallel)");
+  u->add_option("--name", up.name,
+                "lab name (overrides the file's `name`; lets CI jobs run "
+                "the same topology in parallel)");
   u->add_flag("--keep-on-failure", up.keep_on_failure, "leave a half-built lab for inspection");
   u->add_flag("--no-wait", up.no_wait, "return once daemons run, without waiting for BGP");
   u->add_option("--timeout", up.timeout_s, "seconds for the whole bring-up, convergence included")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   u->add_option("--converge-timeout", up.converge_timeout_s,
                 "seconds to wait for every BGP session to be Established")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   u->add_option("--parallel", up.parallel, "nodes started at once")
-      ->capture_default_str()->check(CLI::Range(1, 64));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   u->add_flag("--json", up.json, "print the summary as JSON");
   u->callback([&] { code = twin::cli::run_up(up); });
 
@@ -69,8 +75,9 @@ int main(int argc, char** argv) {
   l->callback([&] { code = twin::cli::run_list(list_json); });
 
   twin::cli::ExecOptions exec;
-  auto* e = app.add_subcommand("exec", "Run a command inside a node (a plain `vtysh` reaches that "
-                                       "node's FRR)");
+  auto* e = app.add_subcommand("exec",
+                               "Run a command inside a node (a plain `vtysh` reaches that "
+                               "node's FRR)");
   e->add_option("--lab", exec.lab, "lab name");
   e->add_option("node", exec.node, "node name")->required();
   e->add_option("command", exec.command, "command after --")->required();
@@ -89,11 +96,13 @@ int main(int argc, char** argv) {
   v->add_flag("--json", val.json, "print the report as JSON instead of text");
   v->add_flag("--verbose,-v", val.verbose, "list every test and subject");
   v->add_option("--junit", val.junit, "also write a JUnit XML report to FILE");
-  v->add_option("--only", val.only, "comma-separated validator families (bgp,mtu,reachability,routes)");
+  v->add_option("--only", val.only,
+                "comma-separated validator families (bgp,mtu,reachability,routes)");
   v->add_option("--artifacts", val.artifacts, "keep probes, FRR logs and node state in DIR");
   v->add_option("--converge-timeout", val.converge_timeout_s,
                 "seconds a failing test is retried before it counts as failed")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   v->callback([&] { code = twin::cli::run_validate(val); });
 
   try {

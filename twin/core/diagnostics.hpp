@@ -8,8 +8,8 @@ namespace twin {
 
 struct Diagnostic {
   std::string file;
-  int line = 0;    // 1-based; 0 when the problem has no single place (e.g. a missing field)
-  int column = 0;  // 1-based
+  int line = 0;         // 1-based; 0 when the problem has no single place (e.g. a missing field)
+  int column = 0;       // 1-based
   std::string field;    // dotted path, e.g. "nodes.leaf1.asn" or "links[3].endpoints[0]"
   std::string message;  // what is wrong and what was expected
   std::string hint;     // how to fix it; may be empty

@@ -5,7 +5,6 @@
 // std::expected). An Error carries a category that maps onto the CLI's exit codes and a
 // message to which each layer prepends its context ("node leaf1: starting bgpd: ...").
 #include <boost/system/result.hpp>
-
 #include <string>
 #include <utility>
 

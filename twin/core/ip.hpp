@@ -9,7 +9,7 @@
 namespace twin {
 
 struct IpPrefix {
-  int family = 0;  // 4 or 6
+  int family = 0;                   // 4 or 6
   std::array<uint8_t, 16> bytes{};  // IPv4 uses the first 4
   int length = 0;                   // prefix length in bits
 
@@ -17,9 +17,9 @@ struct IpPrefix {
   // Returns nullopt on anything else, including a length out of range for the family.
   static std::optional<IpPrefix> parse(const std::string& text, bool allow_bare = false);
 
-  [[nodiscard]] std::string address() const;   // "10.0.1.1"
-  [[nodiscard]] std::string str() const;       // "10.0.1.1/24"
-  [[nodiscard]] IpPrefix network() const;      // host bits cleared: "10.0.1.0/24"
+  [[nodiscard]] std::string address() const;                 // "10.0.1.1"
+  [[nodiscard]] std::string str() const;                     // "10.0.1.1/24"
+  [[nodiscard]] IpPrefix network() const;                    // host bits cleared: "10.0.1.0/24"
   [[nodiscard]] bool contains(const IpPrefix& other) const;  // other's address inside *this
   [[nodiscard]] bool is_host() const { return length == (family == 4 ? 32 : 128); }
   friend bool operator==(const IpPrefix&, const IpPrefix&) = default;

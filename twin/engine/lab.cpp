@@ -1,13 +1,13 @@
 #include "twin/engine/lab.hpp"
 
 #include <grp.h>
-#include <nlohmann/json.hpp>
 #include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -63,9 +63,10 @@ Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
     return env_error("user 'frr' does not exist; the frr package creates it");
   // veth is the one link type every lab needs; probe it in a throw-away namespace so nothing
   // is left behind (the namespace dies with the probe process).
-  proc::Command probe{{"unshare", "--net", "ip", "link", "add", "twprobe0", "type", "veth",
-                       "peer", "name", "twprobe1"},
-                      "", 10s};
+  proc::Command probe{{"unshare", "--net", "ip", "link", "add", "twprobe0", "type", "veth", "peer",
+                       "name", "twprobe1"},
+                      "",
+                      10s};
   auto r = runner.run(probe);
   if (!r) return r.error().with_context("probing kernel features");
   if (r->exit_code != 0)
@@ -81,8 +82,9 @@ Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
     if (auto r = chown_frr("/var/tmp/frr"); !r) return r;
   }
   if (cgroup2_mount().empty())
-    return env_error("no cgroup v2 hierarchy is mounted; twin keeps each lab's processes in "
-                     "its own cgroup (mount -t cgroup2 none /sys/fs/cgroup)");
+    return env_error(
+        "no cgroup v2 hierarchy is mounted; twin keeps each lab's processes in "
+        "its own cgroup (mount -t cgroup2 none /sys/fs/cgroup)");
   return {};
 }
 
@@ -109,6 +111,12 @@ std::string read_trim(const std::string& path) {
   std::string s;
   std::getline(f, s);
   return s;
+}
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms.count()) / 1000.0);
+  return buf;
 }
 
 Result<void> check_interrupt(const std::string& step) {
@@ -190,29 +198,34 @@ SessionCount count_sessions(const plan::Plan& plan, proc::ProcessRunner& runner,
     if (n.kind == "frr" && std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end())
       nodes.push_back(&n);
   std::vector<int> up(nodes.size(), 0);
+  std::vector<std::vector<std::string>> down(nodes.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < nodes.size(); i = next++) {
       auto j = runtime::show_json(runner, *nodes[i], "bgpd", "show bgp summary json", 5s);
-      if (!j) continue;
       for (const auto& s : plan.sessions) {
         if (s.node != nodes[i]->name) continue;
+        std::string state = j ? "not configured" : "no answer from bgpd";
         for (const char* af : {"ipv4Unicast", "ipv6Unicast"}) {
+          if (!j || !j->is_object()) break;
           auto it = j->find(af);
-          if (it == j->end() || !it->contains("peers")) continue;
+          if (it == j->end() || !it->is_object() || !it->contains("peers")) continue;
           const auto& peers = (*it)["peers"];
-          if (peers.contains(s.interface) &&
-              peers[s.interface].value("state", "") == "Established") {
-            ++up[i];
-            break;
-          }
+          if (!peers.contains(s.interface)) continue;
+          state = peers[s.interface].value("state", "unknown");
+          if (state == "Established") break;
         }
+        if (state == "Established")
+          ++up[i];
+        else
+          down[i].push_back(s.node + " " + s.interface + " -> " + s.peer_node + ": " + state);
       }
     }
   };
   std::vector<std::thread> threads;
   for (int i = 0; i < std::max(1, parallel); ++i) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
+  for (const auto& d : down) c.down.insert(c.down.end(), d.begin(), d.end());
   for (int u : up) c.established += u;
   return c;
 }
@@ -250,12 +263,13 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
     state.status = "failed";
     (void)save_state(state);
     if (opts.keep_on_failure) {
-      return e.with_context("twin up (lab '" + plan.lab + "' kept for inspection: twin down --lab " +
-                            plan.lab + ")");
+      return e.with_context("twin up (lab '" + plan.lab +
+                            "' kept for inspection: twin down --lab " + plan.lab + ")");
     }
     progress("tearing down lab " + plan.lab + " after failure");
     auto d = down_locked(plan.lab, runner);
-    if (!d) return e.with_context("twin up").with_context("teardown also failed: " + d.error().message);
+    if (!d)
+      return e.with_context("twin up").with_context("teardown also failed: " + d.error().message);
     return e.with_context("twin up");
   };
   auto deadline = t0 + opts.timeout;
@@ -339,6 +353,9 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
     sum.daemons = daemons;
   }
   sum.daemons_ms = ms_since(td);
+  if (Clock::now() > deadline)
+    return fail(harness_error("timed out after " + seconds_text(opts.timeout) +
+                              " (--timeout) while starting daemons"));
   state.status = "up";
   if (auto r = save_state(state); !r) return fail(r.error());
 
@@ -350,6 +367,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
     if (auto r = check_interrupt("waiting for BGP"); !r) return fail(r.error());
     auto c = count_sessions(plan, runner, opts.parallel);
     sum.sessions_established = c.established;
+    sum.not_established = c.down;
     if (c.established != last) {
       progress("BGP sessions up " + std::to_string(c.established) + "/" +
                std::to_string(c.expected));
@@ -359,6 +377,10 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
       sum.converged = true;
       break;
     }
+    if (Clock::now() > deadline)
+      return fail(harness_error("timed out after " + seconds_text(opts.timeout) +
+                                " (--timeout) waiting for BGP: " + std::to_string(c.established) +
+                                "/" + std::to_string(c.expected) + " sessions Established"));
     if (Clock::now() > converge_deadline) break;
     std::this_thread::sleep_for(100ms);  // poll interval of the readiness probe
   }
@@ -378,10 +400,11 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
   DownReport rep;
   auto st = load_state(lab);
   if (!st) {
-    // A crash between claiming the name and the first save leaves an empty directory.
+    // `up` saves the state before creating anything, so a folder without a state file (a crash
+    // in the first milliseconds) holds nothing else to remove.
     std::error_code ec;
-    if (fs::is_directory(lab_dir(lab)) && fs::is_empty(lab_dir(lab), ec)) {
-      fs::remove(lab_dir(lab), ec);
+    if (fs::is_directory(lab_dir(lab)) && !fs::exists(state_path(lab))) {
+      fs::remove_all(lab_dir(lab), ec);
       rep.paths_removed = 1;
       return rep;
     }
@@ -430,7 +453,8 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
     while (process_alive(r.pid, r.start_time) && Clock::now() < until)
       std::this_thread::sleep_for(10ms);
     if (process_alive(r.pid, r.start_time))
-      rep.problems.push_back("process " + std::to_string(r.pid) + " (" + r.name + ") survived SIGKILL");
+      rep.problems.push_back("process " + std::to_string(r.pid) + " (" + r.name +
+                             ") survived SIGKILL");
   }
   // cgroup directories can be removed once empty (zombies no longer count as members).
   for (const auto& r : s.resources) {
@@ -440,8 +464,10 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
       removed = ::rmdir(r.name.c_str()) == 0 || errno == ENOENT;
       if (!removed) std::this_thread::sleep_for(20ms);
     }
-    if (!removed) rep.problems.push_back("cannot remove cgroup " + r.name + ": " + std::strerror(errno));
-    else ++rep.paths_removed;
+    if (!removed)
+      rep.problems.push_back("cannot remove cgroup " + r.name + ": " + std::strerror(errno));
+    else
+      ++rep.paths_removed;
     // The shared parent ".../twin" goes when the last lab leaves.
     ::rmdir(fs::path(r.name).parent_path().c_str());
   }
@@ -463,7 +489,8 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
     if (it->kind != "dir") continue;
     std::error_code ec;
     if (fs::remove_all(it->name, ec) > 0) ++rep.paths_removed;
-    if (ec && ec != std::errc::no_such_file_or_directory) rep.problems.push_back("removing " + it->name + ": " + ec.message());
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      rep.problems.push_back("removing " + it->name + ": " + ec.message());
   }
   // The lab directory holds the state file: if a step above failed, keep nothing half-known.
   std::error_code ec;

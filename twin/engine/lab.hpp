@@ -5,9 +5,9 @@
 // process starts and killed as a whole on `down` (immune to PID reuse).
 #include <chrono>
 #include <functional>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
 
 #include "twin/core/error.hpp"
 #include "twin/engine/state.hpp"
@@ -20,9 +20,9 @@ struct UpOptions {
   std::string name;  // overrides the topology's lab name ("" = keep)
   bool keep_on_failure = false;
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};  // whole `up`, incl. waiting
-  bool wait_converged = true;   // wait until every expected BGP session is Established
+  bool wait_converged = true;  // wait until every expected BGP session is Established
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(60)};  // ... for at most this
-  int parallel = 4;             // nodes started at once
+  int parallel = 4;                                                      // nodes started at once
 };
 
 // Progress sink: one short line per event ("daemons started 4/8"). The CLI prints to stderr.
@@ -34,14 +34,17 @@ struct UpSummary {
   int sessions_expected = 0, sessions_established = 0;
   double wiring_ms = 0, daemons_ms = 0, converge_ms = 0, total_ms = 0;
   bool converged = false;
+  std::vector<std::string> not_established;  // "leaf1 swp1 -> spine1: Active" when !converged
 };
 
 // Checks what a lab needs before anything is created: root, FRR binaries, iproute2, veth
 // support in this kernel, cgroup v2. Errors are kEnvironment naming the missing piece.
 Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner);
 
-// Brings up the lab. On failure (and on interruption) tears down what was made unless
-// keep_on_failure, and returns the error with the failed step as context.
+// Brings up the lab. On failure, on interruption and when `timeout` passes, tears down what was
+// made unless keep_on_failure, and returns the error with the failed step as context. When BGP
+// does not converge within converge_timeout the lab is kept and the summary says which sessions
+// are not Established (converged = false).
 Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
                      proc::ProcessRunner& runner, const Progress& progress);
 
@@ -61,6 +64,7 @@ Result<nlohmann::json> status(const std::string& lab, proc::ProcessRunner& runne
 // Counts Established sessions among the plan's expected ones (one vtysh per FRR node).
 struct SessionCount {
   int expected = 0, established = 0;
+  std::vector<std::string> down;  // "leaf1 swp1 -> spine1: Active" per session not Established
 };
 SessionCount count_sessions(const plan::Plan& plan, proc::ProcessRunner& runner, int parallel);
 

@@ -1,6 +1,5 @@
 #include "twin/engine/state.hpp"
 
-#include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -10,7 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "twin/topology/loader.hpp"
 
 namespace fs = std::filesystem;
 
@@ -19,9 +21,12 @@ namespace twin::engine {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Resource, kind, name, node, pid, start_time)
 
 void to_json(nlohmann::json& j, const State& s) {
-  j = {{"schema_version", s.schema_version}, {"lab", s.lab},
-       {"status", s.status},                 {"created_at", s.created_at},
-       {"twin_version", s.twin_version},     {"plan", plan::to_json(s.plan)},
+  j = {{"schema_version", s.schema_version},
+       {"lab", s.lab},
+       {"status", s.status},
+       {"created_at", s.created_at},
+       {"twin_version", s.twin_version},
+       {"plan", plan::to_json(s.plan)},
        {"resources", s.resources}};
 }
 
@@ -38,7 +43,18 @@ void from_json(const nlohmann::json& j, State& s) {
 std::string lab_dir(const std::string& lab) { return std::string(plan::kRunRoot) + "/" + lab; }
 std::string state_path(const std::string& lab) { return lab_dir(lab) + "/state.json"; }
 
+namespace {
+Result<void> check_name(const std::string& lab) {
+  if (!topology::valid_lab_name(lab))
+    return usage_error("invalid lab name '" + lab + "'; expected 1-" +
+                       std::to_string(topology::kMaxLabName) +
+                       " of A-Z a-z 0-9 _ - starting with a letter or digit");
+  return {};
+}
+}  // namespace
+
 Result<void> claim_lab(const std::string& lab) {
+  if (auto r = check_name(lab); !r) return r;
   std::error_code ec;
   fs::create_directories(plan::kRunRoot, ec);
   if (ec) return env_error("cannot create " + std::string(plan::kRunRoot) + ": " + ec.message());
@@ -65,6 +81,7 @@ LabLock::~LabLock() {
 }
 
 Result<LabLock> lock_lab(const std::string& lab) {
+  if (auto r = check_name(lab); !r) return r.error();
   int fd = ::open(lab_dir(lab).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return usage_error("lab '" + lab + "' is not running (no " + lab_dir(lab) + ")");
   while (::flock(fd, LOCK_EX) != 0) {
@@ -92,6 +109,7 @@ Result<void> save_state(const State& s) {
 }
 
 Result<State> load_state(const std::string& lab) {
+  if (auto r = check_name(lab); !r) return r.error();
   std::ifstream f(state_path(lab));
   if (!f) return usage_error("lab '" + lab + "' is not running (no " + state_path(lab) + ")");
   try {
@@ -106,7 +124,7 @@ std::vector<std::string> list_labs() {
   std::vector<std::string> labs;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(plan::kRunRoot, ec))
-    if (e.is_directory() && fs::exists(e.path() / "state.json"))
+    if (e.is_directory() && topology::valid_lab_name(e.path().filename().string()))
       labs.push_back(e.path().filename().string());
   std::sort(labs.begin(), labs.end());
   return labs;
@@ -114,7 +132,8 @@ std::vector<std::string> list_labs() {
 
 Result<std::string> resolve_lab(const std::string& requested) {
   if (!requested.empty()) {
-    if (!fs::exists(state_path(requested))) {
+    if (auto r = check_name(requested); !r) return r.error();
+    if (!fs::is_directory(lab_dir(requested))) {
       auto labs = list_labs();
       std::string list;
       for (const auto& l : labs) list += (list.empty() ? "" : ", ") + l;

@@ -4,10 +4,9 @@
 // crash or SIGKILL of the harness half-way through `up` (a recorded resource that was never
 // created is skipped by `down`).
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "twin/core/error.hpp"
 #include "twin/plan/plan.hpp"
@@ -64,7 +63,8 @@ Result<LabLock> lock_lab(const std::string& lab);
 // Writes atomically (temp file + rename): a crash leaves the old or the new file, never half.
 Result<void> save_state(const State& s);
 Result<State> load_state(const std::string& lab);
-// Names of labs with a state file, sorted.
+// Names of labs (folders under /run/twin, also one whose `up` died before its first state
+// save), sorted.
 std::vector<std::string> list_labs();
 // --lab resolution: the given lab, or the only running lab; kUsage listing labs otherwise.
 Result<std::string> resolve_lab(const std::string& requested);

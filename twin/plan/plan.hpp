@@ -4,11 +4,10 @@
 // The plan is stored in the lab's state file, so `validate` and `status` need only the state.
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "twin/topology/model.hpp"
 
@@ -18,10 +17,10 @@ struct Interface {
   std::string name;       // in the node's netns, e.g. swp1
   std::string peer_node;  // other end of the link
   std::string peer_interface;
-  int mtu = 1500;          // bytes, L3 MTU (excludes the Ethernet header)
-  std::string mac;         // locally administered unicast, unique per lab
+  int mtu = 1500;                      // bytes, L3 MTU (excludes the Ethernet header)
+  std::string mac;                     // locally administered unicast, unique per lab
   std::vector<std::string> addresses;  // "10.0.1.1/24"
-  bool fabric = false;     // both ends are FRR nodes: a BGP unnumbered session is expected
+  bool fabric = false;  // both ends are FRR nodes: a BGP unnumbered session is expected
 };
 
 struct Route {
@@ -31,10 +30,10 @@ struct Route {
 
 struct Node {
   std::string name;
-  std::string kind;    // "frr" | "host"
+  std::string kind;  // "frr" | "host"
   std::string image;
-  std::string netns;   // "tw-<lab>-<node>"
-  std::string run_dir;  // <lab run dir>/<node>: frr.conf, sockets, pid files, logs
+  std::string netns;                 // "tw-<lab>-<node>"
+  std::string run_dir;               // <lab run dir>/<node>: frr.conf, sockets, pid files, logs
   std::vector<std::string> daemons;  // from the image profile, start order
   std::string frr_profile;
   int rp_filter = 0;
@@ -94,7 +93,7 @@ std::string netns_name(const std::string& lab, const std::string& node);
 // ASN do not reach each other), prefers the shortest AS path and, with `multipath-relax`,
 // installs every path of that length. Nodes without an ASN in the topology count as unique.
 struct PathExpectation {
-  int ecmp = 0;       // 0: the owner's prefixes are not expected at this node
+  int ecmp = 0;  // 0: the owner's prefixes are not expected at this node
   int as_path_len = 0;
 };
 using PathTable = std::map<std::pair<std::string, std::string>, PathExpectation>;

@@ -1,6 +1,5 @@
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -225,8 +224,8 @@ PathTable expected_paths(const Plan& plan) {
 }
 
 // ---- JSON -------------------------------------------------------------------------------
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Interface, name, peer_node, peer_interface, mtu, mac,
-                                   addresses, fabric)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Interface, name, peer_node, peer_interface, mtu, mac, addresses,
+                                   fabric)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Node, name, kind, image, netns, run_dir, daemons, frr_profile,
                                    rp_filter, asn, router_id, loopbacks, interfaces, routes,
@@ -264,8 +263,8 @@ std::string render_plan_text(const Plan& p) {
       o << "\n";
     }
     for (const auto& i : n.interfaces) {
-      o << "    " << i.name << " -> " << i.peer_node << ":" << i.peer_interface << "  mtu "
-        << i.mtu << "  mac " << i.mac;
+      o << "    " << i.name << " -> " << i.peer_node << ":" << i.peer_interface << "  mtu " << i.mtu
+        << "  mac " << i.mac;
       for (const auto& a : i.addresses) o << "  " << a;
       if (i.fabric) o << "  (BGP unnumbered)";
       o << "\n";

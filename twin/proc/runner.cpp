@@ -4,6 +4,13 @@
 #include <boost/type_traits/is_constructible.hpp>
 #include <boost/type_traits/remove_pointer.hpp>
 // Process v2 needs the three above first when BOOST_PROCESS_USE_STD_FS is set.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read.hpp>
@@ -14,21 +21,13 @@
 #include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
-#include <fcntl.h>
-#include <sys/mount.h>
-#include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
-#include "twin/proc/runner.hpp"
-
 #include "twin/core/util.hpp"
-#include <optional>
+#include "twin/proc/runner.hpp"
 
 namespace asio = boost::asio;
 namespace bp = boost::process::v2;

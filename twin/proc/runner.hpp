@@ -43,8 +43,8 @@ class ProcessRunner {
   virtual ~ProcessRunner() = default;
   // Runs to completion. Errors: program not found, namespace/cgroup cannot be entered, timeout
   // (the child is killed with SIGKILL and reaped), interruption (SIGINT/SIGTERM seen by the
-  // harness: the child is killed; ErrorKind::kInterrupted). A non-zero exit is NOT an error: callers
-  // decide what an exit code means.
+  // harness: the child is killed; ErrorKind::kInterrupted). A non-zero exit is NOT an error:
+  // callers decide what an exit code means.
   virtual Result<Output> run(const Command& cmd) = 0;
 };
 

@@ -35,8 +35,8 @@ std::vector<std::string> boot_config_argv(const plan::Node& node) {
 Result<nlohmann::json> show_json(proc::ProcessRunner& runner, const plan::Node& node,
                                  const std::string& daemon, const std::string& command,
                                  std::chrono::milliseconds timeout) {
-  proc::Command c{{"vtysh", "--vty_socket", node.run_dir, "-d", daemon, "-c", command}, "",
-                  timeout};
+  proc::Command c{
+      {"vtysh", "--vty_socket", node.run_dir, "-d", daemon, "-c", command}, "", timeout};
   auto what = "node " + node.name + ": " + daemon + " '" + command + "'";
   auto r = proc::run_checked(runner, c, what);
   if (!r) return r.error();

@@ -3,10 +3,9 @@
 // Every path is explicit and under the node's run folder, so labs never share a socket, pid
 // file or config with each other or with the host's own FRR (/etc/frr, /var/run/frr).
 #include <chrono>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "twin/core/error.hpp"
 #include "twin/plan/plan.hpp"

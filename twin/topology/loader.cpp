@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -37,6 +37,11 @@ std::vector<std::string> image_search_path(const std::string& topology_dir) {
   return dirs;
 }
 
+bool valid_lab_name(const std::string& name) {
+  static const std::regex re("[A-Za-z0-9][A-Za-z0-9_-]*");
+  return !name.empty() && name.size() <= kMaxLabName && std::regex_match(name, re);
+}
+
 bool valid_interface_name(const std::string& name, std::string* why) {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;
@@ -61,13 +66,12 @@ const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
 const std::vector<std::string> kNodeKeys = {"kind",     "image",  "asn",    "router-id",
                                             "loopback", "config", "gateway"};
 const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses"};
-const std::vector<std::string> kImageKeys = {"name",        "kind",        "backend",
-                                             "daemons",     "frr-profile", "rp-filter",
-                                             "ra-interval", "coalesce-time", "description",
-                                             "kernel-nexthop-groups"};
+const std::vector<std::string> kImageKeys = {
+    "name",      "kind",        "backend",       "daemons",     "frr-profile",
+    "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups"};
 const std::vector<std::string> kKinds = {"frr", "host"};
-const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",  "staticd", "bfdd",
-                                                "ospfd", "ospf6d", "isisd", "pathd"};
+const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",   "staticd", "bfdd",
+                                                "ospfd", "ospf6d", "isisd",   "pathd"};
 const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
 
 Mark mark_of(const YAML::Node& n) {
@@ -161,8 +165,10 @@ class Loader {
         }
         if (!std::regex_match(name, kNameRe) || name.size() > 32) {
           error(kv.first, field,
-                "invalid node name '" + name + "'; expected 1-32 of A-Z a-z 0-9 _ - starting "
-                "with a letter or digit", "");
+                "invalid node name '" + name +
+                    "'; expected 1-32 of A-Z a-z 0-9 _ - starting "
+                    "with a letter or digit",
+                "");
           continue;
         }
         t.nodes.push_back(parse_node(name, kv.first, kv.second, def_kind, def_image));
@@ -174,8 +180,8 @@ class Loader {
         error(ln, "links", "expected a list of links", "");
       } else {
         for (size_t i = 0; i < ln.size(); ++i)
-          t.links.push_back(parse_link(ln[i], "links[" + std::to_string(i) + "]", def_mtu,
-                                       def_mtu_set, t));
+          t.links.push_back(
+              parse_link(ln[i], "links[" + std::to_string(i) + "]", def_mtu, def_mtu_set, t));
       }
     }
 
@@ -227,8 +233,8 @@ class Loader {
       if (!s.empty() && end && *end == '\0' && errno == 0) return v;
     }
     error(n, field,
-          "expected an integer, " + (n.IsScalar()  ? "got '" + n.Scalar() + "'"
-                                     : n.IsNull() ? std::string("but the value is empty")
+          "expected an integer, " + (n.IsScalar()     ? "got '" + n.Scalar() + "'"
+                                     : n.IsNull()     ? std::string("but the value is empty")
                                      : n.IsSequence() ? std::string("got a list")
                                                       : std::string("got a mapping")),
           "");
@@ -250,8 +256,8 @@ class Loader {
 
   // A scalar or a list of scalars, each an address with prefix length.
   // `where`, when given, gets the place and field path of each returned prefix.
-  std::vector<IpPrefix> as_prefixes(const YAML::Node& n, const std::string& field,
-                                    bool allow_bare, std::vector<Where>* where = nullptr) {
+  std::vector<IpPrefix> as_prefixes(const YAML::Node& n, const std::string& field, bool allow_bare,
+                                    std::vector<Where>* where = nullptr) {
     std::vector<IpPrefix> out;
     std::vector<YAML::Node> items;
     if (n.IsScalar()) {
@@ -270,8 +276,9 @@ class Loader {
       }
       auto p = IpPrefix::parse(items[i].Scalar(), allow_bare);
       if (!p) {
-        error(items[i], f, "'" + items[i].Scalar() + "' is not an IPv4/IPv6 address" +
-                               (allow_bare ? "" : " with prefix length"),
+        error(items[i], f,
+              "'" + items[i].Scalar() + "' is not an IPv4/IPv6 address" +
+                  (allow_bare ? "" : " with prefix length"),
               allow_bare ? "" : "write e.g. 10.0.1.1/24 or 2001:db8::1/64");
         continue;
       }
@@ -282,7 +289,7 @@ class Loader {
   }
 
   void check_lab_name(const YAML::Node& n, const std::string& name) {
-    if (!std::regex_match(name, kNameRe) || name.size() > kMaxLabName)
+    if (!valid_lab_name(name))
       error(n, "name",
             "invalid lab name '" + name + "'; expected 1-" + std::to_string(kMaxLabName) +
                 " of A-Z a-z 0-9 _ - starting with a letter or digit",
@@ -291,7 +298,8 @@ class Loader {
 
   const ImageProfile* image(const std::string& name, const YAML::Node& at,
                             const std::string& field) {
-    if (auto it = images_.find(name); it != images_.end()) return it->second ? &*it->second : nullptr;
+    if (auto it = images_.find(name); it != images_.end())
+      return it->second ? &*it->second : nullptr;
     auto& slot = images_[name];
     std::string path;
     std::vector<std::string> looked;
@@ -384,8 +392,7 @@ class Loader {
           }
           p.daemons.push_back(*s);
         }
-        if (p.kind == "frr" &&
-            (p.daemons.empty() || p.daemons.front() != "zebra"))
+        if (p.kind == "frr" && (p.daemons.empty() || p.daemons.front() != "zebra"))
           error(ds, "daemons", "an frr image must start zebra first",
                 "zebra owns the kernel interface the other daemons connect to");
       }
@@ -495,7 +502,10 @@ class Loader {
       if (auto c = body["config"]) {
         if (auto s = as_string(c, f + ".config")) {
           fs::path p = fs::path(*s).is_absolute() ? fs::path(*s) : fs::path(dir_) / *s;
-          if (!fs::is_regular_file(p))
+          if (fs::is_directory(p))
+            error(c, f + ".config", "config '" + p.string() + "' is a directory",
+                  "give the node's integrated frr.conf file");
+          else if (!fs::is_regular_file(p))
             error(c, f + ".config", "config file '" + p.string() + "' does not exist",
                   "paths are relative to the topology file's folder");
           else
@@ -511,7 +521,9 @@ class Loader {
             near.empty() ? "expected one of: " + join(kKinds) : "did you mean '" + near + "'?");
       return n;
     }
-    if (n.image.empty()) n.image = def_image.empty() || n.kind == "host" ? (n.kind == "frr" ? "frr-8.4" : "host") : def_image;
+    if (n.image.empty())
+      n.image = def_image.empty() || n.kind == "host" ? (n.kind == "frr" ? "frr-8.4" : "host")
+                                                      : def_image;
     if (const ImageProfile* p = image(n.image, image_at, f + ".image")) {
       n.profile = *p;
       if (p->kind != n.kind)
@@ -566,7 +578,8 @@ class Loader {
     l.mtu_explicit = def_mtu_set;
     link_mtu_at_.push_back({l.mark, ""});
     if (!ln.IsMap()) {
-      error(ln, f, "expected a mapping with endpoints", "e.g. - endpoints: [leaf1:swp1, spine1:swp1]");
+      error(ln, f, "expected a mapping with endpoints",
+            "e.g. - endpoints: [leaf1:swp1, spine1:swp1]");
       return l;
     }
     check_keys(ln, f, kLinkKeys);
@@ -615,8 +628,10 @@ class Loader {
             continue;
           }
           if (l.a.node == l.b.node) {
-            error(kv.first, af, "addresses cannot be given per node on a link between two "
-                  "interfaces of the same node", "");
+            error(kv.first, af,
+                  "addresses cannot be given per node on a link between two "
+                  "interfaces of the same node",
+                  "");
             continue;
           }
           auto ps = as_prefixes(kv.second, af, false);
@@ -666,8 +681,8 @@ class Loader {
         auto key = std::make_pair(e->node, e->interface);
         if (auto it = used.find(key); it != used.end()) {
           error(e->mark, f + ".endpoints",
-                "interface " + e->node + ":" + e->interface + " is already used by the link at line " +
-                    std::to_string(it->second.line),
+                "interface " + e->node + ":" + e->interface +
+                    " is already used by the link at line " + std::to_string(it->second.line),
                 "each interface joins one link; pick another interface name");
           ok = false;
         } else {
@@ -683,6 +698,14 @@ class Loader {
       bool needs_v6 = unnumbered;
       for (const auto& [node, ps] : l.addresses)
         for (const auto& p : ps) needs_v6 = needs_v6 || p.family == 6;
+      // The generated configuration peers with `remote-as external`: same-ASN neighbours never
+      // reach Established (FRR reports "Bad Peer AS").
+      if (unnumbered && na->config.empty() && nb->config.empty() && na->asn && nb->asn &&
+          *na->asn == *nb->asn)
+        error(l.mark, f + ".endpoints",
+              l.a.node + " and " + l.b.node + " share ASN " + std::to_string(*na->asn) +
+                  "; the generated eBGP configuration needs different ASNs on a link",
+              "give each leaf its own ASN (spines may share one), or use your own `config:`");
       const Where& mtu_at = link_mtu_at_[i];
       if (needs_v6 && l.mtu < kMinIpv6Mtu && !bad_mtu_.count(i))
         error(mtu_at.mark, f + ".mtu",
@@ -801,10 +824,16 @@ std::optional<Topology> load_topology_text(const std::string& text, const std::s
 }
 
 std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags) {
+  std::error_code dir_ec;
+  if (fs::is_directory(path, dir_ec)) {
+    diags.add({path, 0, 0, "", "is a directory, not a topology file",
+               "give the YAML file, e.g. topologies/clos-2x4.yaml"});
+    return std::nullopt;
+  }
   std::ifstream in(path);
   if (!in) {
-    diags.add({path, 0, 0, "", "cannot read topology file: " + std::string(std::strerror(errno)),
-               ""});
+    diags.add(
+        {path, 0, 0, "", "cannot read topology file: " + std::string(std::strerror(errno)), ""});
     return std::nullopt;
   }
   std::stringstream ss;

@@ -25,6 +25,10 @@ std::optional<Topology> load_topology(const std::string& path, Diagnostics& diag
 std::optional<Topology> load_topology_text(const std::string& text, const std::string& file,
                                            const std::string& dir, Diagnostics& diags);
 
+// True if `name` is a valid lab name: 1..kMaxLabName of A-Z a-z 0-9 _ -, starting with a letter
+// or digit. Lab names become path components (/run/twin/<lab>): anything else is refused.
+bool valid_lab_name(const std::string& name);
+
 // True if `name` is a valid Linux interface name (1..15 bytes, no '/', ':' or whitespace,
 // not "." or ".."); `why` gets the reason otherwise.
 bool valid_interface_name(const std::string& name, std::string* why);

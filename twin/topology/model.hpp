@@ -20,14 +20,14 @@ struct Mark {
 // What a node boots: an image profile file images/<name>.yaml.
 struct ImageProfile {
   std::string name;
-  std::string file;                  // absolute path of the profile
-  std::string kind;                  // node kind it is for: "frr" or "host"
-  std::string backend = "netns";     // only "netns" today
-  std::vector<std::string> daemons;  // FRR daemons started in this order, e.g. zebra, bgpd
+  std::string file;                        // absolute path of the profile
+  std::string kind;                        // node kind it is for: "frr" or "host"
+  std::string backend = "netns";           // only "netns" today
+  std::vector<std::string> daemons;        // FRR daemons started in this order, e.g. zebra, bgpd
   std::string frr_profile = "datacenter";  // FRR `-F` profile (FRR docs: "frr defaults")
-  int rp_filter = 0;                 // net.ipv4.conf.{all,default}.rp_filter in the namespace
-  int ra_interval_s = 1;             // `ipv6 nd ra-interval` on fabric ports (BGP unnumbered)
-  int coalesce_time_ms = 0;          // bgp `coalesce-time`: 0 sends updates without waiting
+  int rp_filter = 0;                       // net.ipv4.conf.{all,default}.rp_filter in the namespace
+  int ra_interval_s = 1;                   // `ipv6 nd ra-interval` on fabric ports (BGP unnumbered)
+  int coalesce_time_ms = 0;                // bgp `coalesce-time`: 0 sends updates without waiting
   // zebra installs routes through kernel nexthop objects (`zebra nexthop kernel enable`).
   bool kernel_nexthop_groups = true;
 };
@@ -73,10 +73,10 @@ struct Topology {
 };
 
 // Accepted values, shared by the loader, the schema test and `twin plan`.
-inline constexpr int kMinMtu = 68;       // RFC 791: every IPv4 host must accept 68 bytes
+inline constexpr int kMinMtu = 68;  // RFC 791: every IPv4 host must accept 68 bytes
 inline constexpr int kMaxMtu = 65535;
-inline constexpr int kMinIpv6Mtu = 1280;  // RFC 8200 §5; Linux removes IPv6 below it
+inline constexpr int kMinIpv6Mtu = 1280;         // RFC 8200 §5; Linux removes IPv6 below it
 inline constexpr size_t kMaxInterfaceName = 15;  // IFNAMSIZ - 1 (linux/if.h)
-inline constexpr size_t kMaxLabName = 24;  // keeps "tw-<lab>-<node>" paths readable
+inline constexpr size_t kMaxLabName = 24;        // keeps "tw-<lab>-<node>" paths readable
 
 }  // namespace twin::topology

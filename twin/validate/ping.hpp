@@ -23,17 +23,17 @@ struct PingRequest {
   std::string interface;    // optional: bind to this device (SO_BINDTODEVICE); scope for fe80::
   int payload_bytes = 56;   // ICMP payload size, as `ping -s`
   bool dont_fragment = false;
-  int count = 1;            // echo requests to send; the probe succeeds if any reply arrives
+  int count = 1;  // echo requests to send; the probe succeeds if any reply arrives
   std::chrono::milliseconds timeout{1000};  // from the first request until giving up
 };
 
 enum class PingOutcome {
-  kReply,     // an echo reply with our id/sequence came back
-  kTimeout,   // nothing came back in time (dropped somewhere)
-  kNoRoute,   // the kernel has no route (ENETUNREACH/EHOSTUNREACH on send, or ICMP unreachable)
-  kTooBig,    // packet larger than the path/link MTU with DF set (EMSGSIZE, ICMP frag-needed /
-              // packet-too-big)
-  kError,     // the probe could not be run (bad address, socket error): see `detail`
+  kReply,    // an echo reply with our id/sequence came back
+  kTimeout,  // nothing came back in time (dropped somewhere)
+  kNoRoute,  // the kernel has no route (ENETUNREACH/EHOSTUNREACH on send, or ICMP unreachable)
+  kTooBig,   // packet larger than the path/link MTU with DF set (EMSGSIZE, ICMP frag-needed /
+             // packet-too-big)
+  kError,    // the probe could not be run (bad address, socket error): see `detail`
 };
 
 // "reply" | "timeout" | "no-route" | "too-big" | "error"

@@ -22,12 +22,12 @@ struct TestResult {
   int test = 0;           // number within the family (stable, documented in README.md)
   std::string test_name;  // e.g. "session-established"
   Status status = Status::kError;
-  std::string node;      // subject node ("" when the test is lab-wide)
-  std::string peer;      // peer node / interface / destination ("" when n/a)
-  std::string expected;  // human-readable expected value, e.g. "Established"
-  std::string observed;  // what was seen, e.g. "Active"
-  std::string message;   // one line a network engineer reads first
-  double duration_ms = 0;     // time spent on this test's final attempt
+  std::string node;             // subject node ("" when the test is lab-wide)
+  std::string peer;             // peer node / interface / destination ("" when n/a)
+  std::string expected;         // human-readable expected value, e.g. "Established"
+  std::string observed;         // what was seen, e.g. "Active"
+  std::string message;          // one line a network engineer reads first
+  double duration_ms = 0;       // time spent on this test's final attempt
   double time_to_pass_ms = -1;  // from the start of validation until it first passed; -1 if never
   int attempts = 0;
 };

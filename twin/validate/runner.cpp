@@ -36,8 +36,8 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       } catch (const std::exception& e) {
         // Unexpected data shape from FRR or iproute2: the harness could not tell.
         latest[i] = {make_result(validators[i]->name(), 0, "internal", Status::kError, "", "",
-                                 "a verdict", "exception", std::string("validator stopped: ") +
-                                                               e.what())};
+                                 "a verdict", "exception",
+                                 std::string("validator stopped: ") + e.what())};
       }
       double took = ms_since(ta);
       ++attempts[i];
@@ -49,7 +49,8 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       done[i] = settled(latest[i]);
       if (opts.progress) {
         int bad = 0;
-        for (const auto& r : latest[i]) bad += r.status == Status::kFailed || r.status == Status::kError;
+        for (const auto& r : latest[i])
+          bad += r.status == Status::kFailed || r.status == Status::kError;
         opts.progress(validators[i]->name() + ": " +
                       (done[i] ? "passed" : std::to_string(bad) + " not passing yet") +
                       " (attempt " + std::to_string(attempts[i]) + ")");
@@ -62,8 +63,8 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   for (size_t i = 0; i < validators.size(); ++i) {
     for (auto& r : latest[i]) {
       r.attempts = attempts[i];
-      if (auto it = first_pass.find(key_of(r)); it != first_pass.end() &&
-                                                r.status == Status::kPassed)
+      if (auto it = first_pass.find(key_of(r));
+          it != first_pass.end() && r.status == Status::kPassed)
         r.time_to_pass_ms = it->second;
       report.results.push_back(std::move(r));
     }

@@ -9,10 +9,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "twin/core/error.hpp"
 #include "twin/plan/plan.hpp"
@@ -40,7 +39,7 @@ class LabProbe {
 struct Context {
   const plan::Plan& plan;
   LabProbe& probe;
-  int parallel = 4;  // nodes probed at once
+  int parallel = 4;      // nodes probed at once
   int max_pairs = 4000;  // reachability/path-MTU pairs probed before sampling
 };
 

@@ -47,7 +47,8 @@ std::string node_script(const plan::Node& node) {
   if (node.kind == "host") {
     for (const auto& i : node.interfaces)
       for (const auto& a : i.addresses)
-        s << "address add " << a << " dev " << i.name << (a.find(':') != std::string::npos ? " nodad" : "") << "\n";
+        s << "address add " << a << " dev " << i.name
+          << (a.find(':') != std::string::npos ? " nodad" : "") << "\n";
     for (const auto& r : node.routes) {
       bool v6 = r.via.find(':') != std::string::npos;
       // Batch lines take no -4/-6: spell the default route per family.

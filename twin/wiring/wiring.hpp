@@ -36,7 +36,6 @@ Result<void> apply_sysctls(const std::string& netns,
 // Runs `script` with `ip [-n netns] -batch -`. Teardown passes cancellable=false so that an
 // interrupt cannot stop it half-way.
 Result<void> run_batch(proc::ProcessRunner& runner, const std::string& script,
-                       const std::string& netns, const std::string& what,
-                       bool cancellable = true);
+                       const std::string& netns, const std::string& what, bool cancellable = true);
 
 }  // namespace twin::wiring

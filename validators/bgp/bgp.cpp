@@ -12,7 +12,8 @@ namespace {
 const char* kFamilies[] = {"ipv4Unicast", "ipv6Unicast"};
 
 bool has_bgpd(const plan::Node& n) {
-  return n.kind == "frr" && std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end();
+  return n.kind == "frr" &&
+         std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end();
 }
 
 // The peer entry for `key` in any address family, preferring one that is Established.
@@ -33,7 +34,8 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
                                      const std::map<std::string, Result<nlohmann::json>>& sums) {
   std::vector<TestResult> out;
   bool lab_v4 = false, lab_v6 = false;
-  for (const auto& p : plan.prefixes) (p.prefix.find(':') == std::string::npos ? lab_v4 : lab_v6) = true;
+  for (const auto& p : plan.prefixes)
+    (p.prefix.find(':') == std::string::npos ? lab_v4 : lab_v6) = true;
   std::map<std::string, std::pair<bool, bool>> originates;  // node -> (v4, v6)
   for (const auto& p : plan.prefixes) {
     auto& o = originates[p.owner];
@@ -49,6 +51,11 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
       if (s.node == n.name) expected_keys.insert(s.interface);
     bool no_data =
         it == sums.end() || !it->second || !it->second->is_object() || it->second->empty();
+    // FRR prints {} for `show bgp summary json` when the instance has no neighbor at all:
+    // that is data ("no sessions") for a node the topology gives none, and no data otherwise.
+    if (no_data && expected_keys.empty() && it != sums.end() && it->second &&
+        it->second->is_object())
+      continue;
     if (no_data) {
       std::string why = it == sums.end() ? "not probed"
                         : !it->second    ? it->second.error().message
@@ -58,7 +65,7 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
           out.push_back(make_result("bgp", 0, "session-established", Status::kError, n.name,
                                     s.interface, "Established", "no data",
                                     "cannot read BGP state: " + why));
-      if (plan.sessions.empty() || expected_keys.empty())
+      if (expected_keys.empty())
         out.push_back(make_result("bgp", 0, "session-established", Status::kError, n.name, "",
                                   "BGP summary", "no data", "cannot read BGP state: " + why));
       continue;
@@ -69,8 +76,7 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
       const nlohmann::json* peer = find_peer(sum, s.interface);
       if (!peer) {
         out.push_back(make_result("bgp", 0, "session-established", Status::kFailed, n.name,
-                                  s.interface, "Established with " + s.peer_node,
-                                  "not configured",
+                                  s.interface, "Established with " + s.peer_node, "not configured",
                                   "no BGP neighbor on " + s.interface + " toward " + s.peer_node));
         continue;
       }
@@ -98,18 +104,18 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
         if (sum.contains(af) && sum[af].contains("peers") && sum[af]["peers"].contains(s.interface))
           p = &sum[af]["peers"][s.interface];
         if (!p) {
-          out.push_back(make_result("bgp", 1, "prefixes-received", Status::kFailed, n.name,
-                                    subject, ">= 1 prefix", "address family not active",
+          out.push_back(make_result("bgp", 1, "prefixes-received", Status::kFailed, n.name, subject,
+                                    ">= 1 prefix", "address family not active",
                                     std::string(fam == 4 ? "IPv4" : "IPv6") +
                                         " unicast is not active with " + s.peer_node));
           continue;
         }
         long rcvd = p->value("pfxRcd", -1L);
-        out.push_back(make_result("bgp", 1, "prefixes-received",
-                                  rcvd >= 1 ? Status::kPassed : Status::kFailed, n.name, subject,
-                                  ">= 1 prefix", std::to_string(rcvd) + " prefixes",
-                                  rcvd >= 1 ? "" : "Established but nothing received from " +
-                                                       s.peer_node + " (filtered?)"));
+        out.push_back(make_result(
+            "bgp", 1, "prefixes-received", rcvd >= 1 ? Status::kPassed : Status::kFailed, n.name,
+            subject, ">= 1 prefix", std::to_string(rcvd) + " prefixes",
+            rcvd >= 1 ? ""
+                      : "Established but nothing received from " + s.peer_node + " (filtered?)"));
       }
     }
     // Configured neighbors the topology did not predict must be up too.
@@ -123,8 +129,8 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
       std::string state = peer ? peer->value("state", "unknown") : "unknown";
       bool up = state == "Established";
       out.push_back(make_result("bgp", 0, "session-established",
-                                up ? Status::kPassed : Status::kFailed, n.name, key,
-                                "Established", state,
+                                up ? Status::kPassed : Status::kFailed, n.name, key, "Established",
+                                state,
                                 up ? "configured neighbor " + key + " is Established"
                                    : "configured neighbor " + key + " is " + state));
     }
@@ -139,8 +145,8 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
       continue;
     std::string rid;
     for (const char* af : kFamilies)
-      if (it->second->is_object() && it->second->contains(af) &&
-          (*it->second)[af].is_object() && (*it->second)[af].contains("routerId")) {
+      if (it->second->is_object() && it->second->contains(af) && (*it->second)[af].is_object() &&
+          (*it->second)[af].contains("routerId")) {
         rid = (*it->second)[af].value("routerId", "");
         break;
       }
@@ -161,8 +167,9 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
       std::string others;
       for (const auto& o : nodes)
         if (o != node) others += (others.empty() ? "" : ", ") + o;
-      out.push_back(make_result("bgp", 2, "router-id-unique", dup ? Status::kFailed : Status::kPassed,
-                                node, "", "unique", rid + (dup ? " (also " + others + ")" : ""),
+      out.push_back(make_result("bgp", 2, "router-id-unique",
+                                dup ? Status::kFailed : Status::kPassed, node, "", "unique",
+                                rid + (dup ? " (also " + others + ")" : ""),
                                 dup ? "router-id " + rid + " is shared with " + others : ""));
     }
   }

@@ -8,7 +8,6 @@
 // Source: `show bgp summary json` (FRR 8.4: {"ipv4Unicast": {"routerId", "peers": {"swp1":
 // {"state", "pfxRcd", "hostname", ...}}}, "ipv6Unicast": {...}}; `{}` = no BGP instance).
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "twin/validate/validator.hpp"

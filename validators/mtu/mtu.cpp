@@ -22,8 +22,8 @@ const nlohmann::json* find_ifname(const Result<nlohmann::json>& r, const std::st
 }
 }  // namespace
 
-std::vector<TestResult> evaluate_link_mtu(const plan::Plan& plan,
-                                          const std::map<std::string, Result<nlohmann::json>>& links) {
+std::vector<TestResult> evaluate_link_mtu(
+    const plan::Plan& plan, const std::map<std::string, Result<nlohmann::json>>& links) {
   std::vector<TestResult> out;
   for (const auto& l : plan.links) {
     std::string subject = l.a_node + ":" + l.a_interface + " <-> " + l.b_node + ":" + l.b_interface;
@@ -47,12 +47,12 @@ std::vector<TestResult> evaluate_link_mtu(const plan::Plan& plan,
     std::string msg;
     if (!ok) {
       if (ma < 0 || mb < 0)
-        msg = "interface missing on " + (ma < 0 ? l.a_node + ":" + l.a_interface
-                                                : l.b_node + ":" + l.b_interface);
+        msg = "interface missing on " +
+              (ma < 0 ? l.a_node + ":" + l.a_interface : l.b_node + ":" + l.b_interface);
       else if (ma != mb)
         msg = "MTU mismatch: " + l.a_node + ":" + l.a_interface + " " + show(ma) + " vs " +
-              l.b_node + ":" + l.b_interface + " " + show(mb) + " (topology: " +
-              std::to_string(l.mtu) + ")";
+              l.b_node + ":" + l.b_interface + " " + show(mb) +
+              " (topology: " + std::to_string(l.mtu) + ")";
       else
         msg = "both ends have MTU " + show(ma) + ", the topology says " + std::to_string(l.mtu);
     }

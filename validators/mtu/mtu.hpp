@@ -9,7 +9,6 @@
 //                 paths crosses the fabric (sampled beyond Context::max_pairs)
 // Sizes: MTU excludes the Ethernet header; ICMP payload = MTU - 28 (IPv4) or - 48 (IPv6).
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "twin/validate/validator.hpp"

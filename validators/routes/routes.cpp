@@ -26,11 +26,11 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
     if (n.kind != "frr") continue;
     auto it = fibs.find(n.name);
     if (it == fibs.end() || !it->second || !it->second->is_array()) {
-      std::string why = it == fibs.end()   ? "not probed"
-                        : !it->second      ? it->second.error().message
-                                           : "`ip -j route` did not return a list";
+      std::string why = it == fibs.end() ? "not probed"
+                        : !it->second    ? it->second.error().message
+                                         : "`ip -j route` did not return a list";
       out.push_back(make_result("routes", 0, "fib-complete", Status::kError, n.name, "",
-                                "expected prefixes", "no data", "cannot read the FIB: " + why));
+                                "every expected prefix", "no data", "cannot read the FIB: " + why));
       continue;
     }
     std::map<std::string, int> fib;  // normalized dst -> next hops
@@ -47,10 +47,9 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
       int want = pe->second.ecmp;
       auto f = fib.find(p.prefix);
       if (f == fib.end()) {
-        out.push_back(make_result("routes", 0, "fib-complete", Status::kFailed, n.name, p.prefix,
-                                  "installed", "missing",
-                                  p.kind + " " + p.prefix + " of " + p.owner +
-                                      " is not in the kernel FIB"));
+        out.push_back(make_result(
+            "routes", 0, "fib-complete", Status::kFailed, n.name, p.prefix, "installed", "missing",
+            p.kind + " " + p.prefix + " of " + p.owner + " is not in the kernel FIB"));
         continue;
       }
       out.push_back(make_result("routes", 0, "fib-complete", Status::kPassed, n.name, p.prefix,
@@ -58,12 +57,12 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
       int have = f->second;
       std::string exp = std::to_string(want) + " next hop" + (want == 1 ? "" : "s");
       std::string obs = std::to_string(have) + " next hop" + (have == 1 ? "" : "s");
-      out.push_back(make_result(
-          "routes", 1, "ecmp-width", have >= want ? Status::kPassed : Status::kFailed, n.name,
-          p.prefix, exp, obs,
-          have >= want ? ""
-                       : "lost redundancy: " + p.prefix + " of " + p.owner + " over " + obs +
-                             ", the topology gives " + exp));
+      out.push_back(make_result("routes", 1, "ecmp-width",
+                                have >= want ? Status::kPassed : Status::kFailed, n.name, p.prefix,
+                                exp, obs,
+                                have >= want ? ""
+                                             : "lost redundancy: " + p.prefix + " of " + p.owner +
+                                                   " over " + obs + ", the topology gives " + exp));
     }
   }
   return out;

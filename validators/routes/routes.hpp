@@ -8,7 +8,6 @@
 // `ip -j route show` and `ip -j -6 route show` (iproute2 JSON: "dst", and "nexthops": [...]
 // for multipath routes, else "gateway"/"via" + "dev").
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "twin/validate/validator.hpp"
