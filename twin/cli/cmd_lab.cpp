@@ -32,6 +32,10 @@ std::optional<topology::Topology> load(const std::string& file) {
   return t;
 }
 
+std::string count(int n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string secs(double ms) {
   std::ostringstream o;
   o << std::fixed << std::setprecision(ms < 10000 ? 2 : 1) << ms / 1000.0 << " s";
@@ -92,8 +96,9 @@ int run_up(const UpOptions& o) {
                      {"total_ms", s.total_ms}};
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << "lab " << s.lab << " is up: " << s.nodes << " nodes, " << s.links << " links, "
-              << s.daemons << " FRR daemons; BGP " << s.sessions_established << "/"
+    std::cout << "lab " << s.lab << " is up: " << count(s.nodes, "node") << ", "
+              << count(s.links, "link") << ", " << count(s.daemons, "FRR daemon") << "; BGP "
+              << s.sessions_established << "/"
               << s.sessions_expected << " sessions Established\n"
               << "  wiring " << secs(s.wiring_ms) << ", daemons " << secs(s.daemons_ms)
               << ", convergence " << secs(s.converge_ms) << ", total " << secs(s.total_ms) << "\n"

@@ -42,8 +42,11 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       double took = ms_since(ta);
       ++attempts[i];
       double at = ms_since(t0);
+      // Probes of a family run together; each result gets an equal share of the family's time,
+      // so per-family sums (JUnit testsuite time) equal the time actually spent.
+      double share = latest[i].empty() ? took : took / static_cast<double>(latest[i].size());
       for (auto& r : latest[i]) {
-        if (r.duration_ms == 0) r.duration_ms = took;
+        if (r.duration_ms == 0) r.duration_ms = share;
         if (r.status == Status::kPassed) first_pass.emplace(key_of(r), at);
       }
       done[i] = settled(latest[i]);
