@@ -98,8 +98,7 @@ int run_up(const UpOptions& o) {
   } else {
     std::cout << "lab " << s.lab << " is up: " << count(s.nodes, "node") << ", "
               << count(s.links, "link") << ", " << count(s.daemons, "FRR daemon") << "; BGP "
-              << s.sessions_established << "/"
-              << s.sessions_expected << " sessions Established\n"
+              << s.sessions_established << "/" << s.sessions_expected << " sessions Established\n"
               << "  wiring " << secs(s.wiring_ms) << ", daemons " << secs(s.daemons_ms)
               << ", convergence " << secs(s.converge_ms) << ", total " << secs(s.total_ms) << "\n"
               << "  next: twin validate --lab " << s.lab << "   twin status --lab " << s.lab
@@ -161,7 +160,7 @@ int run_down(const DownOptions& o) {
                      {"problems", r->problems},
                      {"duration_ms", ms_since(t)}});
     } else {
-      std::cout << "lab " << lab << " is down: " << r->processes_killed << " processes, "
+      std::cout << "lab " << lab << " is down: " << r->processes_killed << " processes stopped, "
                 << r->namespaces_removed << " namespaces, " << r->paths_removed
                 << " files/folders removed in " << secs(ms_since(t)) << "\n";
     }
@@ -178,9 +177,15 @@ int run_status(const StatusOptions& o) {
   auto r = engine::status(*lab, runner);
   if (!r) return fail(r.error().message, exit_code(r.error()));
   const auto& j = *r;
+  // Degraded (a daemon dead, a namespace missing): exit 1, so scripts can check health.
+  bool degraded = false;
+  for (const auto& n : j["nodes"]) {
+    degraded |= !n["netns_present"].get<bool>();
+    for (const auto& d : n["daemons"]) degraded |= !d["alive"].get<bool>();
+  }
   if (o.json) {
     std::cout << j.dump(2) << "\n";
-    return 0;
+    return degraded ? 1 : 0;
   }
   std::cout << "lab " << j["lab"].get<std::string>() << " (" << j["status"].get<std::string>()
             << ", since " << j["created_at"].get<std::string>() << ")\n\nnodes:\n";
@@ -203,7 +208,8 @@ int run_status(const StatusOptions& o) {
               << " mtu " << mtu(l["a_mtu"]) << "/" << mtu(l["b_mtu"])
               << (ok ? "" : "  (expected " + mtu(l["mtu_expected"]) + ")") << "\n";
   }
-  return 0;
+  if (degraded) std::cout << "\nlab is degraded: a daemon is dead or a namespace is missing\n";
+  return degraded ? 1 : 0;
 }
 
 int run_list(bool json) {

@@ -418,6 +418,14 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
     if (r.kind != "cgroup") continue;
     if (!fs::exists(r.name)) continue;
     {
+      // Count what is really running (daemons, and what `twin exec` left behind) before the kill.
+      std::ifstream procs(r.name + "/cgroup.procs");
+      std::string line;
+      while (std::getline(procs, line))
+        if (int pid = std::atoi(line.c_str()); pid > 0 && process_alive(pid, 0))
+          ++rep.processes_killed;
+    }
+    {
       std::ofstream k(r.name + "/cgroup.kill");
       k << "1\n";
     }
@@ -438,13 +446,12 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
       std::this_thread::sleep_for(10ms);
     }
   }
+  // Without a cgroup (or if one escaped it): recorded PIDs whose start time still matches.
   for (const auto& r : s.resources) {
     if (r.kind != "process") continue;
     if (process_alive(r.pid, r.start_time)) {
       ::kill(r.pid, SIGKILL);
       ++rep.processes_killed;
-    } else {
-      ++rep.processes_killed;  // gone (killed with the cgroup, or exited)
     }
   }
   for (const auto& r : s.resources) {

@@ -116,7 +116,13 @@ Result<State> load_state(const std::string& lab) {
     nlohmann::json j = nlohmann::json::parse(f);
     return j.get<State>();
   } catch (const nlohmann::json::exception& e) {
-    return harness_error("corrupt state file " + state_path(lab) + ": " + e.what());
+    return harness_error("corrupt state file " + state_path(lab) + ": " + e.what() +
+                         "; twin cannot tell what the lab holds. Its resources are named "
+                         "after it: namespaces tw-" +
+                         lab +
+                         "-<node> (`ip netns list`), the "
+                         "cgroup twin/" +
+                         lab + " under the cgroup2 mount, and " + lab_dir(lab));
   }
 }
 
