@@ -7,10 +7,23 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 namespace twin {
 
 std::atomic<bool> g_interrupted{false};
+
+void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  int threads = std::max(1, std::min<int>(parallel, static_cast<int>(n)));
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+}
 
 std::string now_rfc3339() {
   auto now = std::chrono::system_clock::now();

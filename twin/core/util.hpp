@@ -2,6 +2,8 @@
 // Small shared utilities: cancellation flag, clock, files.
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <functional>
 #include <string>
 
 #include "twin/core/error.hpp"
@@ -20,6 +22,10 @@ using Clock = std::chrono::steady_clock;
 inline double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
+
+// Runs fn(i) for every i in [0, n) on up to `parallel` threads (at least one) and returns when
+// all are done. fn must be safe to call concurrently for different i.
+void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn);
 
 // Whole-file read / atomic write helpers. Errors name the path.
 Result<std::string> read_file(const std::string& path);

@@ -15,6 +15,7 @@
 #include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/runtime/frr.hpp"
+#include "twin/validate/validator.hpp"
 #include "twin/wiring/wiring.hpp"
 
 namespace fs = std::filesystem;
@@ -199,32 +200,20 @@ SessionCount count_sessions(const plan::Plan& plan, proc::ProcessRunner& runner,
       nodes.push_back(&n);
   std::vector<int> up(nodes.size(), 0);
   std::vector<std::vector<std::string>> down(nodes.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < nodes.size(); i = next++) {
-      auto j = runtime::show_json(runner, *nodes[i], "bgpd", "show bgp summary json", 5s);
-      for (const auto& s : plan.sessions) {
-        if (s.node != nodes[i]->name) continue;
-        std::string state = j ? "not configured" : "no answer from bgpd";
-        for (const char* af : {"ipv4Unicast", "ipv6Unicast"}) {
-          if (!j || !j->is_object()) break;
-          auto it = j->find(af);
-          if (it == j->end() || !it->is_object() || !it->contains("peers")) continue;
-          const auto& peers = (*it)["peers"];
-          if (!peers.contains(s.interface)) continue;
-          state = peers[s.interface].value("state", "unknown");
-          if (state == "Established") break;
-        }
-        if (state == "Established")
-          ++up[i];
-        else
-          down[i].push_back(s.node + " " + s.interface + " -> " + s.peer_node + ": " + state);
-      }
+  parallel_for(nodes.size(), parallel, [&](size_t i) {
+    auto j = runtime::show_json(runner, *nodes[i], "bgpd", "show bgp summary json", 5s);
+    for (const auto& s : plan.sessions) {
+      if (s.node != nodes[i]->name) continue;
+      const nlohmann::json* peer = j ? validate::find_bgp_peer(*j, s.interface) : nullptr;
+      std::string state = !j     ? "no answer from bgpd"
+                          : peer ? peer->value("state", "unknown")
+                                 : "not configured";
+      if (state == "Established")
+        ++up[i];
+      else
+        down[i].push_back(s.node + " " + s.interface + " -> " + s.peer_node + ": " + state);
     }
-  };
-  std::vector<std::thread> threads;
-  for (int i = 0; i < std::max(1, parallel); ++i) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  });
   for (const auto& d : down) c.down.insert(c.down.end(), d.begin(), d.end());
   for (int u : up) c.established += u;
   return c;
@@ -326,28 +315,22 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
     for (const auto& n : plan.nodes)
       if (!n.daemons.empty()) frr.push_back(&n);
     std::vector<std::optional<Error>> errors(frr.size());
-    std::atomic<size_t> next{0};
     std::atomic<int> ready{0}, daemons{0};
-    auto worker = [&] {
-      for (size_t i = next++; i < frr.size(); i = next++) {
-        if (interrupted()) {
-          errors[i] = Error{ErrorKind::kInterrupted, "interrupted during daemon start"};
-          continue;
-        }
-        auto r = start_node(*frr[i], cg, state, mu, runner);
-        if (!r) {
-          errors[i] = r.error().with_context("node " + frr[i]->name);
-          continue;
-        }
-        daemons += *r;
-        int k = ++ready;
-        std::lock_guard lk(mu);
-        progress("nodes ready " + std::to_string(k) + "/" + std::to_string(frr.size()));
+    parallel_for(frr.size(), opts.parallel, [&](size_t i) {
+      if (interrupted()) {
+        errors[i] = Error{ErrorKind::kInterrupted, "interrupted during daemon start"};
+        return;
       }
-    };
-    std::vector<std::thread> threads;
-    for (int i = 0; i < std::max(1, opts.parallel); ++i) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
+      auto r = start_node(*frr[i], cg, state, mu, runner);
+      if (!r) {
+        errors[i] = r.error().with_context("node " + frr[i]->name);
+        return;
+      }
+      daemons += *r;
+      int k = ++ready;
+      std::lock_guard lk(mu);
+      progress("nodes ready " + std::to_string(k) + "/" + std::to_string(frr.size()));
+    });
     for (const auto& e : errors)
       if (e) return fail(*e);
     sum.daemons = daemons;

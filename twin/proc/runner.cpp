@@ -266,14 +266,7 @@ Result<Output> SystemRunner::run(const Command& cmd) {
 std::vector<Result<Output>> run_all(ProcessRunner& runner, const std::vector<Command>& cmds,
                                     int parallel) {
   std::vector<Result<Output>> results(cmds.size(), Result<Output>(harness_error("not run")));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < cmds.size(); i = next++) results[i] = runner.run(cmds[i]);
-  };
-  std::vector<std::thread> threads;
-  int n = std::max(1, std::min<int>(parallel, static_cast<int>(cmds.size())));
-  for (int i = 0; i < n; ++i) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  parallel_for(cmds.size(), parallel, [&](size_t i) { results[i] = runner.run(cmds[i]); });
   return results;
 }
 

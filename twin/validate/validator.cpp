@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 namespace twin::validate {
@@ -95,6 +96,20 @@ std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
   return out;
 }
 
+const nlohmann::json* find_bgp_peer(const nlohmann::json& summary, const std::string& key) {
+  const nlohmann::json* found = nullptr;
+  if (!summary.is_object()) return nullptr;
+  for (const char* af : {"ipv4Unicast", "ipv6Unicast"}) {
+    auto it = summary.find(af);
+    if (it == summary.end() || !it->is_object() || !it->contains("peers")) continue;
+    const auto& peers = (*it)["peers"];
+    if (!peers.is_object() || !peers.contains(key)) continue;
+    if (peers[key].value("state", "") == "Established") return &peers[key];
+    if (!found) found = &peers[key];
+  }
+  return found;
+}
+
 bool is_ipv6(const std::string& a) { return a.find(':') != std::string::npos; }
 
 std::string address_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }
@@ -105,17 +120,6 @@ std::vector<PingProbe> sample_evenly(std::vector<PingProbe> probes, int max) {
   double step = static_cast<double>(probes.size()) / max;
   for (int i = 0; i < max; ++i) out.push_back(std::move(probes[static_cast<size_t>(i * step)]));
   return out;
-}
-
-void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) fn(i);
-  };
-  int threads = std::max(1, std::min<int>(parallel, static_cast<int>(n)));
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
 }
 
 }  // namespace twin::validate

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "twin/core/error.hpp"
+#include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/validate/ping.hpp"
 #include "twin/validate/result.hpp"
@@ -88,7 +89,12 @@ std::string address_of(const std::string& prefix);
 // At most `max` probes, evenly spaced and deterministic; all of them when max <= 0.
 std::vector<PingProbe> sample_evenly(std::vector<PingProbe> probes, int max);
 
-// Runs fn(i) for i in [0, n) on up to `parallel` threads.
-void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn);
+// The entry for neighbor `key` (e.g. "swp1") in FRR's `show bgp summary json`, looked up in the
+// IPv4 and IPv6 unicast families, preferring one that is Established; nullptr if the neighbor is
+// in neither. Tolerates any JSON shape.
+const nlohmann::json* find_bgp_peer(const nlohmann::json& summary, const std::string& key);
+
+// Validators probe nodes in parallel with twin::parallel_for (core/util.hpp).
+using twin::parallel_for;
 
 }  // namespace twin::validate

@@ -17,17 +17,6 @@ bool has_bgpd(const plan::Node& n) {
 }
 
 // The peer entry for `key` in any address family, preferring one that is Established.
-const nlohmann::json* find_peer(const nlohmann::json& summary, const std::string& key) {
-  const nlohmann::json* found = nullptr;
-  for (const char* af : kFamilies) {
-    if (!summary.contains(af) || !summary[af].contains("peers")) continue;
-    const auto& peers = summary[af]["peers"];
-    if (!peers.contains(key)) continue;
-    if (peers[key].value("state", "") == "Established") return &peers[key];
-    if (!found) found = &peers[key];
-  }
-  return found;
-}
 }  // namespace
 
 std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
@@ -73,7 +62,7 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
     const auto& sum = *it->second;
     for (const auto& s : plan.sessions) {
       if (s.node != n.name) continue;
-      const nlohmann::json* peer = find_peer(sum, s.interface);
+      const nlohmann::json* peer = validate::find_bgp_peer(sum, s.interface);
       if (!peer) {
         out.push_back(make_result("bgp", 0, "session-established", Status::kFailed, n.name,
                                   s.interface, "Established with " + s.peer_node, "not configured",
@@ -125,7 +114,7 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
         for (const auto& [key, v] : sum[af]["peers"].items())
           if (!expected_keys.count(key)) extra.insert(key);
     for (const auto& key : extra) {
-      const nlohmann::json* peer = find_peer(sum, key);
+      const nlohmann::json* peer = validate::find_bgp_peer(sum, key);
       std::string state = peer ? peer->value("state", "unknown") : "unknown";
       bool up = state == "Established";
       out.push_back(make_result("bgp", 0, "session-established",
