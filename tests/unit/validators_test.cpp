@@ -379,7 +379,7 @@ TEST(Mtu, MismatchNamesBothEnds) {
   auto rs = twin::validators::evaluate_link_mtu(plan(), d);
   EXPECT_EQ(rs[0].status, Status::kFailed);
   EXPECT_EQ(rs[0].observed, "leaf1:swp1=1500 spine1:swp1=9216");
-  EXPECT_EQ(rs[0].message, "MTU mismatch: leaf1:swp1 1500 vs spine1:swp1 9216 (topology: 9216)");
+  EXPECT_EQ(rs[0].message, "MTU mismatch: leaf1:swp1 1500 vs spine1:swp1 9216 (intended: 9216 on both ends)");
   for (size_t i = 1; i < rs.size(); ++i) EXPECT_EQ(rs[i].status, Status::kPassed) << show(rs[i]);
 }
 

@@ -21,6 +21,9 @@ struct Interface {
   std::string mac;                     // locally administered unicast, unique per lab
   std::vector<std::string> addresses;  // "10.0.1.1/24"
   bool fabric = false;  // both ends are FRR nodes: a BGP unnumbered session is expected
+  // Intended state (a change's intent, replay/intent.hpp): an interface meant to be down
+  // carries no session, no path and no DF probe.
+  bool up = true;
 };
 
 struct Route {
@@ -45,6 +48,10 @@ struct Node {
   bool config_generated = true;
   std::string config_source;  // user frr.conf path, or "" when generated
   std::string frr_config;     // the integrated frr.conf the node boots with
+  // Intended state beyond the topology (a change's intent, replay/intent.hpp):
+  bool drained = false;                 // out of service: no sessions, no transit, not reachable
+  std::vector<std::string> originates;  // prefixes advertised beyond loopbacks and host subnets
+  std::vector<std::string> withdraws;   // loopbacks / host subnets it stops advertising
 };
 
 struct Link {
@@ -82,6 +89,15 @@ inline constexpr const char* kRunRoot = "/run/twin";
 
 // Builds the plan. `lab_name` overrides the topology's name when not empty (twin up --name).
 Plan make_plan(const topology::Topology& topo, const std::string& lab_name = "");
+
+// True if BGP is expected to run over `iface` of `node`: a fabric interface, intended up, and
+// neither end drained. Sessions, paths, path MTU and reachability expectations all use this.
+bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface);
+
+// Recomputes plan.sessions and plan.prefixes from nodes and interfaces (after intent edits):
+// a session per interface that carries_bgp; every loopback and host subnet of an FRR node plus
+// its `originates`, minus its `withdraws`, in node order, each prefix once. Idempotent.
+void derive_expectations(Plan& plan);
 
 // The netns name of a node: "tw-<lab>-<node>".
 std::string netns_name(const std::string& lab, const std::string& node);

@@ -145,30 +145,53 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     }
   }
 
-  // Expectations: a session per fabric interface; every loopback and host subnet.
-  std::set<std::string> seen_prefix;
+  // Generated configs advertise every loopback and host subnet.
   for (auto& n : p.nodes) {
     if (n.kind != "frr") continue;
     std::vector<std::string> advertised = n.loopbacks;
-    for (const auto& l : n.loopbacks)
-      if (seen_prefix.insert(l).second) p.prefixes.push_back({l, n.name, "loopback"});
     for (const auto& i : n.interfaces) {
-      if (i.fabric) {
-        p.sessions.push_back({n.name, i.name, i.peer_node});
-        continue;
-      }
       const Node* peer = p.find(i.peer_node);
-      if (!peer || peer->kind != "host") continue;
-      for (const auto& a : i.addresses) {
-        std::string net = IpPrefix::parse(a)->network().str();
-        advertised.push_back(net);
-        if (seen_prefix.insert(net).second) p.prefixes.push_back({net, n.name, "host-subnet"});
-      }
+      if (i.fabric || !peer || peer->kind != "host") continue;
+      for (const auto& a : i.addresses) advertised.push_back(IpPrefix::parse(a)->network().str());
     }
     const auto* tn = topo.find_node(n.name);
     n.frr_config = n.config_generated ? generate_frr_config(n, tn->profile, advertised) : "";
   }
+  derive_expectations(p);
   return p;
+}
+
+bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface) {
+  if (!iface.fabric || !iface.up || node.drained) return false;
+  const Node* peer = plan.find(iface.peer_node);
+  if (!peer || peer->drained) return false;
+  for (const auto& pi : peer->interfaces)
+    if (pi.name == iface.peer_interface) return pi.up;
+  return false;
+}
+
+void derive_expectations(Plan& p) {
+  p.sessions.clear();
+  p.prefixes.clear();
+  std::set<std::string> seen_prefix;
+  for (const auto& n : p.nodes) {
+    if (n.kind != "frr") continue;
+    auto add = [&](const std::string& prefix, const char* kind) {
+      if (std::find(n.withdraws.begin(), n.withdraws.end(), prefix) != n.withdraws.end()) return;
+      if (seen_prefix.insert(prefix).second) p.prefixes.push_back({prefix, n.name, kind});
+    };
+    for (const auto& l : n.loopbacks) add(l, "loopback");
+    for (const auto& i : n.interfaces) {
+      if (i.fabric) {
+        if (carries_bgp(p, n, i)) p.sessions.push_back({n.name, i.name, i.peer_node});
+        continue;
+      }
+      const Node* peer = p.find(i.peer_node);
+      if (!peer || peer->kind != "host") continue;
+      for (const auto& a : i.addresses) add(IpPrefix::parse(a)->network().str(), "host-subnet");
+    }
+    for (const auto& o : n.originates) add(o, "originated");
+  }
 }
 
 PathTable expected_paths(const Plan& plan) {
@@ -192,7 +215,7 @@ PathTable expected_paths(const Plan& plan) {
         int width = 0;
         std::vector<uint64_t> chosen;
         for (const auto& i : n.interfaces) {
-          if (!i.fabric) continue;
+          if (!carries_bgp(plan, n, i)) continue;
           auto it = best.find(i.peer_node);
           if (it == best.end()) continue;
           const auto& path = it->second;
@@ -224,12 +247,15 @@ PathTable expected_paths(const Plan& plan) {
 }
 
 // ---- JSON -------------------------------------------------------------------------------
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Interface, name, peer_node, peer_interface, mtu, mac, addresses,
-                                   fabric)
+// WITH_DEFAULT: fields added later (intent) default when a state file written by an older twin
+// lacks them.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Interface, name, peer_node, peer_interface, mtu,
+                                                mac, addresses, fabric, up)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Node, name, kind, image, netns, run_dir, daemons, frr_profile,
-                                   rp_filter, asn, router_id, loopbacks, interfaces, routes,
-                                   config_generated, config_source, frr_config)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, netns, run_dir, daemons,
+                                                frr_profile, rp_filter, asn, router_id, loopbacks,
+                                                interfaces, routes, config_generated, config_source,
+                                                frr_config, drained, originates, withdraws)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedSession, node, interface, peer_node)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedPrefix, prefix, owner, kind)

@@ -20,6 +20,21 @@ const nlohmann::json* find_ifname(const Result<nlohmann::json>& r, const std::st
     if (l.is_object() && l.value("ifname", "") == ifname) return &l;
   return nullptr;
 }
+int intended_mtu(const plan::Plan& plan, const std::string& node, const std::string& ifname,
+                 int fallback) {
+  if (const auto* n = plan.find(node))
+    for (const auto& i : n->interfaces)
+      if (i.name == ifname) return i.mtu;
+  return fallback;
+}
+
+bool link_intended_up(const plan::Plan& plan, const plan::Link& l) {
+  for (const auto& [node, ifname] : {std::pair{l.a_node, l.a_interface}, {l.b_node, l.b_interface}})
+    if (const auto* n = plan.find(node))
+      for (const auto& i : n->interfaces)
+        if (i.name == ifname && !i.up) return false;
+  return true;
+}
 }  // namespace
 
 std::vector<TestResult> evaluate_link_mtu(
@@ -40,10 +55,17 @@ std::vector<TestResult> evaluate_link_mtu(
     const auto* b = find_ifname(ib->second, l.b_interface);
     auto mtu_of = [](const nlohmann::json* j) { return j ? j->value("mtu", -1) : -1; };
     int ma = mtu_of(a), mb = mtu_of(b);
+    // Intended MTU per end: the topology's, or what a change set on that end.
+    int ea = intended_mtu(plan, l.a_node, l.a_interface, l.mtu);
+    int eb = intended_mtu(plan, l.b_node, l.b_interface, l.mtu);
     auto show = [](int m) { return m < 0 ? std::string("missing") : std::to_string(m); };
     std::string observed = l.a_node + ":" + l.a_interface + "=" + show(ma) + " " + l.b_node + ":" +
                            l.b_interface + "=" + show(mb);
-    bool ok = ma == l.mtu && mb == l.mtu;
+    bool ok = ma == ea && mb == eb && ea == eb;
+    std::string intended = ea == eb
+                               ? std::to_string(ea) + " on both ends"
+                               : l.a_node + ":" + l.a_interface + "=" + std::to_string(ea) + " " +
+                                     l.b_node + ":" + l.b_interface + "=" + std::to_string(eb);
     std::string msg;
     if (!ok) {
       if (ma < 0 || mb < 0)
@@ -51,14 +73,15 @@ std::vector<TestResult> evaluate_link_mtu(
               (ma < 0 ? l.a_node + ":" + l.a_interface : l.b_node + ":" + l.b_interface);
       else if (ma != mb)
         msg = "MTU mismatch: " + l.a_node + ":" + l.a_interface + " " + show(ma) + " vs " +
-              l.b_node + ":" + l.b_interface + " " + show(mb) +
-              " (topology: " + std::to_string(l.mtu) + ")";
+              l.b_node + ":" + l.b_interface + " " + show(mb) + " (intended: " + intended + ")";
+      else if (ea != eb)
+        msg = "the intended MTUs of the two ends differ (" + intended +
+              "): frames above the smaller one are dropped";
       else
-        msg = "both ends have MTU " + show(ma) + ", the topology says " + std::to_string(l.mtu);
+        msg = "both ends have MTU " + show(ma) + ", the topology says " + std::to_string(ea);
     }
     out.push_back(make_result("mtu", 0, "link-mtu", ok ? Status::kPassed : Status::kFailed,
-                              l.a_node, subject, std::to_string(l.mtu) + " on both ends", observed,
-                              msg));
+                              l.a_node, subject, intended, observed, msg));
   }
   return out;
 }
@@ -83,6 +106,14 @@ std::vector<PingProbe> link_df_probes(const plan::Plan& plan,
     return "";
   };
   for (const auto& l : plan.links) {
+    if (!link_intended_up(plan, l)) {
+      if (skipped)
+        skipped->push_back(make_result("mtu", 1, "link-df", Status::kSkipped, l.a_node,
+                                       l.a_interface + " -> " + l.b_node + ":" + l.b_interface,
+                                       "link down", "not probed",
+                                       "the change means this link to be down"));
+      continue;
+    }
     for (int side = 0; side < 2; ++side) {
       const std::string& from = side == 0 ? l.a_node : l.b_node;
       const std::string& from_if = side == 0 ? l.a_interface : l.b_interface;
@@ -136,7 +167,7 @@ int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& 
     q.pop_front();
     const auto* n = plan.find(u);
     for (const auto& i : n->interfaces) {
-      if (!i.fabric || dist.count(i.peer_node)) continue;
+      if (!plan::carries_bgp(plan, *n, i) || dist.count(i.peer_node)) continue;
       dist[i.peer_node] = dist[u] + 1;
       q.push_back(i.peer_node);
     }
@@ -148,9 +179,13 @@ int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& 
   while (!walk.empty()) {
     auto u = walk.front();
     walk.pop_front();
-    for (const auto& i : plan.find(u)->interfaces) {
-      if (!i.fabric || !dist.count(i.peer_node) || dist[i.peer_node] != dist[u] - 1) continue;
-      best = std::min(best, i.mtu);
+    const auto* un = plan.find(u);
+    for (const auto& i : un->interfaces) {
+      if (!plan::carries_bgp(plan, *un, i) || !dist.count(i.peer_node) ||
+          dist[i.peer_node] != dist[u] - 1)
+        continue;
+      // A veth drops frames above the receiver's MTU too: the link carries the smaller end's.
+      best = std::min({best, i.mtu, intended_mtu(plan, i.peer_node, i.peer_interface, i.mtu)});
       if (seen.insert(i.peer_node).second) walk.push_back(i.peer_node);
     }
   }
