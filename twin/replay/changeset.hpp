@@ -1,0 +1,165 @@
+#pragma once
+// A change set: what an orchestrator wants done to the network, as an ordered list of named
+// steps (format v1, documented in README.md "Change sets" and
+// scenarios/schema/change.schema.json). Pure data plus its loader; the loader checks every
+// reference against the running lab's plan and reports every problem at once with
+// file:line:column (DESIGN.md §3). Nothing here touches the system; FRR's own syntax check of
+// configuration lines (`vtysh -C`) is a separate step in apply.hpp because it runs a program.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twin/core/diagnostics.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/topology/model.hpp"
+
+namespace twin::replay {
+
+using topology::Mark;
+
+// "leaf1:swp1": one end of a link.
+struct InterfaceRef {
+  std::string node, interface;
+  Mark mark;
+  [[nodiscard]] std::string str() const { return node + ":" + interface; }
+};
+
+// A topology link named by one or both of its ends ("leaf1:swp1" or "leaf1:swp1--spine1:swp1";
+// one end is enough, a link has exactly one peer). The loader fills both ends from the plan.
+struct LinkRef {
+  InterfaceRef a, b;
+  Mark mark;
+  [[nodiscard]] std::string str() const { return a.str() + "--" + b.str(); }
+};
+
+// A prefix a node originates ("leaf1: 10.1.9.0/24").
+struct PrefixRef {
+  std::string node;
+  std::string prefix;  // canonical network form, "10.1.9.0/24"
+  Mark mark;
+};
+
+enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology };
+// "frr" | "interface" | "link" | "wait" | "check" | "topology"
+const char* to_string(StepKind k);
+
+// FRR configuration on one or more nodes. Exactly one of replace / add / remove per step.
+struct FrrStep {
+  std::vector<std::string> nodes;
+  // Path (absolute, resolved against the change file's folder) of a rendered integrated
+  // frr.conf: the node's whole intended configuration. Applied as the difference from the
+  // running config (frr-reload.py), so unchanged lines are not touched.
+  std::string replace;
+  // Configuration lines in frr.conf syntax (indentation = context), applied as they are.
+  std::string add;
+  // Configuration lines in frr.conf syntax whose leaves are negated ("no <line>") in their
+  // context: a line followed by a more indented line is a context (router bgp ..., interface
+  // ...); every other line is a leaf.
+  std::string remove;
+  int text_line = 0;  // line in the change file of the first line of add/remove (block scalar)
+};
+
+// Kernel interface state on one or more interfaces.
+struct InterfaceStep {
+  std::vector<InterfaceRef> interfaces;
+  std::optional<int> mtu;   // bytes, excluding the L2 header; kMinMtu..kMaxMtu
+  std::optional<bool> up;   // admin state: `state: up|down`
+  std::vector<std::string> add_addresses;     // "10.1.9.1/24", canonical form
+  std::vector<std::string> remove_addresses;  // idem
+};
+
+// Both ends of one or more topology links.
+struct LinkStep {
+  std::vector<LinkRef> links;  // every link of the lab when `all` is set
+  bool all = false;            // `links: all`
+  std::optional<int> mtu;
+  std::optional<bool> up;
+};
+
+// Waits: until every intended BGP session is Established (`until: converged`, bounded by
+// `timeout`), or for a fixed `duration` (only when the user asks for one; convergence itself is
+// always a probe, never a sleep).
+struct WaitStep {
+  std::string until = "converged";  // "converged" | "duration"
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+  std::chrono::milliseconds duration{0};
+};
+
+// Runs validators mid-change. `tests` selects families ("bgp") or single tests ("bgp.0").
+// expect "pass": every selected test passes (within a convergence window). expect "fail": each
+// of `failing` ("bgp.0") fails — a negative test, e.g. "this session must go down".
+struct CheckStep {
+  std::vector<std::string> tests;
+  std::string expect = "pass";       // "pass" | "fail"
+  std::vector<std::string> failing;  // with expect "fail": tests that must fail
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+};
+
+// The lab's topology becomes the one in `file` (a full topology file, loaded with the topology
+// loader). Nodes and links it adds are created beside the running fabric; nodes and links it
+// drops are removed; generated FRR configs of nodes that stay are updated to match (as the
+// difference from the running config). A node that stays keeps its kind and image.
+struct TopologyStep {
+  std::string file;                       // absolute path
+  std::optional<topology::Topology> topo;  // as loaded and checked by the topology loader
+};
+
+struct Step {
+  std::string name;  // unique within the change set; the report refers to steps by it
+  StepKind kind = StepKind::kWait;
+  Mark mark;
+  FrrStep frr;
+  InterfaceStep interface;
+  LinkStep link;
+  WaitStep wait;
+  CheckStep check;
+  TopologyStep topology;
+};
+
+// What the change means to do, beyond what its steps already say (a raised MTU or a new
+// topology is intent by itself). Losses that follow from the intent are expected; every other
+// loss rejects the change.
+struct Intent {
+  std::vector<std::string> drain;       // nodes taken out of service: no sessions, no transit
+  std::vector<LinkRef> links_down;      // links meant to be down: no session, no path over them
+  std::vector<PrefixRef> add_prefixes;  // prefixes the change starts originating
+  std::vector<PrefixRef> remove_prefixes;  // prefixes it stops originating
+};
+
+struct ChangeSet {
+  std::string file;  // absolute path of the change file ("" for a change built in memory)
+  std::string dir;   // its folder: relative paths resolve against it
+  int version = 1;
+  std::string name;
+  std::string description;
+  Intent intent;
+  std::vector<Step> steps;
+};
+
+// Loads a change set and checks it against the running lab's plan: unknown step kinds and
+// fields, missing or duplicate step names, unknown nodes / interfaces / links (with the nearest
+// name as a hint), a missing config file, MTU out of range (kMinMtu..kMaxMtu; IPv6 needs
+// kMinIpv6Mtu), malformed addresses or prefixes, a node without FRR given an frr step, a
+// topology file that fails to load (its own diagnostics are passed through). Returns nullopt
+// and fills `diags` with every problem when there is any.
+std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Plan& plan,
+                                         Diagnostics& diags);
+// Same, from text already in memory (`file` names it in diagnostics; relative paths resolve
+// against `dir`).
+std::optional<ChangeSet> load_change_set_text(const std::string& text, const std::string& file,
+                                              const std::string& dir, const plan::Plan& plan,
+                                              Diagnostics& diags);
+
+// Per-node rendered configs for `twin apply --configs DIR`: DIR/<node>.conf or
+// DIR/<node>/frr.conf for any FRR node of the plan; one frr replace step per node found, in
+// plan order. Unknown files (a .conf whose name is no node) are diagnostics; a node without a
+// file is left alone.
+std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const plan::Plan& plan,
+                                                 Diagnostics& diags);
+
+// The `no` form of frr.conf-syntax lines (FrrStep::remove): contexts kept, leaves negated
+// ("no network 10.1.9.0/24"), a leaf already starting with "no " un-negated. Pure.
+std::string negate_config(const std::string& lines);
+
+}  // namespace twin::replay

@@ -1,0 +1,41 @@
+#pragma once
+// The fields and values the change-set loader (changeset.cpp) accepts, per section. Shared with
+// the schema test, which checks that scenarios/schema/change.schema.json declares exactly these.
+// Test family names come from validators/registry.hpp (family_names()).
+#include <string>
+#include <vector>
+
+namespace twin::replay::keys {
+
+inline const std::vector<std::string> kTop = {"version", "name", "description", "intent", "steps"};
+inline const std::vector<std::string> kIntent = {"drain", "links-down", "add-prefixes",
+                                                 "remove-prefixes"};
+inline const std::vector<std::string> kPrefix = {"node", "prefix"};  // intent.*-prefixes[i]
+// A step: its name and exactly one kind key.
+inline const std::vector<std::string> kStepKinds = {"frr",  "interface", "link",
+                                                    "wait", "check",     "topology"};
+inline const std::vector<std::string> kStep = {"name", "frr",   "interface", "link",
+                                               "wait", "check", "topology"};
+inline const std::vector<std::string> kFrr = {"nodes", "node", "add", "remove", "replace"};
+inline const std::vector<std::string> kInterface = {
+    "interfaces", "interface", "mtu", "state", "add-addresses", "remove-addresses"};
+inline const std::vector<std::string> kLink = {"links", "link", "mtu", "state"};
+inline const std::vector<std::string> kWait = {"until", "timeout", "duration"};
+inline const std::vector<std::string> kCheck = {"tests", "expect", "failing", "timeout"};
+inline const std::vector<std::string> kTopology = {"file"};
+
+// Values.
+inline const std::vector<std::string> kUntil = {"converged", "duration"};
+inline const std::vector<std::string> kExpect = {"pass", "fail"};
+inline const std::vector<std::string> kState = {"up", "down"};
+inline constexpr const char* kAllLinks = "all";  // `links: all`
+
+// Patterns (ECMAScript, whole string), the same in the schema.
+inline constexpr const char* kNamePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*";
+// A number and a unit; the loader also wants a whole number of milliseconds, > 0, <= 24h.
+inline constexpr const char* kDurationPattern = "[0-9]{1,9}(\\.[0-9]{1,6})?(ms|s|m)";
+inline constexpr long long kMaxDurationMs = 24LL * 3600 * 1000;
+// family.N: N without leading zeros, at most 6 digits.
+inline constexpr const char* kTestNumberPattern = "0|[1-9][0-9]{0,5}";
+
+}  // namespace twin::replay::keys
