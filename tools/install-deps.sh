@@ -14,7 +14,7 @@ done
 [ "$(id -u)" = 0 ] || { echo "install-deps: run as root (apt-get install)" >&2; exit 3; }
 
 pkgs=(build-essential cmake ninja-build ccache pkg-config
-      frr frr-pythontools libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+      frr frr-pythontools libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libssl-dev
       libgtest-dev libgmock-dev libvirt-dev iproute2 iputils-ping nftables procps util-linux)
 if [ "$vm" = 1 ]; then
   pkgs+=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 busybox-static cpio)

@@ -58,6 +58,30 @@ struct ValidateOptions {
 };
 int run_validate(const ValidateOptions& o);
 
+struct ApplyOptions {
+  std::string lab;
+  std::string change;   // change set file
+  std::string configs;  // --configs DIR: rendered per-node configs instead of a change set
+  bool dry_run = false;
+  bool json = false;
+  bool verbose = false;
+  std::string junit;
+  std::string evidence;
+  bool no_rollback = false;
+  bool per_step = false;
+  bool allow_dirty_baseline = false;
+  double converge_timeout_s = 10;  // a rejected change waits this long
+};
+int run_apply(const ApplyOptions& o);
+
+struct RunOptions {
+  std::string scenario;
+  std::string name;   // lab name override (unique names let CI jobs run in parallel)
+  bool keep = false;  // leave the lab up afterwards
+  ApplyOptions apply;
+};
+int run_scenario(const RunOptions& o);
+
 // Prints an error line "twin: <message>" on stderr and returns its exit code.
 int fail(const std::string& message, int code);
 

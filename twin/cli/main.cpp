@@ -105,6 +105,46 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   v->callback([&] { code = twin::cli::run_validate(val); });
 
+  auto gate_flags = [](CLI::App* c, twin::cli::ApplyOptions& a) {
+    c->add_flag("--json", a.json, "print the gate's report as JSON instead of text");
+    c->add_flag("--verbose,-v", a.verbose, "list every difference and failure");
+    c->add_option("--junit", a.junit, "also write a JUnit XML report to FILE");
+    c->add_option("--evidence", a.evidence,
+                  "write the evidence bundle (hashes, configs before/after, every probe, the "
+                  "diff, the verdict) into DIR");
+    c->add_flag("--no-rollback", a.no_rollback, "leave a rejected change in place for inspection");
+    c->add_flag("--per-step", a.per_step,
+                "validate after every step and name the first step that breaks the network");
+    c->add_flag("--allow-dirty-baseline", a.allow_dirty_baseline,
+                "judge a change on a lab that already fails: only what it makes worse counts");
+    c->add_option("--converge-timeout", a.converge_timeout_s,
+                  "seconds a failing test is retried before it counts as failed")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+  };
+  twin::cli::ApplyOptions apply;
+  auto* a = app.add_subcommand(
+      "apply", "Replay a change set on a running lab: validate, diff, approve or roll back");
+  a->add_option("change", apply.change, "change set file (YAML)");
+  a->add_option("--lab", apply.lab, "lab name (default: the only running lab)");
+  a->add_option("--configs", apply.configs,
+                "apply rendered per-node configs from DIR (<node>.conf or <node>/frr.conf) as "
+                "the difference from each node's running config");
+  a->add_flag("--dry-run", apply.dry_run, "print the steps and configuration diffs; apply nothing");
+  gate_flags(a, apply);
+  a->callback([&] { code = twin::cli::run_apply(apply); });
+
+  twin::cli::RunOptions run;
+  auto* r = app.add_subcommand(
+      "run", "One-shot CI gate: up, baseline, apply a scenario's change, verdict, down");
+  r->add_option("scenario", run.scenario, "scenario file (YAML)")->required();
+  r->add_option("--name", run.name,
+                "lab name (default: the topology's; unique names let CI "
+                "jobs share a machine)");
+  r->add_flag("--keep", run.keep, "leave the lab up afterwards (twin down to remove it)");
+  gate_flags(r, run.apply);
+  r->callback([&] { code = twin::cli::run_scenario(run); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex) {

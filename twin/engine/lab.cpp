@@ -1,5 +1,7 @@
 #include "twin/engine/lab.hpp"
 
+#include "twin/engine/node_ops.hpp"
+
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -538,6 +540,21 @@ Result<nlohmann::json> status(const std::string& lab, proc::ProcessRunner& runne
     j["links"].push_back(lj);
   }
   return ok(std::move(j));
+}
+
+}  // namespace twin::engine
+
+namespace twin::engine {
+
+// Per-node building blocks shared with reshape_lab (mutate.cpp): same code as `up`.
+Result<void> prepare_node_files(const plan::Node& n) { return write_node_files(n); }
+
+Result<int> start_node_daemons(const plan::Node& n, State& state, std::mutex& state_mu,
+                               proc::ProcessRunner& runner) {
+  std::string cg;
+  for (const auto& r : state.resources)
+    if (r.kind == "cgroup") cg = r.name;
+  return start_node(n, cg, state, state_mu, runner);
 }
 
 }  // namespace twin::engine

@@ -72,4 +72,23 @@ std::string frr_version(proc::ProcessRunner& runner) {
   return sp == std::string::npos ? line : line.substr(sp + 1);
 }
 
+Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& n,
+                        const std::string& config_path, bool test, std::string* out) {
+  proc::Command c{{"/usr/lib/frr/frr-reload.py", test ? "--test" : "--reload", "--stdout",
+                   "--bindir", "/usr/bin", "--confdir", n.run_dir, "--rundir", n.run_dir,
+                   "--vty_socket", n.run_dir, config_path},
+                  "",
+                  std::chrono::seconds(120)};
+  auto r = runner.run(c);
+  if (!r) return r.error().with_context("node " + n.name + ": frr-reload.py");
+  if (out) *out = r->out;
+  if (r->exit_code != 0) {
+    std::string msg = r->err + r->out;
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    return input_error("node " + n.name + ": frr-reload.py exit " +
+                       std::to_string(r->exit_code) + ": " + msg);
+  }
+  return {};
+}
+
 }  // namespace twin::runtime

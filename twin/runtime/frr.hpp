@@ -37,6 +37,13 @@ Result<nlohmann::json> show_json(proc::ProcessRunner& runner, const plan::Node& 
 Result<nlohmann::json> ip_json(proc::ProcessRunner& runner, const std::string& netns,
                                const std::vector<std::string>& args);
 
+// Makes the node's running configuration equal to the file `config_path` by applying only the
+// difference, with FRR's own frr-reload.py (package frr-pythontools). `test` only computes the
+// difference (frr-reload.py --test) and leaves the node alone; `out` gets the tool's stdout.
+// Errors: the tool could not run (kHarness), or it failed (kInput: FRR refused a line).
+Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& node,
+                        const std::string& config_path, bool test, std::string* out = nullptr);
+
 // FRR's version as `zebra --version`'s first line reports it ("8.4.4"), or "unknown".
 std::string frr_version(proc::ProcessRunner& runner);
 

@@ -49,7 +49,7 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
         if (r.duration_ms == 0) r.duration_ms = share;
         if (r.status == Status::kPassed) first_pass.emplace(key_of(r), at);
       }
-      done[i] = settled(latest[i]);
+      done[i] = opts.settled ? opts.settled(latest[i]) : settled(latest[i]);
       if (opts.progress) {
         int bad = 0;
         for (const auto& r : latest[i])

@@ -16,6 +16,9 @@ struct RunOptions {
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds retry_interval{std::chrono::milliseconds(250)};
   std::function<void(const std::string&)> progress;  // may be empty
+  // When set, decides whether a family's results are final (default: none failed or errored).
+  // A negative check (a test that must fail) settles when that test fails.
+  std::function<bool(const std::vector<TestResult>&)> settled;
 };
 
 // Runs `validators` in order and fills a Report (lab, versions and timing are the caller's).

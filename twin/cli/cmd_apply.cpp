@@ -1,0 +1,198 @@
+// twin apply / twin run: the rollout gate on a running lab, and the one-shot CI gate.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "twin/cli/commands.hpp"
+#include "twin/core/util.hpp"
+#include "twin/engine/lab.hpp"
+#include "twin/engine/state.hpp"
+#include "twin/replay/apply.hpp"
+#include "twin/replay/changeset.hpp"
+#include "twin/replay/scenario.hpp"
+#include "twin/report/apply_report.hpp"
+#include "twin/topology/loader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace twin::cli {
+
+namespace {
+
+std::function<void(const std::string&)> progress_printer() {
+  auto start = Clock::now();
+  return [start](const std::string& line) {
+    std::cerr << "twin: [" << static_cast<int>(ms_since(start)) << " ms] " << line << "\n";
+  };
+}
+
+// Output paths are checked before anything runs: a CI job must not learn at the end that its
+// report or evidence could not be written.
+int check_outputs(const std::string& junit, const std::string& evidence) {
+  if (!junit.empty()) {
+    std::ofstream f(junit, std::ios::app);
+    if (!f) return fail("cannot write JUnit report " + junit + ": " + std::strerror(errno), 3);
+  }
+  if (!evidence.empty()) {
+    std::error_code ec;
+    fs::create_directories(evidence, ec);
+    if (ec || !fs::is_directory(evidence))
+      return fail("cannot create evidence folder " + evidence + ": " +
+                      (ec ? ec.message() : std::string("not a directory")),
+                  3);
+  }
+  return 0;
+}
+
+// Loads the change (file or --configs folder) and runs FRR's syntax check on it. Returns the
+// exit code (2) after printing every problem, or 0.
+int load_change(const std::string& file, const std::string& configs, const plan::Plan& plan,
+                proc::ProcessRunner& runner, std::optional<replay::ChangeSet>* out) {
+  Diagnostics diags;
+  if (!configs.empty())
+    *out = replay::change_set_from_configs(configs, plan, diags);
+  else
+    *out = replay::load_change_set(file, plan, diags);
+  if (*out) {
+    auto r = replay::check_frr_syntax(**out, runner, diags);
+    if (!r) return fail(r.error().message, exit_code(r.error()));
+  }
+  if (!diags.empty()) {
+    std::cerr << diags.format();
+    std::cerr << "twin: " << diags.items().size() << " problem"
+              << (diags.items().size() == 1 ? "" : "s") << " in the change; nothing was applied\n";
+    return 2;
+  }
+  return 0;
+}
+
+int emit(const replay::ApplyResult& r, const engine::State& st, const replay::ChangeSet& cs,
+         const ApplyOptions& o, nlohmann::json* extra) {
+  if (o.json) {
+    auto j = report::apply_to_json(r);
+    if (extra) j.update(*extra);
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << report::render_apply_text(r, o.verbose);
+  }
+  if (!o.junit.empty()) {
+    std::ofstream f(o.junit);
+    f << report::render_apply_junit(r);
+    if (!f) return fail("cannot write JUnit report " + o.junit, 3);
+  }
+  if (!o.evidence.empty())
+    if (auto e = report::write_evidence(o.evidence, st, cs, r); !e)
+      return fail(e.error().message, 3);
+  return 0;
+}
+
+replay::ApplyOptions gate_options(const ApplyOptions& o) {
+  replay::ApplyOptions ao;
+  ao.no_rollback = o.no_rollback;
+  ao.per_step = o.per_step;
+  ao.allow_dirty_baseline = o.allow_dirty_baseline;
+  ao.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
+  ao.progress = progress_printer();
+  return ao;
+}
+
+}  // namespace
+
+int run_apply(const ApplyOptions& o) {
+  if (o.change.empty() == o.configs.empty())
+    return fail("give either a change set file or --configs DIR (not both)", 2);
+  auto st = engine::load_lab(o.lab);
+  if (!st) return fail(st.error().message, exit_code(st.error()));
+  proc::SystemRunner runner;
+  std::optional<replay::ChangeSet> cs;
+  if (int c = load_change(o.change, o.configs, st->plan, runner, &cs); c) return c;
+  if (o.dry_run) {
+    auto text = replay::dry_run(*st, *cs, runner);
+    if (!text) return fail(text.error().message, exit_code(text.error()));
+    std::cout << *text;
+    return 0;
+  }
+  if (int c = check_outputs(o.junit, o.evidence); c) return c;
+  auto r = replay::apply(*st, *cs, gate_options(o), runner);
+  if (!r) return fail(r.error().message, exit_code(r.error()));
+  if (int c = emit(*r, *st, *cs, o, nullptr); c) return c;
+  if (interrupted()) return 130;
+  return r->exit_code();
+}
+
+int run_scenario(const RunOptions& ro) {
+  const ApplyOptions& o = ro.apply;
+  Diagnostics diags;
+  auto sc = replay::load_scenario(ro.scenario, diags);
+  std::optional<topology::Topology> topo;
+  if (sc) topo = topology::load_topology(sc->topology, diags);
+  if (!diags.empty()) {
+    std::cerr << diags.format();
+    return 2;
+  }
+  if (!ro.name.empty() && !topology::valid_lab_name(ro.name))
+    return fail("invalid lab name '" + ro.name + "' (--name)", 2);
+  // Check the change against the plan before anything is created.
+  plan::Plan plan = plan::make_plan(*topo, ro.name);
+  proc::SystemRunner runner;
+  std::optional<replay::ChangeSet> cs;
+  if (int c = load_change(sc->change, "", plan, runner, &cs); c) return c;
+  if (int c = check_outputs(o.junit, o.evidence); c) return c;
+
+  auto progress = progress_printer();
+  progress("scenario " + sc->name + ": bringing up lab " + plan.lab);
+  engine::UpOptions uo;
+  uo.name = ro.name;
+  auto up = engine::up(*topo, uo, runner, progress);
+  if (!up) return fail(up.error().message, exit_code(up.error()));
+  int code = 0;
+  auto finish = [&](int c) {
+    if (ro.keep) {
+      progress("lab " + plan.lab + " kept (--keep): twin down --lab " + plan.lab);
+      return c;
+    }
+    progress("tearing down lab " + plan.lab);
+    auto d = engine::down(plan.lab, runner);
+    if (!d) return fail("teardown: " + d.error().message, 3);
+    if (!d->problems.empty()) return fail("teardown left: " + d->problems.front(), 3);
+    return c;
+  };
+  if (!up->converged) {
+    std::cerr << "twin: lab did not converge; not judging the change\n";
+    return finish(4);
+  }
+  auto st = engine::load_state(plan.lab);
+  if (!st) return finish(fail(st.error().message, 3));
+  replay::ApplyOptions ao = gate_options(o);
+  ao.per_step = ao.per_step || sc->per_step;
+  auto r = replay::apply(*st, *cs, ao, runner);
+  if (!r) return finish(fail(r.error().message, exit_code(r.error())));
+  std::string verdict = report::apply_verdict(*r);
+  const auto* first = r->verdict.reasons.empty() ? nullptr : &r->verdict.reasons.front();
+  std::string why;
+  bool has_expect = !sc->expect.verdict.empty();
+  bool met = has_expect && replay::meets(sc->expect, verdict, first ? first->category : "",
+                                         first ? first->message : "", r->first_failing_step, &why);
+  nlohmann::json extra = {{"scenario",
+                           {{"name", sc->name},
+                            {"file", sc->file},
+                            {"expected_verdict", sc->expect.verdict},
+                            {"expected_reason", sc->expect.reason},
+                            {"met", has_expect ? nlohmann::json(met) : nlohmann::json(nullptr)},
+                            {"mismatch", why}}}};
+  if (int c = emit(*r, *st, *cs, o, &extra); c) return finish(c);
+  if (interrupted()) return finish(130);
+  code = r->exit_code();
+  if (has_expect && code != 4 && code != 3) {
+    // The scenario states what the gate must decide: its exit code is whether it did.
+    std::cerr << "twin: scenario " << sc->name << ": "
+              << (met ? "gate decided as expected (" + verdict + ")" : "UNEXPECTED: " + why)
+              << "\n";
+    code = met ? 0 : 1;
+  }
+  return finish(code);
+}
+
+}  // namespace twin::cli

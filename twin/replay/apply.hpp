@@ -1,0 +1,90 @@
+#pragma once
+// `twin apply`: the rollout gate (DESIGN.md §1, §6). On a running lab: validate the baseline,
+// snapshot every FRR node's running config and every interface, apply the change set's steps in
+// order, wait for convergence, validate against the intended plan (intent.hpp), diff against the
+// baseline (diff.hpp), decide, and on reject roll back to the snapshot and validate again to
+// prove it. The lab is locked (engine::lock_lab) for the whole run, so `up`/`down`/another
+// `apply` wait instead of racing.
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twin/core/diagnostics.hpp"
+#include "twin/core/error.hpp"
+#include "twin/engine/state.hpp"
+#include "twin/proc/runner.hpp"
+#include "twin/replay/changeset.hpp"
+#include "twin/replay/diff.hpp"
+#include "twin/validate/result.hpp"
+#include "twin/validate/system_probe.hpp"
+
+namespace twin::replay {
+
+struct ApplyOptions {
+  bool no_rollback = false;           // leave a rejected change in place for inspection
+  bool per_step = false;              // validate after every step; name the first that breaks
+  bool allow_dirty_baseline = false;  // judge only what the change makes worse
+  std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};  // per validation
+  int parallel = 4;
+  std::function<void(const std::string&)> progress;  // one line per event; may be empty
+};
+
+// One validation inside apply, with every probe it made (for the evidence bundle).
+struct Phase {
+  std::string name;  // "baseline" | "after" | "after step <name>" | "rollback"
+  validate::Report report;
+  std::vector<validate::ProbeRecord> probes;
+  NetState state;
+};
+
+struct ApplyResult {
+  std::string lab;
+  std::string change_name;
+  std::string change_file;
+  std::string started_at;
+  double duration_ms = 0;
+  // "baseline-failed": the baseline did not pass, nothing was applied (exit 4);
+  // "judged": the change was applied and judged (exit from the verdict).
+  std::string stage = "judged";
+  Phase baseline;
+  std::vector<StepOutcome> steps;
+  std::vector<Phase> per_step;     // with --per-step: one phase per applied step
+  std::string first_failing_step;  // with --per-step: the step after which the verdict broke
+  std::optional<Phase> after;
+  Diff diff;
+  Verdict verdict;
+  bool rolled_back = false;  // a rollback ran
+  bool rollback_ok = false;  // ... and validation proved the baseline back
+  std::string rollback_detail;
+  std::optional<Phase> rollback;
+  bool intent_saved = false;  // approved: the lab's intended plan now includes the change
+  // Per FRR node: running config before and after the change (after = before when untouched).
+  std::map<std::string, std::string> config_before, config_after;
+
+  [[nodiscard]] int exit_code() const;  // 4 baseline failed; else 0/1/3 from the verdict
+};
+
+// FRR's own syntax check of every configuration text in `cs` (`vtysh -C -f`, no daemon
+// involved): a rejected line becomes a diagnostic at its line in the change file (add/remove
+// blocks) or in the config file (replace). Errors: vtysh could not run (kEnvironment).
+Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner, Diagnostics& diags);
+
+// What --dry-run prints: per step, the commands it would run, and per node the configuration
+// difference (frr-reload.py --test against the running config for replace steps).
+Result<std::string> dry_run(const engine::State& st, const ChangeSet& cs,
+                            proc::ProcessRunner& runner);
+
+// Runs the gate on the lab of `st` (see above). Errors (exit 3/130): the lab is not there, a
+// probe or command could not run at all; a rejected change is NOT an error but a verdict.
+// On approval the lab's state file is updated to the intended plan, so later `twin validate`
+// checks the network the change built.
+Result<ApplyResult> apply(const engine::State& st, const ChangeSet& cs, const ApplyOptions& opts,
+                          proc::ProcessRunner& runner);
+
+// SHA-256 of a file as lowercase hex ("" when it cannot be read).
+std::string sha256_file(const std::string& path);
+std::string sha256_hex(const std::string& data);
+
+}  // namespace twin::replay

@@ -1,0 +1,110 @@
+#pragma once
+// What the network looked like before and after a change, the difference, and the verdict
+// rules (DESIGN.md §6). The state is observed through validate::LabProbe (FRR JSON and
+// `ip -j`); everything else here is pure, so unit tests feed recorded JSON.
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "twin/core/error.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/validate/result.hpp"
+#include "twin/validate/validator.hpp"
+
+namespace twin::replay {
+
+struct SessionObs {
+  std::string state;  // FRR's state ("Established", "Active", "Idle (Admin)" ...)
+  long pfx_v4 = -1;   // prefixes received per family; -1 when the family is not active
+  long pfx_v6 = -1;
+};
+
+// One observation of the lab. Keys: sessions "node neighbor" (neighbor = interface for BGP
+// unnumbered); fib node -> prefix -> next hops (routes zebra installed from BGP, the kernel's
+// view); interfaces "node:ifname" -> MTU (bytes, L3) and admin state; reachable/unreachable:
+// "src -> dst address" pairs the reachability validator probed.
+struct NetState {
+  std::map<std::string, SessionObs> sessions;
+  std::map<std::string, std::map<std::string, int>> fib;
+  std::map<std::string, int> mtu;
+  std::map<std::string, bool> admin_up;
+  std::set<std::string> reachable, unreachable;
+  std::vector<std::string> gaps;  // nodes or probes that returned no data ("leaf1: bgp: ...")
+};
+
+// Raw per-node observations (observation.hpp: it needs the full nlohmann/json.hpp).
+struct NodeObservation;
+
+// Pure: folds observations (node name -> observation) into a NetState. Only routes with
+// protocol "bgp" count in the FIB; multipath routes count their next hops.
+NetState state_from_observations(const std::map<std::string, NodeObservation>& obs);
+// Adds the reachability validator's results (test 0 and 1) of `report`.
+void add_reachability(NetState& state, const validate::Report& report);
+// Probes every node of `plan` (FRR nodes: BGP and routes; all: links), nodes in parallel.
+NetState observe(const plan::Plan& plan, validate::LabProbe& probe, int parallel);
+
+// One difference between baseline and after. `intended` when the intended plan explains it.
+struct Change {
+  std::string category;  // session-lost | session-gained | prefix-lost | prefix-gained |
+                         // session-prefixes-lost | reachability-lost | reachability-gained |
+                         // ecmp-shrunk | mtu-changed | admin-state-changed
+  std::string node;
+  std::string subject;  // neighbor, prefix, "src -> dst", interface
+  std::string before, after;
+  bool intended = false;
+  std::string message;
+};
+struct Diff {
+  std::vector<Change> changes;
+  [[nodiscard]] int count(const std::string& category, bool intended) const;
+};
+
+// Pure. `intended` is the plan the change means to build (intent.hpp); a loss is intended when
+// that plan no longer expects it (no session on that interface, the prefix not expected at
+// that node or no longer originated, the pair not routed, a narrower ECMP width, that MTU).
+Diff diff_states(const NetState& before, const NetState& after, const plan::Plan& base,
+                 const plan::Plan& intended);
+
+// Why a change is rejected, most severe first (rank 1 = most severe).
+struct Reason {
+  int rank = 0;
+  std::string category;  // step-failed | session-lost | prefix-lost | reachability-lost |
+                         // validator-failed | ecmp-shrunk | session-prefixes-lost |
+                         // mtu-changed | admin-state-changed | validator-error
+  std::string step;      // the step it is attributed to ("" when not known)
+  std::string message;   // one line, e.g. "2 BGP sessions lost: leaf1 swp1, leaf1 swp2"
+  std::vector<std::string> subjects;  // every subject ("leaf1 swp1")
+};
+
+// What happened to one step while applying.
+struct StepOutcome {
+  std::string name;
+  std::string kind;
+  std::string status = "applied";  // applied | failed | skipped
+  std::string detail;              // commands' complaints, a check's failures
+  double duration_ms = 0;
+};
+
+enum class Decision { kApprove, kReject, kError };
+// "approve" | "reject" | "error"
+const char* to_string(Decision d);
+
+struct Verdict {
+  Decision decision = Decision::kError;
+  std::vector<Reason> reasons;  // ranked; empty when approved
+};
+
+// Pure verdict rules. Approve when every step applied, the after-validation has no failed or
+// error result, and the diff holds no loss the intent does not explain. Reject when a step
+// failed, a validator failed or something was lost unintentionally; "error" (the harness could
+// not tell) when only errors remain. With `dirty_baseline`, results that already failed in
+// `baseline` (same test and subject) do not count.
+Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& after,
+               const Diff& diff, const validate::Report* dirty_baseline);
+
+// The exit code of a verdict: 0 approve, 1 reject, 3 error.
+int exit_code(const Verdict& v);
+
+}  // namespace twin::replay

@@ -1,0 +1,43 @@
+#pragma once
+// A scenario: the one-shot CI gate's input for `twin run` (format v1, README.md "Scenarios",
+// scenarios/schema/scenario.schema.json). It names a topology and a change set, and optionally
+// what the gate is expected to decide, so a library of good changes and seeded faults can run
+// as tests.
+#include <optional>
+#include <string>
+
+#include "twin/core/diagnostics.hpp"
+#include "twin/topology/model.hpp"
+
+namespace twin::replay {
+
+struct ScenarioExpect {
+  std::string verdict;          // "approve" | "reject" ("" = no expectation)
+  std::string reason;           // category of the first (most severe) reason, e.g. "prefix-lost"
+  std::string reason_contains;  // substring of the first reason's message
+  std::string failing_step;     // with per-step: the step named as the first that broke
+};
+
+struct Scenario {
+  std::string file, dir;
+  std::string name;
+  std::string description;
+  std::string topology;  // absolute path
+  std::string change;    // absolute path
+  bool per_step = false;
+  ScenarioExpect expect;
+  topology::Mark mark;
+};
+
+// Loads and checks a scenario file: version 1, name, topology and change files that exist,
+// expect.verdict one of approve|reject, reason one of the categories of diff.hpp's Reason.
+// Every problem is reported with file:line:column; nullopt when there is any.
+std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags);
+
+// Whether `first_reason_category` / `first_reason_message` / `verdict` / `failing_step` meet
+// `e`; `why` gets the first mismatch ("expected verdict reject, got approve").
+bool meets(const ScenarioExpect& e, const std::string& verdict,
+           const std::string& first_reason_category, const std::string& first_reason_message,
+           const std::string& failing_step, std::string* why);
+
+}  // namespace twin::replay

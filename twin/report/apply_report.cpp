@@ -1,0 +1,290 @@
+#include "twin/report/apply_report.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "twin/core/util.hpp"
+#include "twin/report/report.hpp"
+
+namespace fs = std::filesystem;
+
+namespace twin::report {
+
+namespace {
+
+std::string secs(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", ms / 1000.0);
+  return buf;
+}
+
+// One line per item: control characters from the network never reach the terminal.
+std::string one_line(std::string s) {
+  for (auto& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return s;
+}
+
+std::string summary_of(const validate::Report& rep) {
+  std::string v = verdict(rep);
+  for (auto& c : v) c = static_cast<char>(std::toupper(c));
+  return v + " (" + std::to_string(rep.results.size()) +
+         " tests: " + std::to_string(rep.count(validate::Status::kPassed)) + " passed, " +
+         std::to_string(rep.count(validate::Status::kFailed)) + " failed, " +
+         std::to_string(rep.count(validate::Status::kError)) + " errors, " +
+         std::to_string(rep.count(validate::Status::kSkipped)) + " skipped; " +
+         secs(rep.duration_ms) + ")";
+}
+
+void bad_results(std::ostringstream& o, const validate::Report& rep, size_t max) {
+  size_t shown = 0, bad = 0;
+  for (const auto& r : rep.results) {
+    if (r.status != validate::Status::kFailed && r.status != validate::Status::kError) continue;
+    ++bad;
+    if (shown++ >= max) continue;
+    o << "    [" << (r.status == validate::Status::kFailed ? "FAIL" : "ERROR") << "] "
+      << r.validator << " " << r.test << " " << r.test_name << " " << r.node
+      << (r.peer.empty() ? "" : " " + r.peer) << ": "
+      << one_line(r.message.empty() ? "observed " + r.observed : r.message) << "\n";
+  }
+  if (bad > max) o << "    … " << bad - max << " more (--verbose, --json)\n";
+}
+
+validate::TestResult gate_case(const std::string& suite, int test, const std::string& name,
+                               validate::Status st, const std::string& message, double ms) {
+  validate::TestResult t;
+  t.validator = suite;
+  t.test = test;
+  t.test_name = name;
+  t.status = st;
+  t.message = message;
+  t.duration_ms = ms;
+  return t;
+}
+
+}  // namespace
+
+std::string apply_verdict(const replay::ApplyResult& r) {
+  if (r.stage == "baseline-failed") return "baseline-failed";
+  return replay::to_string(r.verdict.decision);
+}
+
+std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
+  std::ostringstream o;
+  o << "twin apply — change " << r.change_name << " on lab " << r.lab << " (" << secs(r.duration_ms)
+    << ")\n";
+  o << "baseline: " << summary_of(r.baseline.report) << "\n";
+  if (r.stage == "baseline-failed") {
+    bad_results(o, r.baseline.report, verbose ? SIZE_MAX : 10);
+    o << "VERDICT: BASELINE FAILED — the lab did not pass before the change, so the change was "
+         "not applied or judged (exit 4; --allow-dirty-baseline judges only what it makes "
+         "worse)\n";
+    return o.str();
+  }
+  o << "steps:\n";
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const auto& s = r.steps[i];
+    o << "  " << i + 1 << ". [" << s.status << "] " << one_line(s.name) << " (" << s.kind << ", "
+      << static_cast<int>(s.duration_ms) << " ms)";
+    if (!s.detail.empty()) o << " — " << one_line(s.detail);
+    o << "\n";
+  }
+  for (const auto& ph : r.per_step)
+    o << "  validated " << ph.name << ": " << summary_of(ph.report) << "\n";
+  if (!r.first_failing_step.empty())
+    o << "first step that broke the network: " << r.first_failing_step << "\n";
+  int unintended = 0, intended = 0;
+  for (const auto& c : r.diff.changes) (c.intended ? intended : unintended)++;
+  o << "difference from the baseline: " << unintended << " unintended, " << intended
+    << " intended or gained\n";
+  size_t shown = 0;
+  for (bool want_intended : {false, true})
+    for (const auto& c : r.diff.changes) {
+      if (c.intended != want_intended) continue;
+      if (!verbose && shown >= 12) continue;
+      ++shown;
+      o << "  " << (c.intended ? "  " : "! ") << c.category << " " << c.node << " "
+        << one_line(c.subject) << ": " << one_line(c.before) << " -> " << one_line(c.after)
+        << (c.intended ? " (intended)" : "") << "\n";
+    }
+  if (!verbose && r.diff.changes.size() > shown)
+    o << "  … " << r.diff.changes.size() - shown << " more (--verbose, --json)\n";
+  if (r.after) {
+    o << "after the change: " << summary_of(r.after->report) << "\n";
+    bad_results(o, r.after->report, verbose ? SIZE_MAX : 8);
+  }
+  std::string v = replay::to_string(r.verdict.decision);
+  for (auto& c : v) c = static_cast<char>(std::toupper(c));
+  o << "VERDICT: " << v;
+  if (r.verdict.decision == replay::Decision::kApprove)
+    o << " — every validator passed and nothing was lost that the change did not intend"
+      << (r.intent_saved ? "; the lab's intended state now includes this change" : "");
+  o << "\n";
+  for (size_t i = 0; i < r.verdict.reasons.size(); ++i) {
+    const auto& re = r.verdict.reasons[i];
+    o << "  " << i + 1 << ". [" << re.category << "] " << one_line(re.message)
+      << (re.step.empty() ? "" : " (step '" + re.step + "')") << "\n";
+  }
+  if (r.rolled_back) {
+    o << "ROLLBACK: "
+      << (r.rollback_ok ? "done and proven — the lab is back at its baseline"
+                        : "FAILED — the lab is NOT back at its baseline")
+      << " (" << one_line(r.rollback_detail) << ")\n";
+    if (r.rollback) o << "  re-validation: " << summary_of(r.rollback->report) << "\n";
+  } else if (r.verdict.decision != replay::Decision::kApprove) {
+    o << "ROLLBACK: not done (--no-rollback): the lab keeps the change for inspection\n";
+  }
+  return o.str();
+}
+
+nlohmann::json apply_to_json(const replay::ApplyResult& r) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["lab"] = r.lab;
+  j["change"] = {{"name", r.change_name},
+                 {"file", r.change_file},
+                 {"sha256", r.change_file.empty() ? "" : replay::sha256_file(r.change_file)}};
+  j["stage"] = r.stage;
+  j["verdict"] = apply_verdict(r);
+  j["exit_code"] = r.exit_code();
+  j["started_at"] = r.started_at;
+  j["duration_ms"] = r.duration_ms;
+  j["reasons"] = nlohmann::json::array();
+  for (const auto& re : r.verdict.reasons)
+    j["reasons"].push_back({{"rank", re.rank},
+                            {"category", re.category},
+                            {"step", re.step},
+                            {"message", re.message},
+                            {"subjects", re.subjects}});
+  j["steps"] = nlohmann::json::array();
+  for (const auto& s : r.steps)
+    j["steps"].push_back({{"name", s.name},
+                          {"kind", s.kind},
+                          {"status", s.status},
+                          {"detail", s.detail},
+                          {"duration_ms", s.duration_ms}});
+  j["first_failing_step"] = r.first_failing_step;
+  j["diff"] = nlohmann::json::array();
+  for (const auto& c : r.diff.changes)
+    j["diff"].push_back({{"category", c.category},
+                         {"node", c.node},
+                         {"subject", c.subject},
+                         {"before", c.before},
+                         {"after", c.after},
+                         {"intended", c.intended},
+                         {"message", c.message}});
+  j["baseline"] = to_json(r.baseline.report);
+  j["after"] = r.after ? to_json(r.after->report) : nlohmann::json(nullptr);
+  j["rollback"] = r.rollback ? to_json(r.rollback->report) : nlohmann::json(nullptr);
+  j["per_step"] = nlohmann::json::array();
+  for (const auto& ph : r.per_step)
+    j["per_step"].push_back({{"name", ph.name}, {"report", to_json(ph.report)}});
+  j["rollback_ran"] = r.rolled_back;
+  j["rollback_ok"] = r.rollback_ok;
+  j["rollback_detail"] = r.rollback_detail;
+  j["intent_saved"] = r.intent_saved;
+  return j;
+}
+
+std::string render_apply_junit(const replay::ApplyResult& r) {
+  validate::Report rep;
+  rep.lab = r.lab;
+  rep.twin_version = r.baseline.report.twin_version;
+  rep.started_at = r.started_at;
+  rep.duration_ms = r.duration_ms;
+  using validate::Status;
+  if (r.stage == "baseline-failed") {
+    rep.results.push_back(gate_case("apply.baseline", 0, "baseline", Status::kError,
+                                    "the lab failed validation before the change: not judged",
+                                    r.baseline.report.duration_ms));
+    for (const auto& t : r.baseline.report.results) rep.results.push_back(t);
+    return render_junit(rep);
+  }
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const auto& s = r.steps[i];
+    Status st = s.status == "applied"  ? Status::kPassed
+                : s.status == "failed" ? Status::kFailed
+                                       : Status::kSkipped;
+    rep.results.push_back(
+        gate_case("apply.steps", static_cast<int>(i + 1), s.name, st, s.detail, s.duration_ms));
+  }
+  if (r.verdict.reasons.empty())
+    rep.results.push_back(gate_case("apply.verdict", 0, "approve", Status::kPassed, "", 0));
+  for (const auto& re : r.verdict.reasons)
+    rep.results.push_back(
+        gate_case("apply.verdict", re.rank, re.category,
+                  re.category == "validator-error" ? Status::kError : Status::kFailed,
+                  re.message + (re.step.empty() ? "" : " (step '" + re.step + "')"), 0));
+  if (r.rolled_back)
+    rep.results.push_back(gate_case(
+        "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,
+        r.rollback_detail, r.rollback ? r.rollback->report.duration_ms : 0));
+  if (r.after)
+    for (const auto& t : r.after->report.results) rep.results.push_back(t);
+  return render_junit(rep);
+}
+
+Result<void> write_evidence(const std::string& dir, const engine::State& st,
+                            const replay::ChangeSet& cs, const replay::ApplyResult& r) {
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "nodes", ec);
+  if (ec) return harness_error("cannot create evidence folder " + dir + ": " + ec.message());
+  nlohmann::json hashes;
+  auto copy = [&](const std::string& src, const std::string& name) {
+    if (src.empty() || !fs::exists(src)) return;
+    fs::copy_file(src, fs::path(dir) / name, fs::copy_options::overwrite_existing, ec);
+    hashes["files"][name] = {{"path", src}, {"sha256", replay::sha256_file(src)}};
+  };
+  copy(st.plan.topology_file, "topology.yaml");
+  copy(cs.file, "change.yaml");
+  for (size_t i = 0; i < cs.steps.size(); ++i) {
+    const auto& s = cs.steps[i];
+    if (s.kind == replay::StepKind::kFrr && !s.frr.replace.empty())
+      copy(s.frr.replace,
+           "step" + std::to_string(i + 1) + "-" + fs::path(s.frr.replace).filename().string());
+    if (s.kind == replay::StepKind::kTopology)
+      copy(s.topology.file, "step" + std::to_string(i + 1) + "-topology.yaml");
+  }
+  for (const auto& [node, before] : r.config_before) {
+    fs::path nd = fs::path(dir) / "nodes" / node;
+    fs::create_directories(nd, ec);
+    auto it = r.config_after.find(node);
+    const std::string& after = it == r.config_after.end() ? before : it->second;
+    (void)write_file((nd / "before.conf").string(), before);
+    (void)write_file((nd / "after.conf").string(), after);
+    hashes["configs"][node] = {{"before_sha256", replay::sha256_hex(before)},
+                               {"after_sha256", replay::sha256_hex(after)},
+                               {"changed", before != after}};
+  }
+  hashes["twin_version"] = TWIN_VERSION;
+  auto write_phase = [&](const replay::Phase& ph, const std::string& name) {
+    std::ofstream f(fs::path(dir) / (name + "-probes.jsonl"));
+    for (const auto& p : ph.probes)
+      f << nlohmann::json{{"node", p.node},
+                          {"command", p.command},
+                          {"duration_ms", p.duration_ms},
+                          {"output", p.output}}
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
+    std::ofstream(fs::path(dir) / (name + ".json")) << to_json(ph.report).dump(2) << "\n";
+  };
+  write_phase(r.baseline, "baseline");
+  if (r.after) write_phase(*r.after, "after");
+  if (r.rollback) write_phase(*r.rollback, "rollback");
+  for (size_t i = 0; i < r.per_step.size(); ++i)
+    write_phase(r.per_step[i], "step" + std::to_string(i + 1));
+  auto j = apply_to_json(r);
+  std::ofstream(fs::path(dir) / "diff.json") << j["diff"].dump(2) << "\n";
+  std::ofstream(fs::path(dir) / "verdict.json") << j.dump(2) << "\n";
+  std::ofstream(fs::path(dir) / "report.xml") << render_apply_junit(r);
+  std::ofstream(fs::path(dir) / "report.txt") << render_apply_text(r, true);
+  std::ofstream f(fs::path(dir) / "hashes.json");
+  f << hashes.dump(2) << "\n";
+  if (!f) return harness_error("cannot write evidence into " + dir);
+  return {};
+}
+
+}  // namespace twin::report

@@ -1,0 +1,42 @@
+#pragma once
+// Sinks for `twin apply` / `twin run` (replay/apply.hpp): text for people, JSON for machines,
+// JUnit for CI reporters, and the evidence bundle an approver audits.
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "twin/core/error.hpp"
+#include "twin/engine/state.hpp"
+#include "twin/replay/apply.hpp"
+
+namespace twin::report {
+
+// "approve" | "reject" | "error" | "baseline-failed"
+std::string apply_verdict(const replay::ApplyResult& r);
+
+// Text: baseline, steps with their outcome, the difference from the baseline (unintended
+// first), the after-validation's failures, the verdict with its reasons ranked, the rollback.
+std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
+
+// {"schema_version": 1, "lab", "change": {"name", "file", "sha256"}, "stage",
+//  "verdict": "approve"|"reject"|"error"|"baseline-failed", "exit_code",
+//  "reasons": [{"rank", "category", "step", "message", "subjects": [...]}],
+//  "steps": [{"name", "kind", "status", "detail", "duration_ms"}], "first_failing_step",
+//  "diff": [{"category", "node", "subject", "before", "after", "intended", "message"}],
+//  "baseline", "after", "rollback": validation reports as report::to_json (null when not run),
+//  "per_step": [{"name", "report"}], "rollback_ran", "rollback_ok", "rollback_detail",
+//  "intent_saved", "started_at", "duration_ms"}
+nlohmann::json apply_to_json(const replay::ApplyResult& r);
+
+// JUnit: suite "apply.steps" (one case per step), "apply.verdict" (one failing case per reason,
+// or one passing "approve"), "apply.rollback" (when a rollback ran), then the after-change
+// validation's families.
+std::string render_apply_junit(const replay::ApplyResult& r);
+
+// Writes the evidence bundle into `dir` (created): hashes.json (topology, change, and every
+// config before/after with SHA-256), change and topology copies, nodes/<node>/{before,after}.conf,
+// <phase>-probes.jsonl (every probe's command, duration and raw output), <phase>.json (each
+// validation's results and timing), diff.json, verdict.json (apply_to_json) and report.xml.
+Result<void> write_evidence(const std::string& dir, const engine::State& st,
+                            const replay::ChangeSet& cs, const replay::ApplyResult& r);
+
+}  // namespace twin::report
