@@ -18,111 +18,11 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/cli_support.hpp"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-namespace {
-
-const std::string kTwin = TWIN_BINARY;
-const std::string kRepo = fs::path(TWIN_TEST_DATA).parent_path().parent_path().string();
-
-struct CmdResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs a shell command line; captures stdout and stderr separately.
-CmdResult sh(const std::string& cmd) {
-  char errpath[] = "/tmp/twin-it-err-XXXXXX";
-  int fd = mkstemp(errpath);
-  close(fd);
-  CmdResult r;
-  FILE* p = popen((cmd + " 2>" + errpath).c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  std::ifstream e(errpath);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  unlink(errpath);
-  return r;
-}
-
-CmdResult twin(const std::string& args) { return sh(kTwin + " " + args); }
-
-std::string unique_lab(const std::string& base) {
-  static int n = 0;
-  return "twt" + std::to_string(getpid() % 100000) + base + std::to_string(n++);
-}
-
-// Everything a lab can leave behind, as a list of findings (empty = clean).
-std::vector<std::string> leftovers(const std::string& lab) {
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/run/netns", ec))
-    if (e.path().filename().string().rfind("tw-" + lab + "-", 0) == 0)
-      found.push_back("netns " + e.path().filename().string());
-  if (fs::exists("/run/twin/" + lab)) found.push_back("dir /run/twin/" + lab);
-  for (const char* cg : {"/sys/fs/cgroup/unified/twin/", "/sys/fs/cgroup/twin/"})
-    if (fs::exists(std::string(cg) + lab)) found.push_back(std::string("cgroup ") + cg + lab);
-  // Processes whose command line mentions the lab's run folder, unless zombies awaiting their
-  // reaper (they hold no resources).
-  std::string marker = "/run/twin/" + lab + "/";
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    std::string pid = e.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream cmd(e.path() / "cmdline");
-    std::string c((std::istreambuf_iterator<char>(cmd)), {});
-    if (c.find(marker) == std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string s;
-    std::getline(stat, s);
-    auto close = s.rfind(')');
-    if (close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z') continue;
-    found.push_back("process " + pid);
-  }
-  return found;
-}
-
-json validate(const std::string& lab, const std::string& only, int converge_s) {
-  auto r = twin("validate --lab " + lab + " --json --only " + only + " --converge-timeout " +
-                std::to_string(converge_s));
-  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
-  try {
-    return json::parse(r.out);
-  } catch (...) {
-    ADD_FAILURE() << "validate printed no JSON: " << r.out << r.err;
-    return json::object();
-  }
-}
-
-// Results of one validator test that did not pass.
-std::vector<json> failures(const json& report, const std::string& validator, int test) {
-  std::vector<json> out;
-  for (const auto& r : report.value("results", json::array()))
-    if (r["validator"] == validator && r["test"] == test && r["status"] != "passed")
-      out.push_back(r);
-  return out;
-}
-
-bool root() { return geteuid() == 0; }
-
-// Polls until `pred` holds (a seeded fault has propagated) or 20 s pass. Without it, a
-// validator could pass on its first attempt before the fault reaches the node it looks at.
-bool eventually(const std::function<bool()>& pred) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
-}  // namespace
+using namespace twin_it;
 
 // ---- clos-2x4: one lab shared by the fault tests; each test restores what it broke and proves
 // it by validating again, so a test that fails to restore shows up in the next one.

@@ -91,6 +91,7 @@ int emit(const replay::ApplyResult& r, const engine::State& st, const replay::Ch
 replay::ApplyOptions gate_options(const ApplyOptions& o) {
   replay::ApplyOptions ao;
   ao.no_rollback = o.no_rollback;
+  ao.revert = o.revert;
   ao.per_step = o.per_step;
   ao.allow_dirty_baseline = o.allow_dirty_baseline;
   ao.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));

@@ -68,6 +68,7 @@ struct ApplyOptions {
   std::string junit;
   std::string evidence;
   bool no_rollback = false;
+  bool revert = false;
   bool per_step = false;
   bool allow_dirty_baseline = false;
   double converge_timeout_s = 10;  // a rejected change waits this long

@@ -113,6 +113,9 @@ int main(int argc, char** argv) {
                   "write the evidence bundle (hashes, configs before/after, every probe, the "
                   "diff, the verdict) into DIR");
     c->add_flag("--no-rollback", a.no_rollback, "leave a rejected change in place for inspection");
+    c->add_flag("--revert", a.revert,
+                "what-if run: restore the baseline after an approval too (the lab keeps its "
+                "state)");
     c->add_flag("--per-step", a.per_step,
                 "validate after every step and name the first step that breaks the network");
     c->add_flag("--allow-dirty-baseline", a.allow_dirty_baseline,

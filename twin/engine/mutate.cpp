@@ -165,6 +165,23 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
   State& st = *loaded;
   std::mutex mu;
 
+  // 0. Generated configs of nodes that stay, as a difference, first: configuration that
+  //    names an interface about to go must be removed while the interface exists (FRR accepts
+  //    configuration for an interface that does not exist yet).
+  std::vector<std::optional<Error>> cerrs(d.reconfigure.size());
+  parallel_for(d.reconfigure.size(), parallel, [&](size_t i) {
+    const plan::Node& n = *d.reconfigure[i];
+    std::string path = n.run_dir + "/frr.conf.next";
+    if (auto w = write_file(path, n.frr_config); !w) {
+      cerrs[i] = w.error();
+      return;
+    }
+    if (auto r = runtime::frr_reload(runner, n, path, false); !r) cerrs[i] = r.error();
+  });
+  for (size_t i = 0; i < d.reconfigure.size(); ++i) {
+    rep->reconfigured.push_back(d.reconfigure[i]->name);
+    if (cerrs[i]) return *cerrs[i];
+  }
   // 1. Links that go away (a removed node's links vanish with its namespace).
   for (const auto* l : d.remove_links) {
     const plan::Node* a = to.find(l->a_node);
@@ -245,7 +262,7 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
     }
     rep->mtu_changed.push_back(link_key(*l));
   }
-  // 7. Daemons of new nodes, in parallel; generated configs of nodes that stay, as a difference.
+  // 7. Daemons of new nodes, in parallel.
   std::vector<const plan::Node*> start;
   for (const auto* n : d.add_nodes) {
     if (auto r = prepare_node_files(*n); !r) return r.error().with_context("node " + n->name);
@@ -258,20 +275,6 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
   });
   for (const auto& e : errs)
     if (e) return *e;
-  std::vector<std::optional<Error>> cerrs(d.reconfigure.size());
-  parallel_for(d.reconfigure.size(), parallel, [&](size_t i) {
-    const plan::Node& n = *d.reconfigure[i];
-    std::string path = n.run_dir + "/frr.conf.next";
-    if (auto w = write_file(path, n.frr_config); !w) {
-      cerrs[i] = w.error();
-      return;
-    }
-    if (auto r = runtime::frr_reload(runner, n, path, false); !r) cerrs[i] = r.error();
-  });
-  for (size_t i = 0; i < d.reconfigure.size(); ++i) {
-    rep->reconfigured.push_back(d.reconfigure[i]->name);
-    if (cerrs[i]) return *cerrs[i];
-  }
   return {};
 }
 

@@ -52,6 +52,9 @@ std::string sha256_file(const std::string& path) {
 
 namespace {
 
+// Validation window once settle() found the network quiet.
+constexpr std::chrono::milliseconds kQuietWindow{3000};
+
 const std::regex kVtyshLine(R"(line (\d+): (.*))");
 
 // A scratch folder removed on scope exit (vtysh -C needs a config dir with vtysh.conf).
@@ -73,8 +76,17 @@ std::vector<std::pair<int, std::string>> vtysh_complaints(const std::string& out
   std::istringstream in(out);
   std::string line;
   std::smatch m;
-  while (std::getline(in, line))
-    if (std::regex_search(line, m, kVtyshLine)) v.emplace_back(std::stoi(m[1]), m[2]);
+  std::string pending;  // a daemon's own "% ..." explanation precedes vtysh's "line N:" note
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, kVtyshLine)) {
+      std::string what = m[2];
+      if (!pending.empty()) what = pending + " (" + what + ")";
+      v.emplace_back(std::stoi(m[1]), what);
+      pending.clear();
+    } else if (line.rfind("%", 0) == 0) {
+      pending += (pending.empty() ? "" : " ") + line;
+    }
+  }
   return v;
 }
 
@@ -172,6 +184,8 @@ class Gate {
   Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail);
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
+  std::string settle(const plan::Plan& plan);
+  bool quiet_ = false;  // the last settle() ended quiet: validations need only a short window
   Result<void> rollback(const Touched& t, std::string* detail);
   Result<void> record_configs_after(const plan::Plan& plan);
 
@@ -191,7 +205,11 @@ Phase Gate::validate_phase(const std::string& name, const plan::Plan& plan) {
   validate::SystemProbe probe(runner_);
   validate::Context ctx{plan, probe, opts_.parallel};
   validate::RunOptions ro;
-  ro.converge_timeout = opts_.converge_timeout;
+  // On a quiet network a failure is real: retry briefly (a ping right after a route install),
+  // not for the whole convergence window.
+  ro.converge_timeout =
+      quiet_ ? std::min<std::chrono::milliseconds>(opts_.converge_timeout, kQuietWindow)
+             : opts_.converge_timeout;
   auto validators = validators::make_validators({}, nullptr);
   auto t0 = Clock::now();
   ph.report = validate::run_validation(ctx, validators, ro);
@@ -240,6 +258,50 @@ void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds time
     }
     std::this_thread::sleep_for(100ms);  // poll interval of the readiness probe
   }
+}
+
+// What must stop moving before a validation means anything: which sessions are Established and
+// every FIB's BGP routes with their next-hop counts (session states that cycle through Idle,
+// Connect and Active while failing count as one "not Established").
+std::string fingerprint(const NetState& s) {
+  std::string f;
+  for (const auto& [k, v] : s.sessions)
+    if (v.state == "Established") f += k + ";";
+  for (const auto& [node, fib] : s.fib)
+    for (const auto& [prefix, hops] : fib)
+      f += node + " " + prefix + " " + std::to_string(hops) + ";";
+  return f;
+}
+
+// Waits until the network is quiet: the fingerprint unchanged for kQuiet, polled every kPoll,
+// bounded by the convergence timeout. Right after a change, a validation could otherwise see
+// the old state (an update still in flight) and approve what is about to break.
+std::string Gate::settle(const plan::Plan& plan) {
+  constexpr auto kQuiet = 1000ms;
+  constexpr auto kPoll = 200ms;
+  validate::SystemProbe probe(runner_);
+  quiet_ = false;
+  auto t0 = Clock::now();
+  auto last_change = t0;
+  std::string last = fingerprint(observe(plan, probe, opts_.parallel));
+  int changes = 0;
+  while (!interrupted()) {
+    std::this_thread::sleep_for(kPoll);
+    std::string cur = fingerprint(observe(plan, probe, opts_.parallel));
+    if (cur != last) {
+      last = cur;
+      last_change = Clock::now();
+      ++changes;
+    }
+    if (Clock::now() - last_change >= kQuiet) {
+      quiet_ = true;
+      return "quiet after " + std::to_string(static_cast<int>(ms_since(t0))) + " ms (" +
+             std::to_string(changes) + " change" + (changes == 1 ? "" : "s") + " seen)";
+    }
+    if (ms_since(t0) > static_cast<double>(opts_.converge_timeout.count()))
+      return "still changing after " + std::to_string(static_cast<int>(ms_since(t0))) + " ms";
+  }
+  return "interrupted";
 }
 
 Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::string* detail) {
@@ -538,8 +600,7 @@ Result<ApplyResult> Gate::run() {
     if (opts_.per_step && !broke && s.kind != StepKind::kWait && s.kind != StepKind::kCheck &&
         res_.first_failing_step.empty()) {
       plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
-      std::string d;
-      wait_converged(p, opts_.converge_timeout, &d);
+      say("settling: " + settle(p));
       Phase ph = validate_phase("after step '" + s.name + "'", p);
       Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
       Verdict v = decide(res_.steps, ph.report, diff,
@@ -559,11 +620,7 @@ Result<ApplyResult> Gate::run() {
 
   // 3. Converge, validate against the intent, diff.
   plan::Plan intended = intended_plan(st_.plan, cs_);
-  {
-    std::string d;
-    wait_converged(intended, opts_.converge_timeout, &d);
-    say("converging: " + d);
-  }
+  say("settling: " + settle(intended));
   res_.after = validate_phase("after", intended);
   record_configs_after(intended);
   res_.diff = diff_states(res_.baseline.state, res_.after->state, st_.plan, intended);
@@ -575,24 +632,24 @@ Result<ApplyResult> Gate::run() {
   say(std::string("verdict: ") + to_string(res_.verdict.decision));
 
   // 4. Approve: the lab's intent now includes the change. Reject: roll back and prove it.
-  if (res_.verdict.decision == Decision::kApprove) {
+  if (res_.verdict.decision == Decision::kApprove && !opts_.revert) {
     // Reloaded: a topology step recorded new resources in the state file meanwhile.
     if (auto cur = engine::load_state(st_.lab)) {
       cur->plan = intended;
       res_.intent_saved = static_cast<bool>(engine::save_state(*cur));
     }
-  } else if (!opts_.no_rollback) {
-    say("rolling back");
+  } else if (!opts_.no_rollback || res_.verdict.decision == Decision::kApprove) {
+    say(res_.verdict.decision == Decision::kApprove ? "reverting (--revert)" : "rolling back");
     res_.rolled_back = true;
     std::string d;
     auto r = rollback(touched, &d);
-    std::string conv;
-    wait_converged(st_.plan, opts_.converge_timeout, &conv);
+    say("settling: " + settle(st_.plan));
     Phase ph = validate_phase("rollback", st_.plan);
     Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
     Verdict v =
         decide({}, ph.report, back, opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
     res_.rollback_ok = r && v.decision == Decision::kApprove;
+    res_.rollback_diff = back;
     res_.rollback_detail = d;
     if (!res_.rollback_ok && !v.reasons.empty())
       res_.rollback_detail += "; still different from the baseline: " + v.reasons.front().message;

@@ -24,6 +24,7 @@ namespace twin::replay {
 
 struct ApplyOptions {
   bool no_rollback = false;           // leave a rejected change in place for inspection
+  bool revert = false;  // a what-if run: restore the baseline after an approval too
   bool per_step = false;              // validate after every step; name the first that breaks
   bool allow_dirty_baseline = false;  // judge only what the change makes worse
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};  // per validation
@@ -59,6 +60,7 @@ struct ApplyResult {
   bool rollback_ok = false;  // ... and validation proved the baseline back
   std::string rollback_detail;
   std::optional<Phase> rollback;
+  Diff rollback_diff;  // baseline vs after the rollback: empty of losses when it succeeded
   bool intent_saved = false;  // approved: the lab's intended plan now includes the change
   // Per FRR node: running config before and after the change (after = before when untouched).
   std::map<std::string, std::string> config_before, config_after;

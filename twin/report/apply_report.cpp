@@ -128,7 +128,12 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
     o << "  " << i + 1 << ". [" << re.category << "] " << one_line(re.message)
       << (re.step.empty() ? "" : " (step '" + re.step + "')") << "\n";
   }
-  if (r.rolled_back) {
+  if (r.rolled_back && r.verdict.decision == replay::Decision::kApprove) {
+    o << "REVERTED (--revert): "
+      << (r.rollback_ok ? "the lab is back at its baseline"
+                        : "FAILED — the lab is NOT back at its baseline")
+      << " (" << one_line(r.rollback_detail) << ")\n";
+  } else if (r.rolled_back) {
     o << "ROLLBACK: "
       << (r.rollback_ok ? "done and proven — the lab is back at its baseline"
                         : "FAILED — the lab is NOT back at its baseline")
@@ -182,6 +187,13 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
   j["per_step"] = nlohmann::json::array();
   for (const auto& ph : r.per_step)
     j["per_step"].push_back({{"name", ph.name}, {"report", to_json(ph.report)}});
+  j["rollback_diff"] = nlohmann::json::array();
+  for (const auto& c : r.rollback_diff.changes)
+    j["rollback_diff"].push_back({{"category", c.category},
+                                  {"node", c.node},
+                                  {"subject", c.subject},
+                                  {"before", c.before},
+                                  {"after", c.after}});
   j["rollback_ran"] = r.rolled_back;
   j["rollback_ok"] = r.rollback_ok;
   j["rollback_detail"] = r.rollback_detail;

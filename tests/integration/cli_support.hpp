@@ -1,0 +1,124 @@
+#pragma once
+// Shared by the integration tests: run the real `twin` CLI, name labs uniquely, and find
+// anything a lab left behind (namespace, run folder, cgroup, process).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace twin_it {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+inline const std::string kTwin = TWIN_BINARY;
+inline const std::string kRepo = fs::path(TWIN_TEST_DATA).parent_path().parent_path().string();
+
+struct CmdResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs a shell command line; captures stdout and stderr separately.
+inline CmdResult sh(const std::string& cmd) {
+  char errpath[] = "/tmp/twin-it-err-XXXXXX";
+  int fd = mkstemp(errpath);
+  close(fd);
+  CmdResult r;
+  FILE* p = popen((cmd + " 2>" + errpath).c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  std::ifstream e(errpath);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  unlink(errpath);
+  return r;
+}
+
+inline CmdResult twin(const std::string& args) { return sh(kTwin + " " + args); }
+
+inline std::string unique_lab(const std::string& base) {
+  static int n = 0;
+  return "twt" + std::to_string(getpid() % 100000) + base + std::to_string(n++);
+}
+
+// Everything a lab can leave behind, as a list of findings (empty = clean).
+inline std::vector<std::string> leftovers(const std::string& lab) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/run/netns", ec))
+    if (e.path().filename().string().rfind("tw-" + lab + "-", 0) == 0)
+      found.push_back("netns " + e.path().filename().string());
+  if (fs::exists("/run/twin/" + lab)) found.push_back("dir /run/twin/" + lab);
+  for (const char* cg : {"/sys/fs/cgroup/unified/twin/", "/sys/fs/cgroup/twin/"})
+    if (fs::exists(std::string(cg) + lab)) found.push_back(std::string("cgroup ") + cg + lab);
+  // Processes whose command line mentions the lab's run folder, unless zombies awaiting their
+  // reaper (they hold no resources).
+  std::string marker = "/run/twin/" + lab + "/";
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string c((std::istreambuf_iterator<char>(cmd)), {});
+    if (c.find(marker) == std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string s;
+    std::getline(stat, s);
+    auto close = s.rfind(')');
+    if (close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z') continue;
+    found.push_back("process " + pid);
+  }
+  return found;
+}
+
+inline json validate(const std::string& lab, const std::string& only, int converge_s) {
+  auto r = twin("validate --lab " + lab + " --json --only " + only + " --converge-timeout " +
+                std::to_string(converge_s));
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+  try {
+    return json::parse(r.out);
+  } catch (...) {
+    ADD_FAILURE() << "validate printed no JSON: " << r.out << r.err;
+    return json::object();
+  }
+}
+
+// Results of one validator test that did not pass.
+inline std::vector<json> failures(const json& report, const std::string& validator, int test) {
+  std::vector<json> out;
+  for (const auto& r : report.value("results", json::array()))
+    if (r["validator"] == validator && r["test"] == test && r["status"] != "passed")
+      out.push_back(r);
+  return out;
+}
+
+inline bool root() { return geteuid() == 0; }
+
+// Polls until `pred` holds (a seeded fault has propagated) or 20 s pass. Without it, a
+// validator could pass on its first attempt before the fault reaches the node it looks at.
+inline bool eventually(const std::function<bool()>& pred) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace twin_it

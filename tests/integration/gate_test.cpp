@@ -1,0 +1,327 @@
+// Integration tests of the rollout gate (`twin apply`, `twin run`) on real FRR: every scenario in
+// scenarios/clos-2x4/ gives its expected verdict and first reason, and the lab is proven back at
+// its baseline afterwards (rejected changes roll back; approved ones are reverted with --revert,
+// which tests the rollback of good changes too — topology steps included). All of it on one
+// shared lab, so each test also checks the previous one left the lab as it found it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/integration/cli_support.hpp"
+#include "twin/core/diagnostics.hpp"
+#include "twin/replay/scenario.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace twin_it;
+
+namespace {
+
+const std::string kScenarios = kRepo + "/scenarios/clos-2x4";
+
+std::vector<std::string> scenario_files() {
+  std::vector<std::string> v;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kScenarios, ec))
+    if (e.is_regular_file() && e.path().extension() == ".yaml") v.push_back(e.path().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+json parse_or_fail(const CmdResult& r) {
+  try {
+    return json::parse(r.out);
+  } catch (...) {
+    ADD_FAILURE() << "no JSON on stdout (exit " << r.code << "): " << r.out << "\n" << r.err;
+    return json::object();
+  }
+}
+
+std::string running_config(const std::string& lab, const std::string& node) {
+  return twin_it::twin("exec --lab " + lab + " " + node + " -- vtysh -c 'show running-config'").out;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string dir = "/tmp/twin-gate-" + std::to_string(getpid());
+  fs::create_directories(dir);
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+class Gate : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!root()) return;
+    lab_ = unique_lab("gate");
+    auto r = twin_it::twin("up " + kRepo + "/topologies/clos-2x4.yaml --name " + lab_);
+    up_ok_ = r.code == 0;
+    if (!up_ok_) std::cerr << "gate lab did not come up: " << r.err;
+  }
+  static void TearDownTestSuite() {
+    if (lab_.empty()) return;
+    auto r = twin_it::twin("down --lab " + lab_);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(leftovers(lab_).empty());
+    std::error_code ec;
+    fs::remove_all("/tmp/twin-gate-" + std::to_string(getpid()), ec);
+  }
+  void SetUp() override {
+    if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+    ASSERT_TRUE(up_ok_) << "the shared clos-2x4 lab did not come up";
+  }
+  // `twin apply` with JSON output; short windows keep CI fast (the network is settled first).
+  static CmdResult apply(const std::string& args) {
+    return twin_it::twin("apply --lab " + lab_ + " --json --converge-timeout 6 " + args);
+  }
+  static void expect_back_at_baseline(const json& j) {
+    EXPECT_TRUE(j.value("rollback_ran", false));
+    EXPECT_TRUE(j.value("rollback_ok", false)) << j.value("rollback_detail", "");
+    // Sessions, FIB entries with their ECMP width, reachability, MTU and admin state all equal
+    // the baseline's.
+    EXPECT_TRUE(j.value("rollback_diff", json::array()).empty()) << j["rollback_diff"].dump(1);
+    ASSERT_TRUE(j["rollback"].is_object());
+    EXPECT_EQ(j["rollback"]["verdict"], "pass");
+    EXPECT_EQ(j["rollback"]["summary"]["total"], j["baseline"]["summary"]["total"]);
+  }
+
+  static std::string lab_;
+  static bool up_ok_;
+};
+std::string Gate::lab_;
+bool Gate::up_ok_ = false;
+
+class GateScenario : public Gate, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(GateScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
+  twin::Diagnostics d;
+  auto sc = twin::replay::load_scenario(GetParam(), d);
+  ASSERT_TRUE(sc) << d.format();
+  ASSERT_FALSE(sc->expect.verdict.empty()) << "every shipped scenario states its verdict";
+  auto r = apply(sc->change + " --revert" + (sc->per_step ? " --per-step" : ""));
+  json j = parse_or_fail(r);
+  bool approve = sc->expect.verdict == "approve";
+  EXPECT_EQ(r.code, approve ? 0 : 1) << r.err;
+  EXPECT_EQ(j.value("verdict", ""), sc->expect.verdict) << j.value("reasons", json()).dump(1);
+  if (approve) {
+    EXPECT_TRUE(j["reasons"].empty());
+    for (const auto& s : j["steps"]) EXPECT_EQ(s["status"], "applied") << s.dump();
+    EXPECT_EQ(j["after"]["verdict"], "pass");
+  } else {
+    ASSERT_FALSE(j["reasons"].empty());
+    const auto& first = j["reasons"][0];
+    if (!sc->expect.reason.empty()) {
+      EXPECT_EQ(first["category"], sc->expect.reason);
+    }
+    EXPECT_NE(first["message"].get<std::string>().find(sc->expect.reason_contains),
+              std::string::npos)
+        << first["message"];
+  }
+  if (!sc->expect.failing_step.empty()) {
+    EXPECT_EQ(j.value("first_failing_step", ""), sc->expect.failing_step);
+  }
+  expect_back_at_baseline(j);
+}
+
+INSTANTIATE_TEST_SUITE_P(Clos2x4, GateScenario, ::testing::ValuesIn(scenario_files()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = fs::path(info.param).stem().string();
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST_F(Gate, BadChangeIsRefusedWithPlacesAndNothingApplied) {
+  std::string before = running_config(lab_, "leaf1");
+  std::string path = write_temp("bad.yaml",
+                                "version: 1\n"
+                                "name: bad\n"
+                                "steps:\n"
+                                "  - name: typo in a node\n"
+                                "    frr:\n"
+                                "      node: lef1\n"
+                                "      add: |\n"
+                                "        router bgp 65101\n"
+                                "  - name: a line FRR does not know\n"
+                                "    frr:\n"
+                                "      node: leaf1\n"
+                                "      add: |\n"
+                                "        router bgp 65101\n"
+                                "         neighbor fabric bogus-option\n"
+                                "  - name: too small\n"
+                                "    interface:\n"
+                                "      interface: leaf1:swp1\n"
+                                "      mtu: 40\n");
+  auto r = apply(path);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(path + ":6:13"), std::string::npos) << r.err;  // unknown node lef1
+  EXPECT_NE(r.err.find("leaf1"), std::string::npos) << "nearest-name hint: " << r.err;
+  EXPECT_NE(r.err.find(path + ":18:12"), std::string::npos) << r.err;  // MTU out of range
+  EXPECT_EQ(running_config(lab_, "leaf1"), before) << "nothing may be applied";
+}
+
+TEST_F(Gate, FrrSyntaxErrorIsReportedAtItsLine) {
+  std::string path = write_temp("syntax.yaml",
+                                "version: 1\n"
+                                "name: syntax\n"
+                                "steps:\n"
+                                "  - name: a line FRR does not know\n"
+                                "    frr:\n"
+                                "      node: leaf1\n"
+                                "      add: |\n"
+                                "        router bgp 65101\n"
+                                "         neighbor fabric bogus-option\n");
+  auto r = apply(path);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(path + ":9:1: error: steps[0].frr.add: FRR rejects this line"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("Unknown command"), std::string::npos) << r.err;
+}
+
+TEST_F(Gate, LineTheDaemonRejectsWhileApplyingRejectsAndRollsBack) {
+  // vtysh -C accepts it (syntax), bgpd refuses it (the neighbor does not exist).
+  std::string path = write_temp("semantic.yaml",
+                                "version: 1\n"
+                                "name: semantic\n"
+                                "steps:\n"
+                                "  - name: policy for an unknown neighbor\n"
+                                "    frr:\n"
+                                "      node: leaf1\n"
+                                "      add: |\n"
+                                "        router bgp 65101\n"
+                                "         neighbor 192.0.2.1 route-map X in\n");
+  auto r = apply(path);
+  json j = parse_or_fail(r);
+  EXPECT_EQ(r.code, 1) << r.err;
+  ASSERT_FALSE(j["reasons"].empty());
+  EXPECT_EQ(j["reasons"][0]["category"], "step-failed");
+  EXPECT_NE(j["reasons"][0]["message"].get<std::string>().find("Specify remote-as"),
+            std::string::npos)
+      << j["reasons"][0]["message"];
+  EXPECT_NE(j["reasons"][0]["message"].get<std::string>().find(path + ":9"), std::string::npos)
+      << j["reasons"][0]["message"];
+  expect_back_at_baseline(j);
+}
+
+TEST_F(Gate, ConfigsFolderAppliesOnlyTheDifferenceAndDryRunTouchesNothing) {
+  std::string leaf1 = running_config(lab_, "leaf1");
+  auto pos = leaf1.find("Current configuration:\n");
+  ASSERT_NE(pos, std::string::npos);
+  leaf1 = leaf1.substr(pos + 23);
+  std::string changed = leaf1;
+  auto af = changed.find(" address-family ipv4 unicast\n");
+  ASSERT_NE(af, std::string::npos);
+  changed.insert(af + 29, "  network 10.77.0.0/24\n");
+  auto lo = changed.find("interface lo\n");
+  ASSERT_NE(lo, std::string::npos);
+  changed.insert(lo + 13, " ip address 10.77.0.1/24\n");  // import-check: the route must exist
+  std::string dir = "/tmp/twin-gate-" + std::to_string(getpid()) + "/configs";
+  fs::create_directories(dir);
+  std::ofstream(dir + "/leaf1.conf") << changed;
+  auto dry = twin_it::twin("apply --lab " + lab_ + " --configs " + dir + " --dry-run");
+  EXPECT_EQ(dry.code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("network 10.77.0.0/24"), std::string::npos) << dry.out;
+  EXPECT_EQ(running_config(lab_, "leaf1").substr(pos + 23), leaf1) << "dry run applied";
+  auto r = apply("--configs " + dir + " --revert");
+  json j = parse_or_fail(r);
+  EXPECT_EQ(r.code, 0) << r.err << j.value("reasons", json()).dump(1);
+  ASSERT_EQ(j["steps"].size(), 1u);
+  EXPECT_EQ(j["steps"][0]["name"], "replace config of leaf1");
+  // The new prefix reached the other leaves (a gain, not a loss).
+  bool gained = false;
+  for (const auto& c : j["diff"])
+    gained |= c["category"] == "prefix-gained" && c["subject"] == "10.77.0.0/24";
+  EXPECT_TRUE(gained) << j["diff"].dump(1);
+  expect_back_at_baseline(j);
+}
+
+TEST_F(Gate, FailingBaselineExitsFourUnlessDirtyBaselineIsAllowed) {
+  ASSERT_EQ(twin_it::twin("exec --lab " + lab_ + " leaf3 -- ip link set dev swp2 mtu 1500").code,
+            0);
+  std::string change = kScenarios + "/changes/service-prefix.yaml";
+  auto r = apply(change);
+  json j = parse_or_fail(r);
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_EQ(j["verdict"], "baseline-failed");
+  EXPECT_TRUE(j["steps"].empty()) << "nothing may be applied on a failing baseline";
+  auto dirty = apply(change + " --allow-dirty-baseline --revert");
+  json d = parse_or_fail(dirty);
+  EXPECT_EQ(dirty.code, 0) << dirty.err << d.value("reasons", json()).dump(1);
+  EXPECT_EQ(d["verdict"], "approve");
+  ASSERT_EQ(twin_it::twin("exec --lab " + lab_ + " leaf3 -- ip link set dev swp2 mtu 9216").code,
+            0);
+  EXPECT_EQ(twin_it::twin("validate --lab " + lab_ + " --converge-timeout 10").code, 0);
+}
+
+TEST_F(Gate, EvidenceBundleHoldsWhatAnApproverAudits) {
+  std::string dir = "/tmp/twin-gate-" + std::to_string(getpid()) + "/evidence";
+  auto r = apply(kScenarios + "/changes/service-prefix.yaml --revert --evidence " + dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* f :
+       {"hashes.json", "change.yaml", "topology.yaml", "baseline.json", "after.json",
+        "rollback.json", "diff.json", "verdict.json", "report.xml", "baseline-probes.jsonl",
+        "after-probes.jsonl", "nodes/leaf3/before.conf", "nodes/leaf3/after.conf"})
+    EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
+  json h = json::parse(std::ifstream(dir + "/hashes.json"));
+  EXPECT_EQ(h["configs"]["leaf3"]["changed"], true);
+  EXPECT_EQ(h["configs"]["leaf1"]["changed"], false);
+  EXPECT_EQ(h["files"]["change.yaml"]["sha256"].get<std::string>().size(), 64u);
+  std::ifstream probes(dir + "/after-probes.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(probes, line));
+  json p = json::parse(line);
+  EXPECT_FALSE(p["command"].get<std::string>().empty());
+  std::ifstream af(dir + "/nodes/leaf3/after.conf");
+  std::string after((std::istreambuf_iterator<char>(af)), {});
+  EXPECT_NE(after.find("network 10.200.3.0/24"), std::string::npos);
+}
+
+TEST_F(Gate, NoRollbackLeavesTheBrokenStateForInspection) {
+  auto r = apply(kScenarios + "/changes/withdraw-loopback.yaml --no-rollback");
+  json j = parse_or_fail(r);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_FALSE(j.value("rollback_ran", true));
+  EXPECT_EQ(twin_it::twin("validate --lab " + lab_ + " --only routes --converge-timeout 2").code,
+            1);
+  // Repair by a change of its own, judged on the dirty baseline.
+  std::string fix = write_temp("fix.yaml",
+                               "version: 1\n"
+                               "name: restore-loopback\n"
+                               "steps:\n"
+                               "  - name: advertise leaf1's loopback again\n"
+                               "    frr:\n"
+                               "      node: leaf1\n"
+                               "      add: |\n"
+                               "        router bgp 65101\n"
+                               "         address-family ipv4 unicast\n"
+                               "          network 10.255.1.1/32\n");
+  auto f = apply(fix + " --allow-dirty-baseline");
+  EXPECT_EQ(f.code, 0) << f.err << f.out;
+  EXPECT_EQ(twin_it::twin("validate --lab " + lab_ + " --converge-timeout 10").code, 0);
+}
+
+TEST(GateRun, OneShotScenarioUpApplyVerdictDown) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+  std::string lab = unique_lab("run");
+  std::string junit = "/tmp/twin-gate-run-" + std::to_string(getpid()) + ".xml";
+  auto r = twin_it::twin("run " + kScenarios + "/approve-service-prefix.yaml --name " + lab +
+                         " --junit " + junit + " --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  json j = parse_or_fail(r);
+  EXPECT_EQ(j["verdict"], "approve");
+  EXPECT_EQ(j["scenario"]["met"], true);
+  std::ifstream f(junit);
+  std::string xml((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(xml.find("<testsuite name=\"apply.verdict\""), std::string::npos) << xml.substr(0, 400);
+  EXPECT_NE(xml.find("<testsuite name=\"apply.steps\""), std::string::npos);
+  EXPECT_TRUE(leftovers(lab).empty());
+  fs::remove(junit);
+}
