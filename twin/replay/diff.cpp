@@ -100,6 +100,7 @@ NetState state_from_observations(const std::map<std::string, NodeObservation>& o
     fold_routes(o.routes4, fib);
     fold_routes(o.routes6, fib);
     if (!o.routes4) s.gaps.push_back(node + ": routes: " + o.routes4.error().message);
+    if (!o.routes6) s.gaps.push_back(node + ": routes (IPv6): " + o.routes6.error().message);
   }
   return s;
 }
@@ -140,6 +141,11 @@ NetState observe(const plan::Plan& plan, validate::LabProbe& probe, int parallel
 Diff diff_states(const NetState& before, const NetState& after, const plan::Plan& base,
                  const plan::Plan& intended) {
   Diff d;
+  d.gaps = after.gaps;
+  // A node whose probes returned no data after the change cannot be said to have lost
+  // anything: the verdict reports the gap as an error instead of inventing losses.
+  std::set<std::string> blind;
+  for (const auto& g : after.gaps) blind.insert(g.substr(0, g.find(':')));
   auto paths = plan::expected_paths(intended);
   // Sessions.
   for (const auto& [key, b] : before.sessions) {
@@ -147,7 +153,7 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
     std::string node = split_key(key, &iface);
     auto it = after.sessions.find(key);
     std::string now = it == after.sessions.end() ? "absent" : it->second.state;
-    if (b.state == "Established" && now != "Established") {
+    if (b.state == "Established" && now != "Established" && !blind.count(node)) {
       bool intended_loss = !intended.find(node) ||
                            (has_session(base, node, iface) && !has_session(intended, node, iface));
       d.changes.push_back(
@@ -167,6 +173,7 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
   // FIB: prefixes and ECMP width.
   std::set<std::string> nodes_with_unintended_prefix_loss;
   for (const auto& [node, fib] : before.fib) {
+    if (blind.count(node)) continue;
     auto ai = after.fib.find(node);
     static const std::map<std::string, int> kEmpty;
     const auto& afib = ai == after.fib.end() ? kEmpty : ai->second;
@@ -324,6 +331,8 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
                              list_head(subjects) + ")",
                          subjects});
   }
+  for (const auto& g : diff.gaps)
+    v.reasons.push_back({10, "validator-error", "", "no data after the change: " + g, {g}});
   std::set<std::string> already_bad;
   if (dirty_baseline)
     for (const auto& r : dirty_baseline->results)

@@ -58,6 +58,7 @@ struct Change {
 };
 struct Diff {
   std::vector<Change> changes;
+  std::vector<std::string> gaps;  // the after-state's gaps: losses at those nodes are unknown
   [[nodiscard]] int count(const std::string& category, bool intended) const;
 };
 
