@@ -770,7 +770,7 @@ TEST(DiffRecorded, WithdrawLoopbackLosesThePrefixUnintendedly) {
   for (const auto& c : of(d, "prefix-lost")) {
     EXPECT_FALSE(c.intended) << c.node;
     EXPECT_EQ(c.after, "missing");
-    EXPECT_EQ(c.before, c.node.rfind("leaf", 0) == 0 ? "2 next hops" : "1 next hops") << c.node;
+    EXPECT_EQ(c.before, c.node.rfind("leaf", 0) == 0 ? "2 next hops" : "1 next hop") << c.node;
     EXPECT_THAT(c.message, HasSubstr("(loopback of leaf1)"));
   }
   EXPECT_EQ(d.count("prefix-lost", false), 5);
@@ -814,7 +814,7 @@ TEST(DiffRecorded, DrainSpine2LossesAreAllIntended) {
   EXPECT_EQ(d.count("ecmp-shrunk", true), 36);
   for (const auto& c : of(d, "ecmp-shrunk")) {
     EXPECT_EQ(c.before, "2 next hops") << c.node << " " << c.subject;
-    EXPECT_EQ(c.after, "1 next hops") << c.node << " " << c.subject;
+    EXPECT_EQ(c.after, "1 next hop") << c.node << " " << c.subject;
   }
   EXPECT_TRUE(subjects(d, "ecmp-shrunk").count("leaf1 10.255.1.2/32"));
   // spine2's loopbacks at the leaves, and everything spine2 itself had.
@@ -842,7 +842,9 @@ TEST(DiffRecorded, DrainSpine2WithoutIntentIsUnintended) {
   EXPECT_EQ(d.count("reachability-lost", true), 16);  // not probed: by the after report alone
 }
 
-TEST(DiffRecorded, MtuOneEndIsOneIntendedMtuChange) {
+// One end changed alone is not intended even though the change file sets it: the intended MTUs
+// of the link's two ends differ.
+TEST(DiffRecorded, MtuOneEndIsOneUnintendedMtuChange) {
   Diff d = diff_of("mtu-one-end");
   ASSERT_EQ(d.changes.size(), 1u);
   const Change& c = d.changes[0];
@@ -851,7 +853,7 @@ TEST(DiffRecorded, MtuOneEndIsOneIntendedMtuChange) {
   EXPECT_EQ(c.subject, "leaf2:swp1");
   EXPECT_EQ(c.before, "9216");
   EXPECT_EQ(c.after, "1500");
-  EXPECT_TRUE(c.intended);
+  EXPECT_FALSE(c.intended);
   EXPECT_EQ(c.message, "MTU of leaf2:swp1 changed from 9216 to 1500");
   EXPECT_EQ(to_json(d), recorded("mtu-one-end").verdict.at("diff"));
   // Against the topology alone the same change is not intended.
@@ -1073,7 +1075,7 @@ TEST(Diff, EcmpShrinkUnintendedWhileThePlanExpectsTheWidth) {
   EXPECT_EQ(c.category, "ecmp-shrunk");
   EXPECT_FALSE(c.intended);  // the plan still expects 2
   EXPECT_EQ(c.before, "2 next hops");
-  EXPECT_EQ(c.after, "1 next hops");
+  EXPECT_EQ(c.after, "1 next hop");
   EXPECT_EQ(c.message, "leaf1 reaches 10.255.1.2/32 over 1 next hop(s), was 2");
   ChangeSet down;
   down.intent.links_down = {link_ref("leaf1", "swp2", "spine2", "swp1")};
@@ -1132,6 +1134,11 @@ TEST(Diff, MtuChangedAgainstTheIntent) {
   EXPECT_FALSE(d.changes[0].intended);
   ChangeSet cs;
   cs.steps.push_back(interface_mtu_step("s", "leaf1", "swp1", 1500));
+  Diff one_end =
+      twin::replay::diff_states(before, after, clos(), twin::replay::intended_plan(clos(), cs));
+  ASSERT_EQ(one_end.changes.size(), 1u);
+  EXPECT_FALSE(one_end.changes[0].intended) << "the peer spine1:swp1 still intends 9216";
+  cs.steps.push_back(interface_mtu_step("t", "spine1", "swp1", 1500));
   Diff ok =
       twin::replay::diff_states(before, after, clos(), twin::replay::intended_plan(clos(), cs));
   ASSERT_EQ(ok.changes.size(), 1u);
@@ -1234,9 +1241,10 @@ TEST(Verdict, MtuOneEndRejectsWithTheMtuValidator) {
   Verdict v = twin::replay::decide(applied("leaf2 uplink to 1500", "interface"), r.after.report,
                                    diff_of("mtu-one-end"), nullptr);
   EXPECT_EQ(v.decision, Decision::kReject);
-  ASSERT_EQ(v.reasons.size(), 1u);
+  ASSERT_EQ(v.reasons.size(), 2u);
   EXPECT_EQ(v.reasons[0].category, "validator-failed");
   EXPECT_EQ(v.reasons[0].rank, 5);
+  EXPECT_EQ(v.reasons[1].category, "mtu-changed");
   EXPECT_THAT(v.reasons[0].message, HasSubstr("mtu.0 link-mtu"));
   EXPECT_EQ(v.reasons[0].message,
             "mtu.0 link-mtu failed on 1 subject: leaf2 leaf2:swp1 <-> spine1:swp2: MTU mismatch: "
@@ -1295,13 +1303,13 @@ TEST(Verdict, EveryLossCategoryHasItsRank) {
       {"admin-state-changed", "leaf1", "leaf1:swp1", "up", "down", false, ""},
       {"mtu-changed", "leaf1", "leaf1:swp1", "9216", "1500", false, ""},
       {"session-prefixes-lost", "leaf1", "swp1 ipv4", "5", "4", false, ""},
-      {"ecmp-shrunk", "leaf1", "10.255.1.2/32", "2 next hops", "1 next hops", false, ""},
+      {"ecmp-shrunk", "leaf1", "10.255.1.2/32", "2 next hops", "1 next hop", false, ""},
       {"reachability-lost", "leaf1", "leaf1 -> leaf2 10.255.1.2", "reply", "no reply", false, ""},
       {"prefix-lost", "leaf1", "10.255.1.2/32", "2 next hops", "missing", false, ""},
       {"session-lost", "leaf1", "swp1", "Established", "Active", false, ""},
       {"session-lost", "leaf1", "swp2", "Established", "absent", true, ""},
       {"session-gained", "leaf1", "swp3", "absent", "Established", true, ""},
-      {"prefix-gained", "leaf1", "10.9.0.0/16", "missing", "1 next hops", true, ""},
+      {"prefix-gained", "leaf1", "10.9.0.0/16", "missing", "1 next hop", true, ""},
       {"reachability-gained", "leaf1", "leaf1 -> x", "no reply", "reply", true, ""},
   };
   Report after;

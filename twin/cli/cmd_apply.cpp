@@ -37,6 +37,11 @@ int check_outputs(const std::string& junit, const std::string& evidence) {
   }
   if (!evidence.empty()) {
     std::error_code ec;
+    // A bundle mixing two runs would mislead an auditor: only a new or empty folder.
+    if (fs::is_directory(evidence) && !fs::is_empty(evidence, ec))
+      return fail("evidence folder " + evidence +
+                      " is not empty; give a new folder so one bundle holds one decision",
+                  3);
     fs::create_directories(evidence, ec);
     if (ec || !fs::is_directory(evidence))
       return fail("cannot create evidence folder " + evidence + ": " +
@@ -69,17 +74,24 @@ int load_change(const std::string& file, const std::string& configs, const plan:
 }
 
 int emit(const replay::ApplyResult& r, const engine::State& st, const replay::ChangeSet& cs,
-         const ApplyOptions& o, nlohmann::json* extra) {
+         const ApplyOptions& o, nlohmann::json* extra,
+         const report::ScenarioOutcome* scenario = nullptr) {
   if (o.json) {
     auto j = report::apply_to_json(r);
     if (extra) j.update(*extra);
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << report::render_apply_text(r, o.verbose);
+    if (scenario)
+      std::cout << "SCENARIO " << scenario->name << ": "
+                << (scenario->met
+                        ? "the gate decided as expected (" + scenario->expected_verdict + ")"
+                        : "UNEXPECTED — " + scenario->mismatch)
+                << "\n";
   }
   if (!o.junit.empty()) {
     std::ofstream f(o.junit);
-    f << report::render_apply_junit(r);
+    f << report::render_apply_junit(r, scenario);
     if (!f) return fail("cannot write JUnit report " + o.junit, 3);
   }
   if (!o.evidence.empty())
@@ -102,8 +114,12 @@ replay::ApplyOptions gate_options(const ApplyOptions& o) {
 }  // namespace
 
 int run_apply(const ApplyOptions& o) {
+  if (o.no_rollback && o.revert)
+    return fail("--no-rollback and --revert contradict each other; choose one", 2);
   if (o.change.empty() == o.configs.empty())
-    return fail("give either a change set file or --configs DIR (not both)", 2);
+    return fail(o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
+                                 : "give a change set file or --configs DIR, not both",
+                2);
   auto st = engine::load_lab(o.lab);
   if (!st) return fail(st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
@@ -183,16 +199,12 @@ int run_scenario(const RunOptions& ro) {
                             {"expected_reason", sc->expect.reason},
                             {"met", has_expect ? nlohmann::json(met) : nlohmann::json(nullptr)},
                             {"mismatch", why}}}};
-  if (int c = emit(*r, *st, *cs, o, &extra); c) return finish(c);
+  report::ScenarioOutcome outcome{sc->name, sc->expect.verdict, sc->expect.reason, met, why};
+  if (int c = emit(*r, *st, *cs, o, &extra, has_expect ? &outcome : nullptr); c) return finish(c);
   if (interrupted()) return finish(130);
   code = r->exit_code();
-  if (has_expect && code != 4 && code != 3) {
-    // The scenario states what the gate must decide: its exit code is whether it did.
-    std::cerr << "twin: scenario " << sc->name << ": "
-              << (met ? "gate decided as expected (" + verdict + ")" : "UNEXPECTED: " + why)
-              << "\n";
-    code = met ? 0 : 1;
-  }
+  // The scenario states what the gate must decide: its exit code is whether it did.
+  if (has_expect && code != 4 && code != 3) code = met ? 0 : 1;
   return finish(code);
 }
 

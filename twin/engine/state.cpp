@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "twin/core/util.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace fs = std::filesystem;
@@ -80,11 +81,18 @@ LabLock::~LabLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 
-Result<LabLock> lock_lab(const std::string& lab) {
+Result<LabLock> lock_lab(const std::string& lab, const std::function<void()>& on_wait) {
   if (auto r = check_name(lab); !r) return r.error();
   int fd = ::open(lab_dir(lab).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return usage_error("lab '" + lab + "' is not running (no " + lab_dir(lab) + ")");
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return LabLock(fd);
+  if (on_wait) on_wait();
+  // SIGINT/SIGTERM interrupt flock (the CLI installs its handlers without SA_RESTART).
   while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR && interrupted()) {
+      ::close(fd);
+      return Error{ErrorKind::kInterrupted, "interrupted while waiting for lab '" + lab + "'"};
+    }
     if (errno != EINTR) {
       ::close(fd);
       return harness_error("locking " + lab_dir(lab) + ": " + std::strerror(errno));

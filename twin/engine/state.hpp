@@ -4,6 +4,7 @@
 // crash or SIGKILL of the harness half-way through `up` (a recorded resource that was never
 // created is skipped by `down`).
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -57,8 +58,10 @@ class LabLock {
  private:
   int fd_ = -1;
 };
-// Blocks until the lock is held. Errors: the lab directory does not exist (kUsage).
-Result<LabLock> lock_lab(const std::string& lab);
+// Blocks until the lock is held; `on_wait` (may be empty) is called once when another twin
+// command holds it, so the caller can say why it waits. Errors: the lab directory does not
+// exist (kUsage); SIGINT/SIGTERM while waiting (kInterrupted).
+Result<LabLock> lock_lab(const std::string& lab, const std::function<void()>& on_wait = {});
 
 // Writes atomically (temp file + rename): a crash leaves the old or the new file, never half.
 Result<void> save_state(const State& s);

@@ -52,6 +52,9 @@ std::string sha256_file(const std::string& path) {
 
 namespace {
 
+// --per-step validates step by step up to this many steps, and bisects longer changes.
+constexpr size_t kBisectAbove = 6;
+
 // Validation window once settle() found the network quiet.
 constexpr std::chrono::milliseconds kQuietWindow{3000};
 
@@ -79,7 +82,8 @@ std::vector<std::pair<int, std::string>> vtysh_complaints(const std::string& out
   std::string pending;  // a daemon's own "% ..." explanation precedes vtysh's "line N:" note
   while (std::getline(in, line)) {
     if (std::regex_search(line, m, kVtyshLine)) {
-      std::string what = m[2];
+      // FRR appends internal return codes ("Unknown command[25]"): not for people.
+      std::string what = std::regex_replace(std::string(m[2]), std::regex(R"(\[\d+\])"), "");
       if (!pending.empty()) what = pending + " (" + what + ")";
       v.emplace_back(std::stoi(m[1]), what);
       pending.clear();
@@ -99,7 +103,10 @@ proc::Command vtysh(const plan::Node& n, std::vector<std::string> args,
                     std::chrono::milliseconds timeout = 30s) {
   std::vector<std::string> argv = {"vtysh", "--vty_socket", n.run_dir, "--config_dir", n.run_dir};
   argv.insert(argv.end(), args.begin(), args.end());
-  return proc::Command{argv, "", timeout};
+  proc::Command c{argv, "", timeout};
+  // vtysh prints its own host's name as `hostname`: give it the node's, as the daemons have.
+  c.hostname = n.name;
+  return c;
 }
 
 Result<std::string> running_config(proc::ProcessRunner& runner, const plan::Node& n) {
@@ -127,9 +134,21 @@ Result<void> vtysh_apply(proc::ProcessRunner& runner, const plan::Node& n, const
   if (!r) return r.error();
   if (r->exit_code == 0) return {};
   std::string msg;
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
   for (const auto& [line, what] : vtysh_complaints(r->out + r->err)) {
     std::string where = first_line > 0 ? file + ":" + std::to_string(first_line + line - 1)
-                                       : "line " + std::to_string(line);
+                        : line >= 1 && static_cast<size_t>(line) <= lines.size()
+                            ? "'" +
+                                  trim(lines[line - 1].substr(
+                                      lines[line - 1].find_first_not_of(' ') == std::string::npos
+                                          ? 0
+                                          : lines[line - 1].find_first_not_of(' '))) +
+                                  "'"
+                            : "line " + std::to_string(line);
     msg += (msg.empty() ? "" : "; ") + where + ": " + what;
   }
   if (msg.empty())
@@ -185,6 +204,8 @@ class Gate {
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
   std::string settle(const plan::Plan& plan);
+  void bisect(Touched& touched, size_t attempted);
+  Error abort_interrupted(const Touched& touched, const std::string& when);
   bool quiet_ = false;  // the last settle() ended quiet: validations need only a short window
   Result<void> rollback(const Touched& t, std::string* detail);
   Result<void> record_configs_after(const plan::Plan& plan);
@@ -459,6 +480,12 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
       }
       int checked = static_cast<int>(std::count_if(rep.results.begin(), rep.results.end(),
                                                    [&](const auto& r) { return selected(r); }));
+      if (checked == 0)
+        problems.push_back("no result for " + [&] {
+          std::string t;
+          for (const auto& x : s.check.tests) t += (t.empty() ? "" : ", ") + x;
+          return t;
+        }() + ": no such test in this lab (see README.md, Validators, for the test numbers)");
       if (!problems.empty()) {
         std::string msg;
         for (size_t i = 0; i < problems.size() && i < 3; ++i) msg += (i ? "; " : "") + problems[i];
@@ -545,6 +572,61 @@ Result<void> Gate::record_configs_after(const plan::Plan& plan) {
   return {};
 }
 
+// Finds the first step after which the change is rejected, in O(log n) validations: the
+// baseline (0 steps) is known good and all n steps known bad; each probe rolls back to the
+// baseline, applies the first `mid` steps and judges them like the whole change. Assumes a
+// broken network stays broken as more steps are applied (true of the faults a rollout gate
+// exists for; a later step that repairs an earlier one can make bisection name a later step).
+void Gate::bisect(Touched& touched, size_t attempted) {
+  size_t good = 0, bad = attempted;
+  while (bad - good > 1 && !interrupted()) {
+    size_t mid = (good + bad) / 2;
+    std::string d;
+    if (auto r = rollback(touched, &d); !r) {
+      say("bisect stopped: rollback failed: " + d);
+      return;
+    }
+    touched = Touched{};
+    bool applied = true;
+    for (size_t i = 0; i < mid && applied; ++i) {
+      std::string detail;
+      applied = static_cast<bool>(apply_step(cs_.steps[i], i, touched, &detail));
+    }
+    plan::Plan p = intended_plan(st_.plan, cs_, mid);
+    say("bisect: first " + std::to_string(mid) + " of " + std::to_string(cs_.steps.size()) +
+        " steps; settling: " + settle(p));
+    Phase ph = validate_phase("bisect: first " + std::to_string(mid) + " steps", p);
+    Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
+    Verdict v =
+        decide({}, ph.report, diff, opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+    res_.per_step.push_back(std::move(ph));
+    if (applied && v.decision == Decision::kApprove)
+      good = mid;
+    else
+      bad = mid;
+  }
+  res_.first_failing_step = cs_.steps[bad - 1].name;
+  say("bisect: the first step that breaks the network is '" + res_.first_failing_step + "'");
+}
+
+// SIGINT/SIGTERM after something was applied: restore the baseline before exiting 130. The
+// flag is cleared so the rollback's own commands are not cancelled; a second signal stops it.
+Error Gate::abort_interrupted(const Touched& touched, const std::string& when) {
+  g_interrupted = false;
+  say("interrupted " + when + ": rolling back (interrupt again to stop the rollback)");
+  std::string d;
+  auto r = rollback(touched, &d);
+  bool again = interrupted();
+  g_interrupted = true;
+  if (r && !again)
+    return Error{ErrorKind::kInterrupted, "interrupted " + when + "; the change was rolled back (" +
+                                              d + "); not re-validated: run twin validate --lab " +
+                                              st_.lab};
+  return Error{ErrorKind::kInterrupted, "interrupted " + when + "; the lab is NOT restored (" +
+                                            (again ? "rollback interrupted" : d) +
+                                            "): twin down and up, or repair by hand"};
+}
+
 Result<ApplyResult> Gate::run() {
   auto t0 = Clock::now();
   res_.lab = st_.lab;
@@ -563,25 +645,35 @@ Result<ApplyResult> Gate::run() {
   if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted during the baseline"};
   if (res_.baseline.report.exit_code() != 0 && !opts_.allow_dirty_baseline) {
     res_.stage = "baseline-failed";
+    // The reasons say what was already wrong (the change is not to blame).
+    res_.verdict = decide({}, res_.baseline.report, Diff{}, nullptr);
     res_.duration_ms = ms_since(t0);
     return res_;
   }
   if (auto r = snapshot(); !r) return r.error();
 
-  // 2. Steps.
+  // 2. Steps. With --per-step, up to kBisectAbove steps are validated one by one; a longer
+  // change is applied whole and, if rejected, bisected (bisect()).
   Touched touched;
   bool broke = false;
+  bool bisecting = opts_.per_step && cs_.steps.size() > kBisectAbove;
+  bool step_by_step = opts_.per_step && !bisecting;
+  size_t attempted = 0;  // steps applied or failed (the rest were skipped)
   for (size_t i = 0; i < cs_.steps.size(); ++i) {
     const Step& s = cs_.steps[i];
     StepOutcome out{s.name, to_string(s.kind)};
     if (broke || interrupted()) {
       out.status = "skipped";
-      out.detail = interrupted() ? "interrupted" : "an earlier step failed";
+      out.detail = interrupted() ? "interrupted"
+                   : res_.first_failing_step.empty()
+                       ? "an earlier step failed"
+                       : "not applied: an earlier step broke the network";
       res_.steps.push_back(out);
       continue;
     }
     say("step " + std::to_string(i + 1) + "/" + std::to_string(cs_.steps.size()) + ": " + s.name);
     auto ts = Clock::now();
+    attempted = i + 1;
     auto r = apply_step(s, i, touched, &out.detail);
     out.duration_ms = ms_since(ts);
     if (!r) {
@@ -592,12 +684,16 @@ Result<ApplyResult> Gate::run() {
         out.status = "failed";
         out.detail = r.error().message;
         broke = true;
-        if (opts_.per_step && res_.first_failing_step.empty()) res_.first_failing_step = s.name;
+        // A failing check only says the network broke somewhere before it: bisection finds
+        // where. Any other failing step is itself the culprit.
+        if (opts_.per_step && res_.first_failing_step.empty() &&
+            !(bisecting && s.kind == StepKind::kCheck))
+          res_.first_failing_step = s.name;
       }
     }
     say("  " + out.status + ": " + out.detail);
     res_.steps.push_back(out);
-    if (opts_.per_step && !broke && s.kind != StepKind::kWait && s.kind != StepKind::kCheck &&
+    if (step_by_step && !broke && s.kind != StepKind::kWait && s.kind != StepKind::kCheck &&
         res_.first_failing_step.empty()) {
       plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
       say("settling: " + settle(p));
@@ -605,27 +701,31 @@ Result<ApplyResult> Gate::run() {
       Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
       Verdict v = decide(res_.steps, ph.report, diff,
                          opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
-      res_.per_step.push_back(std::move(ph));
+      if (interrupted()) return abort_interrupted(touched, "while validating a step");
       if (v.decision != Decision::kApprove) {
         res_.first_failing_step = s.name;
-        broke = true;  // later steps are not applied: this one already broke the network
+        res_.steps.back().status = "broke";
+        res_.steps.back().detail += "; the network failed validation after this step";
+        broke = true;     // later steps are not applied: this one already broke the network
+        res_.after = ph;  // nothing else changes: this validation is the after-change one
       }
+      res_.per_step.push_back(std::move(ph));
     }
   }
-  if (interrupted()) {
-    std::string d;
-    (void)rollback(touched, &d);
-    return Error{ErrorKind::kInterrupted, "interrupted while applying; rolled back: " + d};
-  }
+  if (interrupted()) return abort_interrupted(touched, "while applying");
 
   // 3. Converge, validate against the intent, diff.
   plan::Plan intended = intended_plan(st_.plan, cs_);
   say("settling: " + settle(intended));
-  res_.after = validate_phase("after", intended);
+  if (!res_.after) res_.after = validate_phase("after", intended);
+  if (interrupted()) return abort_interrupted(touched, "while validating");
   record_configs_after(intended);
   res_.diff = diff_states(res_.baseline.state, res_.after->state, st_.plan, intended);
   res_.verdict = decide(res_.steps, res_.after->report, res_.diff,
                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+  if (bisecting && res_.verdict.decision == Decision::kReject && res_.first_failing_step.empty())
+    bisect(touched, attempted);
+  if (interrupted()) return abort_interrupted(touched, "while bisecting");
   if (!res_.first_failing_step.empty() && !res_.verdict.reasons.empty())
     for (auto& reason : res_.verdict.reasons)
       if (reason.step.empty()) reason.step = res_.first_failing_step;
@@ -799,7 +899,10 @@ Result<std::string> dry_run(const engine::State& st, const ChangeSet& cs,
 
 Result<ApplyResult> apply(const engine::State& st, const ChangeSet& cs, const ApplyOptions& opts,
                           proc::ProcessRunner& runner) {
-  auto lock = engine::lock_lab(st.lab);
+  auto lock = engine::lock_lab(st.lab, [&] {
+    if (opts.progress)
+      opts.progress("lab " + st.lab + " is busy (another twin command holds it): waiting");
+  });
   if (!lock) return lock.error();
   Gate g(st, cs, opts, runner);
   return g.run();

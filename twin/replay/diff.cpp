@@ -51,6 +51,8 @@ const plan::Interface* find_iface(const plan::Plan& p, const std::string& node_c
   return nullptr;
 }
 
+std::string hops_text(int n) { return std::to_string(n) + (n == 1 ? " next hop" : " next hops"); }
+
 std::string split_key(const std::string& key, std::string* rest) {
   auto sp = key.find(' ');
   *rest = sp == std::string::npos ? "" : key.substr(sp + 1);
@@ -188,28 +190,26 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
             !intended.find(node) || (owner_was && !owner_now) || (owner_now && want == 0);
         if (!ok_loss) nodes_with_unintended_prefix_loss.insert(node);
         d.changes.push_back(
-            {"prefix-lost", node, prefix, std::to_string(hops) + " next hops", "missing", ok_loss,
+            {"prefix-lost", node, prefix, hops_text(hops), "missing", ok_loss,
              node + " lost the route to " + prefix +
                  (owner_was ? " (" + owner_was->kind + " of " + owner_was->owner + ")" : "")});
       } else if (f->second < hops) {
         bool ok_shrink = owner_now && want > 0 && f->second >= want;
-        d.changes.push_back({"ecmp-shrunk", node, prefix, std::to_string(hops) + " next hops",
-                             std::to_string(f->second) + " next hops", ok_shrink,
+        d.changes.push_back({"ecmp-shrunk", node, prefix, hops_text(hops), hops_text(f->second),
+                             ok_shrink,
                              node + " reaches " + prefix + " over " + std::to_string(f->second) +
                                  " next hop(s), was " + std::to_string(hops)});
       }
     }
     for (const auto& [prefix, hops] : afib)
       if (!fib.count(prefix))
-        d.changes.push_back({"prefix-gained", node, prefix, "missing",
-                             std::to_string(hops) + " next hops", true,
+        d.changes.push_back({"prefix-gained", node, prefix, "missing", hops_text(hops), true,
                              node + " learned " + prefix});
   }
   for (const auto& [node, afib] : after.fib)
     if (!before.fib.count(node))
       for (const auto& [prefix, hops] : afib)
-        d.changes.push_back({"prefix-gained", node, prefix, "missing",
-                             std::to_string(hops) + " next hops", true,
+        d.changes.push_back({"prefix-gained", node, prefix, "missing", hops_text(hops), true,
                              node + " learned " + prefix});
   // Prefixes received per session (both ends still Established).
   for (const auto& [key, b] : before.sessions) {
@@ -246,8 +246,13 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
     auto it = after.mtu.find(key);
     if (it == after.mtu.end() || it->second == m) continue;
     const auto* want = find_iface(intended, key);
+    // Intended only when the change sets this MTU on both ends of the link: one end alone is
+    // a mismatch, whatever the change file says.
+    const auto* peer =
+        want ? find_iface(intended, want->peer_node + ":" + want->peer_interface) : nullptr;
+    bool meant = want && want->mtu == it->second && (!peer || peer->mtu == want->mtu);
     d.changes.push_back({"mtu-changed", key.substr(0, key.find(':')), key, std::to_string(m),
-                         std::to_string(it->second), want && want->mtu == it->second,
+                         std::to_string(it->second), meant,
                          "MTU of " + key + " changed from " + std::to_string(m) + " to " +
                              std::to_string(it->second)});
   }

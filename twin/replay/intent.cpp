@@ -44,7 +44,23 @@ plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs, size_t ste
     const Step& s = cs.steps[k];
     switch (s.kind) {
       case StepKind::kTopology:
-        if (s.topology.topo) p = plan::make_plan(*s.topology.topo, base.lab);
+        if (s.topology.topo) {
+          // The new topology replaces nodes and links; intent the lab already carries (an
+          // earlier approved change's drain, originated or withdrawn prefixes, links meant to
+          // be down) stays with the nodes and interfaces that remain.
+          plan::Plan next = plan::make_plan(*s.topology.topo, base.lab);
+          for (auto& nn : next.nodes) {
+            const plan::Node* old = p.find(nn.name);
+            if (!old) continue;
+            nn.drained = old->drained;
+            nn.originates = old->originates;
+            nn.withdraws = old->withdraws;
+            for (auto& ni : nn.interfaces)
+              for (const auto& oi : old->interfaces)
+                if (oi.name == ni.name) ni.up = oi.up;
+          }
+          p = std::move(next);
+        }
         break;
       case StepKind::kInterface:
         for (const auto& ref : s.interface.interfaces) {

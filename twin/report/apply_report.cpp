@@ -126,7 +126,8 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   for (size_t i = 0; i < r.verdict.reasons.size(); ++i) {
     const auto& re = r.verdict.reasons[i];
     o << "  " << i + 1 << ". [" << re.category << "] " << one_line(re.message)
-      << (re.step.empty() ? "" : " (step '" + re.step + "')") << "\n";
+      << (re.step.empty() || re.category == "step-failed" ? "" : " (step '" + re.step + "')")
+      << "\n";
   }
   if (r.rolled_back && r.verdict.decision == replay::Decision::kApprove) {
     o << "REVERTED (--revert): "
@@ -201,7 +202,7 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
   return j;
 }
 
-std::string render_apply_junit(const replay::ApplyResult& r) {
+std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutcome* scenario) {
   validate::Report rep;
   rep.lab = r.lab;
   rep.twin_version = r.baseline.report.twin_version;
@@ -217,19 +218,38 @@ std::string render_apply_junit(const replay::ApplyResult& r) {
   }
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const auto& s = r.steps[i];
-    Status st = s.status == "applied"  ? Status::kPassed
-                : s.status == "failed" ? Status::kFailed
-                                       : Status::kSkipped;
+    Status st = s.status == "applied"                         ? Status::kPassed
+                : s.status == "failed" || s.status == "broke" ? Status::kFailed
+                                                              : Status::kSkipped;
+    if (scenario && scenario->met && s.status == "broke") st = Status::kPassed;  // as expected
     rep.results.push_back(
         gate_case("apply.steps", static_cast<int>(i + 1), s.name, st, s.detail, s.duration_ms));
+  }
+  if (scenario) {
+    // A scenario states what the gate must decide: a seeded fault that is rejected as expected
+    // is a passing test, so the verdict suite holds the expectation, not the reasons.
+    std::string name = "expect " + scenario->expected_verdict +
+                       (scenario->expected_reason.empty() ? "" : " " + scenario->expected_reason);
+    std::string got = apply_verdict(r);
+    if (!r.verdict.reasons.empty()) got += " (" + r.verdict.reasons.front().message + ")";
+    rep.results.push_back(gate_case(
+        "scenario." + scenario->name, 0, name, scenario->met ? Status::kPassed : Status::kFailed,
+        scenario->met ? "" : scenario->mismatch + "; got " + got, r.duration_ms));
+    if (r.rolled_back)
+      rep.results.push_back(gate_case(
+          "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,
+          r.rollback_detail, r.rollback ? r.rollback->report.duration_ms : 0));
+    return render_junit(rep);
   }
   if (r.verdict.reasons.empty())
     rep.results.push_back(gate_case("apply.verdict", 0, "approve", Status::kPassed, "", 0));
   for (const auto& re : r.verdict.reasons)
-    rep.results.push_back(
-        gate_case("apply.verdict", re.rank, re.category,
-                  re.category == "validator-error" ? Status::kError : Status::kFailed,
-                  re.message + (re.step.empty() ? "" : " (step '" + re.step + "')"), 0));
+    rep.results.push_back(gate_case(
+        "apply.verdict", re.rank, re.category,
+        re.category == "validator-error" ? Status::kError : Status::kFailed,
+        re.message +
+            (re.step.empty() || re.category == "step-failed" ? "" : " (step '" + re.step + "')"),
+        0));
   if (r.rolled_back)
     rep.results.push_back(gate_case(
         "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,

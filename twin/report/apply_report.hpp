@@ -27,10 +27,21 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 //  "intent_saved", "started_at", "duration_ms"}
 nlohmann::json apply_to_json(const replay::ApplyResult& r);
 
+// What a `twin run` scenario expected and whether the gate met it.
+struct ScenarioOutcome {
+  std::string name;
+  std::string expected_verdict, expected_reason;
+  bool met = false;
+  std::string mismatch;  // why not, when !met
+};
+
 // JUnit: suite "apply.steps" (one case per step), "apply.verdict" (one failing case per reason,
 // or one passing "approve"), "apply.rollback" (when a rollback ran), then the after-change
-// validation's families.
-std::string render_apply_junit(const replay::ApplyResult& r);
+// validation's families. With `scenario` (twin run with an expect block): "apply.steps",
+// "scenario.<name>" with one case that passes when the gate decided as expected, and
+// "apply.rollback" — an expected reject is a passing test, not a list of failures.
+std::string render_apply_junit(const replay::ApplyResult& r,
+                               const ScenarioOutcome* scenario = nullptr);
 
 // Writes the evidence bundle into `dir` (created): hashes.json (topology, change, and every
 // config before/after with SHA-256), change and topology copies, nodes/<node>/{before,after}.conf,

@@ -79,14 +79,15 @@ Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& n,
                    "--vty_socket", n.run_dir, config_path},
                   "",
                   std::chrono::seconds(120)};
+  c.hostname = n.name;  // vtysh shows its host's name as `hostname`: make it the node's
   auto r = runner.run(c);
   if (!r) return r.error().with_context("node " + n.name + ": frr-reload.py");
   if (out) *out = r->out;
   if (r->exit_code != 0) {
     std::string msg = r->err + r->out;
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-    return input_error("node " + n.name + ": frr-reload.py exit " +
-                       std::to_string(r->exit_code) + ": " + msg);
+    return input_error("node " + n.name + ": frr-reload.py exit " + std::to_string(r->exit_code) +
+                       ": " + msg);
   }
   return {};
 }
