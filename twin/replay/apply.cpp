@@ -606,6 +606,8 @@ void Gate::bisect(Touched& touched, size_t attempted) {
       bad = mid;
   }
   res_.first_failing_step = cs_.steps[bad - 1].name;
+  res_.steps[bad - 1].status = "broke";
+  res_.steps[bad - 1].detail += "; bisection: the network fails validation from this step on";
   say("bisect: the first step that breaks the network is '" + res_.first_failing_step + "'");
 }
 
@@ -716,8 +718,11 @@ Result<ApplyResult> Gate::run() {
 
   // 3. Converge, validate against the intent, diff.
   plan::Plan intended = intended_plan(st_.plan, cs_);
-  say("settling: " + settle(intended));
-  if (!res_.after) res_.after = validate_phase("after", intended);
+  if (!res_.after) {  // (with --per-step, the validation after the breaking step is reused)
+    say("settling: " + settle(intended));
+    if (interrupted()) return abort_interrupted(touched, "while settling");
+    res_.after = validate_phase("after", intended);
+  }
   if (interrupted()) return abort_interrupted(touched, "while validating");
   record_configs_after(intended);
   res_.diff = diff_states(res_.baseline.state, res_.after->state, st_.plan, intended);
