@@ -177,13 +177,26 @@ TEST_F(Gate, FrrSyntaxErrorIsReportedAtItsLine) {
                                 "      node: leaf1\n"
                                 "      add: |\n"
                                 "        router bgp 65101\n"
-                                "         neighbor fabric bogus-option\n");
+                                "         neighbor fabric bogus-option\n"
+                                "  - name: another BGP instance\n"
+                                "    frr:\n"
+                                "      node: leaf1\n"
+                                "      add: |\n"
+                                "        router bgp 65999\n");
   auto r = apply(path);
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find(path + ":9:1: error: steps[0].frr.add: FRR rejects this line"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("Unknown command"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(path + ":14:1: error: steps[1].frr.add: node leaf1 runs router bgp 65101, "
+                              "not 65999"),
+            std::string::npos)
+      << r.err;
+  // --json: the problems as a document a CI job can read.
+  json j = parse_or_fail(r);
+  EXPECT_EQ(j.value("verdict", ""), "input-error");
+  EXPECT_EQ(j["diagnostics"].size(), 2u);
 }
 
 TEST_F(Gate, LineTheDaemonRejectsWhileApplyingRejectsAndRollsBack) {

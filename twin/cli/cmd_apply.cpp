@@ -13,6 +13,7 @@
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/scenario.hpp"
 #include "twin/report/apply_report.hpp"
+#include "twin/report/report.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace fs = std::filesystem;
@@ -53,14 +54,49 @@ int check_outputs(const std::string& junit, const std::string& evidence) {
 
 // Loads the change (file or --configs folder) and runs FRR's syntax check on it. Returns the
 // exit code (2) after printing every problem, or 0.
+// A CI job reads its report even when the change never ran: --json prints the problems as a
+// document and --junit gets one error case per problem.
+void emit_input_error(const Diagnostics& diags, const ApplyOptions& o, const std::string& lab) {
+  if (o.json) {
+    nlohmann::json j = {{"schema_version", 1},
+                        {"verdict", "input-error"},
+                        {"exit_code", 2},
+                        {"diagnostics", nlohmann::json::array()}};
+    for (const auto& d : diags.items())
+      j["diagnostics"].push_back({{"file", d.file},
+                                  {"line", d.line},
+                                  {"column", d.column},
+                                  {"field", d.field},
+                                  {"message", d.message},
+                                  {"hint", d.hint}});
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
+  if (!o.junit.empty()) {
+    validate::Report rep;
+    rep.lab = lab;
+    for (const auto& d : diags.items()) {
+      validate::TestResult t;
+      t.validator = "apply.input";
+      t.test_name = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column);
+      t.status = validate::Status::kError;
+      t.node = d.field;
+      t.message = d.message + (d.hint.empty() ? "" : " (hint: " + d.hint + ")");
+      rep.results.push_back(t);
+    }
+    std::ofstream(o.junit) << report::render_junit(rep);
+  }
+}
+
 int load_change(const std::string& file, const std::string& configs, const plan::Plan& plan,
-                proc::ProcessRunner& runner, std::optional<replay::ChangeSet>* out) {
+                proc::ProcessRunner& runner, std::optional<replay::ChangeSet>* out,
+                const ApplyOptions& o) {
   Diagnostics diags;
   if (!configs.empty())
     *out = replay::change_set_from_configs(configs, plan, diags);
   else
     *out = replay::load_change_set(file, plan, diags);
   if (*out) {
+    replay::check_against_lab(**out, plan, diags);
     auto r = replay::check_frr_syntax(**out, runner, diags);
     if (!r) return fail(r.error().message, exit_code(r.error()));
   }
@@ -68,6 +104,7 @@ int load_change(const std::string& file, const std::string& configs, const plan:
     std::cerr << diags.format();
     std::cerr << "twin: " << diags.items().size() << " problem"
               << (diags.items().size() == 1 ? "" : "s") << " in the change; nothing was applied\n";
+    emit_input_error(diags, o, plan.lab);
     return 2;
   }
   return 0;
@@ -124,7 +161,7 @@ int run_apply(const ApplyOptions& o) {
   if (!st) return fail(st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
-  if (int c = load_change(o.change, o.configs, st->plan, runner, &cs); c) return c;
+  if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o); c) return c;
   if (o.dry_run) {
     auto text = replay::dry_run(*st, *cs, runner);
     if (!text) return fail(text.error().message, exit_code(text.error()));
@@ -155,7 +192,7 @@ int run_scenario(const RunOptions& ro) {
   plan::Plan plan = plan::make_plan(*topo, ro.name);
   proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
-  if (int c = load_change(sc->change, "", plan, runner, &cs); c) return c;
+  if (int c = load_change(sc->change, "", plan, runner, &cs, o); c) return c;
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
 
   auto progress = progress_printer();

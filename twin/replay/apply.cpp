@@ -206,7 +206,8 @@ class Gate {
   std::string settle(const plan::Plan& plan);
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
-  bool quiet_ = false;  // the last settle() ended quiet: validations need only a short window
+  bool quiet_ = false;
+  std::string frr_version_;  // the last settle() ended quiet: validations need only a short window
   Result<void> rollback(const Touched& t, std::string* detail);
   Result<void> record_configs_after(const plan::Plan& plan);
 
@@ -236,6 +237,9 @@ Phase Gate::validate_phase(const std::string& name, const plan::Plan& plan) {
   ph.report = validate::run_validation(ctx, validators, ro);
   ph.report.started_at = now_rfc3339();
   ph.report.twin_version = TWIN_VERSION;
+  if (frr_version_.empty()) frr_version_ = runtime::frr_version(runner_);
+  ph.report.frr_version = frr_version_;
+  ph.report.kernel_version = kernel_release();
   ph.state = observe(plan, probe, opts_.parallel);
   add_reachability(ph.state, ph.report);
   ph.probes = probe.records();
@@ -807,6 +811,30 @@ Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner,
                  "check the command against FRR's documentation for this version"});
   }
   return {};
+}
+
+void check_against_lab(const ChangeSet& cs, const plan::Plan& plan, Diagnostics& diags) {
+  static const std::regex kRouterBgp(R"(^router bgp (\d+)\s*$)");
+  for (size_t i = 0; i < cs.steps.size(); ++i) {
+    const Step& s = cs.steps[i];
+    if (s.kind != StepKind::kFrr || (s.frr.add.empty() && s.frr.remove.empty())) continue;
+    const std::string& text = s.frr.add.empty() ? s.frr.remove : s.frr.add;
+    std::istringstream in(text);
+    std::string line;
+    for (int n = 0; std::getline(in, line); ++n) {
+      std::smatch m;
+      if (!std::regex_match(line, m, kRouterBgp)) continue;
+      for (const auto& name : s.frr.nodes) {
+        const plan::Node* node = plan.find(name);
+        if (!node || node->asn == 0 || std::to_string(node->asn) == m[1].str()) continue;
+        diags.add({cs.file, s.frr.text_line > 0 ? s.frr.text_line + n : s.mark.line, 1,
+                   "steps[" + std::to_string(i) + "].frr." + (s.frr.add.empty() ? "remove" : "add"),
+                   "node " + name + " runs router bgp " + std::to_string(node->asn) + ", not " +
+                       m[1].str() + " (one BGP instance per node)",
+                   "write `router bgp " + std::to_string(node->asn) + "`"});
+      }
+    }
+  }
 }
 
 Result<std::string> dry_run(const engine::State& st, const ChangeSet& cs,

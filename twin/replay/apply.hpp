@@ -24,7 +24,7 @@ namespace twin::replay {
 
 struct ApplyOptions {
   bool no_rollback = false;           // leave a rejected change in place for inspection
-  bool revert = false;  // a what-if run: restore the baseline after an approval too
+  bool revert = false;                // a what-if run: restore the baseline after an approval too
   bool per_step = false;              // validate after every step; name the first that breaks
   bool allow_dirty_baseline = false;  // judge only what the change makes worse
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};  // per validation
@@ -60,7 +60,7 @@ struct ApplyResult {
   bool rollback_ok = false;  // ... and validation proved the baseline back
   std::string rollback_detail;
   std::optional<Phase> rollback;
-  Diff rollback_diff;  // baseline vs after the rollback: empty of losses when it succeeded
+  Diff rollback_diff;         // baseline vs after the rollback: empty of losses when it succeeded
   bool intent_saved = false;  // approved: the lab's intended plan now includes the change
   // Per FRR node: running config before and after the change (after = before when untouched).
   std::map<std::string, std::string> config_before, config_after;
@@ -72,6 +72,11 @@ struct ApplyResult {
 // involved): a rejected line becomes a diagnostic at its line in the change file (add/remove
 // blocks) or in the config file (replace). Errors: vtysh could not run (kEnvironment).
 Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner, Diagnostics& diags);
+
+// Checks of configuration text against the lab that FRR's parser cannot make: a `router bgp
+// N` line whose ASN is not the node's (FRR runs one default BGP instance per node; a second ASN
+// is refused only while applying, with an unhelpful message). Adds diagnostics at their line.
+void check_against_lab(const ChangeSet& cs, const plan::Plan& plan, Diagnostics& diags);
 
 // What --dry-run prints: per step, the commands it would run, and per node the configuration
 // difference (frr-reload.py --test against the running config for replace steps).

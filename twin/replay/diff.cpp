@@ -226,7 +226,8 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
                              std::to_string(was), std::to_string(std::max(now, 0L)),
                              !nodes_with_unintended_prefix_loss.count(node),
                              node + " receives " + std::to_string(std::max(now, 0L)) +
-                                 " prefixes on " + iface + ", was " + std::to_string(was)});
+                                 (std::max(now, 0L) == 1 ? " prefix on " : " prefixes on ") +
+                                 iface + ", was " + std::to_string(was)});
     }
   }
   // Reachability: a pair no longer probed is one the intended plan does not route.
