@@ -164,6 +164,10 @@ TEST_F(Gate, BadChangeIsRefusedWithPlacesAndNothingApplied) {
   EXPECT_NE(r.err.find(path + ":6:13"), std::string::npos) << r.err;  // unknown node lef1
   EXPECT_NE(r.err.find("leaf1"), std::string::npos) << "nearest-name hint: " << r.err;
   EXPECT_NE(r.err.find(path + ":18:12"), std::string::npos) << r.err;  // MTU out of range
+  // FRR's own check runs in the same pass: every problem at once.
+  EXPECT_NE(r.err.find(path + ":14:1: error: steps[1].frr.add: FRR rejects this line"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(running_config(lab_, "leaf1"), before) << "nothing may be applied";
 }
 

@@ -91,15 +91,17 @@ int load_change(const std::string& file, const std::string& configs, const plan:
                 proc::ProcessRunner& runner, std::optional<replay::ChangeSet>* out,
                 const ApplyOptions& o) {
   Diagnostics diags;
+  replay::ChangeSet partial;
   if (!configs.empty())
     *out = replay::change_set_from_configs(configs, plan, diags);
   else
-    *out = replay::load_change_set(file, plan, diags);
-  if (*out) {
-    replay::check_against_lab(**out, plan, diags);
-    auto r = replay::check_frr_syntax(**out, runner, diags);
-    if (!r) return fail(r.error().message, exit_code(r.error()));
-  }
+    *out = replay::load_change_set(file, plan, diags, &partial);
+  // FRR's checks run on what could be parsed even when the file has other problems: every
+  // problem is reported in one run.
+  const replay::ChangeSet& checked = *out ? **out : partial;
+  replay::check_against_lab(checked, plan, diags);
+  if (auto r = replay::check_frr_syntax(checked, runner, diags); !r)
+    return fail(r.error().message, exit_code(r.error()));
   if (!diags.empty()) {
     std::cerr << diags.format();
     std::cerr << "twin: " << diags.items().size() << " problem"

@@ -784,6 +784,7 @@ Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner,
     std::string path, file = cs.file;
     int first = s.frr.text_line;
     if (!s.frr.replace.empty()) {
+      if (!fs::is_regular_file(s.frr.replace)) continue;  // the loader reports a missing file
       path = s.frr.replace;
       file = s.frr.replace;
       first = 1;

@@ -206,9 +206,14 @@ class Loader {
     }
     if (auto v = child(root, "intent")) parse_intent(v, cs.intent);
 
-    if (d_.items().size() != before) return std::nullopt;
+    if (d_.items().size() != before) {
+      partial_ = std::move(cs);
+      return std::nullopt;
+    }
     return cs;
   }
+  // What was parsed when there were problems (load() returned nullopt after parsing steps).
+  std::optional<ChangeSet> partial_;
 
  private:
   // ---- diagnostics and plain values
@@ -1026,14 +1031,16 @@ class Loader {
 
 std::optional<ChangeSet> load_change_set_text(const std::string& text, const std::string& file,
                                               const std::string& dir, const plan::Plan& plan,
-                                              Diagnostics& diags) {
+                                              Diagnostics& diags, ChangeSet* partial) {
   std::string abs_dir = dir.empty() ? fs::current_path().string() : fs::absolute(dir).string();
   Loader l(text, file, abs_dir, plan, diags);
-  return l.load();
+  auto cs = l.load();
+  if (!cs && partial && l.partial_) *partial = std::move(*l.partial_);
+  return cs;
 }
 
 std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Plan& plan,
-                                         Diagnostics& diags) {
+                                         Diagnostics& diags, ChangeSet* partial) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     diags.add(
@@ -1050,7 +1057,7 @@ std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Pl
   ss << in.rdbuf();
   // Diagnostics name the file as the user wrote it; the change set keeps the absolute path.
   fs::path abs = fs::absolute(path);
-  auto cs = load_change_set_text(ss.str(), path, abs.parent_path().string(), plan, diags);
+  auto cs = load_change_set_text(ss.str(), path, abs.parent_path().string(), plan, diags, partial);
   if (cs) cs->file = abs.string();
   return cs;
 }

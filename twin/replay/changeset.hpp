@@ -63,8 +63,8 @@ struct FrrStep {
 // Kernel interface state on one or more interfaces.
 struct InterfaceStep {
   std::vector<InterfaceRef> interfaces;
-  std::optional<int> mtu;   // bytes, excluding the L2 header; kMinMtu..kMaxMtu
-  std::optional<bool> up;   // admin state: `state: up|down`
+  std::optional<int> mtu;                     // bytes, excluding the L2 header; kMinMtu..kMaxMtu
+  std::optional<bool> up;                     // admin state: `state: up|down`
   std::vector<std::string> add_addresses;     // "10.1.9.1/24", canonical form
   std::vector<std::string> remove_addresses;  // idem
 };
@@ -101,7 +101,7 @@ struct CheckStep {
 // drops are removed; generated FRR configs of nodes that stay are updated to match (as the
 // difference from the running config). A node that stays keeps its kind and image.
 struct TopologyStep {
-  std::string file;                       // absolute path
+  std::string file;                        // absolute path
   std::optional<topology::Topology> topo;  // as loaded and checked by the topology loader
 };
 
@@ -121,9 +121,9 @@ struct Step {
 // topology is intent by itself). Losses that follow from the intent are expected; every other
 // loss rejects the change.
 struct Intent {
-  std::vector<std::string> drain;       // nodes taken out of service: no sessions, no transit
-  std::vector<LinkRef> links_down;      // links meant to be down: no session, no path over them
-  std::vector<PrefixRef> add_prefixes;  // prefixes the change starts originating
+  std::vector<std::string> drain;          // nodes taken out of service: no sessions, no transit
+  std::vector<LinkRef> links_down;         // links meant to be down: no session, no path over them
+  std::vector<PrefixRef> add_prefixes;     // prefixes the change starts originating
   std::vector<PrefixRef> remove_prefixes;  // prefixes it stops originating
 };
 
@@ -142,14 +142,15 @@ struct ChangeSet {
 // name as a hint), a missing config file, MTU out of range (kMinMtu..kMaxMtu; IPv6 needs
 // kMinIpv6Mtu), malformed addresses or prefixes, a node without FRR given an frr step, a
 // topology file that fails to load (its own diagnostics are passed through). Returns nullopt
-// and fills `diags` with every problem when there is any.
+// and fills `diags` with every problem when there is any; `partial` (may be null) then receives
+// what could be parsed, so FRR's own checks can report their problems in the same run.
 std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Plan& plan,
-                                         Diagnostics& diags);
+                                         Diagnostics& diags, ChangeSet* partial = nullptr);
 // Same, from text already in memory (`file` names it in diagnostics; relative paths resolve
 // against `dir`).
 std::optional<ChangeSet> load_change_set_text(const std::string& text, const std::string& file,
                                               const std::string& dir, const plan::Plan& plan,
-                                              Diagnostics& diags);
+                                              Diagnostics& diags, ChangeSet* partial = nullptr);
 
 // Per-node rendered configs for `twin apply --configs DIR`: DIR/<node>.conf or
 // DIR/<node>/frr.conf for any FRR node of the plan; one frr replace step per node found, in
