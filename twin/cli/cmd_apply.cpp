@@ -155,6 +155,12 @@ replay::ApplyOptions gate_options(const ApplyOptions& o) {
 int run_apply(const ApplyOptions& o) {
   if (o.no_rollback && o.revert)
     return fail("--no-rollback and --revert contradict each other; choose one", 2);
+  if (o.dry_run && (o.json || !o.junit.empty() || !o.evidence.empty() || o.per_step ||
+                    o.no_rollback || o.revert))
+    return fail("--dry-run prints the plan of the change as text and applies nothing; "
+                "--json, --junit, --evidence, --per-step, --no-rollback and --revert are for a "
+                "real run",
+                2);
   if (o.change.empty() == o.configs.empty())
     return fail(o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
                                  : "give a change set file or --configs DIR, not both",
