@@ -157,10 +157,11 @@ int run_apply(const ApplyOptions& o) {
     return fail("--no-rollback and --revert contradict each other; choose one", 2);
   if (o.dry_run && (o.json || !o.junit.empty() || !o.evidence.empty() || o.per_step ||
                     o.no_rollback || o.revert))
-    return fail("--dry-run prints the plan of the change as text and applies nothing; "
-                "--json, --junit, --evidence, --per-step, --no-rollback and --revert are for a "
-                "real run",
-                2);
+    return fail(
+        "--dry-run prints the plan of the change as text and applies nothing; "
+        "--json, --junit, --evidence, --per-step, --no-rollback and --revert are for a "
+        "real run",
+        2);
   if (o.change.empty() == o.configs.empty())
     return fail(o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
                                  : "give a change set file or --configs DIR, not both",
@@ -186,6 +187,9 @@ int run_apply(const ApplyOptions& o) {
 
 int run_scenario(const RunOptions& ro) {
   const ApplyOptions& o = ro.apply;
+  if (o.no_rollback && o.revert)
+    return fail("--no-rollback and --revert contradict each other; choose one", 2);
+  if (o.dry_run) return fail("twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
   Diagnostics diags;
   auto sc = replay::load_scenario(ro.scenario, diags);
   std::optional<topology::Topology> topo;
@@ -237,19 +241,20 @@ int run_scenario(const RunOptions& ro) {
   bool has_expect = !sc->expect.verdict.empty();
   bool met = has_expect && replay::meets(sc->expect, verdict, first ? first->category : "",
                                          first ? first->message : "", r->first_failing_step, &why);
+  code = r->exit_code();
+  // The scenario states what the gate must decide: its exit code is whether it did.
+  if (has_expect && code != 4 && code != 3) code = met ? 0 : 1;
   nlohmann::json extra = {{"scenario",
                            {{"name", sc->name},
                             {"file", sc->file},
                             {"expected_verdict", sc->expect.verdict},
                             {"expected_reason", sc->expect.reason},
                             {"met", has_expect ? nlohmann::json(met) : nlohmann::json(nullptr)},
-                            {"mismatch", why}}}};
+                            {"mismatch", why}}},
+                          {"exit_code", code}};
   report::ScenarioOutcome outcome{sc->name, sc->expect.verdict, sc->expect.reason, met, why};
   if (int c = emit(*r, *st, *cs, o, &extra, has_expect ? &outcome : nullptr); c) return finish(c);
   if (interrupted()) return finish(130);
-  code = r->exit_code();
-  // The scenario states what the gate must decide: its exit code is whether it did.
-  if (has_expect && code != 4 && code != 3) code = met ? 0 : 1;
   return finish(code);
 }
 

@@ -29,6 +29,9 @@ namespace twin::replay {
 
 int ApplyResult::exit_code() const {
   if (stage == "baseline-failed") return 4;
+  // An approved what-if run (--revert) whose restore failed leaves a lab that is not what the
+  // caller thinks: the harness failed.
+  if (verdict.decision == Decision::kApprove && rolled_back && !rollback_ok) return 3;
   return replay::exit_code(verdict);
 }
 
@@ -503,12 +506,18 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
       if (!s.topology.topo) return input_error("topology file was not loaded");
       plan::Plan next = plan::make_plan(*s.topology.topo, current_.lab);
       t.topology = true;
-      engine::GrowReport g;
-      auto r = engine::reshape_lab(st_.lab, current_, next, runner_, opts_.parallel, &g);
-      // Whatever happened, nodes whose generated config changes are rolled back by config.
-      for (const auto& n : g.reconfigured) t.frr_nodes.insert(n);
-      if (!r) return r;
+      // Recorded before reshaping, so an interrupted or failed reshape is undone too: nodes
+      // whose generated config changes go back by config, and the rollback reshapes from the
+      // new plan (whatever part of it exists) back to the baseline.
+      for (const auto& n : next.nodes)
+        if (const auto* old = current_.find(n.name);
+            old && n.kind == "frr" && n.frr_config != old->frr_config)
+          t.frr_nodes.insert(n.name);
+      plan::Plan from = current_;
       current_ = next;
+      engine::GrowReport g;
+      auto r = engine::reshape_lab(st_.lab, from, next, runner_, opts_.parallel, &g);
+      if (!r) return r;
       *detail = g.summary();
       return {};
     }
@@ -540,6 +549,19 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     scripts[node] += "address del " + a + " dev " + ifname + "\n";
   for (const auto& [node, ifname, a] : t.host_removed)
     scripts[node] += "address add " + a + " dev " + ifname + "\n";
+  // Removing an address also removes the routes through it (the kernel's default route of a
+  // server): put the plan's routes back.
+  std::set<std::string> hosts;
+  for (const auto& [node, ifname, a] : t.host_removed) hosts.insert(node);
+  for (const auto& [node, ifname, a] : t.host_added) hosts.insert(node);
+  for (const auto& h : hosts)
+    if (const plan::Node* n = st_.plan.find(h))
+      for (const auto& rt : n->routes) {
+        bool v6 = rt.via.find(':') != std::string::npos;
+        std::string dst =
+            rt.destination == "default" ? (v6 ? "::/0" : "0.0.0.0/0") : rt.destination;
+        scripts[h] += "route replace " + dst + " via " + rt.via + "\n";
+      }
   for (const auto& [node, script] : scripts) {
     const plan::Node* n = st_.plan.find(node);
     if (!n) continue;
@@ -690,10 +712,10 @@ Result<ApplyResult> Gate::run() {
         out.status = "failed";
         out.detail = r.error().message;
         broke = true;
-        // A failing check only says the network broke somewhere before it: bisection finds
-        // where. Any other failing step is itself the culprit.
-        if (opts_.per_step && res_.first_failing_step.empty() &&
-            !(bisecting && s.kind == StepKind::kCheck))
+        // Step by step, a failing step is the culprit. Bisecting, an earlier step may already
+        // have broken the network (a failing check only says it broke before): bisection finds
+        // the first prefix of steps that fails, to apply or to validate.
+        if (opts_.per_step && res_.first_failing_step.empty() && !bisecting)
           res_.first_failing_step = s.name;
       }
     }

@@ -1,5 +1,6 @@
 #include "twin/validate/validator.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -119,6 +120,14 @@ std::vector<PingProbe> sample_evenly(std::vector<PingProbe> probes, int max) {
   std::vector<PingProbe> out;
   double step = static_cast<double>(probes.size()) / max;
   for (int i = 0; i < max; ++i) out.push_back(std::move(probes[static_cast<size_t>(i * step)]));
+  return out;
+}
+
+std::vector<std::string> advertised_loopbacks(const plan::Node& node) {
+  std::vector<std::string> out;
+  for (const auto& l : node.loopbacks)
+    if (std::find(node.withdraws.begin(), node.withdraws.end(), l) == node.withdraws.end())
+      out.push_back(l);
   return out;
 }
 

@@ -81,6 +81,10 @@ TestResult ping_result(const std::string& validator, const PingProbe& probe,
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     const plan::Plan& plan);
 
+// The node's loopbacks it still advertises (not in Node::withdraws): a withdrawn loopback is
+// neither a destination nor a usable source (replies to it have no route back).
+std::vector<std::string> advertised_loopbacks(const plan::Node& node);
+
 // "fd00::1/128" or "fd00::1" -> true; IPv4 -> false.
 bool is_ipv6(const std::string& address_or_prefix);
 // "10.0.0.1/32" -> "10.0.0.1".

@@ -203,8 +203,8 @@ std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
       // One family is enough to measure the path; prefer IPv4.
       std::string d, s;
       for (bool v6 : {false, true}) {
-        for (const auto& dl : dst.loopbacks)
-          for (const auto& sl : src.loopbacks)
+        for (const auto& dl : validate::advertised_loopbacks(dst))
+          for (const auto& sl : validate::advertised_loopbacks(src))
             if (d.empty() && is_ipv6(dl) == v6 && is_ipv6(sl) == v6) {
               d = address_of(dl);
               s = address_of(sl);

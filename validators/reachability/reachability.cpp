@@ -13,9 +13,9 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
     const auto& src = *srcp;
     const auto& dst = *dstp;
     {
-      for (const auto& dl : dst.loopbacks) {
+      for (const auto& dl : validate::advertised_loopbacks(dst)) {
         std::string source;
-        for (const auto& sl : src.loopbacks)
+        for (const auto& sl : validate::advertised_loopbacks(src))
           if (is_ipv6(sl) == is_ipv6(dl)) {
             source = address_of(sl);
             break;
