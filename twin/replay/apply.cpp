@@ -670,7 +670,8 @@ Result<ApplyResult> Gate::run() {
   // 1. Baseline.
   say("baseline: validating lab " + st_.lab);
   res_.baseline = validate_phase("baseline", st_.plan);
-  if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted during the baseline"};
+  if (interrupted())
+    return Error{ErrorKind::kInterrupted, "interrupted during the baseline; nothing was applied"};
   if (res_.baseline.report.exit_code() != 0 && !opts_.allow_dirty_baseline) {
     res_.stage = "baseline-failed";
     // The reasons say what was already wrong (the change is not to blame).
@@ -756,7 +757,8 @@ Result<ApplyResult> Gate::run() {
                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
   if (bisecting && res_.verdict.decision == Decision::kReject && res_.first_failing_step.empty())
     bisect(touched, attempted);
-  if (interrupted()) return abort_interrupted(touched, "while bisecting");
+  if (interrupted())
+    return abort_interrupted(touched, bisecting ? "while bisecting" : "while judging");
   if (!res_.first_failing_step.empty() && !res_.verdict.reasons.empty())
     for (auto& reason : res_.verdict.reasons)
       if (reason.step.empty()) reason.step = res_.first_failing_step;
