@@ -148,6 +148,25 @@ int main(int argc, char** argv) {
   gate_flags(r, run.apply);
   r->callback([&] { code = twin::cli::run_scenario(run); });
 
+  twin::cli::GenClosOptions gen;
+  auto* g = app.add_subcommand("gen", "Generate topology files");
+  g->require_subcommand(1);
+  auto* gc = g->add_subcommand(
+      "clos", "A leaf-spine fabric (eBGP unnumbered), optionally 3-tier with super-spines");
+  gc->add_option("--spines", gen.spines, "spines (per pod)")->capture_default_str();
+  gc->add_option("--leaves", gen.leaves, "leaves (per pod)")->capture_default_str();
+  gc->add_option("--servers-per-leaf", gen.servers_per_leaf, "servers behind each leaf")
+      ->capture_default_str();
+  gc->add_option("--mtu", gen.mtu, "fabric link MTU in bytes (server links use 1500)")
+      ->capture_default_str();
+  gc->add_option("--super-spines", gen.super_spines,
+                 "super-spines joining the pods' spines (3-tier)")
+      ->capture_default_str();
+  gc->add_option("--pods", gen.pods, "pods (with --super-spines)")->capture_default_str();
+  gc->add_option("--name", gen.name, "lab name")->capture_default_str();
+  gc->add_option("-o,--output", gen.output, "write to FILE instead of stdout");
+  gc->callback([&] { code = twin::cli::run_gen_clos(gen); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex) {

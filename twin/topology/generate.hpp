@@ -1,0 +1,35 @@
+#pragma once
+// `twin gen clos`: writes a valid topology file (format v1) for a leaf–spine fabric, the
+// designs users want anyway and the benchmark uses. Pure: text in, text out, no I/O.
+//
+// Design (RFC 7938, "Use of BGP for Routing in Large-Scale Data Centers"): eBGP unnumbered on
+// every fabric link; spines of one tier share an ASN (so a leaf's routes never come back through
+// another spine), every leaf has its own ASN from the 4-byte private range (RFC 6996:
+// 4200000000-4294967294); IPv4 and IPv6 loopbacks; servers on point-to-point access links with
+// a /24 each (a veth joins two ends, so servers do not share a subnet).
+#include <string>
+
+#include "twin/core/error.hpp"
+
+namespace twin::topology {
+
+struct ClosSpec {
+  std::string name = "clos";  // lab name
+  int spines = 2;             // per pod
+  int leaves = 4;             // per pod
+  int servers_per_leaf = 0;
+  int mtu = 9216;        // fabric links, bytes (L3); server links use 1500
+  int super_spines = 0;  // > 0: 3-tier (super-spine / spine / leaf) with `pods` pods
+  int pods = 1;          // only with super_spines
+};
+
+// Limits that keep names, ports and address plans valid. Errors: kUsage naming the option.
+Result<void> check(const ClosSpec& spec);
+
+// The topology file's text. Node names: spine<N>, leaf<N>, server<N> (numbered across pods),
+// super<N>; ports swp1.. (leaf uplinks first, then server ports; spine downlinks first, then
+// super-spine uplinks); servers use eth0. Loopbacks 10.255.<hi>.<lo>/32 and fd00:255::<n>/128
+// numbered over all nodes; server links 172.<16+k/256>.<k%256>.0/24 (leaf .1, server .10).
+std::string generate_clos(const ClosSpec& spec);
+
+}  // namespace twin::topology
