@@ -15,6 +15,7 @@
 #include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/validate/validator.hpp"
 
 namespace fs = std::filesystem;
 
@@ -74,15 +75,11 @@ void emit_input_error(const Diagnostics& diags, const ApplyOptions& o, const std
   if (!o.junit.empty()) {
     validate::Report rep;
     rep.lab = lab;
-    for (const auto& d : diags.items()) {
-      validate::TestResult t;
-      t.validator = "apply.input";
-      t.test_name = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column);
-      t.status = validate::Status::kError;
-      t.node = d.field;
-      t.message = d.message + (d.hint.empty() ? "" : " (hint: " + d.hint + ")");
-      rep.results.push_back(t);
-    }
+    for (const auto& d : diags.items())
+      rep.results.push_back(validate::make_result(
+          "apply.input", 0, d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column),
+          validate::Status::kError, d.field, "", "", "",
+          d.message + (d.hint.empty() ? "" : " (hint: " + d.hint + ")")));
     std::ofstream(o.junit) << report::render_junit(rep);
   }
 }

@@ -1,6 +1,9 @@
 #include "twin/core/diagnostics.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <tuple>
 
@@ -54,6 +57,23 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
     }
   }
   return best;
+}
+
+std::optional<std::string> read_input_file(const std::string& path, const std::string& what,
+                                           const std::string& dir_hint, Diagnostics& diags) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    diags.add({path, 0, 0, "", "is a directory, not a " + what, dir_hint});
+    return std::nullopt;
+  }
+  std::ifstream in(path);
+  if (!in) {
+    diags.add({path, 0, 0, "", "cannot read " + what + ": " + std::strerror(errno), ""});
+    return std::nullopt;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace twin

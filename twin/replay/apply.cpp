@@ -86,7 +86,8 @@ std::vector<std::pair<int, std::string>> vtysh_complaints(const std::string& out
   while (std::getline(in, line)) {
     if (std::regex_search(line, m, kVtyshLine)) {
       // FRR appends internal return codes ("Unknown command[25]"): not for people.
-      std::string what = std::regex_replace(std::string(m[2]), std::regex(R"(\[\d+\])"), "");
+      static const std::regex kReturnCode(R"(\[\d+\])");
+      std::string what = std::regex_replace(std::string(m[2]), kReturnCode, "");
       if (!pending.empty()) what = pending + " (" + what + ")";
       v.emplace_back(std::stoi(m[1]), what);
       pending.clear();

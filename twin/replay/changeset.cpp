@@ -19,6 +19,7 @@
 #include "twin/core/ip.hpp"
 #include "twin/replay/changeset_keys.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/yaml_mark.hpp"
 #include "validators/registry.hpp"
 
 namespace fs = std::filesystem;
@@ -50,24 +51,14 @@ const char* to_string(StepKind k) {
 namespace {
 
 using Plans = std::vector<const plan::Plan*>;
-
-Mark mark_of(const YAML::Node& n) {
-  auto m = n.Mark();
-  if (m.is_null()) return {};
-  return {m.line + 1, m.column + 1};
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
+using topology::join_names;
+using topology::mark_of;
 
 // At most `max` items, then "and N more".
 std::string join_some(const std::vector<std::string>& v, size_t max = 4) {
-  if (v.size() <= max) return join(v);
+  if (v.size() <= max) return join_names(v);
   std::vector<std::string> head(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(max));
-  return join(head) + " and " + std::to_string(v.size() - max) + " more";
+  return join_names(head) + " and " + std::to_string(v.size() - max) + " more";
 }
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
@@ -232,7 +223,7 @@ class Loader {
       std::string field = map.field.empty() ? key : map.field + "." + key;
       if (!has(allowed, key)) {
         error(mark_of(kv.first), field, "unknown field '" + key + "'",
-              did_you_mean(key, allowed, "expected one of: " + join(allowed)));
+              did_you_mean(key, allowed, "expected one of: " + join_names(allowed)));
       } else if (!seen.insert(key).second) {
         error(mark_of(kv.first), field, "field '" + key + "' given twice", "keep one of them");
       }
@@ -278,7 +269,7 @@ class Loader {
     if (!s) return std::nullopt;
     if (!has(choices, *s)) {
       error(v, "unknown value '" + *s + "'",
-            did_you_mean(*s, choices, "expected one of: " + join(choices)));
+            did_you_mean(*s, choices, "expected one of: " + join_names(choices)));
       return std::nullopt;
     }
     return s;
@@ -416,7 +407,7 @@ class Loader {
       }
     auto names = node_names(scope);
     error(v, "unknown node '" + name + "'",
-          did_you_mean(name, names, "nodes in the lab: " + join(names)));
+          did_you_mean(name, names, "nodes in the lab: " + join_names(names)));
     return nullptr;
   }
 
@@ -447,9 +438,10 @@ class Loader {
       if (i.name == e.ref.interface) e.iface = &i;
     }
     if (!e.iface) {
-      error(v, "node '" + e.ref.node + "' has no interface '" + e.ref.interface + "'",
-            did_you_mean(e.ref.interface, names,
-                         names.empty() ? "it has no links" : "its interfaces: " + join(names)));
+      error(
+          v, "node '" + e.ref.node + "' has no interface '" + e.ref.interface + "'",
+          did_you_mean(e.ref.interface, names,
+                       names.empty() ? "it has no links" : "its interfaces: " + join_names(names)));
       return std::nullopt;
     }
     return e;
@@ -510,7 +502,7 @@ class Loader {
     auto families = validators::family_names();
     if (!has(families, fam)) {
       error(v, "unknown test family '" + fam + "'",
-            did_you_mean(fam, families, "expected one of: " + join(families)));
+            did_you_mean(fam, families, "expected one of: " + join_names(families)));
       return false;
     }
     if (dot == std::string::npos) {
@@ -534,7 +526,7 @@ class Loader {
 
   void parse_intent(const Val& in, Intent& out) {
     if (!in.node.IsMap()) {
-      error(in, "expected a mapping of " + join(keys::kIntent) + ", " + got(in.node), "");
+      error(in, "expected a mapping of " + join_names(keys::kIntent) + ", " + got(in.node), "");
       return;
     }
     check_keys(in, keys::kIntent);
@@ -603,8 +595,10 @@ class Loader {
     Step s;
     s.mark = sv.mark();
     if (!sv.node.IsMap()) {
-      error(sv, "expected a mapping with a name and one step kind (" + join(keys::kStepKinds) + ")",
-            "e.g. {name: settle, wait: {until: converged}}");
+      error(
+          sv,
+          "expected a mapping with a name and one step kind (" + join_names(keys::kStepKinds) + ")",
+          "e.g. {name: settle, wait: {until: converged}}");
       return s;
     }
     std::vector<Val> kinds;
@@ -626,8 +620,9 @@ class Loader {
         error(mark_of(kv.first), field, "unknown step kind '" + key + "'",
               "did you mean '" + near + "'?");
       else
-        error(mark_of(kv.first), field, "unknown field '" + key + "'",
-              near.empty() ? "expected one of: " + join(keys::kStep) : "did you mean 'name'?");
+        error(
+            mark_of(kv.first), field, "unknown field '" + key + "'",
+            near.empty() ? "expected one of: " + join_names(keys::kStep) : "did you mean 'name'?");
     }
 
     if (auto nv = child(sv, "name"); !nv) {
@@ -649,7 +644,8 @@ class Loader {
 
     if (kinds.empty()) {
       if (!unknown_kind)
-        error(sv.mark(), sv.field, "missing step kind; expected one of: " + join(keys::kStepKinds),
+        error(sv.mark(), sv.field,
+              "missing step kind; expected one of: " + join_names(keys::kStepKinds),
               "e.g. `wait: {until: converged}`");
       return s;
     }
@@ -1041,23 +1037,11 @@ std::optional<ChangeSet> load_change_set_text(const std::string& text, const std
 
 std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Plan& plan,
                                          Diagnostics& diags, ChangeSet* partial) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    diags.add(
-        {path, 0, 0, "", "is a directory, not a change file", "give the change set's YAML file"});
-    return std::nullopt;
-  }
-  std::ifstream in(path);
-  if (!in) {
-    diags.add(
-        {path, 0, 0, "", "cannot read change file: " + std::string(std::strerror(errno)), ""});
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
+  auto text = read_input_file(path, "change file", "give the change set's YAML file", diags);
+  if (!text) return std::nullopt;
   // Diagnostics name the file as the user wrote it; the change set keeps the absolute path.
   fs::path abs = fs::absolute(path);
-  auto cs = load_change_set_text(ss.str(), path, abs.parent_path().string(), plan, diags, partial);
+  auto cs = load_change_set_text(*text, path, abs.parent_path().string(), plan, diags, partial);
   if (cs) cs->file = abs.string();
   return cs;
 }
@@ -1110,7 +1094,7 @@ std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const p
     if (has(frr_nodes, name)) return;
     std::string hint = has(all_nodes, name)
                            ? "node " + name + " is not an FRR node; only FRR nodes take a config"
-                           : did_you_mean(name, frr_nodes, "FRR nodes: " + join(frr_nodes));
+                           : did_you_mean(name, frr_nodes, "FRR nodes: " + join_names(frr_nodes));
     diags.add({file.string(), 0, 0, "", "'" + name + "' is no FRR node of lab " + plan.lab, hint});
   };
   std::vector<fs::directory_entry> entries;
@@ -1127,7 +1111,7 @@ std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const p
   if (cs.steps.empty() && diags.items().size() == before)
     diags.add({root.string(), 0, 0, "",
                "no <node>.conf found (nor <node>/frr.conf) for any FRR node of lab " + plan.lab,
-               "FRR nodes: " + join(frr_nodes)});
+               "FRR nodes: " + join_names(frr_nodes)});
   if (diags.items().size() != before) return std::nullopt;
   return cs;
 }

@@ -299,6 +299,18 @@ const Category kLossCategories[] = {
     {"admin-state-changed", 9, "interfaces taken down without declaring it"},
 };
 
+}  // namespace
+
+const std::vector<std::string>& reason_categories() {
+  static const std::vector<std::string> kAll = {
+      "step-failed",         "session-lost",   "prefix-lost",           "reachability-lost",
+      "validator-failed",    "ecmp-shrunk",    "session-prefixes-lost", "mtu-changed",
+      "admin-state-changed", "validator-error"};
+  return kAll;
+}
+
+namespace {
+
 std::string list_head(const std::vector<std::string>& v, size_t n = 4) {
   std::string s;
   for (size_t i = 0; i < v.size() && i < n; ++i) s += (i ? ", " : "") + v[i];

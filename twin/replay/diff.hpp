@@ -79,6 +79,9 @@ struct Reason {
   std::vector<std::string> subjects;  // every subject ("leaf1 swp1")
 };
 
+// Every Reason::category, most severe first (the order of their ranks). Scenarios name them.
+const std::vector<std::string>& reason_categories();
+
 // What happened to one step while applying.
 struct StepOutcome {
   std::string name;

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "twin/core/util.hpp"
+#include "twin/replay/diff.hpp"
+#include "twin/topology/yaml_mark.hpp"
 
 namespace fs = std::filesystem;
 
@@ -19,22 +21,6 @@ const std::vector<std::string> kKeys = {"version", "name",     "description", "t
 const std::vector<std::string> kExpectKeys = {"verdict", "reason", "reason-contains",
                                               "failing-step"};
 const std::vector<std::string> kVerdicts = {"approve", "reject"};
-const std::vector<std::string> kReasons = {
-    "step-failed",         "session-lost",   "prefix-lost",           "reachability-lost",
-    "validator-failed",    "ecmp-shrunk",    "session-prefixes-lost", "mtu-changed",
-    "admin-state-changed", "validator-error"};
-
-topology::Mark mark_of(const YAML::Node& n) {
-  auto m = n.Mark();
-  if (m.is_null()) return {};
-  return {m.line + 1, m.column + 1};
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 }  // namespace
 
@@ -56,7 +42,7 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
   }
   auto err = [&](const YAML::Node& n, const std::string& field, const std::string& msg,
                  const std::string& hint = "") {
-    topology::Mark m = mark_of(n);
+    topology::Mark m = topology::mark_of(n);
     d.add({abs, m.line, m.column, field, msg, hint});
   };
   if (!root.IsMap()) {
@@ -67,7 +53,7 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
   Scenario s;
   s.file = abs;
   s.dir = fs::path(abs).parent_path().string();
-  s.mark = mark_of(root);
+  s.mark = topology::mark_of(root);
   auto scalar = [&](const YAML::Node& n, const std::string& field) -> std::optional<std::string> {
     if (!n.IsScalar()) {
       err(n, field, "expected a text value");
@@ -79,7 +65,8 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
     std::string key = kv.first.Scalar();
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
       std::string near = nearest_name(key, kKeys);
-      err(kv.first, key, "unknown field '" + key + "'; expected one of: " + join(kKeys),
+      err(kv.first, key,
+          "unknown field '" + key + "'; expected one of: " + topology::join_names(kKeys),
           near.empty() ? "" : "did you mean " + near + "?");
     }
   }
@@ -125,7 +112,7 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
         if (std::find(kExpectKeys.begin(), kExpectKeys.end(), key) == kExpectKeys.end()) {
           std::string near = nearest_name(key, kExpectKeys);
           err(kv.first, "expect." + key,
-              "unknown field '" + key + "'; expected one of: " + join(kExpectKeys),
+              "unknown field '" + key + "'; expected one of: " + topology::join_names(kExpectKeys),
               near.empty() ? "" : "did you mean " + near + "?");
         }
       }
@@ -137,11 +124,13 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
         }
       if (e["reason"])
         if (auto v = scalar(e["reason"], "expect.reason")) {
+          const auto& categories = reason_categories();
           s.expect.reason = *v;
-          if (std::find(kReasons.begin(), kReasons.end(), *v) == kReasons.end()) {
-            std::string near = nearest_name(*v, kReasons);
+          if (std::find(categories.begin(), categories.end(), *v) == categories.end()) {
+            std::string near = nearest_name(*v, categories);
             err(e["reason"], "expect.reason",
-                "unknown reason category '" + *v + "'; expected one of: " + join(kReasons),
+                "unknown reason category '" + *v +
+                    "'; expected one of: " + topology::join_names(categories),
                 near.empty() ? "" : "did you mean " + near + "?");
           }
         }

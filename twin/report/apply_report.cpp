@@ -8,6 +8,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/report/report.hpp"
+#include "twin/validate/validator.hpp"
 
 namespace fs = std::filesystem;
 
@@ -55,14 +56,23 @@ void bad_results(std::ostringstream& o, const validate::Report& rep, size_t max)
 
 validate::TestResult gate_case(const std::string& suite, int test, const std::string& name,
                                validate::Status st, const std::string& message, double ms) {
-  validate::TestResult t;
-  t.validator = suite;
-  t.test = test;
-  t.test_name = name;
-  t.status = st;
-  t.message = message;
+  auto t = validate::make_result(suite, test, name, st, "", "", "", "", message);
   t.duration_ms = ms;
   return t;
+}
+
+// One difference from the baseline; `judged` adds whether it was intended and its message.
+nlohmann::json change_json(const replay::Change& c, bool judged) {
+  nlohmann::json j = {{"category", c.category},
+                      {"node", c.node},
+                      {"subject", c.subject},
+                      {"before", c.before},
+                      {"after", c.after}};
+  if (judged) {
+    j["intended"] = c.intended;
+    j["message"] = c.message;
+  }
+  return j;
 }
 
 }  // namespace
@@ -174,14 +184,7 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
                           {"duration_ms", s.duration_ms}});
   j["first_failing_step"] = r.first_failing_step;
   j["diff"] = nlohmann::json::array();
-  for (const auto& c : r.diff.changes)
-    j["diff"].push_back({{"category", c.category},
-                         {"node", c.node},
-                         {"subject", c.subject},
-                         {"before", c.before},
-                         {"after", c.after},
-                         {"intended", c.intended},
-                         {"message", c.message}});
+  for (const auto& c : r.diff.changes) j["diff"].push_back(change_json(c, true));
   j["baseline"] = to_json(r.baseline.report);
   j["after"] = r.after ? to_json(r.after->report) : nlohmann::json(nullptr);
   j["rollback"] = r.rollback ? to_json(r.rollback->report) : nlohmann::json(nullptr);
@@ -189,12 +192,7 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
   for (const auto& ph : r.per_step)
     j["per_step"].push_back({{"name", ph.name}, {"report", to_json(ph.report)}});
   j["rollback_diff"] = nlohmann::json::array();
-  for (const auto& c : r.rollback_diff.changes)
-    j["rollback_diff"].push_back({{"category", c.category},
-                                  {"node", c.node},
-                                  {"subject", c.subject},
-                                  {"before", c.before},
-                                  {"after", c.after}});
+  for (const auto& c : r.rollback_diff.changes) j["rollback_diff"].push_back(change_json(c, false));
   j["rollback_ran"] = r.rolled_back;
   j["rollback_ok"] = r.rollback_ok;
   j["rollback_detail"] = r.rollback_detail;

@@ -13,6 +13,8 @@
 #include <set>
 #include <sstream>
 
+#include "twin/topology/yaml_mark.hpp"
+
 namespace fs = std::filesystem;
 
 namespace twin::topology {
@@ -73,18 +75,6 @@ const std::vector<std::string> kKinds = {"frr", "host"};
 const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",   "staticd", "bfdd",
                                                 "ospfd", "ospf6d", "isisd",   "pathd"};
 const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
-
-Mark mark_of(const YAML::Node& n) {
-  auto m = n.Mark();
-  if (m.is_null()) return {};
-  return {m.line + 1, m.column + 1};
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 // Where a parsed value was written: its place and its field path ("nodes.r1.loopback[1]").
 struct Where {
@@ -209,7 +199,8 @@ class Loader {
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         std::string near = nearest_name(key, allowed);
         error(kv.first, field, "unknown field '" + key + "'",
-              near.empty() ? "expected one of: " + join(allowed) : "did you mean '" + near + "'?");
+              near.empty() ? "expected one of: " + join_names(allowed)
+                           : "did you mean '" + near + "'?");
       } else if (!seen.insert(key).second) {
         error(kv.first, field, "field '" + key + "' given twice", "keep one of them");
       }
@@ -328,8 +319,8 @@ class Loader {
       std::sort(known.begin(), known.end());
       known.erase(std::unique(known.begin(), known.end()), known.end());
       std::string near = nearest_name(name, known);
-      error(at, field, "unknown image '" + name + "' (looked in " + join(looked) + ")",
-            near.empty() ? "available: " + join(known) : "did you mean '" + near + "'?");
+      error(at, field, "unknown image '" + name + "' (looked in " + join_names(looked) + ")",
+            near.empty() ? "available: " + join_names(known) : "did you mean '" + near + "'?");
       return nullptr;
     }
     slot = load_image(name, path);
@@ -366,7 +357,7 @@ class Loader {
       if (auto s = as_string(k, "kind")) {
         p.kind = *s;
         if (std::find(kKinds.begin(), kKinds.end(), *s) == kKinds.end())
-          error(k, "kind", "unknown kind '" + *s + "'", "expected one of: " + join(kKinds));
+          error(k, "kind", "unknown kind '" + *s + "'", "expected one of: " + join_names(kKinds));
       }
     } else {
       error(root, "kind", "missing; expected frr or host", "");
@@ -387,7 +378,7 @@ class Loader {
           if (std::find(kKnownDaemons.begin(), kKnownDaemons.end(), *s) == kKnownDaemons.end()) {
             std::string near = nearest_name(*s, kKnownDaemons);
             error(ds[i], "daemons[" + std::to_string(i) + "]", "unknown FRR daemon '" + *s + "'",
-                  near.empty() ? "expected one of: " + join(kKnownDaemons)
+                  near.empty() ? "expected one of: " + join_names(kKnownDaemons)
                                : "did you mean '" + near + "'?");
           }
           p.daemons.push_back(*s);
@@ -517,8 +508,9 @@ class Loader {
     }
     if (std::find(kKinds.begin(), kKinds.end(), n.kind) == kKinds.end()) {
       std::string near = nearest_name(n.kind, kKinds);
-      error(kind_at, f + ".kind", "unknown kind '" + n.kind + "'",
-            near.empty() ? "expected one of: " + join(kKinds) : "did you mean '" + near + "'?");
+      error(
+          kind_at, f + ".kind", "unknown kind '" + n.kind + "'",
+          near.empty() ? "expected one of: " + join_names(kKinds) : "did you mean '" + near + "'?");
       return n;
     }
     if (n.image.empty())
@@ -824,23 +816,12 @@ std::optional<Topology> load_topology_text(const std::string& text, const std::s
 }
 
 std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags) {
-  std::error_code dir_ec;
-  if (fs::is_directory(path, dir_ec)) {
-    diags.add({path, 0, 0, "", "is a directory, not a topology file",
-               "give the YAML file, e.g. topologies/clos-2x4.yaml"});
-    return std::nullopt;
-  }
-  std::ifstream in(path);
-  if (!in) {
-    diags.add(
-        {path, 0, 0, "", "cannot read topology file: " + std::string(std::strerror(errno)), ""});
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
+  auto text = read_input_file(path, "topology file",
+                              "give the YAML file, e.g. topologies/clos-2x4.yaml", diags);
+  if (!text) return std::nullopt;
   // Diagnostics name the file as the user wrote it; the model keeps the absolute path.
   fs::path abs = fs::absolute(path);
-  auto t = load_topology_text(ss.str(), path, abs.parent_path().string(), diags);
+  auto t = load_topology_text(*text, path, abs.parent_path().string(), diags);
   if (t) t->file = abs.string();
   return t;
 }
