@@ -42,19 +42,20 @@ TEST(Wiring, TwoNodeVethScript) {
   EXPECT_EQ(mac_r1, "02:b1:00:00:01:c8");
   EXPECT_EQ(mac_r2, "02:b1:00:01:01:c8");
   EXPECT_EQ(twin::wiring::veth_script(p),
-            "link add eth1 netns tw-two-node-r1 mtu 9216 address 02:b1:00:00:01:c8 type veth "
+            "link add eth1 netns tw-two-node-r1 mtu 9216 address 02:b1:00:00:01:c8 up type veth "
             "peer name eth1 netns tw-two-node-r2 mtu 9216 address 02:b1:00:01:01:c8\n");
 }
 
-TEST(Wiring, TwoNodeNodeScriptsOnlyBringLinksUp) {
-  // FRR nodes get their addresses from zebra (frr.conf), not from the wiring.
+TEST(Wiring, TwoNodeFrrNodesNeedNoScriptOnlyTheirBEndsUp) {
+  // FRR nodes get their addresses from zebra (frr.conf), not from the wiring; `a` ends are
+  // created up, so each node brings up lo and the `b` ends it owns.
   auto p = plan_of("two-node.yaml");
-  EXPECT_EQ(twin::wiring::node_script(p.nodes[0]),
-            "link set dev lo up\n"
-            "link set dev eth1 up\n");
-  EXPECT_EQ(twin::wiring::node_script(p.nodes[1]),
-            "link set dev lo up\n"
-            "link set dev eth1 up\n");
+  EXPECT_EQ(twin::wiring::node_script(p.nodes[0]), "");
+  EXPECT_EQ(twin::wiring::node_script(p.nodes[1]), "");
+  EXPECT_EQ(twin::wiring::interfaces_to_bring_up(p, p.nodes[0]),
+            (std::vector<std::string>{"lo"}));
+  EXPECT_EQ(twin::wiring::interfaces_to_bring_up(p, p.nodes[1]),
+            (std::vector<std::string>{"lo", "eth1"}));
 }
 
 TEST(Wiring, ClosVethScriptUsesEachLinksMtuAndPlanMacs) {
@@ -63,9 +64,9 @@ TEST(Wiring, ClosVethScriptUsesEachLinksMtuAndPlanMacs) {
   // One line per link, in topology order.
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 10);
   EXPECT_EQ(s.substr(0, s.find('\n') + 1),
-            "link add swp1 netns tw-rec-leaf1 mtu 9216 address 02:7f:00:02:01:49 type veth peer "
+            "link add swp1 netns tw-rec-leaf1 mtu 9216 address 02:7f:00:02:01:49 up type veth peer "
             "name swp1 netns tw-rec-spine1 mtu 9216 address 02:7f:00:00:01:49\n");
-  EXPECT_NE(s.find("link add swp3 netns tw-rec-leaf1 mtu 1500 address 02:7f:00:02:03:49 type veth "
+  EXPECT_NE(s.find("link add swp3 netns tw-rec-leaf1 mtu 1500 address 02:7f:00:02:03:49 up type veth "
                    "peer name eth0 netns tw-rec-server1 mtu 1500 address 02:7f:00:06:01:49\n"),
             std::string::npos)
       << s;
@@ -74,18 +75,17 @@ TEST(Wiring, ClosVethScriptUsesEachLinksMtuAndPlanMacs) {
 TEST(Wiring, HostNodeScriptAddsAddressesAndDefaultRoutes) {
   auto p = plan_of("clos-2x4.yaml");
   EXPECT_EQ(twin::wiring::node_script(*p.find("server1")),
-            "link set dev lo up\n"
-            "link set dev eth0 up\n"
             "address add 10.0.1.10/24 dev eth0\n"
             "address add 2001:db8:1::10/64 dev eth0 nodad\n"
             "route add 0.0.0.0/0 via 10.0.1.1\n"
             "route add ::/0 via 2001:db8:1::1\n");
-  // The leaf next to it: links up only, although swp3 has addresses (zebra sets them).
-  EXPECT_EQ(twin::wiring::node_script(*p.find("leaf1")),
-            "link set dev lo up\n"
-            "link set dev swp1 up\n"
-            "link set dev swp2 up\n"
-            "link set dev swp3 up\n");
+  // The leaf next to it: nothing, although swp3 has addresses (zebra sets them); it is the `a`
+  // end of all its links, so only lo needs bringing up.
+  EXPECT_EQ(twin::wiring::node_script(*p.find("leaf1")), "");
+  EXPECT_EQ(twin::wiring::interfaces_to_bring_up(p, *p.find("leaf1")),
+            (std::vector<std::string>{"lo"}));
+  EXPECT_EQ(twin::wiring::interfaces_to_bring_up(p, *p.find("server1")),
+            (std::vector<std::string>{"lo", "eth0"}));
 }
 
 TEST(Wiring, HostRouteToAPrefix) {
@@ -94,7 +94,6 @@ TEST(Wiring, HostRouteToAPrefix) {
   h.kind = "host";
   h.routes = {{"192.0.2.0/24", "10.0.0.1"}, {"default", "fe80::1"}};
   EXPECT_EQ(twin::wiring::node_script(h),
-            "link set dev lo up\n"
             "route add 192.0.2.0/24 via 10.0.0.1\n"
             "route add ::/0 via fe80::1\n");
 }

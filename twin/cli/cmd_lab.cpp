@@ -174,7 +174,7 @@ int run_status(const StatusOptions& o) {
   auto lab = engine::resolve_lab(o.lab);
   if (!lab) return fail(lab.error().message, exit_code(lab.error()));
   proc::SystemRunner runner;
-  auto r = engine::status(*lab, runner);
+  auto r = engine::status(*lab);
   if (!r) return fail(r.error().message, exit_code(r.error()));
   const auto& j = *r;
   // Degraded (a daemon dead, a namespace missing): exit 1, so scripts can check health.

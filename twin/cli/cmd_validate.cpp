@@ -109,7 +109,7 @@ int run_validate(const ValidateOptions& o) {
   }
   proc::SystemRunner runner;
   validate::SystemProbe probe(runner);
-  validate::Context ctx{st->plan, probe};
+  validate::Context ctx{st->plan, probe, o.parallel, o.max_pairs};
   validate::RunOptions ro;
   ro.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
   auto start = Clock::now();

@@ -55,6 +55,8 @@ struct ValidateOptions {
   std::string only;  // comma-separated families
   std::string artifacts;
   double converge_timeout_s = 30;
+  int max_pairs = 0;  // validate::Context::max_pairs
+  int parallel = 8;   // validate::Context::parallel
 };
 int run_validate(const ValidateOptions& o);
 

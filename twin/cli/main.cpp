@@ -103,6 +103,13 @@ int main(int argc, char** argv) {
                 "seconds a failing test is retried before it counts as failed")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  v->add_option("--max-pairs", val.max_pairs,
+                "probe at most N node pairs per family (evenly sampled); 0 = every pair")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  v->add_option("--parallel", val.parallel, "nodes probed at once")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   v->callback([&] { code = twin::cli::run_validate(val); });
 
   auto gate_flags = [](CLI::App* c, twin::cli::ApplyOptions& a) {

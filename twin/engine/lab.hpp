@@ -59,14 +59,14 @@ Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner);
 // Nodes (netns present, daemons and PIDs alive), links (both ends' operstate and MTU) as JSON:
 // {"lab", "status", "nodes":[{"name","kind","netns","netns_present","daemons":[{"name","pid",
 // "alive"}]}], "links":[{"a","b","mtu_expected","a_state","b_state","a_mtu","b_mtu"}]}
-Result<nlohmann::json> status(const std::string& lab, proc::ProcessRunner& runner);
+Result<nlohmann::json> status(const std::string& lab);
 
-// Counts Established sessions among the plan's expected ones (one vtysh per FRR node).
+// Counts Established sessions among the plan's expected ones (one bgpd vty query per FRR node).
 struct SessionCount {
   int expected = 0, established = 0;
   std::vector<std::string> down;  // "leaf1 swp1 -> spine1: Active" per session not Established
 };
-SessionCount count_sessions(const plan::Plan& plan, proc::ProcessRunner& runner, int parallel);
+SessionCount count_sessions(const plan::Plan& plan, int parallel);
 
 // Path of the cgroup v2 mount ("" if the kernel has none).
 std::string cgroup2_mount();

@@ -233,14 +233,17 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
   // 5. Bring up: new nodes whole; new interfaces of nodes that stay.
   for (const auto& n : to.nodes) {
     std::string script;
+    std::vector<std::string> up;
     if (std::find(d.add_nodes.begin(), d.add_nodes.end(), &n) != d.add_nodes.end()) {
+      up = {"lo"};
+      for (const auto& i : n.interfaces) up.push_back(i.name);
       script = wiring::node_script(n);
     } else {
       for (const auto* l : d.add_links)
         for (const auto& [node, ifname] :
              {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}}) {
           if (node != n.name) continue;
-          script += "link set dev " + ifname + " up\n";
+          up.push_back(ifname);
           if (n.kind == "host")
             for (const auto& i : n.interfaces)
               if (i.name == ifname)
@@ -248,6 +251,8 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
                   script += "address add " + a + " dev " + ifname + "\n";
         }
     }
+    if (up.size() > 0)
+      if (auto r = wiring::links_up(n.netns, up); !r) return r.error().with_context("node " + n.name);
     if (auto r = run_ns_batch(runner, n.netns, script, "node " + n.name); !r) return r;
   }
   // 6. MTU of links that stay.
@@ -274,9 +279,12 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
     auto r = start_node_daemons(*start[i], st, mu, runner);
     if (!r) errs[i] = r.error().with_context("node " + start[i]->name);
   });
+  // The PIDs recorded in memory above are saved once, whatever happened (the lab's cgroup,
+  // recorded earlier, already holds every process for `down`).
+  auto saved = save_state(st);
   for (const auto& e : errs)
     if (e) return *e;
-  return {};
+  return saved;
 }
 
 }  // namespace twin::engine

@@ -11,8 +11,9 @@ namespace twin::engine {
 
 // Creates the node's run folder and, for FRR nodes, frr.conf, vtysh.conf and tmp/ owned by frr.
 Result<void> prepare_node_files(const plan::Node& n);
-// Starts the node's daemons in the lab's cgroup and applies its frr.conf; each PID is recorded
-// in `state` (saved) under `state_mu`. Returns the number of daemons started.
+// Starts the node's daemons in the lab's cgroup and applies its frr.conf; each PID is added to
+// `state` under `state_mu` but not saved: the caller saves once for all nodes (the lab's cgroup,
+// recorded before any process exists, is what `down` relies on). Returns the daemons started.
 Result<int> start_node_daemons(const plan::Node& n, State& state, std::mutex& state_mu,
                                proc::ProcessRunner& runner);
 

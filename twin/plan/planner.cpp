@@ -8,9 +8,19 @@
 namespace twin::plan {
 
 const Node* Plan::find(const std::string& name) const {
-  for (const auto& n : nodes)
-    if (n.name == name) return &n;
-  return nullptr;
+  std::lock_guard lk(index_.mu);
+  auto lookup = [&]() -> const Node* {
+    auto it = index_.pos.find(name);
+    if (it == index_.pos.end() || it->second >= nodes.size() || nodes[it->second].name != name)
+      return nullptr;
+    return &nodes[it->second];
+  };
+  if (const Node* n = lookup()) return n;
+  // Missing or stale: rebuild from the vector as it is now (the first of duplicate names wins,
+  // as a linear search would find it).
+  index_.pos.clear();
+  for (size_t i = 0; i < nodes.size(); ++i) index_.pos.emplace(nodes[i].name, i);
+  return lookup();
 }
 
 std::string netns_name(const std::string& lab, const std::string& node) {

@@ -271,7 +271,7 @@ void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds time
                           std::string* detail) {
   auto t0 = Clock::now();
   for (;;) {
-    auto c = engine::count_sessions(plan, runner_, opts_.parallel);
+    auto c = engine::count_sessions(plan, opts_.parallel);
     if (c.established >= c.expected) {
       *detail = std::to_string(c.established) + "/" + std::to_string(c.expected) +
                 " sessions Established after " + std::to_string(static_cast<int>(ms_since(t0))) +

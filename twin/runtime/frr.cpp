@@ -1,19 +1,71 @@
 #include "twin/runtime/frr.hpp"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "twin/runtime/vty.hpp"
 
 namespace twin::runtime {
 
 std::string daemon_path(const std::string& daemon) { return "/usr/lib/frr/" + daemon; }
 
-std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& daemon) {
+std::optional<std::map<std::string, std::string>> split_generated_config(
+    const std::string& config, const std::vector<std::string>& daemons) {
+  std::map<std::string, std::string> out;
+  for (const auto& d : daemons) out[d];
+  auto has = [&](const std::string& d) { return out.count(d) > 0; };
+  std::istringstream in(config);
+  std::string line;
+  std::string* block = nullptr;  // the daemon text an open interface/router block goes to
+  auto starts = [&](const char* p) { return line.rfind(p, 0) == 0; };
+  while (std::getline(in, line)) {
+    if (block) {
+      *block += line + "\n";
+      if (line == "exit") block = nullptr;  // a top-level exit closes the block
+      continue;
+    }
+    if (line.empty() || line[0] == '!' || line == "end" || starts("frr defaults ") ||
+        line == "service integrated-vtysh-config")
+      continue;
+    if (starts("hostname ")) {
+      for (auto& [d, text] : out) text += line + "\n";
+    } else if (line == "ip forwarding" || line == "ipv6 forwarding" || starts("zebra ") ||
+               starts("no zebra ") || starts("interface ")) {
+      if (!has("zebra")) return std::nullopt;
+      out["zebra"] += line + "\n";
+      if (starts("interface ")) block = &out["zebra"];
+    } else if (starts("router bgp ")) {
+      if (!has("bgpd")) return std::nullopt;
+      out["bgpd"] += line + "\n";
+      block = &out["bgpd"];
+    } else if (starts("ip route ") || starts("ipv6 route ")) {
+      if (!has("staticd")) return std::nullopt;
+      out["staticd"] += line + "\n";
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (block) return std::nullopt;  // a block without its exit: not ours
+  return out;
+}
+
+std::string daemon_config_path(const plan::Node& node, const std::string& daemon) {
+  return node.run_dir + "/" + daemon + ".conf";
+}
+
+int fd_limit(const plan::Node& node) {
+  return 256 + 4 * static_cast<int>(node.interfaces.size());
+}
+
+std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& daemon,
+                                     bool own_config) {
   const std::string& d = node.run_dir;
   return {daemon_path(daemon),
           "-d",
           "-F",
           node.frr_profile,
           "-f",
-          "/dev/null",
+          own_config ? daemon_config_path(node, daemon) : "/dev/null",
           "-i",
           d + "/" + daemon + ".pid",
           "-z",
@@ -22,6 +74,8 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
           d,
           "-P",
           "0",
+          "--limit-fds",
+          std::to_string(fd_limit(node)),
           "--log",
           "file:" + d + "/" + daemon + ".log",
           "--log-level",
@@ -32,18 +86,20 @@ std::vector<std::string> boot_config_argv(const plan::Node& node) {
   return {"vtysh", "-b", "--config_dir", node.run_dir, "--vty_socket", node.run_dir};
 }
 
-Result<nlohmann::json> show_json(proc::ProcessRunner& runner, const plan::Node& node,
-                                 const std::string& daemon, const std::string& command,
-                                 std::chrono::milliseconds timeout) {
-  proc::Command c{
-      {"vtysh", "--vty_socket", node.run_dir, "-d", daemon, "-c", command}, "", timeout};
+Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daemon,
+                                 const std::string& command, std::chrono::milliseconds timeout) {
   auto what = "node " + node.name + ": " + daemon + " '" + command + "'";
-  auto r = proc::run_checked(runner, c, what);
-  if (!r) return r.error();
+  auto r = vty_command(node.run_dir + "/" + daemon + ".vty", command, timeout);
+  if (!r) return r.error().with_context("node " + node.name);
+  if (r->status != 0) {
+    std::string msg = r->output;
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    return harness_error(what + ": FRR answered " + std::to_string(r->status) + ": " + msg);
+  }
   try {
-    return ok(nlohmann::json::parse(r->out));
+    return ok(nlohmann::json::parse(r->output));
   } catch (const nlohmann::json::exception& e) {
-    return harness_error(what + ": output is not JSON: " + r->out.substr(0, 200));
+    return harness_error(what + ": output is not JSON: " + r->output.substr(0, 200));
   }
 }
 

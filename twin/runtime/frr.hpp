@@ -3,6 +3,8 @@
 // Every path is explicit and under the node's run folder, so labs never share a socket, pid
 // file or config with each other or with the host's own FRR (/etc/frr, /var/run/frr).
 #include <chrono>
+#include <map>
+#include <optional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -16,21 +18,46 @@ namespace twin::runtime {
 // Full path of an FRR daemon binary (Debian: /usr/lib/frr/<daemon>).
 std::string daemon_path(const std::string& daemon);
 
+// Each daemon's own share of a configuration twin generated (Node::config_generated), so that
+// every daemon reads it itself at start (-f) and no `vtysh -b` is needed (~70 ms of CPU per
+// node: vtysh builds FRR's whole command graph first). Knows only the top-level statements
+// twin's generator writes (plan/planner.cpp) and where FRR 8.4 handles them:
+//   hostname -> every daemon; ip/ipv6 forwarding, `zebra ...`, interface blocks -> zebra;
+//   router bgp block -> bgpd; ip/ipv6 route -> staticd; frr defaults (given by -F), service
+//   integrated-vtysh-config (vtysh's own), `!`, `end` -> none.
+// Returns nullopt for anything else, or when the daemon a statement needs is not in `daemons`:
+// the caller then applies the whole file with `vtysh -b`, which knows every command.
+std::optional<std::map<std::string, std::string>> split_generated_config(
+    const std::string& config, const std::vector<std::string>& daemons);
+
+// Where `daemon` of `node` reads its share of a split configuration (split_generated_config).
+std::string daemon_config_path(const plan::Node& node, const std::string& daemon);
+
+// The file-descriptor ceiling given to each daemon of `node` (--limit-fds): FRR sizes its event
+// loop's per-fd tables by it (lib/thread.c, from RLIMIT_NOFILE by default, 20000 here and up to
+// 1048576 on other hosts) and aborts on an fd at or above it. 256 covers a daemon's own sockets
+// and files; 4 per interface covers a BGP session's socket plus a colliding second connection.
+// Measured here: 8.2 -> 5.2 MiB PSS for an idle zebra at 20000 -> 256.
+int fd_limit(const plan::Node& node);
+
 // argv that starts `daemon` for `node`: daemonised (-d: the launching process exits once the
-// daemon has finished starting, FRR's lib/libfrr.c frr_daemonize), profile -F, no config of its
-// own (-f /dev/null: the integrated frr.conf is applied afterwards by `vtysh -b`, exactly as
-// FRR's own frrinit.sh does), pid file -i, zserv socket -z, vty socket folder --vty_socket,
-// no TCP vty (-P 0), log to a file in the run folder.
-std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& daemon);
+// daemon has finished starting and read its config, FRR's lib/libfrr.c frr_daemonize), profile
+// -F, config -f (its share of a split generated config, or /dev/null when the integrated
+// frr.conf is applied afterwards by `vtysh -b`, as FRR's own frrinit.sh does), pid file -i,
+// zserv socket -z, vty socket folder --vty_socket, no TCP vty (-P 0), --limit-fds, log file.
+std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& daemon,
+                                     bool own_config);
 
 // argv that applies the node's integrated frr.conf to its running daemons (`vtysh -b`).
 std::vector<std::string> boot_config_argv(const plan::Node& node);
 
-// Runs `vtysh -d <daemon> -c <command>` against the node and parses the JSON it prints.
-// Errors: vtysh failed or timed out; output not JSON. An empty object `{}` is returned as is:
-// callers treat it as "no data" (an error for validators, never a pass).
-Result<nlohmann::json> show_json(proc::ProcessRunner& runner, const plan::Node& node,
-                                 const std::string& daemon, const std::string& command,
+// Runs `command` on the node's `daemon` over its vty socket (runtime/vty.hpp; what
+// `vtysh -d <daemon> -c <command>` does, without a vtysh process) and parses the JSON it prints.
+// Errors: the daemon does not answer in time; FRR refused the command (its `%` message); output
+// not JSON. An empty object `{}` is returned as is: callers treat it as "no data" (an error for
+// validators, never a pass).
+Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daemon,
+                                 const std::string& command,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // `ip -n <netns> -j <args...>` parsed as JSON.

@@ -4,14 +4,15 @@
 
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
+#include "twin/runtime/netlink.hpp"
 
 namespace twin::validate {
 
 Result<nlohmann::json> SystemProbe::frr_json(const plan::Node& node, const std::string& daemon,
                                              const std::string& command) {
   auto t = Clock::now();
-  auto r = runtime::show_json(runner_, node, daemon, command);
-  record({node.name, "vtysh -d " + daemon + " -c '" + command + "'",
+  auto r = runtime::show_json(node, daemon, command);
+  record({node.name, daemon + ".vty: " + command,
           r ? r->dump() : "error: " + r.error().message, ms_since(t)});
   return r;
 }
@@ -19,8 +20,15 @@ Result<nlohmann::json> SystemProbe::frr_json(const plan::Node& node, const std::
 Result<nlohmann::json> SystemProbe::ip_json(const plan::Node& node,
                                             const std::vector<std::string>& args) {
   auto t = Clock::now();
-  auto r = runtime::ip_json(runner_, node.netns, args);
-  record({node.name, "ip -n " + node.netns + " -j " + proc::render(args),
+  runtime::KernelTable table;
+  // The tables validators read come over netlink in-process, in `ip -j`'s shape; anything else
+  // runs `ip` itself.
+  bool netlink = runtime::kernel_table_of(args, &table);
+  auto r = netlink ? runtime::kernel_json(node.netns, table)
+                   : runtime::ip_json(runner_, node.netns, args);
+  record({node.name,
+          (netlink ? "netlink (as ip -j " : "ip -n " + node.netns + " -j ") + proc::render(args) +
+              (netlink ? ")" : ""),
           r ? r->dump() : "error: " + r.error().message, ms_since(t)});
   return r;
 }

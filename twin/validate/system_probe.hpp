@@ -1,5 +1,6 @@
 #pragma once
-// The real LabProbe: vtysh, `ip -j` and in-process ICMP against a running lab. Every probe's
+// The real LabProbe against a running lab: FRR daemons over their vty sockets, the kernel over
+// netlink (`ip -j` shapes), in-process ICMP. Every probe's
 // command, raw output and duration is kept for --artifacts.
 #include <mutex>
 #include <string>

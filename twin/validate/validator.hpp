@@ -41,7 +41,7 @@ struct Context {
   const plan::Plan& plan;
   LabProbe& probe;
   int parallel = 4;      // nodes probed at once
-  int max_pairs = 4000;  // reachability/path-MTU pairs probed before sampling
+  int max_pairs = 0;  // reachability/path-MTU probes per family before sampling; 0 = every pair
 };
 
 class Validator {

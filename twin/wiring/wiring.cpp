@@ -1,13 +1,10 @@
 #include "twin/wiring/wiring.hpp"
 
-#include <fcntl.h>
-#include <sched.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
+
+#include "twin/runtime/netlink.hpp"
 
 namespace twin::wiring {
 
@@ -33,8 +30,10 @@ std::string veth_script(const plan::Plan& plan) {
         if (i.name == ifname) return i.mac;
       return std::string();
     };
+    // The `a` end is created up (free while its peer is down; the kernel refuses `up` on the
+    // peer end in one request); links_up brings the `b` ends up from inside their namespaces.
     s << "link add " << l.a_interface << " netns " << a->netns << " mtu " << l.mtu << " address "
-      << mac_of(a, l.a_interface) << " type veth peer name " << l.b_interface << " netns "
+      << mac_of(a, l.a_interface) << " up type veth peer name " << l.b_interface << " netns "
       << b->netns << " mtu " << l.mtu << " address " << mac_of(b, l.b_interface) << "\n";
   }
   return s.str();
@@ -42,8 +41,6 @@ std::string veth_script(const plan::Plan& plan) {
 
 std::string node_script(const plan::Node& node) {
   std::ostringstream s;
-  s << "link set dev lo up\n";
-  for (const auto& i : node.interfaces) s << "link set dev " << i.name << " up\n";
   if (node.kind == "host") {
     for (const auto& i : node.interfaces)
       for (const auto& a : i.addresses)
@@ -57,6 +54,17 @@ std::string node_script(const plan::Node& node) {
     }
   }
   return s.str();
+}
+
+std::vector<std::string> interfaces_to_bring_up(const plan::Plan& plan, const plan::Node& node) {
+  std::vector<std::string> out = {"lo"};
+  for (const auto& l : plan.links)
+    if (l.b_node == node.name) out.push_back(l.b_interface);
+  return out;
+}
+
+Result<void> links_up(const std::string& netns, const std::vector<std::string>& ifnames) {
+  return runtime::run_in_netns(netns, [&] { return runtime::set_links_up(ifnames); });
 }
 
 std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::Node& node) {
@@ -81,31 +89,18 @@ std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::N
 
 Result<void> apply_sysctls(const std::string& netns,
                            const std::vector<std::pair<std::string, std::string>>& sysctls) {
-  std::string error;
-  // setns(CLONE_NEWNET) changes only the calling thread; /proc/sys/net resolves to the netns of
-  // the thread that opens the file.
-  std::thread t([&] {
-    std::string path = "/run/netns/" + netns;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) {
-      error = "entering " + path + ": " + std::strerror(errno);
-      if (fd >= 0) ::close(fd);
-      return;
-    }
-    ::close(fd);
+  // /proc/sys/net resolves to the network namespace of the thread that opens the file.
+  auto r = runtime::run_in_netns(netns, [&]() -> Result<void> {
     for (const auto& [key, value] : sysctls) {
       std::string p = "/proc/sys/" + key;
       std::ofstream f(p);
       f << value << "\n";
       f.flush();
-      if (!f) {
-        error = "writing " + value + " to " + p + ": " + std::strerror(errno);
-        return;
-      }
+      if (!f) return env_error("writing " + value + " to " + p + ": " + std::strerror(errno));
     }
+    return {};
   });
-  t.join();
-  if (!error.empty()) return env_error("netns " + netns + ": " + error);
+  if (!r) return r.error().with_context("netns " + netns);
   return {};
 }
 

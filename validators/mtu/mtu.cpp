@@ -157,8 +157,9 @@ std::vector<PingProbe> link_df_probes(const plan::Plan& plan,
   return out;
 }
 
-int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& dst) {
-  // Distances to dst over fabric links, then walk every shortest path from src.
+namespace {
+// Hop distance of every node to `dst` over links that carry BGP (breadth-first).
+std::map<std::string, int> distances_to(const plan::Plan& plan, const std::string& dst) {
   std::map<std::string, int> dist;
   std::deque<std::string> q{dst};
   dist[dst] = 0;
@@ -166,12 +167,20 @@ int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& 
     auto u = q.front();
     q.pop_front();
     const auto* n = plan.find(u);
+    if (!n) continue;
     for (const auto& i : n->interfaces) {
       if (!plan::carries_bgp(plan, *n, i) || dist.count(i.peer_node)) continue;
       dist[i.peer_node] = dist[u] + 1;
       q.push_back(i.peer_node);
     }
   }
+  return dist;
+}
+
+// The smallest MTU over every shortest path from src down `dist` (distances to the
+// destination): ECMP may use any of them.
+int path_mtu_over(const plan::Plan& plan, const std::string& src,
+                  const std::map<std::string, int>& dist) {
   if (!dist.count(src)) return 0;
   int best = 1 << 30;
   std::set<std::string> seen{src};
@@ -180,10 +189,10 @@ int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& 
     auto u = walk.front();
     walk.pop_front();
     const auto* un = plan.find(u);
+    int du = dist.at(u);
     for (const auto& i : un->interfaces) {
-      if (!plan::carries_bgp(plan, *un, i) || !dist.count(i.peer_node) ||
-          dist[i.peer_node] != dist[u] - 1)
-        continue;
+      auto d = dist.find(i.peer_node);
+      if (d == dist.end() || d->second != du - 1 || !plan::carries_bgp(plan, *un, i)) continue;
       // A veth drops frames above the receiver's MTU too: the link carries the smaller end's.
       best = std::min({best, i.mtu, intended_mtu(plan, i.peer_node, i.peer_interface, i.mtu)});
       if (seen.insert(i.peer_node).second) walk.push_back(i.peer_node);
@@ -191,14 +200,22 @@ int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& 
   }
   return best == (1 << 30) ? 0 : best;
 }
+}  // namespace
+
+int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& dst) {
+  return path_mtu_over(plan, src, distances_to(plan, dst));
+}
 
 std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<PingProbe> all;
+  std::map<std::string, std::map<std::string, int>> dist_to;  // one BFS per destination
   for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan)) {
     const auto& src = *srcp;
     const auto& dst = *dstp;
     {
-      int pmtu = path_mtu(plan, src.name, dst.name);
+      auto dist = dist_to.find(dst.name);
+      if (dist == dist_to.end()) dist = dist_to.emplace(dst.name, distances_to(plan, dst.name)).first;
+      int pmtu = path_mtu_over(plan, src.name, dist->second);
       if (pmtu <= 0) continue;
       // One family is enough to measure the path; prefer IPv4.
       std::string d, s;

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Scale benchmark: bring-up, validation and teardown of generated Clos fabrics with the real CLI.
+
+For each fabric it generates a topology (`twin gen clos`), then per run:
+  plan      `twin plan --json FILE` (load + plan, no kernel work)
+  up        `twin up --json`: namespaces + links (wiring), daemons started, every BGP session
+            Established (the phases `up` itself reports)
+  validate  `twin validate` right after `up` (bgp, mtu, reachability, routes; retried until
+            passing): `up` start -> passing validate is the headline figure; "FIB complete" is
+            when the routes family first passed
+  validate (settled)  `twin validate --only bgp,mtu,reachability` once more: the cost of a
+            validation on a converged lab, full loopback mesh, both address families
+  memory    PSS of every FRR daemon (/proc/PID/smaps_rollup), summed per node; the lab cgroup's
+            memory.peak; process and open file-descriptor counts of the lab's cgroup
+  down      `twin down`
+CPU seconds: the lab cgroup's cpu.stat (every FRR daemon, their start-up included) and twin's
+own (children rusage), per phase.
+
+Prints a table (median of the runs) and writes every run and the medians as JSON.
+Needs root (twin does). Cleans up its lab on any exit, Ctrl-C included.
+Usage: sudo bench/scale.py [--runs N] [--fabrics 2x4,4x16,8x48,128,256] [--out FILE]
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TWIN = os.path.join(ROOT, "build", "twin")
+
+# name -> `twin gen clos` arguments. 128 and 256 are 3-tier (super-spines) so that no switch
+# needs more ports than a real one: 128 = 8 super-spines + 4 pods x (4 spines + 26 leaves),
+# 256 = 8 super-spines + 8 pods x (4 spines + 27 leaves).
+FABRICS = {
+    "2x4": ["--spines", "2", "--leaves", "4"],
+    "4x16": ["--spines", "4", "--leaves", "16"],
+    "8x48": ["--spines", "8", "--leaves", "48"],
+    "128": ["--super-spines", "8", "--pods", "4", "--spines", "4", "--leaves", "26"],
+    "256": ["--super-spines", "8", "--pods", "8", "--spines", "4", "--leaves", "27"],
+}
+
+current_lab = None
+
+
+def die(msg, code=3):
+    print(f"bench: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def cleanup():
+    global current_lab
+    if current_lab:
+        subprocess.run([TWIN, "down", "--lab", current_lab], capture_output=True)
+        current_lab = None
+
+
+def on_signal(signum, _frame):
+    print(f"bench: interrupted (signal {signum}); removing lab {current_lab}", file=sys.stderr)
+    cleanup()
+    sys.exit(130)
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run(argv, check=True):
+    """Runs a twin command; returns (seconds, twin CPU seconds, stdout)."""
+    c0, t0 = children_cpu(), time.monotonic()
+    p = subprocess.run(argv, capture_output=True, text=True)
+    t, c = time.monotonic() - t0, children_cpu() - c0
+    if check and p.returncode != 0:
+        die(f"`{' '.join(argv)}` exited {p.returncode}:\n{p.stderr[-3000:]}{p.stdout[-2000:]}")
+    return t, c, p.stdout
+
+
+def cgroup_root():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            if post.split()[0] == "cgroup2":
+                return pre.split()[4]
+    die("no cgroup v2 mount")
+
+
+def lab_cgroup(lab):
+    return os.path.join(cgroup_root(), "twin", lab)
+
+
+def cgroup_cpu(lab):
+    try:
+        with open(os.path.join(lab_cgroup(lab), "cpu.stat")) as f:
+            for line in f:
+                k, v = line.split()
+                if k == "usage_usec":
+                    return int(v) / 1e6
+    except OSError:
+        pass
+    return 0.0
+
+
+def read_int(path):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError):
+        return 0
+
+
+def memory_and_fds(lab):
+    """PSS per FRR node (MiB), process and fd counts of the lab's cgroup."""
+    run_dir = f"/run/twin/{lab}"
+    per_node = {}
+    for node in sorted(os.listdir(run_dir)):
+        d = os.path.join(run_dir, node)
+        if not os.path.isdir(d):
+            continue
+        kb = 0
+        for f in os.listdir(d):
+            if not f.endswith(".pid"):
+                continue
+            pid = open(os.path.join(d, f)).read().strip()
+            try:
+                with open(f"/proc/{pid}/smaps_rollup") as s:
+                    for line in s:
+                        if line.startswith("Pss:"):
+                            kb += int(line.split()[1])
+            except OSError:
+                pass
+        if kb:
+            per_node[node] = kb / 1024
+    procs = fds = 0
+    with open(os.path.join(lab_cgroup(lab), "cgroup.procs")) as f:
+        for pid in f.read().split():
+            procs += 1
+            try:
+                fds += len(os.listdir(f"/proc/{pid}/fd"))
+            except OSError:
+                pass
+    return per_node, procs, fds
+
+
+def one_run(fabric, topo, i):
+    global current_lab
+    lab = f"bench{os.getpid()}-{fabric}"
+    r = {"run": i + 1}
+    t, c, _ = run([TWIN, "plan", "--json", "--name", lab, topo])
+    r["plan_s"] = t
+    current_lab = lab
+    t0 = time.monotonic()
+    c0 = children_cpu()
+    t, c, out = run([TWIN, "up", "--json", "--name", lab, topo])
+    up = json.loads(out)
+    if not up.get("converged"):
+        die(f"{fabric}: BGP did not converge: {up.get('not_established', [])[:5]}")
+    r.update(nodes=up["nodes"], links=up["links"], daemons=up["daemons"],
+             sessions=up["sessions_expected"], up_s=t, wiring_s=up["wiring_ms"] / 1000,
+             daemons_s=up["daemons_ms"] / 1000, established_s=up["total_ms"] / 1000,
+             up_cpu_twin_s=c, up_cpu_lab_s=cgroup_cpu(lab))
+    cpu_lab_up = r["up_cpu_lab_s"]
+    t, c, out = run([TWIN, "validate", "--json", "--lab", lab, "--converge-timeout", "60"])
+    v = json.loads(out)
+    if v["verdict"] != "pass":
+        die(f"{fabric}: validation after up did not pass: {v['summary']}")
+    r["up_to_passing_validate_s"] = time.monotonic() - t0
+    routes_pass = max((x.get("time_to_pass_ms", 0) for x in v["results"]
+                       if x["validator"] == "routes"), default=0)
+    r["fib_complete_s"] = r["up_s"] + routes_pass / 1000
+    r["first_validate_s"] = t
+    t, c, out = run([TWIN, "validate", "--json", "--lab", lab, "--only", "bgp,mtu,reachability"])
+    v = json.loads(out)
+    if v["verdict"] != "pass":
+        die(f"{fabric}: settled validation did not pass: {v['summary']}")
+    by = {}
+    for x in v["results"]:
+        by[x["validator"]] = by.get(x["validator"], 0) + 1
+    r.update(validate_s=t, validate_cpu_twin_s=c, validate_tests=v["summary"]["total"],
+             reachability_probes=by.get("reachability", 0),
+             validate_cpu_lab_s=cgroup_cpu(lab) - cpu_lab_up)
+    pss, procs, fds = memory_and_fds(lab)
+    leaves = [v for k, v in pss.items() if k.startswith("leaf") or "-leaf" in k]
+    r.update(pss_total_mib=sum(pss.values()), pss_max_node_mib=max(pss.values()),
+             pss_mean_node_mib=statistics.mean(pss.values()),
+             pss_mean_leaf_mib=statistics.mean(leaves) if leaves else 0,
+             cgroup_memory_peak_mib=read_int(os.path.join(lab_cgroup(lab), "memory.peak")) / 2**20,
+             processes=procs, fds=fds, cpu_total_lab_s=cgroup_cpu(lab),
+             cpu_total_twin_s=children_cpu() - c0)
+    t, c, _ = run([TWIN, "down", "--lab", lab])
+    current_lab = None
+    r["down_s"] = t
+    if os.path.exists(f"/run/twin/{lab}"):
+        die(f"{fabric}: /run/twin/{lab} still exists after down")
+    return r
+
+
+COLUMNS = [
+    ("nodes", "nodes", "{:.0f}"), ("links", "links", "{:.0f}"),
+    ("plan_s", "plan s", "{:.2f}"), ("wiring_s", "wiring s", "{:.2f}"),
+    ("daemons_s", "daemons s", "{:.2f}"), ("established_s", "BGP up s", "{:.2f}"),
+    ("fib_complete_s", "FIB s", "{:.2f}"), ("up_to_passing_validate_s", "up->valid s", "{:.2f}"),
+    ("validate_s", "validate s", "{:.2f}"), ("reachability_probes", "pings", "{:.0f}"),
+    ("down_s", "down s", "{:.2f}"), ("up_cpu_lab_s", "CPU FRR s", "{:.1f}"),
+    ("cpu_total_twin_s", "CPU twin s", "{:.1f}"), ("pss_mean_leaf_mib", "PSS/leaf MiB", "{:.1f}"),
+    ("pss_max_node_mib", "PSS max MiB", "{:.1f}"), ("pss_total_mib", "PSS total MiB", "{:.0f}"),
+    ("processes", "procs", "{:.0f}"), ("fds", "fds", "{:.0f}"),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--fabrics", default=",".join(FABRICS))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "scale.json"))
+    a = ap.parse_args()
+    fabrics = a.fabrics.split(",")
+    for f in fabrics:
+        if f not in FABRICS:
+            die(f"unknown fabric '{f}'; choose from {', '.join(FABRICS)}", 2)
+    if os.geteuid() != 0:
+        die("needs root (twin creates network namespaces): sudo bench/scale.py")
+    if not os.access(TWIN, os.X_OK):
+        subprocess.run(["bash", os.path.join(ROOT, "tools", "build.sh")], check=True)
+    mem = {k: int(v.split()[0]) for k, v in (l.split(":", 1) for l in open("/proc/meminfo"))}
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    machine = {
+        "cpus": os.cpu_count(), "memory_gib": round(mem["MemTotal"] / 2**20, 1),
+        "kernel": platform.release(), "cpu_model": next(
+            (l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?"),
+        "frr": subprocess.run(["/usr/lib/frr/zebra", "--version"], capture_output=True,
+                              text=True).stdout.split("\n")[0],
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    results = {"machine": machine, "runs_per_fabric": a.runs, "fabrics": {}}
+    tmp = tempfile.mkdtemp(prefix="twin-bench-")
+    try:
+        for f in fabrics:
+            topo = os.path.join(tmp, f"clos-{f}.yaml")
+            run([TWIN, "gen", "clos", *FABRICS[f], "--name", "bench", "-o", topo])
+            runs = []
+            for i in range(a.runs):
+                print(f"bench: {f} run {i + 1}/{a.runs} ...", file=sys.stderr, flush=True)
+                runs.append(one_run(f, topo, i))
+                r = runs[-1]
+                print(f"bench:   up->passing validate {r['up_to_passing_validate_s']:.2f} s, "
+                      f"validate {r['validate_s']:.2f} s, down {r['down_s']:.2f} s",
+                      file=sys.stderr, flush=True)
+            med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "run"}
+            results["fabrics"][f] = {"runs": runs, "median": med}
+    finally:
+        cleanup()
+        for x in os.listdir(tmp):
+            os.unlink(os.path.join(tmp, x))
+        os.rmdir(tmp)
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w") as fo:
+        json.dump(results, fo, indent=1)
+    print(f"twin scale benchmark: median of {a.runs} runs; {machine['cpus']} CPUs "
+          f"({machine['cpu_model']}), {machine['memory_gib']} GiB, kernel {machine['kernel']}, "
+          f"{machine['frr']}")
+    head = ["fabric"] + [c[1] for c in COLUMNS]
+    rows = [[f] + [c[2].format(results["fabrics"][f]["median"][c[0]]) for c in COLUMNS]
+            for f in fabrics]
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    for row in [head] + rows:
+        print("  ".join(x.rjust(w) for x, w in zip(row, widths)))
+    print(f"(JSON: {a.out})")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        cleanup()

@@ -1,0 +1,82 @@
+#include "twin/runtime/vty.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "twin/core/util.hpp"
+
+namespace twin::runtime {
+
+namespace {
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Waits for `events` on fd until `deadline`; false on timeout.
+bool wait_for(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, events, 0};
+    int r = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return true;  // let the read/write report the error
+  }
+}
+}  // namespace
+
+Result<VtyReply> vty_command(const std::string& socket_path, const std::string& command,
+                             std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  auto fail = [&](const std::string& why) -> Result<VtyReply> {
+    return harness_error("vty " + socket_path + ": '" + command + "': " + why);
+  };
+  sockaddr_un addr{};
+  if (socket_path.size() >= sizeof addr.sun_path) return fail("socket path too long");
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  Fd s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+  if (s.fd < 0) return fail(std::string("socket: ") + std::strerror(errno));
+  if (::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    return fail(std::string("connect: ") + std::strerror(errno) + " (is the daemon running?)");
+  std::string line = command;
+  line.push_back('\0');
+  size_t sent = 0;
+  while (sent < line.size()) {
+    if (!wait_for(s.fd, POLLOUT, deadline)) return fail("timed out sending");
+    ssize_t n = ::send(s.fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(std::string("send: ") + std::strerror(errno));
+    sent += static_cast<size_t>(n);
+  }
+  std::string buf;
+  char chunk[65536];
+  for (;;) {
+    // The trailer is the last 4 bytes of a complete reply: three NULs and the status.
+    if (buf.size() >= 4 && buf[buf.size() - 4] == '\0' && buf[buf.size() - 3] == '\0' &&
+        buf[buf.size() - 2] == '\0') {
+      VtyReply r;
+      r.status = static_cast<unsigned char>(buf.back());
+      buf.resize(buf.size() - 4);
+      r.output = std::move(buf);
+      return r;
+    }
+    if (!wait_for(s.fd, POLLIN, deadline))
+      return fail("no complete reply within " + std::to_string(timeout.count()) + " ms");
+    ssize_t n = ::recv(s.fd, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(std::string("recv: ") + std::strerror(errno));
+    if (n == 0) return fail("the daemon closed the connection before its reply ended");
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace twin::runtime

@@ -1,0 +1,30 @@
+#pragma once
+// A client for an FRR daemon's vty socket (<run_dir>/<daemon>.vty), the same Unix socket vtysh
+// talks to. Why: a `vtysh -c` process costs ~30–50 ms of CPU (it builds FRR's whole command
+// graph before sending one line); the socket answers a `show ... json` in ~0.1–2 ms. At 56 nodes
+// polled several times a second while BGP converges, that difference is most of a CPU core.
+//
+// Protocol (FRR lib/vty.c, vtysh_read / vtysh_flush; vtysh/vtysh.c vtysh_client_run): the
+// client writes one command line terminated by a NUL byte; the daemon answers with the
+// command's output followed by a 4-byte trailer {0, 0, 0, status}, status being the CMD_*
+// code (0 = CMD_SUCCESS). A new connection starts in VIEW_NODE: `show` commands work as is.
+#include <chrono>
+#include <string>
+
+#include "twin/core/error.hpp"
+
+namespace twin::runtime {
+
+struct VtyReply {
+  int status = 0;      // FRR's CMD_* code: 0 success, 1 warning, 2 unknown command, …
+  std::string output;  // the command's output, trailer removed
+};
+
+// Connects to `socket_path`, runs `command`, returns the reply and closes the connection.
+// Errors (kHarness): the socket is missing or refuses the connection (daemon not running),
+// the daemon closed it mid-reply, or no complete reply within `timeout`. Thread-safe (one
+// connection per call); never blocks past `timeout`.
+Result<VtyReply> vty_command(const std::string& socket_path, const std::string& command,
+                             std::chrono::milliseconds timeout);
+
+}  // namespace twin::runtime
