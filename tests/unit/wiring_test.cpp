@@ -52,8 +52,7 @@ TEST(Wiring, TwoNodeFrrNodesNeedNoScriptOnlyTheirBEndsUp) {
   auto p = plan_of("two-node.yaml");
   EXPECT_EQ(twin::wiring::node_script(p.nodes[0]), "");
   EXPECT_EQ(twin::wiring::node_script(p.nodes[1]), "");
-  EXPECT_EQ(twin::wiring::interfaces_to_bring_up(p, p.nodes[0]),
-            (std::vector<std::string>{"lo"}));
+  EXPECT_EQ(twin::wiring::interfaces_to_bring_up(p, p.nodes[0]), (std::vector<std::string>{"lo"}));
   EXPECT_EQ(twin::wiring::interfaces_to_bring_up(p, p.nodes[1]),
             (std::vector<std::string>{"lo", "eth1"}));
 }
@@ -66,9 +65,10 @@ TEST(Wiring, ClosVethScriptUsesEachLinksMtuAndPlanMacs) {
   EXPECT_EQ(s.substr(0, s.find('\n') + 1),
             "link add swp1 netns tw-rec-leaf1 mtu 9216 address 02:7f:00:02:01:49 up type veth peer "
             "name swp1 netns tw-rec-spine1 mtu 9216 address 02:7f:00:00:01:49\n");
-  EXPECT_NE(s.find("link add swp3 netns tw-rec-leaf1 mtu 1500 address 02:7f:00:02:03:49 up type veth "
-                   "peer name eth0 netns tw-rec-server1 mtu 1500 address 02:7f:00:06:01:49\n"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("link add swp3 netns tw-rec-leaf1 mtu 1500 address 02:7f:00:02:03:49 up type veth "
+             "peer name eth0 netns tw-rec-server1 mtu 1500 address 02:7f:00:06:01:49\n"),
+      std::string::npos)
       << s;
 }
 

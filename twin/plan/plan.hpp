@@ -4,9 +4,9 @@
 // The plan is stored in the lab's state file, so `validate` and `status` need only the state.
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>

@@ -53,9 +53,7 @@ std::string daemon_config_path(const plan::Node& node, const std::string& daemon
   return node.run_dir + "/" + daemon + ".conf";
 }
 
-int fd_limit(const plan::Node& node) {
-  return 256 + 4 * static_cast<int>(node.interfaces.size());
-}
+int fd_limit(const plan::Node& node) { return 256 + 4 * static_cast<int>(node.interfaces.size()); }
 
 std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& daemon,
                                      bool own_config) {

@@ -4,8 +4,8 @@
 // file or config with each other or with the host's own FRR (/etc/frr, /var/run/frr).
 #include <chrono>
 #include <map>
-#include <optional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 

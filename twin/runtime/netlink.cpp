@@ -24,11 +24,16 @@ using nlohmann::json;
 
 bool kernel_table_of(const std::vector<std::string>& a, KernelTable* out) {
   using V = std::vector<std::string>;
-  if (a == V{"link", "show"}) *out = KernelTable::kLinks;
-  else if (a == V{"addr", "show"}) *out = KernelTable::kAddresses;
-  else if (a == V{"route", "show"}) *out = KernelTable::kRoutes4;
-  else if (a == V{"-6", "route", "show"}) *out = KernelTable::kRoutes6;
-  else return false;
+  if (a == V{"link", "show"})
+    *out = KernelTable::kLinks;
+  else if (a == V{"addr", "show"})
+    *out = KernelTable::kAddresses;
+  else if (a == V{"route", "show"})
+    *out = KernelTable::kRoutes4;
+  else if (a == V{"-6", "route", "show"})
+    *out = KernelTable::kRoutes6;
+  else
+    return false;
   return true;
 }
 
@@ -76,7 +81,8 @@ Result<void> open_socket(Socket& s) {
 }
 
 // Sends `req` and calls `on_msg` for every reply message until NLMSG_DONE (dumps) or the ACK.
-Result<void> transact(Socket& s, nlmsghdr* req, const std::function<void(const nlmsghdr*)>& on_msg) {
+Result<void> transact(Socket& s, nlmsghdr* req,
+                      const std::function<void(const nlmsghdr*)>& on_msg) {
   req->nlmsg_seq = ++s.seq;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
@@ -156,13 +162,24 @@ uint32_t u32(const rtattr* a) {
 json link_flags(unsigned flags) {
   json f = json::array();
   if ((flags & IFF_UP) && !(flags & IFF_RUNNING)) f.push_back("NO-CARRIER");
-  static const std::pair<unsigned, const char*> names[] = {
-      {IFF_LOOPBACK, "LOOPBACK"},   {IFF_BROADCAST, "BROADCAST"}, {IFF_POINTOPOINT, "POINTOPOINT"},
-      {IFF_MULTICAST, "MULTICAST"}, {IFF_NOARP, "NOARP"},         {IFF_ALLMULTI, "ALLMULTI"},
-      {IFF_PROMISC, "PROMISC"},     {IFF_MASTER, "MASTER"},       {IFF_SLAVE, "SLAVE"},
-      {IFF_DEBUG, "DEBUG"},         {IFF_DYNAMIC, "DYNAMIC"},     {IFF_AUTOMEDIA, "AUTOMEDIA"},
-      {IFF_PORTSEL, "PORTSEL"},     {IFF_NOTRAILERS, "NOTRAILERS"}, {IFF_UP, "UP"},
-      {IFF_LOWER_UP, "LOWER_UP"},   {IFF_DORMANT, "DORMANT"},     {IFF_ECHO, "ECHO"}};
+  static const std::pair<unsigned, const char*> names[] = {{IFF_LOOPBACK, "LOOPBACK"},
+                                                           {IFF_BROADCAST, "BROADCAST"},
+                                                           {IFF_POINTOPOINT, "POINTOPOINT"},
+                                                           {IFF_MULTICAST, "MULTICAST"},
+                                                           {IFF_NOARP, "NOARP"},
+                                                           {IFF_ALLMULTI, "ALLMULTI"},
+                                                           {IFF_PROMISC, "PROMISC"},
+                                                           {IFF_MASTER, "MASTER"},
+                                                           {IFF_SLAVE, "SLAVE"},
+                                                           {IFF_DEBUG, "DEBUG"},
+                                                           {IFF_DYNAMIC, "DYNAMIC"},
+                                                           {IFF_AUTOMEDIA, "AUTOMEDIA"},
+                                                           {IFF_PORTSEL, "PORTSEL"},
+                                                           {IFF_NOTRAILERS, "NOTRAILERS"},
+                                                           {IFF_UP, "UP"},
+                                                           {IFF_LOWER_UP, "LOWER_UP"},
+                                                           {IFF_DORMANT, "DORMANT"},
+                                                           {IFF_ECHO, "ECHO"}};
   for (const auto& [bit, name] : names)
     if (flags & bit) f.push_back(name);
   return f;
@@ -176,47 +193,75 @@ const char* operstate_name(int s) {
 
 std::string scope_name(int s) {
   switch (s) {
-    case RT_SCOPE_UNIVERSE: return "global";
-    case RT_SCOPE_SITE: return "site";
-    case RT_SCOPE_LINK: return "link";
-    case RT_SCOPE_HOST: return "host";
-    case RT_SCOPE_NOWHERE: return "nowhere";
-    default: return std::to_string(s);
+    case RT_SCOPE_UNIVERSE:
+      return "global";
+    case RT_SCOPE_SITE:
+      return "site";
+    case RT_SCOPE_LINK:
+      return "link";
+    case RT_SCOPE_HOST:
+      return "host";
+    case RT_SCOPE_NOWHERE:
+      return "nowhere";
+    default:
+      return std::to_string(s);
   }
 }
 
 std::string protocol_name(int p) {
   switch (p) {
-    case RTPROT_UNSPEC: return "unspec";
-    case RTPROT_REDIRECT: return "redirect";
-    case RTPROT_KERNEL: return "kernel";
-    case RTPROT_BOOT: return "boot";
-    case RTPROT_STATIC: return "static";
-    case RTPROT_RA: return "ra";
-    case RTPROT_ZEBRA: return "zebra";
-    case RTPROT_DHCP: return "dhcp";
+    case RTPROT_UNSPEC:
+      return "unspec";
+    case RTPROT_REDIRECT:
+      return "redirect";
+    case RTPROT_KERNEL:
+      return "kernel";
+    case RTPROT_BOOT:
+      return "boot";
+    case RTPROT_STATIC:
+      return "static";
+    case RTPROT_RA:
+      return "ra";
+    case RTPROT_ZEBRA:
+      return "zebra";
+    case RTPROT_DHCP:
+      return "dhcp";
     // FRR's own protocol numbers (FRR's tools/etc/iproute2/rt_protos.d/frr.conf).
-    case 186: return "bgp";
-    case 187: return "isis";
-    case 188: return "ospf";
-    case 189: return "rip";
-    case 190: return "ripng";
-    case 191: return "nhrp";
-    case 192: return "eigrp";
-    case 193: return "ldp";
-    case 194: return "sharp";
-    case 195: return "pbr";
-    case 196: return "static";
-    case 197: return "openfabric";
-    case 198: return "srte";
-    default: return std::to_string(p);
+    case 186:
+      return "bgp";
+    case 187:
+      return "isis";
+    case 188:
+      return "ospf";
+    case 189:
+      return "rip";
+    case 190:
+      return "ripng";
+    case 191:
+      return "nhrp";
+    case 192:
+      return "eigrp";
+    case 193:
+      return "ldp";
+    case 194:
+      return "sharp";
+    case 195:
+      return "pbr";
+    case 196:
+      return "static";
+    case 197:
+      return "openfabric";
+    case 198:
+      return "srte";
+    default:
+      return std::to_string(p);
   }
 }
 
 const char* route_type_name(int t) {
-  static const char* names[] = {"unspec",    "unicast", "local",     "broadcast",
-                                "anycast",   "multicast", "blackhole", "unreachable",
-                                "prohibit",  "throw",   "nat",       "xresolve"};
+  static const char* names[] = {"unspec",   "unicast",   "local",     "broadcast",
+                                "anycast",  "multicast", "blackhole", "unreachable",
+                                "prohibit", "throw",     "nat",       "xresolve"};
   return t >= 0 && t < 12 ? names[t] : "unknown";
 }
 
@@ -273,8 +318,9 @@ Result<json> dump_addresses(Socket& s) {
     auto a = attrs_of(IFA_RTA(ifa), static_cast<int>(IFA_PAYLOAD(h)));
     // IPv4 puts the interface's own address in IFA_LOCAL (IFA_ADDRESS is the peer on
     // point-to-point links); IPv6 has only IFA_ADDRESS.
-    const rtattr* addr = a.count(IFA_LOCAL) ? a[IFA_LOCAL] : a.count(IFA_ADDRESS) ? a[IFA_ADDRESS]
-                                                                                    : nullptr;
+    const rtattr* addr = a.count(IFA_LOCAL)     ? a[IFA_LOCAL]
+                         : a.count(IFA_ADDRESS) ? a[IFA_ADDRESS]
+                                                : nullptr;
     if (!addr) return;
     uint32_t flags = a.count(IFA_FLAGS) ? u32(a[IFA_FLAGS]) : ifa->ifa_flags;
     json i;
@@ -345,7 +391,8 @@ Result<json> dump_routes(Socket& s, int family) {
     }
     put_gateway(j, family, a);
     if (a.count(RTA_OIF)) j["dev"] = dev(u32(a[RTA_OIF]));
-    j["protocol"] = protocol_name(rt->rtm_protocol);
+    // iproute2 leaves out the default protocol (boot), as it leaves out the unicast type.
+    if (rt->rtm_protocol != RTPROT_BOOT) j["protocol"] = protocol_name(rt->rtm_protocol);
     if (rt->rtm_scope != RT_SCOPE_UNIVERSE) j["scope"] = scope_name(rt->rtm_scope);
     if (a.count(RTA_PRIORITY)) j["metric"] = u32(a[RTA_PRIORITY]);
     if (a.count(RTA_PREFSRC)) j["prefsrc"] = addr_text(family, RTA_DATA(a[RTA_PREFSRC]));
@@ -356,8 +403,8 @@ Result<json> dump_routes(Socket& s, int family) {
       int len = static_cast<int>(RTA_PAYLOAD(mp->second));
       for (; RTNH_OK(nh, len); len -= NLMSG_ALIGN(nh->rtnh_len), nh = RTNH_NEXT(nh)) {
         json hop;
-        auto na = attrs_of(RTNH_DATA(nh), static_cast<int>(nh->rtnh_len) -
-                                              static_cast<int>(sizeof(rtnexthop)));
+        auto na = attrs_of(RTNH_DATA(nh),
+                           static_cast<int>(nh->rtnh_len) - static_cast<int>(sizeof(rtnexthop)));
         put_gateway(hop, family, na);
         hop["dev"] = dev(static_cast<uint32_t>(nh->rtnh_ifindex));
         hop["weight"] = nh->rtnh_hops + 1;
@@ -381,10 +428,18 @@ Result<json> kernel_json(const std::string& netns, KernelTable what) {
     if (auto o = open_socket(s); !o) return o;
     Result<json> j = harness_error("unknown table");
     switch (what) {
-      case KernelTable::kLinks: j = dump_links(s); break;
-      case KernelTable::kAddresses: j = dump_addresses(s); break;
-      case KernelTable::kRoutes4: j = dump_routes(s, AF_INET); break;
-      case KernelTable::kRoutes6: j = dump_routes(s, AF_INET6); break;
+      case KernelTable::kLinks:
+        j = dump_links(s);
+        break;
+      case KernelTable::kAddresses:
+        j = dump_addresses(s);
+        break;
+      case KernelTable::kRoutes4:
+        j = dump_routes(s, AF_INET);
+        break;
+      case KernelTable::kRoutes6:
+        j = dump_routes(s, AF_INET6);
+        break;
     }
     if (!j) return j.error();
     result = std::move(*j);

@@ -12,7 +12,8 @@
 //                "prefixlen","scope"[, "tentative": true][, "dadfailed": true][, "label"]}]
 //   routes:    the main table (254) of one family: [{"dst" ("default", "10.0.0.1" for a host
 //                route, else "10.0.0.0/24"),"gateway"|"via":{"family","host"},"dev","protocol"
-//                (name from /etc/iproute2/rt_protos[.d] conventions: "kernel", "bgp", ...),
+//                (not for "boot", the default; names as in /etc/iproute2/rt_protos[.d]: "kernel",
+//                "bgp", ...),
 //                "scope" (when not global),"metric","prefsrc","flags":["onlink"],
 //                "type" (only when not unicast), "nexthops":[{"gateway"|"via","dev","weight",
 //                "flags"}] for multipath}]

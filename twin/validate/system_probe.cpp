@@ -12,8 +12,8 @@ Result<nlohmann::json> SystemProbe::frr_json(const plan::Node& node, const std::
                                              const std::string& command) {
   auto t = Clock::now();
   auto r = runtime::show_json(node, daemon, command);
-  record({node.name, daemon + ".vty: " + command,
-          r ? r->dump() : "error: " + r.error().message, ms_since(t)});
+  record({node.name, daemon + ".vty: " + command, r ? r->dump() : "error: " + r.error().message,
+          ms_since(t)});
   return r;
 }
 

@@ -214,7 +214,8 @@ std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
     const auto& dst = *dstp;
     {
       auto dist = dist_to.find(dst.name);
-      if (dist == dist_to.end()) dist = dist_to.emplace(dst.name, distances_to(plan, dst.name)).first;
+      if (dist == dist_to.end())
+        dist = dist_to.emplace(dst.name, distances_to(plan, dst.name)).first;
       int pmtu = path_mtu_over(plan, src.name, dist->second);
       if (pmtu <= 0) continue;
       // One family is enough to measure the path; prefer IPv4.

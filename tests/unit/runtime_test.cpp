@@ -1,0 +1,201 @@
+// Unit tests for the FRR runtime helpers that replaced processes: the per-daemon split of a
+// generated config (what each daemon reads with -f), the fd ceiling, the vty socket client
+// against an in-process stand-in for a daemon, and the `ip` arguments served over netlink.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "twin/plan/plan.hpp"
+#include "twin/runtime/frr.hpp"
+#include "twin/runtime/netlink.hpp"
+#include "twin/runtime/vty.hpp"
+#include "twin/topology/loader.hpp"
+
+namespace {
+
+twin::plan::Plan clos() {
+  twin::Diagnostics d;
+  auto t =
+      twin::topology::load_topology(std::string(TWIN_DATA_DIR) + "/topologies/clos-2x4.yaml", d);
+  if (!t) throw std::runtime_error(d.format());
+  return twin::plan::make_plan(*t);
+}
+
+TEST(SplitConfig, GeneratedLeafConfigGoesToZebraAndBgpd) {
+  auto p = clos();
+  const auto& leaf = *p.find("leaf1");
+  auto parts = twin::runtime::split_generated_config(leaf.frr_config, leaf.daemons);
+  ASSERT_TRUE(parts.has_value());
+  ASSERT_EQ(parts->size(), 3u);  // zebra, bgpd, staticd
+  const auto& z = parts->at("zebra");
+  const auto& b = parts->at("bgpd");
+  EXPECT_EQ(parts->at("staticd"), "hostname leaf1\n");
+  EXPECT_EQ(z.rfind("hostname leaf1\nip forwarding\nipv6 forwarding\n", 0), 0u) << z;
+  EXPECT_NE(z.find("interface lo\n ip address 10.255.1.1/32\n"), std::string::npos) << z;
+  EXPECT_NE(z.find("interface swp1\n ipv6 nd ra-interval 1\n no ipv6 nd suppress-ra\nexit\n"),
+            std::string::npos)
+      << z;
+  EXPECT_EQ(z.find("router bgp"), std::string::npos);
+  EXPECT_EQ(b.rfind("hostname leaf1\nrouter bgp 65101\n", 0), 0u) << b;
+  EXPECT_NE(b.find(" neighbor swp1 interface peer-group fabric\n"), std::string::npos) << b;
+  EXPECT_NE(b.find("  neighbor fabric activate\n"), std::string::npos) << b;
+  EXPECT_EQ(b.substr(b.size() - 5), "exit\n");
+  EXPECT_EQ(b.find("\ninterface "), std::string::npos) << "no interface block for bgpd";
+  // vtysh's and -F's statements go nowhere.
+  for (const auto& [d, text] : *parts) {
+    EXPECT_EQ(text.find("frr defaults"), std::string::npos) << d;
+    EXPECT_EQ(text.find("service integrated"), std::string::npos) << d;
+  }
+}
+
+TEST(SplitConfig, EveryLineOfTheGeneratedConfigLandsSomewhere) {
+  auto p = clos();
+  for (const auto& n : p.nodes) {
+    if (n.kind != "frr") continue;
+    auto parts = twin::runtime::split_generated_config(n.frr_config, n.daemons);
+    ASSERT_TRUE(parts.has_value()) << n.name;
+    std::string all;
+    for (const auto& [d, text] : *parts) all += text;
+    std::istringstream in(n.frr_config);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '!' || line == "end" || line.rfind("frr defaults", 0) == 0 ||
+          line == "service integrated-vtysh-config")
+        continue;
+      EXPECT_NE(all.find(line + "\n"), std::string::npos) << n.name << ": " << line;
+    }
+  }
+}
+
+TEST(SplitConfig, UnknownStatementsOrMissingDaemonsFallBackToVtysh) {
+  const std::string base = "hostname r1\ninterface lo\n ip address 10.0.0.1/32\nexit\n";
+  std::vector<std::string> all = {"zebra", "bgpd", "staticd"};
+  EXPECT_TRUE(twin::runtime::split_generated_config(base, all).has_value());
+  EXPECT_FALSE(twin::runtime::split_generated_config(base + "route-map X permit 10\n", all));
+  EXPECT_FALSE(twin::runtime::split_generated_config(base + "router ospf\nexit\n", all));
+  EXPECT_FALSE(twin::runtime::split_generated_config(base + "router bgp 1\nexit\n", {"zebra"}));
+  EXPECT_FALSE(
+      twin::runtime::split_generated_config("interface swp1\n ip address 1.2.3.4/24\n", all))
+      << "a block without its exit";
+  auto s = twin::runtime::split_generated_config(base + "ip route 10.9.0.0/16 Null0\n", all);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->at("staticd"), "hostname r1\nip route 10.9.0.0/16 Null0\n");
+}
+
+TEST(FdLimit, GrowsWithInterfaces) {
+  auto p = clos();
+  EXPECT_EQ(twin::runtime::fd_limit(*p.find("leaf1")), 256 + 4 * 3);   // 2 uplinks + server
+  EXPECT_EQ(twin::runtime::fd_limit(*p.find("spine1")), 256 + 4 * 4);  // 4 leaves
+  auto argv = twin::runtime::daemon_argv(*p.find("leaf1"), "bgpd", true);
+  auto it = std::find(argv.begin(), argv.end(), "--limit-fds");
+  ASSERT_NE(it, argv.end());
+  EXPECT_EQ(*(it + 1), "268");
+  EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-f") + 1), "/run/twin/clos-2x4/leaf1/bgpd.conf");
+  auto argv2 = twin::runtime::daemon_argv(*p.find("leaf1"), "bgpd", false);
+  EXPECT_EQ(*(std::find(argv2.begin(), argv2.end(), "-f") + 1), "/dev/null");
+}
+
+// A stand-in daemon on a Unix socket: reads one NUL-terminated command, answers `reply` in
+// `pieces` writes (to exercise partial reads), then the trailer {0,0,0,status}.
+class FakeVty {
+ public:
+  FakeVty(std::string reply, int status, int pieces, bool answer = true) {
+    path_ = std::filesystem::temp_directory_path() /
+            ("twin-vty-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path_.c_str(), sizeof a.sun_path - 1);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 1) != 0)
+      throw std::runtime_error("bind");
+    t_ = std::thread([=, this] {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      char ch;
+      while (::read(c, &ch, 1) == 1 && ch != '\0') received_ += ch;
+      if (answer) {
+        std::string out = reply + std::string("\0\0\0", 3) + static_cast<char>(status);
+        size_t step = out.size() / static_cast<size_t>(pieces) + 1;
+        for (size_t i = 0; i < out.size(); i += step)
+          (void)!::write(c, out.data() + i, std::min(step, out.size() - i));
+      } else {
+        while (::read(c, &ch, 1) > 0) {
+        }  // until the client gives up and closes
+      }
+      ::close(c);
+    });
+  }
+  ~FakeVty() {
+    t_.join();
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  std::string path() const { return path_; }
+  std::string received_;
+
+ private:
+  static inline int counter_ = 0;
+  std::string path_;
+  int fd_ = -1;
+  std::thread t_;
+};
+
+TEST(Vty, ReadsAReplyInPiecesUpToTheTrailer) {
+  std::string big(200000, 'x');
+  FakeVty d("{\"a\":\"" + big + "\"}\n", 0, 7);
+  auto r = twin::runtime::vty_command(d.path(), "show bgp summary json",
+                                      std::chrono::milliseconds(5000));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->status, 0);
+  EXPECT_EQ(r->output, "{\"a\":\"" + big + "\"}\n");
+}
+
+TEST(Vty, ReportsFrrStatusAndTheCommandSent) {
+  std::string received;
+  {
+    FakeVty d("% Unknown command: show nothing\n", 2, 1);
+    auto r = twin::runtime::vty_command(d.path(), "show nothing", std::chrono::milliseconds(5000));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->status, 2);
+    EXPECT_EQ(r->output, "% Unknown command: show nothing\n");
+    received = d.received_;
+  }
+  EXPECT_EQ(received, "show nothing");
+}
+
+TEST(Vty, MissingSocketAndSilentDaemonAreErrors) {
+  auto r = twin::runtime::vty_command("/nonexistent/bgpd.vty", "show version",
+                                      std::chrono::milliseconds(1000));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("is the daemon running?"), std::string::npos)
+      << r.error().message;
+  FakeVty d("", 0, 1, /*answer=*/false);
+  auto t = twin::runtime::vty_command(d.path(), "show version", std::chrono::milliseconds(20));
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("no complete reply within 20 ms"), std::string::npos)
+      << t.error().message;
+}
+
+TEST(Netlink, IpArgumentsServedInProcess) {
+  using twin::runtime::KernelTable;
+  KernelTable t;
+  ASSERT_TRUE(twin::runtime::kernel_table_of({"link", "show"}, &t));
+  EXPECT_EQ(t, KernelTable::kLinks);
+  ASSERT_TRUE(twin::runtime::kernel_table_of({"addr", "show"}, &t));
+  EXPECT_EQ(t, KernelTable::kAddresses);
+  ASSERT_TRUE(twin::runtime::kernel_table_of({"route", "show"}, &t));
+  EXPECT_EQ(t, KernelTable::kRoutes4);
+  ASSERT_TRUE(twin::runtime::kernel_table_of({"-6", "route", "show"}, &t));
+  EXPECT_EQ(t, KernelTable::kRoutes6);
+  EXPECT_FALSE(twin::runtime::kernel_table_of({"-s", "link", "show"}, &t));
+  EXPECT_FALSE(twin::runtime::kernel_table_of({"route", "show", "table", "local"}, &t));
+}
+
+}  // namespace
