@@ -247,6 +247,12 @@ def main():
         for f in fabrics:
             topo = os.path.join(tmp, f"clos-{f}.yaml")
             run([TWIN, "gen", "clos", *FABRICS[f], "--name", "bench", "-o", topo])
+            nodes = len(json.loads(run([TWIN, "plan", "--json", topo])[2])["nodes"])
+            # ~25 MiB per leaf, ~60 MiB per wide spine (PSS), plus twin and the kernel's share.
+            need_mib = nodes * 64 + 1024
+            avail_mib = int(open("/proc/meminfo").read().split("MemAvailable:")[1].split()[0]) // 1024
+            if avail_mib < need_mib:
+                die(f"{f}: {nodes} nodes need about {need_mib} MiB free; {avail_mib} MiB available")
             runs = []
             for i in range(a.runs):
                 print(f"bench: {f} run {i + 1}/{a.runs} ...", file=sys.stderr, flush=True)

@@ -1,5 +1,6 @@
 // twin: a digital twin of a data-center network for proofs of concept, CI gates and training.
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -17,6 +18,13 @@ int main(int argc, char** argv) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // Validation keeps one raw ICMP socket open per probe in flight (a 256-node lab has ~500 per
+  // node, 8 nodes at a time): raise the soft descriptor limit to the hard one. FRR daemons do
+  // not inherit the cost: each gets its own --limit-fds (runtime/frr.hpp).
+  if (rlimit rl{}; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
 
   CLI::App app{
       "twin — digital twin of a data-center network: FRR nodes in network namespaces, "

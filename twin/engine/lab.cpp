@@ -119,6 +119,44 @@ std::string read_trim(const std::string& path) {
   return s;
 }
 
+// The kernel's neighbor tables (ARP, IPv6 ND) are shared by every network namespace and capped
+// by the root namespace's gc_thresh3 (1024 by default; values in other namespaces are ignored):
+// Documentation/networking/ip-sysctl.rst, "neigh/default/gc_thresh3". Past the cap the kernel
+// refuses new entries ("neighbour: ndisc_cache: neighbor table overflow!") and every IPv6
+// multicast send fails with EINVAL: measured at 128 nodes / 1,088 link ends, zebra's router
+// advertisements failed on every port and BGP unnumbered never found its peers. Each interface
+// of a lab needs a few entries per family (the peer's link-local or 169.254.0.1 next hop, the
+// all-nodes/all-routers groups, MLD), so twin raises (never lowers) the caps to 8 per interface
+// above the default and says so; they are limits, not state, and stay raised after `down`.
+Result<void> ensure_neighbor_capacity(const plan::Plan& plan, const Progress& progress) {
+  long interfaces = 0;
+  for (const auto& n : plan.nodes) interfaces += static_cast<long>(n.interfaces.size()) + 1;
+  long want3 = 1024 + 8 * interfaces;
+  for (const char* family : {"ipv4", "ipv6"}) {
+    std::string base = std::string("/proc/sys/net/") + family + "/neigh/default/";
+    long cur3 = std::atol(read_trim(base + "gc_thresh3").c_str());
+    long cur2 = std::atol(read_trim(base + "gc_thresh2").c_str());
+    if (cur3 >= want3) continue;
+    long want2 = std::max(cur2, want3 / 2);
+    // thresh2 must stay below thresh3: raise 3 first.
+    for (const auto& [file, value] :
+         {std::pair<const char*, long>{"gc_thresh3", want3}, {"gc_thresh2", want2}}) {
+      std::ofstream f(base + file);
+      f << value << "\n";
+      f.flush();
+      if (!f)
+        return env_error(
+            "cannot raise " + base + file + " to " + std::to_string(value) + " (the lab's " +
+            std::to_string(interfaces) +
+            " interfaces need that many kernel neighbor entries): " + std::strerror(errno));
+    }
+    progress(std::string("raised the kernel's ") + family + " neighbor table limit (gc_thresh3) " +
+             std::to_string(cur3) + " -> " + std::to_string(want3) + " for " +
+             std::to_string(interfaces) + " interfaces");
+  }
+  return {};
+}
+
 std::string seconds_text(std::chrono::milliseconds ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms.count()) / 1000.0);
@@ -264,6 +302,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
       return usage_error("network namespace " + n.netns + " already exists (node " + n.name +
                          "); another lab or program owns it — choose another lab name with "
                          "--name");
+  if (auto r = ensure_neighbor_capacity(plan, progress); !r) return r.error();
   if (auto r = claim_lab(plan.lab); !r) return r.error();
   auto lock = lock_lab(plan.lab);
   if (!lock) return lock.error();
