@@ -49,6 +49,7 @@ FABRICS = {
 }
 
 current_lab = None
+current_proc = None  # the twin command running now
 
 
 def die(msg, code=3):
@@ -65,6 +66,14 @@ def cleanup():
 
 def on_signal(signum, _frame):
     print(f"bench: interrupted (signal {signum}); removing lab {current_lab}", file=sys.stderr)
+    # Stop the running twin command first: `up` tears its lab down on SIGINT, and `down` would
+    # otherwise wait for the lab lock `up` holds.
+    if current_proc and current_proc.poll() is None:
+        current_proc.send_signal(signal.SIGINT)
+        try:
+            current_proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            current_proc.kill()
     cleanup()
     sys.exit(130)
 
@@ -76,12 +85,15 @@ def children_cpu():
 
 def run(argv, check=True):
     """Runs a twin command; returns (seconds, twin CPU seconds, stdout)."""
+    global current_proc
     c0, t0 = children_cpu(), time.monotonic()
-    p = subprocess.run(argv, capture_output=True, text=True)
+    current_proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = current_proc.communicate()
+    code, current_proc = current_proc.returncode, None
     t, c = time.monotonic() - t0, children_cpu() - c0
-    if check and p.returncode != 0:
-        die(f"`{' '.join(argv)}` exited {p.returncode}:\n{p.stderr[-3000:]}{p.stdout[-2000:]}")
-    return t, c, p.stdout
+    if check and code != 0:
+        die(f"`{' '.join(argv)}` exited {code}:\n{err[-3000:]}{out[-2000:]}")
+    return t, c, out
 
 
 def cgroup_root():
@@ -216,6 +228,12 @@ COLUMNS = [
 ]
 
 
+def save(path, results):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as fo:
+        json.dump(results, fo, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=3)
@@ -263,14 +281,13 @@ def main():
                       file=sys.stderr, flush=True)
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "run"}
             results["fabrics"][f] = {"runs": runs, "median": med}
+            save(a.out, results)  # after each fabric: an interrupted run keeps what it measured
     finally:
         cleanup()
         for x in os.listdir(tmp):
             os.unlink(os.path.join(tmp, x))
         os.rmdir(tmp)
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as fo:
-        json.dump(results, fo, indent=1)
+    fabrics = [f for f in fabrics if f in results["fabrics"]]
     print(f"twin scale benchmark: median of {a.runs} runs; {machine['cpus']} CPUs "
           f"({machine['cpu_model']}), {machine['memory_gib']} GiB, kernel {machine['kernel']}, "
           f"{machine['frr']}")
