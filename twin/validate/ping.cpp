@@ -10,10 +10,8 @@
 // clang-format on
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/icmp6.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,7 +22,9 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <thread>
+
+#include "twin/core/error.hpp"
+#include "twin/runtime/netlink.hpp"
 
 namespace twin::validate {
 
@@ -690,21 +690,6 @@ std::vector<PingResult> run_probes(const std::vector<PingRequest>& reqs) {
   return out;
 }
 
-// setns() moves only the calling thread, so the caller's other threads stay where they are.
-std::string enter_netns(const std::string& name) {
-  if (name.find('/') != std::string::npos || name == "." || name == "..") {
-    return "invalid namespace name '" + name + "'";
-  }
-  const std::string path = "/run/netns/" + name;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno_text("namespace " + name + ": open " + path, errno);
-  const int rc = setns(fd, CLONE_NEWNET);
-  const int err = errno;
-  close(fd);
-  if (rc < 0) return errno_text("namespace " + name + ": setns", err);
-  return {};
-}
-
 std::vector<PingResult> all_errors(std::size_t n, const std::string& detail) {
   PingResult r;
   r.outcome = PingOutcome::kError;
@@ -717,30 +702,18 @@ std::vector<PingResult> all_errors(std::size_t n, const std::string& detail) {
 std::vector<PingResult> ping_many(const std::string& netns, const std::vector<PingRequest>& reqs) {
   if (reqs.empty()) return {};
   std::vector<PingResult> out;
-  std::string failure;
-  auto body = [&]() noexcept {
+  auto body = [&]() -> Result<void> {
     try {
-      if (!netns.empty()) failure = enter_netns(netns);
-      if (failure.empty()) out = run_probes(reqs);
+      out = run_probes(reqs);
     } catch (const std::exception& e) {
-      failure = std::string("ping: ") + e.what();
-    } catch (...) {
-      failure = "ping: unknown exception";
+      return harness_error(std::string("ping: ") + e.what());
     }
+    return {};
   };
-  try {
-    if (netns.empty()) {
-      body();
-    } else {
-      // A thread of its own: it dies with the namespace membership instead of having to
-      // switch back, and the caller's thread never leaves its namespace.
-      std::thread worker(body);
-      worker.join();
-    }
-  } catch (const std::exception& e) {
-    failure = std::string("ping: ") + e.what();
-  }
-  if (!failure.empty()) return all_errors(reqs.size(), failure);
+  // A namespace is joined on a thread of its own (runtime::run_in_netns): the caller's thread
+  // never leaves its namespace.
+  auto r = netns.empty() ? body() : runtime::run_in_netns(netns, body);
+  if (!r) return all_errors(reqs.size(), r.error().message);
   return out;
 }
 
