@@ -143,14 +143,9 @@ class Loader {
   }
 
   std::optional<ChangeSet> load() {
-    YAML::Node doc;
-    try {
-      doc = YAML::Load(text_);
-    } catch (const YAML::Exception& e) {
-      d_.add({file_, e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg,
-              "check indentation and brackets near this place"});
-      return std::nullopt;
-    }
+    auto parsed = topology::parse_yaml(text_, file_, d_);
+    if (!parsed) return std::nullopt;
+    YAML::Node doc = *parsed;
     const Val root{true, YAML::Node(), doc, ""};
     if (!doc.IsMap()) {
       error(root, "expected a mapping with version, name and steps",

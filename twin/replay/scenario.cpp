@@ -32,14 +32,9 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
     d.add({abs, 0, 0, "", "cannot read the scenario: " + text.error().message, ""});
     return std::nullopt;
   }
-  YAML::Node root;
-  try {
-    root = YAML::Load(*text);
-  } catch (const YAML::ParserException& e) {
-    d.add({abs, e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg,
-           "check indentation and brackets near this place"});
-    return std::nullopt;
-  }
+  auto parsed = topology::parse_yaml(*text, abs, d);
+  if (!parsed) return std::nullopt;
+  YAML::Node root = *parsed;
   auto err = [&](const YAML::Node& n, const std::string& field, const std::string& msg,
                  const std::string& hint = "") {
     topology::Mark m = topology::mark_of(n);

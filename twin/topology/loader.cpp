@@ -88,14 +88,9 @@ class Loader {
       : file_(std::move(file)), dir_(std::move(dir)), d_(d) {}
 
   std::optional<Topology> load(const std::string& text) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(text);
-    } catch (const YAML::ParserException& e) {
-      d_.add({file_, e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg,
-              "check indentation and brackets near this place"});
-      return std::nullopt;
-    }
+    auto parsed = parse_yaml(text, file_, d_);
+    if (!parsed) return std::nullopt;
+    YAML::Node root = *parsed;
     if (!root.IsMap()) {
       error(root, "", "expected a mapping with version, name, nodes and links",
             "see topologies/clos-2x4.yaml for an example");
@@ -337,13 +332,9 @@ class Loader {
     std::ifstream in(file_);
     std::stringstream ss;
     ss << in.rdbuf();
-    YAML::Node root;
-    try {
-      root = YAML::Load(ss.str());
-    } catch (const YAML::ParserException& e) {
-      d_.add({file_, e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg, ""});
-      return std::nullopt;
-    }
+    auto parsed = parse_yaml(ss.str(), file_, d_);
+    if (!parsed) return std::nullopt;
+    YAML::Node root = *parsed;
     size_t before = d_.items().size();
     if (!root.IsMap()) {
       error(root, "", "expected an image profile mapping", "");

@@ -1,15 +1,30 @@
 #pragma once
-// Where a YAML node was written, as the 1-based line and column diagnostics print. Shared by the
-// YAML loaders (topology, change set, scenario); includes yaml-cpp, so only their .cpp files
-// include it.
+// YAML helpers shared by the loaders (topology, image profile, change set, scenario): parsing
+// with a diagnostic, and where a node was written as the 1-based line and column diagnostics
+// print. Includes yaml-cpp, so only their .cpp files include it.
 #include <yaml-cpp/yaml.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::topology {
+
+// Parses `text` (read from `file`); on a syntax error adds one diagnostic at the place yaml-cpp
+// names and returns nullopt.
+inline std::optional<YAML::Node> parse_yaml(const std::string& text, const std::string& file,
+                                            Diagnostics& d) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    d.add({file, e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg,
+           "check indentation and brackets near this place"});
+    return std::nullopt;
+  }
+}
 
 inline Mark mark_of(const YAML::Node& n) {
   auto m = n.Mark();
