@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/replay/changeset_keys.hpp"
@@ -30,6 +31,12 @@
 #include "validators/registry.hpp"
 
 namespace {
+
+using twin_test::dump;
+using twin_test::pattern_of;
+using twin_test::property_names;
+using twin_test::read;
+using twin_test::string_enum;
 
 namespace fs = std::filesystem;
 namespace keys = twin::replay::keys;
@@ -43,20 +50,12 @@ using twin::Diagnostics;
 using twin::replay::ChangeSet;
 using twin::replay::LinkRef;
 using twin::replay::StepKind;
-using StringSet = std::set<std::string>;
+using twin_test::StringSet;
 
 const std::string kRepo = TWIN_DATA_DIR;
 const std::string kTestData = TWIN_TEST_DATA;
 const std::string kChanges = kTestData + "/changes";
 const std::string kSchema = kRepo + "/scenarios/schema/change.schema.json";
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The recorded clos-2x4 plan: spine1, spine2, leaf1..leaf4 (FRR), server1, server2 (hosts).
 const twin::plan::Plan& plan() {
@@ -76,14 +75,6 @@ Loaded load(const std::string& text, const std::string& dir = kChanges) {
   Loaded l;
   l.cs = twin::replay::load_change_set_text(text, "c.yaml", dir, plan(), l.diags);
   return l;
-}
-
-std::string dump(const Diagnostics& d) {
-  std::string s;
-  for (const auto& i : d.items())
-    s += i.file + ":" + std::to_string(i.line) + ":" + std::to_string(i.column) + " " + i.field +
-         " | " + i.message + " | " + i.hint + "\n";
-  return s;
 }
 
 // Loads `text`, expects failure with exactly one diagnostic, returns it.
@@ -1093,22 +1084,6 @@ const json& resolve(const json& s) {
 const json& def(const std::string& name) { return schema().at("$defs").at(name); }
 
 StringSet names(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
-
-StringSet property_names(const json& object_schema) {
-  StringSet out;
-  for (const auto& [k, v] : object_schema.at("properties").items()) out.insert(k);
-  return out;
-}
-
-StringSet string_enum(const json& s) {
-  StringSet out;
-  for (const auto& v : s.at("enum")) out.insert(v.get<std::string>());
-  return out;
-}
-
-std::regex pattern_of(const json& s) {
-  return std::regex(s.at("pattern").get<std::string>(), std::regex::ECMAScript);
-}
 
 // Each object of the schema and the loader's key list for it.
 struct Section {

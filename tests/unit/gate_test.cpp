@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/unit/support.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/error.hpp"
 #include "twin/plan/plan.hpp"
@@ -39,8 +40,14 @@
 #include "twin/replay/scenario.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/result.hpp"
+#include "twin/validate/validator.hpp"
 
 namespace {
+
+using twin_test::dump;
+using twin_test::property_names;
+using twin_test::read;
+using twin_test::string_enum;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -64,28 +71,12 @@ using twin::replay::Verdict;
 using twin::validate::Report;
 using twin::validate::Status;
 using twin::validate::TestResult;
-using StringSet = std::set<std::string>;
+using twin_test::StringSet;
 
 const std::string kRepo = TWIN_DATA_DIR;
 const std::string kTestData = TWIN_TEST_DATA;
 const std::string kGate = kTestData + "/gate";
 const std::string kScenarioSchema = kRepo + "/scenarios/schema/scenario.schema.json";
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string dump(const Diagnostics& d) {
-  std::string s;
-  for (const auto& i : d.items())
-    s += i.file + ":" + std::to_string(i.line) + ":" + std::to_string(i.column) + " " + i.field +
-         " | " + i.message + " | " + i.hint + "\n";
-  return s;
-}
 
 // ---------------------------------------------------------------------------------------
 // Recorded data
@@ -166,15 +157,7 @@ Status status_from(const std::string& s) {
 TestResult result(const std::string& validator, int test, const std::string& name, Status st,
                   const std::string& node, const std::string& peer,
                   const std::string& message = "") {
-  TestResult r;
-  r.validator = validator;
-  r.test = test;
-  r.test_name = name;
-  r.status = st;
-  r.node = node;
-  r.peer = peer;
-  r.message = message;
-  return r;
+  return twin::validate::make_result(validator, test, name, st, node, peer, "", "", message);
 }
 
 Report load_report(const std::string& file) {
@@ -1730,18 +1713,6 @@ TEST(Scenario, MeetsEachMismatchAndTheMatch) {
 const json& scenario_schema() {
   static const json j = json::parse(read(kScenarioSchema));
   return j;
-}
-
-StringSet property_names(const json& object_schema) {
-  StringSet out;
-  for (const auto& [k, v] : object_schema.at("properties").items()) out.insert(k);
-  return out;
-}
-
-StringSet string_enum(const json& s) {
-  StringSet out;
-  for (const auto& v : s.at("enum")) out.insert(v.get<std::string>());
-  return out;
 }
 
 // "…; expected one of: a, b, c" -> {a, b, c}

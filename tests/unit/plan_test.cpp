@@ -14,9 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace {
+
+using twin_test::read;
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
@@ -43,14 +46,6 @@ twin::topology::Topology load_text(const std::string& text) {
 const twin::topology::Topology& clos() {
   static const auto t = load_file(kRepo + "/topologies/clos-2x4.yaml");
   return t;
-}
-
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
 #include "twin/topology/loader.hpp"
@@ -34,10 +35,15 @@
 
 namespace {
 
+using twin_test::dump;
+using twin_test::pattern_of;
+using twin_test::property_names;
+using twin_test::string_enum;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using twin::Diagnostics;
-using StringSet = std::set<std::string>;
+using twin_test::StringSet;
 
 // TWIN_TEST_DATA is <repo>/tests/data.
 const fs::path kRepo = fs::path(TWIN_TEST_DATA).parent_path().parent_path();
@@ -99,30 +105,6 @@ const json& link_object() {
   return resolve(root, root.at("properties").at("links").at("items"));
 }
 const json& def(const std::string& name) { return topology_schema().at("$defs").at(name); }
-
-StringSet property_names(const json& object_schema) {
-  StringSet out;
-  for (const auto& [k, v] : object_schema.at("properties").items()) out.insert(k);
-  return out;
-}
-
-StringSet string_enum(const json& s) {
-  StringSet out;
-  for (const auto& v : s.at("enum")) out.insert(v.get<std::string>());
-  return out;
-}
-
-std::regex pattern_of(const json& s) {
-  return std::regex(s.at("pattern").get<std::string>(), std::regex::ECMAScript);
-}
-
-std::string dump(const Diagnostics& d) {
-  std::string s;
-  for (const auto& i : d.items())
-    s += i.file + ":" + std::to_string(i.line) + ":" + std::to_string(i.column) + " " + i.field +
-         " | " + i.message + " | " + i.hint + "\n";
-  return s;
-}
 
 // "expected one of: a, b, c" -> {a, b, c}, from the first diagnostic whose message starts
 // with `message_start`; empty when there is none.

@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace {
+
+using twin_test::dump;
 
 namespace fs = std::filesystem;
 using ::testing::EndsWith;
@@ -42,14 +45,6 @@ Loaded load(const std::string& text, const std::string& dir = kTestData) {
 }
 
 // Every diagnostic as "line:col field | message | hint", for readable failure output.
-std::string dump(const Diagnostics& d) {
-  std::string s;
-  for (const auto& i : d.items())
-    s += std::to_string(i.line) + ":" + std::to_string(i.column) + " " + i.field + " | " +
-         i.message + " | " + i.hint + "\n";
-  return s;
-}
-
 // Loads `text`, expects failure with exactly one diagnostic, returns it.
 Diagnostic only_problem(const std::string& text, const std::string& dir = kTestData) {
   auto l = load(text, dir);
