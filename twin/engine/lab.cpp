@@ -97,7 +97,6 @@ namespace {
 // (the plan included: ~0.5 MB at 56 nodes), so resources created together are recorded together.
 struct Recorder {
   State& state;
-  Result<void> add(Resource r) { return add_all({std::move(r)}); }
   Result<void> add_all(std::vector<Resource> rs) {
     for (auto& r : rs) state.resources.push_back(std::move(r));
     return save_state(state);

@@ -251,7 +251,7 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
                   script += "address add " + a + " dev " + ifname + "\n";
         }
     }
-    if (up.size() > 0)
+    if (!up.empty())
       if (auto r = wiring::links_up(n.netns, up); !r)
         return r.error().with_context("node " + n.name);
     if (auto r = run_ns_batch(runner, n.netns, script, "node " + n.name); !r) return r;
