@@ -23,6 +23,13 @@ class Probes : public ::testing::Test {
     auto r = twin_it::twin("up " + twin_it::kRepo + "/topologies/clos-2x4.yaml --name " + lab_);
     up_ok_ = r.code == 0;
     up_out_ = r.out + r.err;
+    // `up` returns once every session is Established; ECMP routes may still be filling in. The
+    // tables are compared once every FIB is complete, so both reads see the same FIB.
+    if (up_ok_) {
+      auto v = twin_it::validate(lab_, "routes", 30);
+      up_ok_ = v.value("verdict", "") == "pass";
+      if (!up_ok_) up_out_ = "FIBs did not complete: " + v.dump().substr(0, 2000);
+    }
   }
   static void TearDownTestSuite() {
     if (!twin_it::root() || lab_.empty()) return;
