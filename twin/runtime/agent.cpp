@@ -1,0 +1,133 @@
+#include "twin/runtime/agent.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+namespace twin::runtime {
+
+namespace {
+
+std::mutex& socket_mutex(const std::string& socket) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<std::mutex>> by_socket;
+  std::lock_guard lk(mu);
+  auto& m = by_socket[socket];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
+}
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::string sh_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+Result<AgentReply> agent_exec(const std::string& socket, const std::string& command,
+                              std::chrono::milliseconds timeout) {
+  if (command.find('\n') != std::string::npos)
+    return usage_error("a guest agent command is one line");
+  std::lock_guard serial(socket_mutex(socket));
+  static std::atomic<unsigned> next_id{1};
+  std::string id = std::to_string(next_id++);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (socket.size() >= sizeof sa.sun_path) return harness_error("socket path too long: " + socket);
+  std::strncpy(sa.sun_path, socket.c_str(), sizeof sa.sun_path - 1);
+  Fd s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+  if (s.fd < 0) return harness_error(std::string("socket: ") + std::strerror(errno));
+  if (::connect(s.fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    return env_error("cannot reach the guest agent at " + socket + ": " + std::strerror(errno) +
+                     " (is the VM running, and does its image run twin's agent?)");
+  std::string line = id + " " + command + "\n";
+  for (size_t off = 0; off < line.size();) {
+    ssize_t w = ::send(s.fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return env_error("writing to the guest agent: " + std::string(std::strerror(errno)));
+    }
+    off += static_cast<size_t>(w);
+  }
+  std::string buf, marker = "\x1eTWIN-END " + id + " ";
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto at = buf.find(marker);
+    if (at != std::string::npos) {
+      auto eol = buf.find('\n', at);
+      if (eol != std::string::npos) {
+        AgentReply r;
+        r.exit_code = std::atoi(buf.substr(at + marker.size(), eol - at - marker.size()).c_str());
+        r.output = buf.substr(0, at);
+        // Replies from an earlier, abandoned request (timed out) come first: drop them.
+        auto prev = r.output.rfind("\x1eTWIN-END ");
+        if (prev != std::string::npos) {
+          auto nl = r.output.find('\n', prev);
+          r.output = nl == std::string::npos ? "" : r.output.substr(nl + 1);
+        }
+        if (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
+        return r;
+      }
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return harness_error("the guest agent did not answer '" + command + "' within " +
+                           std::to_string(timeout.count()) + " ms");
+    pollfd p{s.fd, POLLIN, 0};
+    int pr = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    char chunk[4096];
+    ssize_t n = ::recv(s.fd, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return env_error("the guest agent closed the connection");
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+std::string guest_table_command(KernelTable table) {
+  switch (table) {
+    case KernelTable::kLinks:
+      return "twin-json links";
+    case KernelTable::kAddresses:
+      return "twin-json addrs";
+    case KernelTable::kRoutes4:
+      return "twin-json routes4";
+    case KernelTable::kRoutes6:
+      return "twin-json routes6";
+  }
+  return "";
+}
+
+Result<nlohmann::json> guest_table(const std::string& socket, KernelTable table) {
+  auto r = agent_exec(socket, guest_table_command(table));
+  if (!r) return r.error();
+  if (r->exit_code != 0)
+    return harness_error("'" + guest_table_command(table) + "' in the guest exited " +
+                         std::to_string(r->exit_code) + ": " + r->output);
+  auto j = nlohmann::json::parse(r->output, nullptr, false);
+  if (j.is_discarded())
+    return harness_error("'" + guest_table_command(table) +
+                         "' in the guest printed no JSON: " + r->output.substr(0, 200));
+  return ok(std::move(j));
+}
+
+}  // namespace twin::runtime
