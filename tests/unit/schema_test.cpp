@@ -59,7 +59,13 @@ const StringSet kNodeKeys = {"kind", "image", "asn", "router-id", "loopback", "c
 const StringSet kLinkKeys = {"endpoints", "mtu", "addresses"};
 const StringSet kImageKeys = {
     "name",      "kind",        "backend",       "daemons",     "frr-profile",
-    "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups"};
+    "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups",
+    "vm"};
+const StringSet kVmKeys = {
+    "kernel",          "initrd",         "disk",           "cmdline",
+    "vcpus",           "memory",         "nic-model",      "interface-pattern",
+    "interface-first", "interface-step", "management-nic", "ready-pattern",
+    "ready-timeout",   "accel",          "agent"};
 
 // A field name no loader list contains and no typo hint comes close to, so the loader answers
 // "unknown field ..." with the full list ("expected one of: a, b, c").
@@ -242,6 +248,8 @@ TEST(SchemaFields, EqualTheLoaderKeyLists) {
   EXPECT_EQ(property_names(node_object()), kNodeKeys);
   EXPECT_EQ(property_names(link_object()), kLinkKeys);
   EXPECT_EQ(property_names(image_schema()), kImageKeys);
+  EXPECT_EQ(property_names(image_schema().at("properties").at("vm")), kVmKeys);
+  EXPECT_EQ(image_schema().at("properties").at("vm").at("additionalProperties"), json(false));
 }
 
 // The loader rejects unknown fields everywhere, so the schema does too.
@@ -357,9 +365,11 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"ra-interval", "ra-interval: 1800"},
       {"coalesce-time", "coalesce-time: 1000"},
       {"kernel-nexthop-groups", "kernel-nexthop-groups: false"},
+      {"vm", "backend: libvirt\nvm: {kernel: vmlinuz, initrd: initrd.img}"},
   };
   for (const auto& key : property_names(image_schema())) {
     SCOPED_TRACE("image." + key);
+    if (key == "vm") continue;  // a VM profile is kind host (below)
     auto line = image_lines.find(key);
     if (line == image_lines.end()) {
       ADD_FAILURE() << "no sample use of image field '" << key << "': add one here";
@@ -372,6 +382,53 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
     EXPECT_TRUE(load(lab_with("r1: {", "r1: {image: probe-" + key + ", "), d))
         << profile << dump(d);
   }
+}
+
+// The vm section: every field the schema declares, in one VM profile the loader accepts; an
+// unknown one is answered with the schema's list.
+TEST_F(SchemaLoader, VmSectionMatchesTheLoader) {
+  const std::map<std::string, std::string> vm_lines = {
+      {"kernel", "  kernel: vmlinuz"},
+      {"initrd", "  initrd: initrd.img"},
+      {"cmdline", "  cmdline: quiet"},
+      {"vcpus", "  vcpus: 2"},
+      {"memory", "  memory: 512"},
+      {"nic-model", "  nic-model: e1000"},
+      {"interface-pattern", "  interface-pattern: \"swp{n}\""},
+      {"interface-first", "  interface-first: 1"},
+      {"interface-step", "  interface-step: 1"},
+      {"management-nic", "  management-nic: true"},
+      {"ready-pattern", "  ready-pattern: \"login:\""},
+      {"ready-timeout", "  ready-timeout: 30"},
+      {"accel", "  accel: tcg"},
+      {"agent", "  agent: twin"},
+  };
+  std::string body;
+  for (const auto& key : property_names(image_schema().at("properties").at("vm"))) {
+    if (key == "disk") continue;  // kernel and disk exclude each other: disk below
+    auto line = vm_lines.find(key);
+    if (line == vm_lines.end()) {
+      ADD_FAILURE() << "no sample use of vm field '" << key << "': add one here";
+      continue;
+    }
+    body += line->second + "\n";
+  }
+  write("images/probe-vm.yaml", "kind: host\nbackend: libvirt\nvm:\n" + body);
+  write("images/probe-disk.yaml", "kind: host\nbackend: libvirt\nvm:\n  disk: a.qcow2\n");
+  const std::string host_lab = "version: 1\nname: t\nnodes:\n  h1: {kind: host, image: IMG}\n";
+  for (const char* img : {"probe-vm", "probe-disk"}) {
+    SCOPED_TRACE(img);
+    std::string text = std::regex_replace(host_lab, std::regex("IMG"), img);
+    Diagnostics d;
+    EXPECT_TRUE(load(text, d)) << dump(d);
+  }
+  write("images/probe-vm-unknown.yaml",
+        "kind: host\nbackend: libvirt\nvm:\n  kernel: k\n  initrd: i\n  " + kFar + ": 1\n");
+  Diagnostics d;
+  EXPECT_FALSE(load(std::regex_replace(host_lab, std::regex("IMG"), "probe-vm-unknown"), d));
+  EXPECT_EQ(choices_in_hint(d, "unknown field '" + kFar + "'"),
+            property_names(image_schema().at("properties").at("vm")))
+      << dump(d);
 }
 
 // Enumerations the loader prints on a bad value equal the schema's.
@@ -415,7 +472,9 @@ TEST_F(SchemaLoader, ImageValueRangesMatchTheLoader) {
   for (const auto& [line, accepted] : samples) {
     SCOPED_TRACE(line);
     const std::string name = "probe-value-" + std::to_string(n++);
-    write("images/" + name + ".yaml", "kind: frr\ndaemons: [zebra, bgpd]\n" + line + "\n");
+    // A libvirt profile needs what its VM boots.
+    std::string vm = line == "backend: libvirt" ? "vm: {disk: d.qcow2}\n" : "";
+    write("images/" + name + ".yaml", "kind: frr\ndaemons: [zebra, bgpd]\n" + line + "\n" + vm);
     Diagnostics d;
     EXPECT_EQ(load(lab_with("r1: {", "r1: {image: " + name + ", "), d), accepted) << dump(d);
   }

@@ -570,7 +570,7 @@ nodes:
 )");
   expect_at(far, 5, 3, "nodes.r1.image");  // inherited: the node that uses it
   EXPECT_THAT(far.message, StartsWith("unknown image 'cisco-ios' (looked in "));
-  EXPECT_EQ(far.hint, "available: frr-8.4, host");
+  EXPECT_EQ(far.hint, "available: cumulus-vx, frr-8.4, host, sonic-vs, test-vm");
 }
 
 TEST(LoaderErrors, ImageOfTheWrongKind) {

@@ -16,6 +16,8 @@
 
 #include "twin/cli/commands.hpp"
 #include "twin/engine/state.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/runtime/agent.hpp"
 
 namespace twin::cli {
 
@@ -32,6 +34,23 @@ int run_exec(const ExecOptions& o) {
     std::string names;
     for (const auto& n : st->plan.nodes) names += (names.empty() ? "" : ", ") + n.name;
     return fail("lab " + lab + " has no node '" + o.node + "'; nodes: " + names, 2);
+  }
+  if (plan::is_vm(*node)) {
+    if (node->vm.agent == "twin") {
+      if (o.command.empty())
+        return fail(
+            "node " + o.node + " is a VM: `twin console " + o.node + "` attaches to its shell", 2);
+      std::string line;
+      for (const auto& a : o.command) line += (line.empty() ? "" : " ") + runtime::sh_quote(a);
+      auto r = runtime::agent_exec(node->vm.agent_socket, line, std::chrono::seconds(120));
+      if (!r) return fail(r.error().message, exit_code(r.error()));
+      std::cout << r->output << (r->output.empty() ? "" : "\n");
+      return r->exit_code;
+    }
+    // Without an agent the command runs in the VM's namespace, where mgmt0 (when the image has
+    // a management NIC) reaches the guest's management port, e.g. for ssh.
+    std::cerr << "twin: node " << o.node << " is a VM without twin's guest agent; running in "
+              << "its namespace " << node->netns << " (the host side of its ports)\n";
   }
   std::string ns_path = "/run/netns/" + node->netns;
   int ns_fd = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);

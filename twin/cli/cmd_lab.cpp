@@ -9,6 +9,7 @@
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/plan/plan.hpp"
+#include "twin/runtime/libvirt.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace twin::cli {
@@ -70,6 +71,7 @@ int run_up(const UpOptions& o) {
   eo.timeout = std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
   eo.parallel = o.parallel;
   eo.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
+  eo.libvirt_uri = o.libvirt_uri.empty() ? runtime::default_libvirt_uri() : o.libvirt_uri;
   auto start = Clock::now();
   proc::SystemRunner runner;
   std::string lab = o.name.empty() ? t->name : o.name;
@@ -93,6 +95,7 @@ int run_up(const UpOptions& o) {
                      {"wiring_ms", s.wiring_ms},
                      {"daemons_ms", s.daemons_ms},
                      {"converge_ms", s.converge_ms},
+                     {"vms_ms", s.vms_ms},
                      {"total_ms", s.total_ms}};
     std::cout << j.dump(2) << "\n";
   } else {
@@ -100,6 +103,7 @@ int run_up(const UpOptions& o) {
               << count(s.links, "link") << ", " << count(s.daemons, "FRR daemon") << "; BGP "
               << s.sessions_established << "/" << s.sessions_expected << " sessions Established\n"
               << "  wiring " << secs(s.wiring_ms) << ", daemons " << secs(s.daemons_ms)
+              << (s.vms_ms > 0 ? ", VMs ready " + secs(s.vms_ms) : std::string())
               << ", convergence " << secs(s.converge_ms) << ", total " << secs(s.total_ms) << "\n"
               << "  next: twin validate --lab " << s.lab << "   twin status --lab " << s.lab
               << "   twin down --lab " << s.lab << "\n";
@@ -157,10 +161,12 @@ int run_down(const DownOptions& o) {
                      {"processes", r->processes_killed},
                      {"namespaces", r->namespaces_removed},
                      {"paths", r->paths_removed},
+                     {"vms", r->vms_destroyed},
                      {"problems", r->problems},
                      {"duration_ms", ms_since(t)}});
     } else {
       std::cout << "lab " << lab << " is down: " << r->processes_killed << " processes stopped, "
+                << (r->vms_destroyed ? std::to_string(r->vms_destroyed) + " VMs destroyed, " : "")
                 << r->namespaces_removed << " namespaces, " << r->paths_removed
                 << " files/folders removed in " << secs(ms_since(t)) << "\n";
     }

@@ -23,6 +23,7 @@ struct UpOptions {
   double converge_timeout_s = 60;
   int parallel = 4;
   bool json = false;
+  std::string libvirt_uri;  // "" = $TWIN_LIBVIRT_URI or qemu:///system
 };
 int run_up(const UpOptions& o);
 
@@ -46,6 +47,14 @@ struct ExecOptions {
   std::vector<std::string> command;  // empty = interactive shell
 };
 int run_exec(const ExecOptions& o);
+
+struct ConsoleOptions {
+  std::string lab;
+  std::string node;
+  bool log = false;    // print the console log instead of attaching
+  double quiet_s = 2;  // stdin not a terminal: stop after this long without console output
+};
+int run_console(const ConsoleOptions& o);
 
 struct ValidateOptions {
   std::string lab;

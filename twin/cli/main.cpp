@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
   u->add_option("--parallel", up.parallel, "nodes started at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  u->add_option("--libvirt-uri", up.libvirt_uri,
+                "libvirt connection for VM nodes (default: $TWIN_LIBVIRT_URI or qemu:///system)");
   u->add_flag("--json", up.json, "print the summary as JSON");
   u->callback([&] { code = twin::cli::run_up(up); });
 
@@ -96,6 +98,20 @@ int main(int argc, char** argv) {
   sh->add_option("--lab", shell.lab, "lab name");
   sh->add_option("node", shell.node, "node name")->required();
   sh->callback([&] { code = twin::cli::run_exec(shell); });
+
+  twin::cli::ConsoleOptions console;
+  auto* con = app.add_subcommand(
+      "console",
+      "Attach to a VM node's serial console (Ctrl-] leaves); piped input is sent and "
+      "the output printed");
+  con->add_option("--lab", console.lab, "lab name");
+  con->add_option("node", console.node, "VM node name")->required();
+  con->add_flag("--log", console.log, "print the console log (everything since boot) and exit");
+  con->add_option("--quiet", console.quiet_s,
+                  "with piped input: seconds without output after which to stop")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  con->callback([&] { code = twin::cli::run_console(console); });
 
   twin::cli::ValidateOptions val;
   auto* v = app.add_subcommand("validate", "Run validators and print a verdict");

@@ -14,6 +14,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/engine/node_ops.hpp"
+#include "twin/engine/vm.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/netlink.hpp"
@@ -301,6 +302,12 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
       return usage_error("network namespace " + n.netns + " already exists (node " + n.name +
                          "); another lab or program owns it — choose another lab name with "
                          "--name");
+  const bool vms = has_vms(plan);
+  if (vms) {
+    for (auto& n : plan.nodes)
+      if (plan::is_vm(n)) n.vm.uri = opts.libvirt_uri;
+    if (auto r = vm_preflight(plan, opts.libvirt_uri); !r) return r.error();
+  }
   if (auto r = ensure_neighbor_capacity(plan, progress); !r) return r.error();
   if (auto r = claim_lab(plan.lab); !r) return r.error();
   auto lock = lock_lab(plan.lab);
@@ -341,6 +348,26 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   std::error_code ec;
   fs::create_directories(cg, ec);
   if (ec) return fail(env_error("creating cgroup " + cg + ": " + ec.message()));
+  auto record = [&](std::vector<Resource> rs) { return rec.add_all(std::move(rs)); };
+
+  // VMs: KVM or TCG, decided once per requested accelerator (a trial boot is recorded too).
+  if (vms) {
+    std::map<std::string, AccelChoice> chosen;
+    for (auto& n : plan.nodes) {
+      if (!plan::is_vm(n)) continue;
+      auto it = chosen.find(n.vm.accel);
+      if (it == chosen.end()) {
+        auto c = choose_accel(n.vm.accel, opts.libvirt_uri, opts.trial_image_dir, record, progress);
+        if (!c) return fail(c.error().with_context("choosing KVM or TCG"));
+        progress("VMs run with " + c->why);
+        it = chosen.emplace(n.vm.accel, *c).first;
+      }
+      n.vm.domain_type = it->second.domain_type;
+      n.vm.accel_reason = it->second.why;
+    }
+    state.plan = plan;
+    if (auto r = save_state(state); !r) return fail(r.error());
+  }
 
   // 2. Namespaces, recorded first.
   auto tw = Clock::now();
@@ -391,6 +418,14 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
         return fail(harness_error("node " + hosts[i]->name + ": addresses and routes: " + r->err));
     }
   }
+  if (vms) {
+    if (auto r = check_interrupt("VM start"); !r) return fail(r.error());
+    for (const auto& n : plan.nodes)
+      if (plan::is_vm(n))
+        if (auto r = write_node_files(n); !r) return fail(r.error().with_context("node " + n.name));
+    if (auto r = start_vms(plan, record, runner, progress, opts.parallel); !r)
+      return fail(r.error());
+  }
   sum.wiring_ms = ms_since(tw);
   progress("wired " + std::to_string(plan.nodes.size()) + " namespaces and " +
            std::to_string(plan.links.size()) + " links in " +
@@ -431,6 +466,13 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   if (Clock::now() > deadline)
     return fail(harness_error("timed out after " + seconds_text(opts.timeout) +
                               " (--timeout) while starting daemons"));
+
+  // VMs booted while the daemons started; a lab is up once every guest is ready.
+  if (vms) {
+    auto tv = Clock::now();
+    if (auto r = wait_vms_ready(plan, deadline, progress); !r) return fail(r.error());
+    sum.vms_ms = ms_since(tv);
+  }
 
   state.status = "up";
   if (auto r = save_state(state); !r) return fail(r.error());
@@ -555,7 +597,10 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
     ::rmdir(fs::path(r.name).parent_path().c_str());
   }
 
-  // 2. Namespaces (their veths go with them).
+  // 2. VMs (before their namespaces: QEMU lets go of the taps inside them).
+  remove_vms(s, runner, &rep.vms_destroyed, rep.problems);
+
+  // 3. Namespaces (their veths and the VMs' taps go with them).
   std::vector<std::string> ns;
   for (const auto& r : s.resources)
     if (r.kind == "netns" && fs::exists("/run/netns/" + r.name)) ns.push_back(r.name);
@@ -567,7 +612,7 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
       if (!fs::exists("/run/netns/" + n)) ++rep.namespaces_removed;
   }
 
-  // 3. Files: run folders (FRR's crash-log folders are inside them), the lab folder last.
+  // 4. Files: run folders (FRR's crash-log folders are inside them), the lab folder last.
   for (auto it = s.resources.rbegin(); it != s.resources.rend(); ++it) {
     if (it->kind != "dir") continue;
     std::error_code ec;
@@ -597,6 +642,8 @@ Result<nlohmann::json> status(const std::string& lab) {
     nj["name"] = n.name;
     nj["kind"] = n.kind;
     nj["netns"] = n.netns;
+    nj["backend"] = n.backend;
+    if (plan::is_vm(n)) nj["vm"] = vm_status(n);
     bool present = fs::exists("/run/netns/" + n.netns);
     nj["netns_present"] = present;
     nj["daemons"] = nlohmann::json::array();

@@ -23,6 +23,9 @@ struct UpOptions {
   bool wait_converged = true;  // wait until every expected BGP session is Established
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(60)};  // ... for at most this
   int parallel = 4;                                                      // nodes started at once
+  std::string libvirt_uri = "qemu:///system";  // VM nodes: libvirt connection
+  // Where the test-vm image lives, booted once under KVM to see whether KVM works here.
+  std::string trial_image_dir = "/var/lib/twin/images/test-vm";
 };
 
 // Progress sink: one short line per event ("daemons started 4/8"). The CLI prints to stderr.
@@ -33,6 +36,7 @@ struct UpSummary {
   int nodes = 0, links = 0, daemons = 0;
   int sessions_expected = 0, sessions_established = 0;
   double wiring_ms = 0, daemons_ms = 0, converge_ms = 0, total_ms = 0;
+  double vms_ms = 0;  // from the last daemon started until every VM was ready
   bool converged = false;
   std::vector<std::string> not_established;  // "leaf1 swp1 -> spine1: Active" when !converged
 };
@@ -49,7 +53,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
                      proc::ProcessRunner& runner, const Progress& progress);
 
 struct DownReport {
-  int processes_killed = 0, namespaces_removed = 0, paths_removed = 0;
+  int processes_killed = 0, namespaces_removed = 0, paths_removed = 0, vms_destroyed = 0;
   std::vector<std::string> problems;  // what could not be removed (empty = clean)
 };
 

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace twin::engine {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Resource, kind, name, node, pid, start_time)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Resource, kind, name, node, pid, start_time, uri)
 
 void to_json(nlohmann::json& j, const State& s) {
   j = {{"schema_version", s.schema_version},

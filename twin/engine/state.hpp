@@ -17,12 +17,13 @@ namespace twin::engine {
 struct Resource {
   // "cgroup" (path) · "netns" (name) · "dir" (path, removed recursively) ·
   // "process" (pid + start_time: /proc/<pid>/stat field 22, which makes a reused PID
-  // recognisable)
+  // recognisable) · "tap" (root-namespace tap device) · "domain" (libvirt domain at `uri`)
   std::string kind;
   std::string name;
   std::string node;
   int pid = 0;
   uint64_t start_time = 0;
+  std::string uri;  // "domain" only
 };
 
 struct State {

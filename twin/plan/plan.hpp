@@ -26,6 +26,34 @@ struct Interface {
   // Intended state (a change's intent, replay/intent.hpp): an interface meant to be down
   // carries no session, no path and no DF probe.
   bool up = true;
+  // VM nodes (backend libvirt): the NIC behind this interface. `tap` is the host's tap device
+  // (created in the root namespace, moved into the node's netns once QEMU holds it), `nic` its
+  // position among the VM's NICs, `guest_name` the interface's name inside the guest.
+  std::string tap;
+  int nic = -1;
+  std::string guest_name;
+};
+
+// A VM node's domain: what libvirt boots (runtime/libvirt.hpp renders it as domain XML).
+struct Vm {
+  std::string domain;                // libvirt domain name: "tw-<lab>-<node>"
+  std::string uri;                   // libvirt connection it runs on (decided by `up`)
+  std::string domain_type;           // "kvm" | "qemu" (TCG), decided by `up`
+  std::string accel_reason;          // why that one
+  std::string kernel, initrd, disk;  // the profile's files (disk: base of the overlay)
+  std::string overlay;               // <run_dir>/disk.qcow2 when booting a disk
+  std::string cmdline;               // full kernel command line, twin's keys included
+  int vcpus = 1;
+  int memory_mib = 256;
+  std::string nic_model = "virtio";
+  std::string accel = "auto";  // requested: auto | kvm | tcg (up decides auto)
+  std::string ready_pattern;
+  int ready_timeout_s = 120;
+  std::string agent = "none";  // "twin": guest agent on agent_socket
+  std::string console_log;     // <run_dir>/console.log, written by libvirt's log handler
+  std::string agent_socket;    // <run_dir>/agent.sock
+  std::string mgmt_tap;        // tap of the management NIC (NIC 0), "" without one
+  std::string mgmt_mac;
 };
 
 struct Route {
@@ -37,6 +65,10 @@ struct Node {
   std::string name;
   std::string kind;  // "frr" | "host"
   std::string image;
+  // "netns": the node is its namespace. "libvirt": the node is a VM; its namespace only holds
+  // the host ends of its links, joined to the VM's taps (runtime/libvirt.hpp).
+  std::string backend = "netns";
+  Vm vm;                             // backend libvirt only
   std::string netns;                 // "tw-<lab>-<node>"
   std::string run_dir;               // <lab run dir>/<node>: frr.conf, sockets, pid files, logs
   std::vector<std::string> daemons;  // from the image profile, start order
@@ -114,6 +146,12 @@ bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface);
 // a session per interface that carries_bgp; every loopback and host subnet of an FRR node plus
 // its `originates`, minus its `withdraws`, in node order, each prefix once. Idempotent.
 void derive_expectations(Plan& plan);
+
+// Kernel command line limit of x86 Linux (COMMAND_LINE_SIZE, arch/x86/include/asm/setup.h).
+inline constexpr size_t kMaxKernelCmdline = 2047;
+
+// True for nodes that run as VMs.
+inline bool is_vm(const Node& n) { return n.backend == "libvirt"; }
 
 // The netns name of a node: "tw-<lab>-<node>".
 std::string netns_name(const std::string& lab, const std::string& node);

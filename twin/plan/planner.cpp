@@ -93,6 +93,67 @@ std::string generate_frr_config(const Node& n, const topology::ImageProfile& img
   return c.str();
 }
 
+// Host-wide unique tap name ("twt" + 8 hex digits, within IFNAMSIZ): taps are born in the root
+// namespace, shared by every lab and by the host itself.
+std::string tap_name(const std::string& lab, const std::string& node, const std::string& ifname) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "twt%08x", fnv1a(lab + "/" + node + "/" + ifname));
+  return buf;
+}
+
+void plan_vm(const Plan& p, size_t node_index, Node& n, const topology::Node& tn) {
+  const auto& vp = tn.profile.vm;
+  n.backend = "libvirt";
+  Vm& vm = n.vm;
+  vm.domain = netns_name(p.lab, n.name);
+  vm.kernel = vp.kernel;
+  vm.initrd = vp.initrd;
+  vm.disk = vp.disk;
+  if (!vp.disk.empty()) vm.overlay = n.run_dir + "/disk.qcow2";
+  vm.vcpus = vp.vcpus;
+  vm.memory_mib = vp.memory_mib;
+  vm.nic_model = vp.nic_model;
+  vm.accel = vp.accel;
+  vm.ready_pattern = vp.ready_pattern;
+  vm.ready_timeout_s = vp.ready_timeout_s;
+  vm.agent = vp.agent;
+  vm.console_log = n.run_dir + "/console.log";
+  vm.agent_socket = n.run_dir + "/agent.sock";
+  // The daemons of an frr-kind VM run inside the guest (the NOS's own FRR), not from twin.
+  n.daemons.clear();
+  int base = 0;
+  if (vp.management_nic) {
+    vm.mgmt_tap = tap_name(p.lab, n.name, "");
+    vm.mgmt_mac = make_mac(fnv1a(p.lab), node_index, 0);  // data interfaces count from 1
+    base = 1;
+  }
+  for (size_t k = 0; k < n.interfaces.size(); ++k) {
+    auto& i = n.interfaces[k];
+    i.tap = tap_name(p.lab, n.name, i.name);
+    if (vp.interface_pattern.empty()) {
+      i.guest_name = i.name;
+      i.nic = base + static_cast<int>(k);
+    } else {
+      // The loader checked that the name is one of the NICs the pattern names.
+      i.guest_name = i.name;
+      i.nic = base + topology::vm_data_nic(vp, i.name);
+    }
+  }
+  // Kernel boot: the guest learns its interfaces and routes from the command line
+  // (tools/test-vm/init reads these keys).
+  if (!vp.kernel.empty()) {
+    std::string c = "console=ttyS0 panic=-1";
+    if (!vp.cmdline.empty()) c += " " + vp.cmdline;
+    c += " twin.hostname=" + n.name;
+    for (const auto& i : n.interfaces) {
+      c += " twin.if=" + i.mac + "," + i.guest_name + "," + std::to_string(i.mtu);
+      for (const auto& a : i.addresses) c += "," + a;
+    }
+    for (const auto& r : n.routes) c += " twin.route=" + r.destination + "," + r.via;
+    vm.cmdline = c;
+  }
+}
+
 }  // namespace
 
 Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
@@ -154,6 +215,9 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
       for (const auto& g : tn->gateways) n.routes.push_back({"default", g.address()});
     }
   }
+
+  for (size_t ni = 0; ni < p.nodes.size(); ++ni)
+    if (topo.nodes[ni].profile.backend == "libvirt") plan_vm(p, ni, p.nodes[ni], topo.nodes[ni]);
 
   // Generated configs advertise every loopback and host subnet.
   for (auto& n : p.nodes) {
@@ -260,12 +324,18 @@ PathTable expected_paths(const Plan& plan) {
 // WITH_DEFAULT: fields added later (intent) default when a state file written by an older twin
 // lacks them.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Interface, name, peer_node, peer_interface, mtu,
-                                                mac, addresses, fabric, up)
+                                                mac, addresses, fabric, up, tap, nic, guest_name)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, accel_reason, kernel,
+                                                initrd, disk, overlay, cmdline, vcpus, memory_mib,
+                                                nic_model, accel, ready_pattern, ready_timeout_s,
+                                                agent, console_log, agent_socket, mgmt_tap,
+                                                mgmt_mac)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, netns, run_dir, daemons,
-                                                frr_profile, rp_filter, asn, router_id, loopbacks,
-                                                interfaces, routes, config_generated, config_source,
-                                                frr_config, drained, originates, withdraws)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend, vm, netns,
+                                                run_dir, daemons, frr_profile, rp_filter, asn,
+                                                router_id, loopbacks, interfaces, routes,
+                                                config_generated, config_source, frr_config,
+                                                drained, originates, withdraws)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedSession, node, interface, peer_node)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedPrefix, prefix, owner, kind)
@@ -274,6 +344,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Plan, lab, topology_file, run_dir, nodes, lin
 
 nlohmann::json to_json(const Plan& plan) {
   nlohmann::json j = plan;
+  // VM fields only where they mean something: a namespace node's state stays as it was before
+  // VMs existed (and small at 256 nodes); reading defaults them back.
+  for (auto& n : j["nodes"]) {
+    if (n.value("backend", "netns") != "netns") continue;
+    n.erase("backend");
+    n.erase("vm");
+    for (auto& i : n["interfaces"])
+      for (const char* k : {"tap", "nic", "guest_name"}) i.erase(k);
+  }
   return j;
 }
 
@@ -293,6 +372,15 @@ std::string render_plan_text(const Plan& p) {
     if (n.asn) o << ", asn " << n.asn;
     if (!n.router_id.empty()) o << ", router-id " << n.router_id;
     o << "\n";
+    if (is_vm(n)) {
+      o << "    VM: domain " << n.vm.domain << ", " << n.vm.vcpus << " vCPU, " << n.vm.memory_mib
+        << " MiB, " << n.vm.nic_model << " NICs, accel " << n.vm.accel << ", boots "
+        << (n.vm.disk.empty() ? n.vm.kernel + " + " + n.vm.initrd : "an overlay of " + n.vm.disk)
+        << "\n";
+      if (!n.vm.mgmt_tap.empty()) o << "    mgmt: NIC 0 (mac " << n.vm.mgmt_mac << ")\n";
+      for (const auto& i : n.interfaces)
+        o << "    " << i.name << ": NIC " << i.nic << ", tap " << i.tap << "\n";
+    }
     if (!n.loopbacks.empty()) {
       o << "    lo:";
       for (const auto& l : n.loopbacks) o << " " << l;

@@ -70,7 +70,14 @@ const std::vector<std::string> kNodeKeys = {"kind",     "image",  "asn",    "rou
 const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses"};
 const std::vector<std::string> kImageKeys = {
     "name",      "kind",        "backend",       "daemons",     "frr-profile",
-    "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups"};
+    "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups",
+    "vm"};
+const std::vector<std::string> kVmKeys = {
+    "kernel",          "initrd",         "disk",           "cmdline",
+    "vcpus",           "memory",         "nic-model",      "interface-pattern",
+    "interface-first", "interface-step", "management-nic", "ready-pattern",
+    "ready-timeout",   "accel",          "agent"};
+const std::vector<std::string> kBackends = {"netns", "libvirt"};
 const std::vector<std::string> kKinds = {"frr", "host"};
 const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",   "staticd", "bfdd",
                                                 "ospfd", "ospf6d", "isisd",   "pathd"};
@@ -356,8 +363,9 @@ class Loader {
     if (auto b = root["backend"])
       if (auto s = as_string(b, "backend")) {
         p.backend = *s;
-        if (*s != "netns")
-          error(b, "backend", "unsupported backend '" + *s + "'", "only netns is available");
+        if (std::find(kBackends.begin(), kBackends.end(), *s) == kBackends.end())
+          error(b, "backend", "unknown backend '" + *s + "'",
+                "expected one of: " + join_names(kBackends));
       }
     if (auto ds = root["daemons"]) {
       if (!ds.IsSequence()) {
@@ -406,8 +414,84 @@ class Loader {
       else
         p.kernel_nexthop_groups = k.Scalar() == "true";
     }
+    if (auto v = root["vm"]) {
+      if (p.backend != "libvirt")
+        error(v, "vm", "'vm' applies to backend libvirt only", "add `backend: libvirt`");
+      else
+        parse_vm(v, p.vm);
+    } else if (p.backend == "libvirt") {
+      error(root, "vm", "missing; backend libvirt needs a vm section",
+            "give `vm: {kernel: ..., initrd: ...}` or `vm: {disk: ...}`");
+    }
     if (d_.items().size() != before) return std::nullopt;
     return p;
+  }
+
+  // The `vm:` section of a libvirt image profile.
+  void parse_vm(const YAML::Node& v, VmProfile& vm) {
+    if (!v.IsMap()) {
+      error(v, "vm", "expected a mapping (kernel, initrd, disk, vcpus, memory, ...)", "");
+      return;
+    }
+    check_keys(v, "vm", kVmKeys);
+    auto path = [&](const char* key, std::string& out) {
+      if (auto n = v[key])
+        if (auto s = as_string(n, std::string("vm.") + key)) {
+          fs::path p = fs::path(*s).is_absolute() ? fs::path(*s) : fs::path(dir_) / *s;
+          out = p.lexically_normal().string();
+        }
+    };
+    path("kernel", vm.kernel);
+    path("initrd", vm.initrd);
+    path("disk", vm.disk);
+    if (auto n = v["cmdline"])
+      if (auto s = as_string(n, "vm.cmdline")) vm.cmdline = *s;
+    auto bounded = [&](const char* key, int lo, int hi, const char* unit, int& out) {
+      if (auto n = v[key])
+        if (auto x = as_int(n, std::string("vm.") + key)) {
+          if (*x < lo || *x > hi)
+            error(n, std::string("vm.") + key,
+                  "expected " + std::to_string(lo) + "-" + std::to_string(hi) + " " + unit, "");
+          else
+            out = static_cast<int>(*x);
+        }
+    };
+    bounded("vcpus", 1, 64, "vCPUs", vm.vcpus);
+    bounded("memory", 32, 1 << 20, "MiB", vm.memory_mib);
+    bounded("interface-first", 0, 1 << 16, "", vm.interface_first);
+    bounded("interface-step", 1, 1 << 16, "", vm.interface_step);
+    bounded("ready-timeout", 1, 3600, "seconds", vm.ready_timeout_s);
+    auto word = [&](const char* key, const std::vector<std::string>& allowed, std::string& out) {
+      if (auto n = v[key])
+        if (auto s = as_string(n, std::string("vm.") + key)) {
+          if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), *s) == allowed.end())
+            error(n, std::string("vm.") + key, "unknown value '" + *s + "'",
+                  "expected one of: " + join_names(allowed));
+          else
+            out = *s;
+        }
+    };
+    word("nic-model", {"virtio", "e1000", "e1000e", "rtl8139", "vmxnet3"}, vm.nic_model);
+    word("accel", {"auto", "kvm", "tcg"}, vm.accel);
+    word("agent", {"none", "twin"}, vm.agent);
+    word("ready-pattern", {}, vm.ready_pattern);
+    word("interface-pattern", {}, vm.interface_pattern);
+    if (auto n = v["interface-pattern"];
+        n && !vm.interface_pattern.empty() && vm.interface_pattern.find("{n}") == std::string::npos)
+      error(n, "vm.interface-pattern", "expected a pattern with {n}, e.g. swp{n}", "");
+    if (auto n = v["management-nic"]) {
+      if (!n.IsScalar() || (n.Scalar() != "true" && n.Scalar() != "false"))
+        error(n, "vm.management-nic", "expected true or false", "");
+      else
+        vm.management_nic = n.Scalar() == "true";
+    }
+    bool direct = !vm.kernel.empty() || !vm.initrd.empty();
+    if (direct && (vm.kernel.empty() || vm.initrd.empty()))
+      error(v, "vm", "kernel and initrd go together", "give both, or a disk");
+    if (!direct && vm.disk.empty())
+      error(v, "vm", "nothing to boot", "give kernel + initrd, or disk (a qcow2 image)");
+    if (!direct && v["cmdline"])
+      error(v["cmdline"], "vm.cmdline", "a kernel command line needs a kernel", "");
   }
 
  private:
@@ -651,6 +735,22 @@ class Loader {
           ok = false;
         } else if (e.interface == "lo") {
           error(e.mark, ef, "interface 'lo' is the node's loopback and cannot be linked", "");
+          ok = false;
+        } else if (const Node* n = t.find_node(e.node);
+                   n && n->profile.backend == "libvirt" &&
+                   !n->profile.vm.interface_pattern.empty() &&
+                   vm_data_nic(n->profile.vm, e.interface) < 0) {
+          const auto& vm = n->profile.vm;
+          auto name_of = [&](int k) {
+            std::string s = vm.interface_pattern;
+            return s.replace(s.find("{n}"), 3,
+                             std::to_string(vm.interface_first + k * vm.interface_step));
+          };
+          error(e.mark, ef,
+                "interface '" + e.interface + "' is not a port of image " + n->image +
+                    " (a VM whose ports are " + name_of(0) + ", " + name_of(1) + ", " + name_of(2) +
+                    ", ...)",
+                "name the VM's ports as its image does (profile " + n->profile.file + ")");
           ok = false;
         }
       }

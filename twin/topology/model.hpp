@@ -17,12 +17,35 @@ struct Mark {
   int column = 0;
 };
 
+// How a `backend: libvirt` image boots (the profile's `vm:` section). File paths are absolute
+// once loaded (relative ones resolve against the profile's folder); whether they exist is checked
+// by `up` (twin plan works without the image).
+struct VmProfile {
+  std::string kernel, initrd;  // direct kernel boot (both or neither)
+  std::string disk;            // qcow2 image; the lab boots a copy-on-write overlay of it
+  std::string cmdline;         // kernel command line (with `kernel`); twin appends its own keys
+  int vcpus = 1;
+  int memory_mib = 256;
+  std::string nic_model = "virtio";  // libvirt <model type>: virtio, e1000, ...
+  // Guest names of data NICs: "" = the topology's names, set by the guest from twin.if= on the
+  // kernel command line (test-vm); else a pattern with {n}, e.g. "swp{n}" (Cumulus VX) or
+  // "Ethernet{n}" (SONiC-VS), whose n-th NIC is first + (NIC index) * step.
+  std::string interface_pattern;
+  int interface_first = 1;
+  int interface_step = 1;
+  bool management_nic = false;  // NIC 0 is a management port (eth0), ahead of the data NICs
+  std::string ready_pattern;    // console text that means "booted"; "" = ready once started
+  int ready_timeout_s = 120;
+  std::string accel = "auto";  // auto (KVM after a trial boot, else TCG) | kvm | tcg
+  std::string agent = "none";  // "twin": twin's guest agent on virtio-serial (test-vm)
+};
+
 // What a node boots: an image profile file images/<name>.yaml.
 struct ImageProfile {
   std::string name;
   std::string file;                        // absolute path of the profile
   std::string kind;                        // node kind it is for: "frr" or "host"
-  std::string backend = "netns";           // only "netns" today
+  std::string backend = "netns";           // "netns" | "libvirt"
   std::vector<std::string> daemons;        // FRR daemons started in this order, e.g. zebra, bgpd
   std::string frr_profile = "datacenter";  // FRR `-F` profile (FRR docs: "frr defaults")
   int rp_filter = 0;                       // net.ipv4.conf.{all,default}.rp_filter in the namespace
@@ -30,6 +53,7 @@ struct ImageProfile {
   int coalesce_time_ms = 0;                // bgp `coalesce-time`: 0 sends updates without waiting
   // zebra installs routes through kernel nexthop objects (`zebra nexthop kernel enable`).
   bool kernel_nexthop_groups = true;
+  VmProfile vm;  // backend libvirt only
 };
 
 struct Node {
@@ -71,6 +95,26 @@ struct Topology {
 
   [[nodiscard]] const Node* find_node(const std::string& name) const;
 };
+
+// The data NIC (0-based, management NIC not counted) that guest interface `name` is, for a
+// profile with an interface-pattern: "swp3" with swp{n}, first 1, step 1 is NIC 2. -1 when the
+// name does not match the pattern or falls between NICs (Ethernet2 with step 4).
+inline int vm_data_nic(const VmProfile& vm, const std::string& name) {
+  const auto& pat = vm.interface_pattern;
+  auto at = pat.find("{n}");
+  if (at == std::string::npos) return -1;
+  std::string pre = pat.substr(0, at), post = pat.substr(at + 3);
+  if (name.size() <= pre.size() + post.size() || name.compare(0, pre.size(), pre) != 0 ||
+      name.compare(name.size() - post.size(), post.size(), post) != 0)
+    return -1;
+  std::string digits = name.substr(pre.size(), name.size() - pre.size() - post.size());
+  if (digits.empty() || digits.size() > 6 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  int n = std::stoi(digits);
+  if (n < vm.interface_first || (n - vm.interface_first) % vm.interface_step != 0) return -1;
+  return (n - vm.interface_first) / vm.interface_step;
+}
 
 // Accepted values, shared by the loader, the schema test and `twin plan`.
 inline constexpr int kMinMtu = 68;  // RFC 791: every IPv4 host must accept 68 bytes

@@ -18,6 +18,13 @@ struct ProbeRecord {
   double duration_ms = 0;
 };
 
+// VM nodes with twin's guest agent (runtime/agent.hpp) are probed inside the guest: tables
+// through twin-json, pings with iputils ping run in parallel by one shell command. Exposed for
+// unit tests.
+std::string guest_ping_script(const std::vector<PingRequest>& reqs);
+std::vector<PingResult> parse_guest_pings(const std::string& output, size_t requests);
+PingResult guest_ping_result(int exit_code, const std::string& output);
+
 class SystemProbe final : public LabProbe {
  public:
   explicit SystemProbe(proc::ProcessRunner& runner) : runner_(runner) {}

@@ -40,7 +40,7 @@ class LabProbe {
 struct Context {
   const plan::Plan& plan;
   LabProbe& probe;
-  int parallel = 4;      // nodes probed at once
+  int parallel = 4;   // nodes probed at once
   int max_pairs = 0;  // reachability/path-MTU probes per family before sampling; 0 = every pair
 };
 

@@ -41,7 +41,8 @@ std::string veth_script(const plan::Plan& plan) {
 
 std::string node_script(const plan::Node& node) {
   std::ostringstream s;
-  if (node.kind == "host") {
+  // A VM's guest configures its own addresses; its namespace is only the host side of its wires.
+  if (node.kind == "host" && !plan::is_vm(node)) {
     for (const auto& i : node.interfaces)
       for (const auto& a : i.addresses)
         s << "address add " << a << " dev " << i.name
@@ -69,6 +70,16 @@ Result<void> links_up(const std::string& netns, const std::vector<std::string>& 
 
 std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::Node& node) {
   std::string rp = std::to_string(node.rp_filter);
+  if (plan::is_vm(node))
+    // The host ends of a VM's links only pass frames to its taps (tc redirect): they must not
+    // speak themselves (no link-local address, no router solicitation, no forwarding).
+    return {
+        {"net/ipv6/conf/all/disable_ipv6", "1"},
+        {"net/ipv6/conf/default/disable_ipv6", "1"},
+        {"net/ipv4/ip_forward", "0"},
+        {"net/ipv4/conf/all/arp_ignore", "8"},
+        {"net/ipv4/conf/default/arp_ignore", "8"},
+    };
   return {
       {"net/ipv6/conf/all/disable_ipv6", "0"},
       {"net/ipv6/conf/default/disable_ipv6", "0"},
@@ -117,6 +128,59 @@ Result<void> run_batch(proc::ProcessRunner& runner, const std::string& script,
   auto r = proc::run_checked(runner, c, what);
   if (!r) return r.error();
   return {};
+}
+
+std::string tap_create_script(const plan::Node& node) {
+  std::ostringstream s;
+  if (!node.vm.mgmt_tap.empty()) s << "tuntap add dev " << node.vm.mgmt_tap << " mode tap\n";
+  for (const auto& i : node.interfaces) {
+    s << "tuntap add dev " << i.tap << " mode tap\n";
+    s << "link set dev " << i.tap << " mtu " << i.mtu << "\n";
+  }
+  return s.str();
+}
+
+std::vector<std::pair<std::string, std::string>> vm_tap_sysctls(const plan::Node& node) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto silent = [&](const std::string& tap) {
+    out.push_back({"net/ipv6/conf/" + tap + "/disable_ipv6", "1"});
+  };
+  if (!node.vm.mgmt_tap.empty()) silent(node.vm.mgmt_tap);
+  for (const auto& i : node.interfaces) silent(i.tap);
+  return out;
+}
+
+std::string tap_move_script(const plan::Node& node) {
+  std::ostringstream s;
+  if (!node.vm.mgmt_tap.empty())
+    s << "link set dev " << node.vm.mgmt_tap << " netns " << node.netns << "\n";
+  for (const auto& i : node.interfaces)
+    s << "link set dev " << i.tap << " netns " << node.netns << "\n";
+  return s.str();
+}
+
+std::string tap_up_script(const plan::Node& node) {
+  std::ostringstream s;
+  if (!node.vm.mgmt_tap.empty())
+    s << "link set dev " << node.vm.mgmt_tap << " name " << kMgmtPort << "\n"
+      << "link set dev " << kMgmtPort << " up\n";
+  for (const auto& i : node.interfaces) s << "link set dev " << i.tap << " up\n";
+  return s.str();
+}
+
+std::string tap_redirect_script(const plan::Node& node) {
+  std::ostringstream s;
+  auto redirect = [&](const std::string& from, const std::string& to) {
+    s << "qdisc add dev " << from << " ingress\n"
+      << "filter add dev " << from
+      << " parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev " << to
+      << "\n";
+  };
+  for (const auto& i : node.interfaces) {
+    redirect(i.name, i.tap);
+    redirect(i.tap, i.name);
+  }
+  return s.str();
 }
 
 }  // namespace twin::wiring

@@ -23,7 +23,8 @@ std::string netns_del_script(const std::vector<std::string>& names);
 // host's interfaces).
 std::string veth_script(const plan::Plan& plan);
 // Per-node script, run with `ip -n <netns> -batch -` after links_up: for host nodes, link
-// addresses and routes; "" for FRR nodes (zebra sets their addresses from frr.conf).
+// addresses and routes; "" for FRR nodes (zebra sets their addresses from frr.conf) and VM
+// nodes (the guest sets its own).
 std::string node_script(const plan::Node& node);
 
 // The interfaces of `node` that links_up must bring up once every veth exists: lo and the `b`
@@ -35,7 +36,8 @@ Result<void> links_up(const std::string& netns, const std::vector<std::string>& 
 
 // Sysctls pinned in every namespace before any link exists (values in DESIGN.md §4):
 // forwarding on, IPv6 on, DAD off (else link-local addresses stay tentative ~1 s and BGP
-// unnumbered waits), rp_filter from the image.
+// unnumbered waits), rp_filter from the image. A VM node's namespace gets IPv6 off, forwarding
+// off and no ARP replies: it only holds the host ends of the VM's wires.
 std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::Node& node);
 
 // Writes `sysctls` (path relative to /proc/sys, value) inside netns `netns` from a thread that
@@ -45,6 +47,22 @@ Result<void> apply_sysctls(const std::string& netns,
 
 // Runs `script` with `ip [-n netns] -batch -`. Teardown passes cancellable=false so that an
 // interrupt cannot stop it half-way.
+// VM nodes (runtime/libvirt.hpp). Root-namespace script creating each tap of `node` (down,
+// with its link's MTU); IPv6 is disabled on them before they come up (vm_tap_sysctls).
+std::string tap_create_script(const plan::Node& node);
+// Sysctls (paths under /proc/sys, root namespace) that keep the taps silent.
+std::vector<std::pair<std::string, std::string>> vm_tap_sysctls(const plan::Node& node);
+// Root-namespace script moving the taps (once QEMU holds them) into the node's namespace.
+std::string tap_move_script(const plan::Node& node);
+// Script for `ip -n <netns> -batch -`: taps up; the management tap renamed mgmt0.
+std::string tap_up_script(const plan::Node& node);
+// Script for `tc -n <netns> -batch -`: every frame entering a link's host end leaves through
+// the VM's tap and back (ingress qdisc + u32 match-all + mirred egress redirect; matchall is
+// not in every kernel, u32 is).
+std::string tap_redirect_script(const plan::Node& node);
+// Name of the management port inside a VM node's namespace.
+inline constexpr const char* kMgmtPort = "mgmt0";
+
 Result<void> run_batch(proc::ProcessRunner& runner, const std::string& script,
                        const std::string& netns, const std::string& what, bool cancellable = true);
 
