@@ -17,14 +17,30 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config
       frr frr-pythontools libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libssl-dev
       libgtest-dev libgmock-dev libvirt-dev iproute2 iputils-ping nftables procps util-linux)
 if [ "$vm" = 1 ]; then
-  pkgs+=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 busybox-static cpio)
+  pkgs+=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils busybox-static cpio)
 fi
+
+# What Debian's libvirt-daemon-system would set up, without its systemd units, polkit and
+# default NAT network: qemu:///system runs QEMU as libvirt-qemu, which udev lets open /dev/kvm
+# through group kvm.
+vm_accounts() {
+  getent group kvm >/dev/null || groupadd --system kvm
+  getent group libvirt-qemu >/dev/null || groupadd --system libvirt-qemu
+  if ! getent passwd libvirt-qemu >/dev/null; then
+    useradd --system --gid libvirt-qemu --groups kvm --home-dir /var/lib/libvirt \
+      --no-create-home --shell /usr/sbin/nologin libvirt-qemu
+    echo "install-deps: created user libvirt-qemu (QEMU of qemu:///system runs as it)"
+  fi
+  # twin's VM images live here, readable by that user.
+  install -d -m 0755 /var/lib/twin /var/lib/twin/images
+}
 
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  [ "$vm" = 1 ] && vm_accounts
   echo "install-deps: all ${#pkgs[@]} packages present"
   exit 0
 fi
@@ -53,4 +69,5 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+[ "$vm" = 1 ] && vm_accounts
 echo "install-deps: done"

@@ -86,8 +86,8 @@ class MixedVmLab : public ::testing::Test {
         EXPECT_EQ(any.out.find(t + ":"), std::string::npos) << any.out;
       }
       // Anchored: pgrep's own command line (and its shell's) holds the pattern too.
-      auto qemu = twin_it::sh("pgrep -f '^/usr/bin/qemu-system-x86_64 .*guest=tw-" + lab_ +
-                              "-' || true");
+      auto qemu =
+          twin_it::sh("pgrep -f '^/usr/bin/qemu-system-x86_64 .*guest=tw-" + lab_ + "-' || true");
       EXPECT_EQ(qemu.out, "") << "QEMU of the lab still runs";
     }
     if (started_daemons_) twin_it::sh(twin_it::kRepo + "/tools/libvirt-daemons.sh stop");
@@ -153,6 +153,19 @@ TEST_F(MixedVmLab, MtuMismatchOnTheVmLinkIsCaught) {
   EXPECT_NE(df[0].value("observed", "").find("too-big"), std::string::npos) << df[0].dump();
   auto again = twin_it::validate(lab_, "mtu", 10);
   EXPECT_EQ(again.value("verdict", ""), "pass") << again.dump(1).substr(0, 2000);
+}
+
+// The gate treats a VM's port like any other: the change runs inside the guest, the mismatch
+// rejects it, and the rollback puts the guest's MTU back.
+TEST_F(MixedVmLab, ChangeOnTheVmPortIsRejectedAndRolledBackInTheGuest) {
+  auto r = twin_it::twin("apply --lab " + lab_ + " --json " + twin_it::kRepo +
+                         "/scenarios/mixed-vm/changes/vm-jumbo-one-end.yaml");
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(j.value("verdict", ""), "reject") << r.err;
+  EXPECT_EQ(j.value("rollback_ok", false), true) << r.err;
+  auto mtu = twin_it::twin("exec --lab " + lab_ + " vm1 -- cat /sys/class/net/eth1/mtu");
+  EXPECT_EQ(mtu.out, "1500\n");
 }
 
 TEST_F(MixedVmLab, StatusShowsTheDomainAndTheHostKeepsNoLabAddress) {

@@ -2,6 +2,8 @@
 // tests/data/vm/), the libvirt lifecycle against libvirt's test:///default driver (no daemon),
 // the tap wiring scripts, the guest agent protocol against a fake guest, and how guest pings
 // are read.
+#include "twin/engine/vm.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -323,6 +325,12 @@ TEST_F(VmLab, ConsoleShowsFindsPatternsAcrossPartialWrites) {
   EXPECT_EQ(off, 12u) << "the partial line is read again";
   f << "ADY\n" << std::flush;
   EXPECT_TRUE(twin::runtime::console_shows(log, "TWIN-READY", off));
+}
+
+TEST(Eui64, LinkLocalFromMac) {
+  EXPECT_EQ(twin::engine::eui64_link_local("52:54:00:00:00:01"), "fe80::5054:ff:fe00:1");
+  EXPECT_EQ(twin::engine::eui64_link_local("02:2f:00:01:00:1b"), "fe80::2f:ff:fe01:1b");
+  EXPECT_EQ(twin::engine::eui64_link_local("not a mac"), "");
 }
 
 // ---- wiring ------------------------------------------------------------------------------------

@@ -45,17 +45,6 @@ std::string last_console_line(const std::string& log) {
   return last.size() > 160 ? last.substr(last.size() - 160) : last;
 }
 
-// The guest's IPv6 link-local address from its MAC (modified EUI-64, RFC 4291 appendix A).
-std::string eui64_link_local(const std::string& mac) {
-  unsigned b[6];
-  if (std::sscanf(mac.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
-    return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "fe80::%x:%xff:fe%x:%x", ((b[0] ^ 2) << 8) | b[1], b[2], b[3],
-                (b[4] << 8) | b[5]);
-  return buf;
-}
-
 // Boots test-vm once under KVM and waits for its ready marker. `*started` says whether the
 // domain started at all (if not, `*detail` has libvirt's reason, which may be unrelated to KVM).
 Result<bool> kvm_trial(bool* started, std::string* detail, const std::string& uri,
@@ -79,7 +68,8 @@ Result<bool> kvm_trial(bool* started, std::string* detail, const std::string& ur
   auto t0 = Clock::now();
   if (auto r = (*hv)->start(runtime::domain_xml(n, "kvm")); !r) {
     *started = false;
-    *detail = r.error().message;
+    // QEMU's first words say why; its assertion dumps that follow do not.
+    *detail = r.error().message.substr(0, r.error().message.find('\n'));
     std::error_code ec;
     fs::remove(n.vm.console_log, ec);
     return false;
@@ -103,6 +93,16 @@ Result<bool> kvm_trial(bool* started, std::string* detail, const std::string& ur
 }
 
 }  // namespace
+
+std::string eui64_link_local(const std::string& mac) {
+  unsigned b[6];
+  if (std::sscanf(mac.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+    return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "fe80::%x:%x:%x:%x", ((b[0] ^ 2) << 8) | b[1], (b[2] << 8) | 0xff,
+                0xfe00 | b[3], (b[4] << 8) | b[5]);
+  return buf;
+}
 
 bool has_vms(const plan::Plan& plan) {
   for (const auto& n : plan.nodes)

@@ -53,6 +53,10 @@ Result<void> wait_vms_ready(const plan::Plan& plan, std::chrono::steady_clock::t
 void remove_vms(const State& s, proc::ProcessRunner& runner, int* removed,
                 std::vector<std::string>& problems);
 
+// The IPv6 link-local address a guest derives from its MAC (modified EUI-64, RFC 4291
+// appendix A): how to reach a NOS's management port over mgmt0 without DHCP. "" for a bad MAC.
+std::string eui64_link_local(const std::string& mac);
+
 // {"domain","uri","running","accel","console_log","agent","mgmt"} for `twin status`.
 nlohmann::json vm_status(const plan::Node& n);
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -18,6 +19,7 @@
 #include "twin/engine/lab.hpp"
 #include "twin/engine/mutate.hpp"
 #include "twin/replay/intent.hpp"
+#include "twin/runtime/agent.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
 #include "validators/registry.hpp"
@@ -162,8 +164,42 @@ Result<void> vtysh_apply(proc::ProcessRunner& runner, const plan::Node& n, const
 
 using runtime::frr_reload;
 
+// A VM's interfaces are the guest's: each line runs as `ip <line>` inside it (twin's agent), and
+// an MTU change is mirrored on the host side of the wire (veth end and tap in the node's
+// namespace) so frames of the new size pass.
+Result<void> guest_ip_batch(proc::ProcessRunner& runner, const plan::Node& n,
+                            const std::string& script, const std::string& what) {
+  if (n.vm.agent != "twin")
+    return usage_error(what + ": node " + n.name + " is a VM whose image (" + n.image +
+                       ") runs no twin agent; change its interfaces in the NOS (twin console " +
+                       n.name + ")");
+  std::string host;
+  std::istringstream in(script);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    auto r = runtime::agent_exec(n.vm.agent_socket, "ip " + line);
+    if (!r) return r.error().with_context(what);
+    if (r->exit_code != 0)
+      return harness_error(what + ": in the guest, ip " + line + ": " + r->output);
+    std::istringstream words(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    // "link set dev IF mtu N"
+    if (w.size() == 6 && w[0] == "link" && w[1] == "set" && w[2] == "dev" && w[4] == "mtu")
+      for (const auto& i : n.interfaces)
+        if (i.name == w[3])
+          host += "link set dev " + i.name + " mtu " + w[5] + "\nlink set dev " + i.tap + " mtu " +
+                  w[5] + "\n";
+  }
+  if (host.empty()) return {};
+  auto r = runner.run({{"ip", "-n", n.netns, "-batch", "-"}, host, 30s});
+  if (!r) return r.error().with_context(what);
+  if (r->exit_code != 0) return harness_error(what + ": host side of the VM's links: " + r->err);
+  return {};
+}
+
 Result<void> ip_batch(proc::ProcessRunner& runner, const plan::Node& n, const std::string& script,
                       const std::string& what) {
+  if (plan::is_vm(n)) return guest_ip_batch(runner, n, script, what);
   auto r = runner.run({{"ip", "-n", n.netns, "-batch", "-"}, script, 30s});
   if (!r) return r.error().with_context(what);
   if (r->exit_code != 0) return harness_error(what + ": " + trim(r->err + r->out));

@@ -103,20 +103,18 @@ std::string domain_xml(const plan::Node& n, const std::string& type) {
   struct Nic {
     int index;
     std::string mac, tap;
-    int mtu;
   };
   std::vector<Nic> nics;
-  if (!vm.mgmt_tap.empty()) nics.push_back({0, vm.mgmt_mac, vm.mgmt_tap, 1500});
-  for (const auto& i : n.interfaces) nics.push_back({i.nic, i.mac, i.tap, i.mtu});
+  if (!vm.mgmt_tap.empty()) nics.push_back({0, vm.mgmt_mac, vm.mgmt_tap});
+  for (const auto& i : n.interfaces) nics.push_back({i.nic, i.mac, i.tap});
   std::stable_sort(nics.begin(), nics.end(),
                    [](const Nic& a, const Nic& b) { return a.index < b.index; });
   for (const auto& nic : nics) {
     x << "    <interface type='ethernet'>\n"
       << "      <mac address='" << xml_escape(nic.mac) << "'/>\n"
       << "      <target dev='" << xml_escape(nic.tap) << "' managed='no'/>\n"
-      << "      <model type='" << xml_escape(vm.nic_model) << "'/>\n";
-    if (vm.nic_model == "virtio") x << "      <mtu size='" << nic.mtu << "'/>\n";
-    x << "    </interface>\n";
+      << "      <model type='" << xml_escape(vm.nic_model) << "'/>\n"
+      << "    </interface>\n";
   }
   x << "    <serial type='pty'>\n"
     << "      <log file='" << xml_escape(vm.console_log) << "' append='off'/>\n"

@@ -25,8 +25,10 @@ std::string default_libvirt_uri();
 // (the test:///default driver, which ignores devices it does not model). Pure and
 // deterministic. Elements and their meaning: libvirt "Domain XML format" (formatdomain.html):
 // the serial console is a pty whose output libvirt also logs to plan Vm::console_log; the agent
-// channel is a virtio-serial port named org.twin.agent.0 bound to Vm::agent_socket; each NIC
-// carries <mtu> so a virtio guest learns the link MTU (VIRTIO_NET_F_MTU).
+// channel is a virtio-serial port named org.twin.agent.0 bound to Vm::agent_socket. NICs carry
+// no <mtu>: virtio's MTU feature (VIRTIO_NET_F_MTU) also caps the guest's maximum MTU at that
+// value, and a change set raising a VM port to jumbo frames must work as on a namespace; the
+// guest sets its MTU itself (test-vm from its command line, a NOS from its configuration).
 std::string domain_xml(const plan::Node& node, const std::string& type);
 
 // "tcg" for domain type "qemu", else the type itself: how reports name the accelerator.
