@@ -188,6 +188,7 @@ int run_status(const StatusOptions& o) {
   for (const auto& n : j["nodes"]) {
     degraded |= !n["netns_present"].get<bool>();
     for (const auto& d : n["daemons"]) degraded |= !d["alive"].get<bool>();
+    if (n.contains("vm")) degraded |= n["vm"]["running"] != true;
   }
   if (o.json) {
     std::cout << j.dump(2) << "\n";
@@ -202,6 +203,15 @@ int run_status(const StatusOptions& o) {
     for (const auto& d : n["daemons"])
       std::cout << " " << d["name"].get<std::string>() << "[" << d["pid"].get<int>()
                 << (d["alive"].get<bool>() ? "" : " DEAD") << "]";
+    if (n.contains("vm")) {
+      const auto& vm = n["vm"];
+      std::cout << " VM " << vm.value("domain", "") << " "
+                << (vm["running"] == true    ? "running"
+                    : vm["running"] == false ? "NOT RUNNING"
+                                             : "unknown")
+                << " (" << vm.value("accel", "") << ")";
+      if (vm.contains("mgmt")) std::cout << ", mgmt " << vm.value("mgmt", "");
+    }
     std::cout << "\n";
   }
   std::cout << "\nlinks:\n";
@@ -214,7 +224,9 @@ int run_status(const StatusOptions& o) {
               << " mtu " << mtu(l["a_mtu"]) << "/" << mtu(l["b_mtu"])
               << (ok ? "" : "  (expected " + mtu(l["mtu_expected"]) + ")") << "\n";
   }
-  if (degraded) std::cout << "\nlab is degraded: a daemon is dead or a namespace is missing\n";
+  if (degraded)
+    std::cout << "\nlab is degraded: a daemon is dead, a VM is not running or a namespace is "
+                 "missing\n";
   return degraded ? 1 : 0;
 }
 

@@ -16,6 +16,7 @@
 #include "twin/engine/node_ops.hpp"
 #include "twin/engine/vm.hpp"
 #include "twin/plan/plan.hpp"
+#include "twin/runtime/agent.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/netlink.hpp"
 #include "twin/validate/validator.hpp"
@@ -652,7 +653,11 @@ Result<nlohmann::json> status(const std::string& lab) {
         nj["daemons"].push_back(
             {{"name", r.name}, {"pid", r.pid}, {"alive", process_alive(r.pid, r.start_time)}});
     j["nodes"].push_back(nj);
-    if (present) {
+    if (plan::is_vm(n) && n.vm.agent == "twin") {
+      // A VM's ports are the guest's: its namespace only holds the wires' host ends.
+      auto l = runtime::guest_table(n.vm.agent_socket, runtime::KernelTable::kLinks);
+      if (l) links_by_node[n.name] = *l;
+    } else if (present) {
       auto l = runtime::kernel_json(n.netns, runtime::KernelTable::kLinks);
       if (l) links_by_node[n.name] = *l;
     }
