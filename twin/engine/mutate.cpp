@@ -160,6 +160,26 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
       return input_error("node " + n.name + " changes kind or image (" + old->kind + "/" +
                          old->image + " -> " + n.kind + "/" + n.image +
                          "); that needs a new lab (twin down; twin up)");
+  // A VM's NICs are fixed when its domain starts (no hot-plug here): a topology step may not
+  // add or remove VMs or their links.
+  auto vm_node = [&](const std::string& name) {
+    const auto* n = to.find(name);
+    if (!n) n = from.find(name);
+    return n && plan::is_vm(*n);
+  };
+  for (const auto* set : {&d.add_nodes, &d.remove_nodes})
+    for (const auto* n : *set)
+      if (plan::is_vm(*n))
+        return input_error("a topology step adds or removes VM node " + n->name +
+                           ", which a running lab cannot do; that needs a new lab (twin down; "
+                           "twin up)");
+  for (const auto* set : {&d.add_links, &d.remove_links, &d.mtu_links})
+    for (const auto* l : *set)
+      if (vm_node(l->a_node) || vm_node(l->b_node))
+        return input_error("a topology step changes the links of VM node " +
+                           (vm_node(l->a_node) ? l->a_node : l->b_node) +
+                           ", whose NICs are fixed while it runs; that needs a new lab "
+                           "(twin down; twin up), or for an MTU a `link` or `interface` step");
   auto loaded = load_state(lab);
   if (!loaded) return loaded.error();
   State& st = *loaded;
