@@ -47,7 +47,7 @@ nodes:
 links:
   - endpoints: [leaf1:swp1, vx1:swp2]
     mtu: 9000
-  - endpoints: [leaf1:swp2, sonic1:Ethernet8]
+  - endpoints: [leaf1:swp2, sonic1:Ethernet4]
   - endpoints: [vx1:swp1, sonic1:Ethernet0]
   - endpoints: [leaf1:swp3, vm1:eth1]
     addresses:
@@ -147,11 +147,40 @@ TEST_F(VmLab, ProfileMistakesAreNamed) {
 TEST_F(VmLab, PortsOutsideTheImagesNamingAreRejected) {
   Diagnostics d;
   std::string text = kMixed;
-  text.replace(text.find("sonic1:Ethernet8"), 16, "sonic1:Ethernet6");
+  text.replace(text.find("sonic1:Ethernet4"), 16, "sonic1:Ethernet6");
   EXPECT_FALSE(load(text, d) && d.empty());
   EXPECT_EQ(message_for(d, "links[1].endpoints[1]"),
-            "interface 'Ethernet6' is not a port of image sonic-vs (a VM whose ports are "
+            "interface 'Ethernet6' is not a port name of image sonic-vs (a VM whose ports are "
             "Ethernet0, Ethernet4, Ethernet8, ...)")
+      << dump(d);
+  // One spelling per port.
+  Diagnostics alias;
+  text = kMixed;
+  text.replace(text.find("vx1:swp2"), 8, "vx1:swp02");
+  EXPECT_FALSE(load(text, alias) && alias.empty());
+  EXPECT_NE(message_for(alias, "links[0].endpoints[1]").find("'swp02' is not a port name"),
+            std::string::npos)
+      << dump(alias);
+}
+
+TEST_F(VmLab, PortsOfAVmRunWithoutGaps) {
+  // The guest numbers ports by NIC order and twin gives one NIC per linked port.
+  Diagnostics d;
+  std::string text = kMixed;
+  text.replace(text.find("sonic1:Ethernet4"), 16, "sonic1:Ethernet8");
+  EXPECT_FALSE(load(text, d) && d.empty());
+  EXPECT_EQ(message_for(d, "nodes.sonic1"),
+            "VM sonic1 has links on ports after Ethernet4 but none on Ethernet4")
+      << dump(d);
+}
+
+TEST_F(VmLab, KernelBootVmPortNamesFitTheCommandLine) {
+  Diagnostics d;
+  std::string text = kMixed;
+  text.replace(text.find("vm1:eth1"), 8, "vm1:e+x");
+  EXPECT_FALSE(load(text, d) && d.empty());
+  EXPECT_EQ(message_for(d, "links[3].endpoints[1]"),
+            "interface 'e+x' of VM vm1 must be letters, digits, '_', '-' or '.'")
       << dump(d);
 }
 
@@ -194,7 +223,7 @@ TEST_F(VmLab, PlanGivesEachVmItsDomainTapsAndNics) {
   const auto* sonic = p.find("sonic1");
   nic.clear();
   for (const auto& i : sonic->interfaces) nic[i.name] = i.nic;
-  EXPECT_EQ(nic, (std::map<std::string, int>{{"Ethernet0", 1}, {"Ethernet8", 3}}));
+  EXPECT_EQ(nic, (std::map<std::string, int>{{"Ethernet0", 1}, {"Ethernet4", 2}}));
   // Taps: unique across the lab, within IFNAMSIZ, never a netns node's.
   std::set<std::string> taps;
   for (const auto& n : p.nodes) {
@@ -258,10 +287,10 @@ TEST_F(VmLab, DomainXmlEscapesAndOrdersNics) {
   n.vm.initrd = "/i";
   auto x = twin::runtime::domain_xml(n, "qemu");
   EXPECT_NE(x.find("<cmdline>a&lt;b &amp; &apos;c&apos;</cmdline>"), std::string::npos) << x;
-  // NIC order follows the guest's: management, Ethernet0, Ethernet8.
+  // NIC order follows the guest's: management, Ethernet0, Ethernet4 (topology order differs).
   auto at = [&](const std::string& s) { return x.find(s); };
   auto mgmt = at(n.vm.mgmt_tap), e0 = at(n.interfaces[1].tap), e8 = at(n.interfaces[0].tap);
-  EXPECT_EQ(n.interfaces[0].name, "Ethernet8");
+  EXPECT_EQ(n.interfaces[0].name, "Ethernet4");
   EXPECT_LT(mgmt, e0);
   EXPECT_LT(e0, e8);
   EXPECT_EQ(x.find("<cpu mode='host-passthrough'/>"), std::string::npos) << "only for kvm";
@@ -396,7 +425,7 @@ class FakeGuest {
         std::string id = line.substr(0, sp), cmd = line.substr(sp + 1);
         std::string out = reply(cmd);
         std::string end = out + "\n\x1eTWIN-END " + id + " 3\n";
-        if (cmd == "never")
+        if (cmd.find("'never'") != std::string::npos)
           std::this_thread::sleep_for(std::chrono::milliseconds(400));  // holds the line, silent
         else
           (void)!::write(c, end.data(), end.size());
@@ -426,7 +455,8 @@ TEST_F(VmLab, AgentRunsOneLineAndReturnsOutputAndExitCode) {
   auto r = twin::runtime::agent_exec(sock, "ip link set eth1 mtu 1400");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->exit_code, 3);
-  EXPECT_EQ(r->output, "ran: ip link set eth1 mtu 1400");
+  // The guest kills a command once the caller stops waiting (10 s by default).
+  EXPECT_EQ(r->output, "ran: timeout -s KILL 10 sh -c 'ip link set eth1 mtu 1400'");
   EXPECT_FALSE(twin::runtime::agent_exec(sock, "two\nlines"));
   auto slow = twin::runtime::agent_exec(sock, "never", std::chrono::milliseconds(200));
   ASSERT_FALSE(slow);
@@ -439,7 +469,8 @@ TEST_F(VmLab, AgentTablesParseAndMissingAgentIsNamed) {
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().kind, twin::ErrorKind::kEnvironment);
   FakeGuest g(sock, [](const std::string& cmd) {
-    if (cmd == "twin-json links") return std::string(R"([{"ifname":"eth1","mtu":1400}])");
+    if (cmd.find("twin-json links") != std::string::npos)
+      return std::string(R"([{"ifname":"eth1","mtu":1400}])");
     return std::string("not json");
   });
   // The fake exits 3 for everything: a table command that fails is an error naming it.

@@ -40,7 +40,14 @@ int run_console(const ConsoleOptions& o) {
   auto st = engine::load_lab(o.lab);
   if (!st) return fail(st.error().message, exit_code(st.error()));
   const plan::Node* node = st->plan.find(o.node);
-  if (!node) return fail("lab " + st->lab + " has no node '" + o.node + "'", 2);
+  if (!node) {
+    std::string names;
+    for (const auto& n : st->plan.nodes)
+      if (plan::is_vm(n)) names += (names.empty() ? "" : ", ") + n.name;
+    return fail("lab " + st->lab + " has no node '" + o.node + "'" +
+                    (names.empty() ? "; it has no VM nodes" : "; its VM nodes: " + names),
+                2);
+  }
   if (!plan::is_vm(*node))
     return fail(
         "node " + o.node + " is a network namespace, not a VM: use `twin shell " + o.node + "`", 2);
@@ -79,7 +86,9 @@ int run_console(const ConsoleOptions& o) {
   auto last_output = std::chrono::steady_clock::now();
   char buf[4096];
   for (;;) {
-    pollfd p[2] = {{fd, POLLIN, 0}, {STDIN_FILENO, static_cast<short>(stdin_open ? POLLIN : 0), 0}};
+    // A closed stdin leaves the set (a negative fd is ignored): else poll keeps reporting its
+    // hang-up and the loop spins.
+    pollfd p[2] = {{fd, POLLIN, 0}, {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}};
     int n = ::poll(p, 2, 100);
     if (n < 0 && errno != EINTR) break;
     if (interrupted()) break;

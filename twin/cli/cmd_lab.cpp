@@ -69,6 +69,7 @@ int run_up(const UpOptions& o) {
   eo.keep_on_failure = o.keep_on_failure;
   eo.wait_converged = !o.no_wait;
   eo.timeout = std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
+  eo.timeout_explicit = o.timeout_explicit;
   eo.parallel = o.parallel;
   eo.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
   eo.libvirt_uri = o.libvirt_uri.empty() ? runtime::default_libvirt_uri() : o.libvirt_uri;

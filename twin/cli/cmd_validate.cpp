@@ -1,4 +1,5 @@
 // twin validate: run the validator families against a running lab and print a verdict.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "twin/core/util.hpp"
 #include "twin/engine/state.hpp"
 #include "twin/report/report.hpp"
+#include "twin/runtime/agent.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
 #include "twin/validate/system_probe.hpp"
@@ -67,7 +69,14 @@ void write_artifacts(const std::string& dir, const engine::State& st,
              {"ip-route.json", {"route", "show"}},
              {"ip6-route.json", {"-6", "route", "show"}},
              {"ip-link.json", {"-s", "link", "show"}}}) {
-      auto j = runtime::ip_json(runner, n.netns, args);
+      // A VM's tables are the guest's (its namespace only holds the wires' host ends); the
+      // console log is copied above with the other logs.
+      runtime::KernelTable table;
+      std::vector<std::string> plain = args;
+      plain.erase(std::remove(plain.begin(), plain.end(), "-s"), plain.end());
+      auto j = plan::is_vm(n) && n.vm.agent == "twin" && runtime::kernel_table_of(plain, &table)
+                   ? runtime::guest_table(n.vm.agent_socket, table)
+                   : runtime::ip_json(runner, n.netns, args);
       std::ofstream(nd / file) << (j ? j->dump(2) : "error: " + j.error().message) << "\n";
     }
     if (n.kind == "frr") {

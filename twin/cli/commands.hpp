@@ -20,6 +20,7 @@ struct UpOptions {
   bool keep_on_failure = false;
   bool no_wait = false;
   double timeout_s = 300;
+  bool timeout_explicit = false;  // --timeout given (else VMs' ready-timeouts extend it)
   double converge_timeout_s = 60;
   int parallel = 4;
   bool json = false;

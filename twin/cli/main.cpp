@@ -49,9 +49,12 @@ int main(int argc, char** argv) {
                 "the same topology in parallel)");
   u->add_flag("--keep-on-failure", up.keep_on_failure, "leave a half-built lab for inspection");
   u->add_flag("--no-wait", up.no_wait, "return once daemons run, without waiting for BGP");
-  u->add_option("--timeout", up.timeout_s, "seconds for the whole bring-up, convergence included")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  auto* up_timeout =
+      u->add_option("--timeout", up.timeout_s,
+                    "seconds for the whole bring-up, convergence included (with VMs: at least "
+                    "their longest ready-timeout + 120 unless given)")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
   u->add_option("--converge-timeout", up.converge_timeout_s,
                 "seconds to wait for every BGP session to be Established")
       ->capture_default_str()
@@ -62,7 +65,10 @@ int main(int argc, char** argv) {
   u->add_option("--libvirt-uri", up.libvirt_uri,
                 "libvirt connection for VM nodes (default: $TWIN_LIBVIRT_URI or qemu:///system)");
   u->add_flag("--json", up.json, "print the summary as JSON");
-  u->callback([&] { code = twin::cli::run_up(up); });
+  u->callback([&] {
+    up.timeout_explicit = up_timeout->count() > 0;
+    code = twin::cli::run_up(up);
+  });
 
   twin::cli::DownOptions down;
   auto* d = app.add_subcommand("down", "Remove everything the lab's state file records");

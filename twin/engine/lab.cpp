@@ -340,7 +340,10 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
       return e.with_context("twin up").with_context("teardown also failed: " + d.error().message);
     return e.with_context("twin up");
   };
-  auto deadline = t0 + opts.timeout;
+  auto timeout = opts.timeout;
+  if (vms && !opts.timeout_explicit)
+    timeout = std::max<std::chrono::milliseconds>(timeout, longest_ready_timeout(plan) + 120s);
+  auto deadline = t0 + timeout;
 
   // 1. The lab directory (already claimed) and the cgroup, before any process exists.
   std::string cg = cgroup2_mount() + "/twin/" + plan.lab;
@@ -465,7 +468,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   }
   sum.daemons_ms = ms_since(td);
   if (Clock::now() > deadline)
-    return fail(harness_error("timed out after " + seconds_text(opts.timeout) +
+    return fail(harness_error("timed out after " + seconds_text(timeout) +
                               " (--timeout) while starting daemons"));
 
   // VMs booted while the daemons started; a lab is up once every guest is ready.
@@ -497,7 +500,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
       break;
     }
     if (Clock::now() > deadline)
-      return fail(harness_error("timed out after " + seconds_text(opts.timeout) +
+      return fail(harness_error("timed out after " + seconds_text(timeout) +
                                 " (--timeout) waiting for BGP: " + std::to_string(c.established) +
                                 "/" + std::to_string(c.expected) + " sessions Established"));
     if (Clock::now() > converge_deadline) break;

@@ -20,6 +20,9 @@ struct UpOptions {
   std::string name;  // overrides the topology's lab name ("" = keep)
   bool keep_on_failure = false;
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};  // whole `up`, incl. waiting
+  // Unless the caller set `timeout` itself, a lab with VMs gets at least the longest VM
+  // ready-timeout plus 120 s: a NOS under TCG may take 10 minutes to boot.
+  bool timeout_explicit = false;
   bool wait_converged = true;  // wait until every expected BGP session is Established
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(60)};  // ... for at most this
   int parallel = 4;                                                      // nodes started at once

@@ -104,6 +104,19 @@ std::string eui64_link_local(const std::string& mac) {
   return buf;
 }
 
+std::string octal(unsigned mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", mode);
+  return buf;
+}
+
+std::chrono::seconds longest_ready_timeout(const plan::Plan& plan) {
+  int s = 0;
+  for (const auto& n : plan.nodes)
+    if (plan::is_vm(n)) s = std::max(s, n.vm.ready_timeout_s);
+  return std::chrono::seconds(s);
+}
+
 bool has_vms(const plan::Plan& plan) {
   for (const auto& n : plan.nodes)
     if (plan::is_vm(n)) return true;
@@ -133,8 +146,7 @@ Result<void> vm_preflight(const plan::Plan& plan, const std::string& uri) {
         struct stat sb {};
         if (::stat(p.c_str(), &sb) == 0 && !(sb.st_mode & S_IXOTH))
           return input_error("node " + n.name + ": " + path + " is under " + p.string() +
-                             ", which QEMU's user cannot enter (mode " +
-                             std::to_string(sb.st_mode & 0777) +
+                             ", which QEMU's user cannot enter (mode " + octal(sb.st_mode & 0777) +
                              "): keep VM images in a folder like /var/lib/twin/images");
       }
     }
@@ -323,12 +335,15 @@ Result<void> wait_vms_ready(const plan::Plan& plan, std::chrono::steady_clock::t
       }
       auto waited = Clock::now() - t0;
       std::string last = last_console_line(vm.console_log);
-      if (waited > std::chrono::seconds(vm.ready_timeout_s) || Clock::now() > deadline)
+      bool own = waited > std::chrono::seconds(vm.ready_timeout_s);
+      if (own || Clock::now() > deadline)
         return harness_error(
-            "VM " + w.n->name + " did not print '" + vm.ready_pattern + "' on its console within " +
-            std::to_string(vm.ready_timeout_s) + " s (ready-timeout of image " + w.n->image +
-            "); last console line: " + (last.empty() ? "(none)" : "'" + last + "'") +
-            "; console log " + vm.console_log);
+            "VM " + w.n->name + " did not print '" + vm.ready_pattern + "' on its console " +
+            (own ? "within " + std::to_string(vm.ready_timeout_s) + " s (ready-timeout of image " +
+                       w.n->image + ")"
+                 : std::string("before up's --timeout ran out")) +
+            "; last console line: " + (last.empty() ? "(none)" : "'" + last + "'") +
+            " (twin up --keep-on-failure keeps the console log, " + vm.console_log + ")");
       if (check_alive) {
         auto& hv = hvs[vm.uri];
         if (!hv) {

@@ -18,6 +18,8 @@ using RecordFn = std::function<Result<void>(std::vector<Resource>)>;
 
 // True if the plan has VM nodes.
 bool has_vms(const plan::Plan& plan);
+// The longest ready-timeout of the plan's VMs (0 without VMs).
+std::chrono::seconds longest_ready_timeout(const plan::Plan& plan);
 
 // Before anything is created: every VM's files exist (each missing one named with the profile
 // that wants it), the kernel command lines fit, qemu-img exists for disk images, libvirt answers

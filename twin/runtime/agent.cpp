@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +13,8 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+
+#include "twin/core/util.hpp"
 
 namespace twin::runtime {
 
@@ -46,8 +49,10 @@ Result<AgentReply> agent_exec(const std::string& socket, const std::string& comm
   if (command.find('\n') != std::string::npos)
     return usage_error("a guest agent command is one line");
   std::lock_guard serial(socket_mutex(socket));
+  // Unique across processes: a reply left over from a request another twin process abandoned
+  // (timed out, interrupted) carries that request's id and is skipped, never taken for ours.
   static std::atomic<unsigned> next_id{1};
-  std::string id = std::to_string(next_id++);
+  std::string id = std::to_string(::getpid()) + "." + std::to_string(next_id++);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   if (socket.size() >= sizeof sa.sun_path) return harness_error("socket path too long: " + socket);
@@ -57,7 +62,11 @@ Result<AgentReply> agent_exec(const std::string& socket, const std::string& comm
   if (::connect(s.fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
     return env_error("cannot reach the guest agent at " + socket + ": " + std::strerror(errno) +
                      " (is the VM running, and does its image run twin's agent?)");
-  std::string line = id + " " + command + "\n";
+  // The guest kills the command when the caller stops waiting: the agent runs one command at
+  // a time, and one that never ends would block every later request.
+  long limit_s = std::max<long>(1, static_cast<long>((timeout.count() + 999) / 1000));
+  std::string line =
+      id + " timeout -s KILL " + std::to_string(limit_s) + " sh -c " + sh_quote(command) + "\n";
   for (size_t off = 0; off < line.size();) {
     ssize_t w = ::send(s.fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
     if (w < 0) {
@@ -86,13 +95,17 @@ Result<AgentReply> agent_exec(const std::string& socket, const std::string& comm
         return r;
       }
     }
+    if (interrupted())
+      return Error{ErrorKind::kInterrupted,
+                   "interrupted waiting for the guest agent (the command may still run in the "
+                   "guest until its time limit)"};
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return harness_error("the guest agent did not answer '" + command + "' within " +
                            std::to_string(timeout.count()) + " ms");
     pollfd p{s.fd, POLLIN, 0};
-    int pr = ::poll(&p, 1, static_cast<int>(left.count()));
+    int pr = ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 200)));
     if (pr < 0 && errno == EINTR) continue;
     if (pr <= 0) continue;
     char chunk[4096];

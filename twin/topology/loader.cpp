@@ -82,6 +82,7 @@ const std::vector<std::string> kKinds = {"frr", "host"};
 const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",   "staticd", "bfdd",
                                                 "ospfd", "ospf6d", "isisd",   "pathd"};
 const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
+const std::regex kGuestIfRe("[A-Za-z0-9_.-]+");
 
 // Where a parsed value was written: its place and its field path ("nodes.r1.loopback[1]").
 struct Where {
@@ -451,7 +452,9 @@ class Loader {
         if (auto x = as_int(n, std::string("vm.") + key)) {
           if (*x < lo || *x > hi)
             error(n, std::string("vm.") + key,
-                  "expected " + std::to_string(lo) + "-" + std::to_string(hi) + " " + unit, "");
+                  "expected " + std::to_string(lo) + "-" + std::to_string(hi) +
+                      (*unit ? std::string(" ") + unit : std::string()),
+                  "");
           else
             out = static_cast<int>(*x);
         }
@@ -714,6 +717,29 @@ class Loader {
   void check_semantics(Topology& t) {
     std::vector<std::string> names;
     for (const auto& n : t.nodes) names.push_back(n.name);
+    // A VM gets one NIC per linked port, in port order, and its guest numbers ports by NIC
+    // order: linked ports must run from the image's first port without a gap.
+    for (const auto& n : t.nodes) {
+      const auto& vm = n.profile.vm;
+      if (n.profile.backend != "libvirt" || vm.interface_pattern.empty()) continue;
+      std::set<int> nics;
+      for (const auto& l : t.links)
+        for (const Endpoint* e : {&l.a, &l.b})
+          if (e->node == n.name)
+            if (int k = vm_data_nic(vm, e->interface); k >= 0) nics.insert(k);
+      if (nics.empty() || *nics.rbegin() == static_cast<int>(nics.size()) - 1) continue;
+      int gap = 0;
+      while (nics.count(gap)) ++gap;
+      std::string p = vm.interface_pattern, first = p, missing = p;
+      first.replace(first.find("{n}"), 3, std::to_string(vm.interface_first));
+      missing.replace(missing.find("{n}"), 3,
+                      std::to_string(vm.interface_first + gap * vm.interface_step));
+      error(n.mark, "nodes." + n.name,
+            "VM " + n.name + " has links on ports after " + missing + " but none on " + missing,
+            "twin gives a VM one NIC per linked port and its guest names ports in NIC order: "
+            "link its ports from " +
+                first + " on without gaps");
+    }
     std::map<std::pair<std::string, std::string>, Mark> used;
     for (size_t i = 0; i < t.links.size(); ++i) {
       Link& l = t.links[i];
@@ -747,10 +773,19 @@ class Loader {
                              std::to_string(vm.interface_first + k * vm.interface_step));
           };
           error(e.mark, ef,
-                "interface '" + e.interface + "' is not a port of image " + n->image +
+                "interface '" + e.interface + "' is not a port name of image " + n->image +
                     " (a VM whose ports are " + name_of(0) + ", " + name_of(1) + ", " + name_of(2) +
                     ", ...)",
                 "name the VM's ports as its image does (profile " + n->profile.file + ")");
+          ok = false;
+        } else if (n && n->profile.backend == "libvirt" &&
+                   n->profile.vm.interface_pattern.empty() &&
+                   !std::regex_match(e.interface, kGuestIfRe)) {
+          // The guest learns these names from its kernel command line (twin.if=MAC,NAME,...).
+          error(e.mark, ef,
+                "interface '" + e.interface + "' of VM " + e.node +
+                    " must be letters, digits, '_', '-' or '.'",
+                "the guest takes its interface names from its kernel command line");
           ok = false;
         }
       }

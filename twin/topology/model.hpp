@@ -108,8 +108,10 @@ inline int vm_data_nic(const VmProfile& vm, const std::string& name) {
       name.compare(name.size() - post.size(), post.size(), post) != 0)
     return -1;
   std::string digits = name.substr(pre.size(), name.size() - pre.size() - post.size());
+  // One spelling per port: swp01 is not swp1.
   if (digits.empty() || digits.size() > 6 ||
-      digits.find_first_not_of("0123456789") != std::string::npos)
+      digits.find_first_not_of("0123456789") != std::string::npos ||
+      (digits.size() > 1 && digits[0] == '0'))
     return -1;
   int n = std::stoi(digits);
   if (n < vm.interface_first || (n - vm.interface_first) % vm.interface_step != 0) return -1;
