@@ -87,6 +87,17 @@ class VmLab : public ::testing::Test {
       if (i.field == field) return i.message;
     return "";
   }
+  // kMixed with `from` replaced by `to` must fail to load: the message for `field`.
+  std::string rejection(const std::string& from, const std::string& to,
+                        const std::string& field) const {
+    std::string text = kMixed;
+    text.replace(text.find(from), from.size(), to);
+    Diagnostics d;
+    EXPECT_FALSE(load(text, d) && d.empty()) << text;
+    std::string m = message_for(d, field);
+    if (m.empty()) ADD_FAILURE() << "no diagnostic for " << field << ":\n" << dump(d);
+    return m;
+  }
   twin::plan::Plan mixed_plan() const {
     Diagnostics d;
     auto t = load(kMixed, d);
@@ -145,43 +156,24 @@ TEST_F(VmLab, ProfileMistakesAreNamed) {
 }
 
 TEST_F(VmLab, PortsOutsideTheImagesNamingAreRejected) {
-  Diagnostics d;
-  std::string text = kMixed;
-  text.replace(text.find("sonic1:Ethernet4"), 16, "sonic1:Ethernet6");
-  EXPECT_FALSE(load(text, d) && d.empty());
-  EXPECT_EQ(message_for(d, "links[1].endpoints[1]"),
+  EXPECT_EQ(rejection("sonic1:Ethernet4", "sonic1:Ethernet6", "links[1].endpoints[1]"),
             "interface 'Ethernet6' is not a port name of image sonic-vs (a VM whose ports are "
-            "Ethernet0, Ethernet4, Ethernet8, ...)")
-      << dump(d);
+            "Ethernet0, Ethernet4, Ethernet8, ...)");
   // One spelling per port.
-  Diagnostics alias;
-  text = kMixed;
-  text.replace(text.find("vx1:swp2"), 8, "vx1:swp02");
-  EXPECT_FALSE(load(text, alias) && alias.empty());
-  EXPECT_NE(message_for(alias, "links[0].endpoints[1]").find("'swp02' is not a port name"),
-            std::string::npos)
-      << dump(alias);
+  EXPECT_EQ(rejection("vx1:swp2", "vx1:swp02", "links[0].endpoints[1]"),
+            "interface 'swp02' is not a port name of image cumulus-vx (a VM whose ports are "
+            "swp1, swp2, swp3, ...)");
 }
 
 TEST_F(VmLab, PortsOfAVmRunWithoutGaps) {
   // The guest numbers ports by NIC order and twin gives one NIC per linked port.
-  Diagnostics d;
-  std::string text = kMixed;
-  text.replace(text.find("sonic1:Ethernet4"), 16, "sonic1:Ethernet8");
-  EXPECT_FALSE(load(text, d) && d.empty());
-  EXPECT_EQ(message_for(d, "nodes.sonic1"),
-            "VM sonic1 has links on ports after Ethernet4 but none on Ethernet4")
-      << dump(d);
+  EXPECT_EQ(rejection("sonic1:Ethernet4", "sonic1:Ethernet8", "nodes.sonic1"),
+            "VM sonic1 has links on ports after Ethernet4 but none on Ethernet4");
 }
 
 TEST_F(VmLab, KernelBootVmPortNamesFitTheCommandLine) {
-  Diagnostics d;
-  std::string text = kMixed;
-  text.replace(text.find("vm1:eth1"), 8, "vm1:e+x");
-  EXPECT_FALSE(load(text, d) && d.empty());
-  EXPECT_EQ(message_for(d, "links[3].endpoints[1]"),
-            "interface 'e+x' of VM vm1 must be letters, digits, '_', '-' or '.'")
-      << dump(d);
+  EXPECT_EQ(rejection("vm1:eth1", "vm1:e+x", "links[3].endpoints[1]"),
+            "interface 'e+x' of VM vm1 must be letters, digits, '_', '-' or '.'");
 }
 
 TEST(VmDataNic, FollowsPatternFirstAndStep) {
