@@ -28,10 +28,9 @@ struct Interface {
   bool up = true;
   // VM nodes (backend libvirt): the NIC behind this interface. `tap` is the host's tap device
   // (created in the root namespace, moved into the node's netns once QEMU holds it), `nic` its
-  // position among the VM's NICs, `guest_name` the interface's name inside the guest.
+  // position among the VM's NICs. The guest names the interface as the topology does.
   std::string tap;
   int nic = -1;
-  std::string guest_name;
 };
 
 // A VM node's domain: what libvirt boots (runtime/libvirt.hpp renders it as domain XML).

@@ -130,14 +130,9 @@ void plan_vm(const Plan& p, size_t node_index, Node& n, const topology::Node& tn
   for (size_t k = 0; k < n.interfaces.size(); ++k) {
     auto& i = n.interfaces[k];
     i.tap = tap_name(p.lab, n.name, i.name);
-    if (vp.interface_pattern.empty()) {
-      i.guest_name = i.name;
-      i.nic = base + static_cast<int>(k);
-    } else {
-      // The loader checked that the name is one of the NICs the pattern names.
-      i.guest_name = i.name;
-      i.nic = base + topology::vm_data_nic(vp, i.name);
-    }
+    // The loader checked that a name matches the image's pattern, when it has one.
+    i.nic = base + (vp.interface_pattern.empty() ? static_cast<int>(k)
+                                                 : topology::vm_data_nic(vp, i.name));
   }
   // Kernel boot: the guest learns its interfaces and routes from the command line
   // (tools/test-vm/init reads these keys).
@@ -146,7 +141,7 @@ void plan_vm(const Plan& p, size_t node_index, Node& n, const topology::Node& tn
     if (!vp.cmdline.empty()) c += " " + vp.cmdline;
     c += " twin.hostname=" + n.name;
     for (const auto& i : n.interfaces) {
-      c += " twin.if=" + i.mac + "," + i.guest_name + "," + std::to_string(i.mtu);
+      c += " twin.if=" + i.mac + "," + i.name + "," + std::to_string(i.mtu);
       for (const auto& a : i.addresses) c += "," + a;
     }
     for (const auto& r : n.routes) c += " twin.route=" + r.destination + "," + r.via;
@@ -324,7 +319,7 @@ PathTable expected_paths(const Plan& plan) {
 // WITH_DEFAULT: fields added later (intent) default when a state file written by an older twin
 // lacks them.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Interface, name, peer_node, peer_interface, mtu,
-                                                mac, addresses, fabric, up, tap, nic, guest_name)
+                                                mac, addresses, fabric, up, tap, nic)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, accel_reason, kernel,
                                                 initrd, disk, overlay, cmdline, vcpus, memory_mib,
                                                 nic_model, accel, ready_pattern, ready_timeout_s,
@@ -351,7 +346,7 @@ nlohmann::json to_json(const Plan& plan) {
     n.erase("backend");
     n.erase("vm");
     for (auto& i : n["interfaces"])
-      for (const char* k : {"tap", "nic", "guest_name"}) i.erase(k);
+      for (const char* k : {"tap", "nic"}) i.erase(k);
   }
   return j;
 }
