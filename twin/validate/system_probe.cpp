@@ -13,14 +13,9 @@ namespace twin::validate {
 
 namespace {
 
-Error no_agent(const plan::Node& node) {
-  return env_error("node " + node.name + " is a VM whose image (" + node.image +
-                   ") runs no twin guest agent: twin cannot read it");
-}
-
 // FRR inside a VM (a NOS with the agent) answers through its own vtysh.
 Result<nlohmann::json> guest_frr_json(const plan::Node& node, const std::string& command) {
-  if (node.vm.agent != "twin") return no_agent(node);
+  if (node.vm.agent != "twin") return runtime::no_agent(node);
   auto r = runtime::agent_exec(node.vm.agent_socket, "vtysh -c " + runtime::sh_quote(command));
   if (!r) return r.error();
   auto j = nlohmann::json::parse(r->output, nullptr, false);
@@ -142,23 +137,23 @@ Result<nlohmann::json> SystemProbe::ip_json(const plan::Node& node,
   // The tables validators read come over netlink in-process, in `ip -j`'s shape; anything else
   // runs `ip` itself.
   bool netlink = runtime::kernel_table_of(args, &table);
-  if (plan::is_vm(node)) {
-    // A guest's tables come from the guest (the namespace only holds the wires' host ends).
-    Result<nlohmann::json> r = no_agent(node);
-    if (!netlink)
-      r = harness_error("node " + node.name + " is a VM: only link, address and route tables " +
-                        "are read from it");
-    else if (node.vm.agent == "twin")
-      r = runtime::guest_table(node.vm.agent_socket, table);
-    record({node.name, "guest agent: " + runtime::guest_table_command(table),
+  if (netlink) {
+    auto r = runtime::node_table(node, table);
+    record({node.name,
+            (plan::is_vm(node) ? "guest agent: " + runtime::guest_table_command(table)
+                               : "netlink (as ip -j " + proc::render(args) + ")"),
             r ? r->dump() : "error: " + r.error().message, ms_since(t)});
     return r;
   }
-  auto r = netlink ? runtime::kernel_json(node.netns, table)
-                   : runtime::ip_json(runner_, node.netns, args);
-  record({node.name,
-          (netlink ? "netlink (as ip -j " : "ip -n " + node.netns + " -j ") + proc::render(args) +
-              (netlink ? ")" : ""),
+  if (plan::is_vm(node)) {
+    Result<nlohmann::json> r = harness_error("node " + node.name +
+                                             " is a VM: only link, address and route tables are "
+                                             "read from it");
+    record({node.name, "ip " + proc::render(args), "error: " + r.error().message, ms_since(t)});
+    return r;
+  }
+  auto r = runtime::ip_json(runner_, node.netns, args);
+  record({node.name, "ip -n " + node.netns + " -j " + proc::render(args),
           r ? r->dump() : "error: " + r.error().message, ms_since(t)});
   return r;
 }
@@ -171,7 +166,7 @@ std::vector<PingResult> SystemProbe::ping(const plan::Node& node,
     results = ping_many(node.netns, requests);
   } else if (node.vm.agent != "twin") {
     PingResult e;
-    e.detail = no_agent(node).message;
+    e.detail = runtime::no_agent(node).message;
     results.assign(requests.size(), e);
   } else {
     std::chrono::milliseconds longest{0};
