@@ -45,9 +45,26 @@ std::string last_console_line(const std::string& log) {
   return last.size() > 160 ? last.substr(last.size() - 160) : last;
 }
 
+// One libvirt connection per URI, opened on first use.
+class Connections {
+ public:
+  Result<runtime::Hypervisor*> get(const std::string& uri) {
+    auto& c = by_uri_[uri];
+    if (!c) {
+      auto h = runtime::Hypervisor::open(uri);
+      if (!h) return h.error();
+      c = std::move(*h);
+    }
+    return c.get();
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<runtime::Hypervisor>> by_uri_;
+};
+
 // Boots test-vm once under KVM and waits for its ready marker. `*started` says whether the
 // domain started at all (if not, `*detail` has libvirt's reason, which may be unrelated to KVM).
-Result<bool> kvm_trial(bool* started, std::string* detail, const std::string& uri,
+Result<bool> kvm_trial(runtime::Hypervisor& hv, bool* started, std::string* detail,
                        const std::string& dir, const std::string& log_dir, const RecordFn& record,
                        const Progress& progress) {
   plan::Node n;
@@ -60,13 +77,11 @@ Result<bool> kvm_trial(bool* started, std::string* detail, const std::string& ur
   n.vm.cmdline = "console=ttyS0 panic=-1 twin.hostname=kvm-trial";
   n.vm.memory_mib = 128;
   n.vm.console_log = log_dir + "/kvm-trial.log";
-  auto hv = runtime::Hypervisor::open(uri);
-  if (!hv) return hv.error();
-  if (auto r = record({{"domain", n.vm.domain, "", 0, 0, uri}}); !r) return r.error();
+  if (auto r = record({{"domain", n.vm.domain, "", 0, 0, hv.uri()}}); !r) return r.error();
   progress("trying KVM: booting test-vm for at most " + std::to_string(kTrialTimeout.count()) +
            " s");
   auto t0 = Clock::now();
-  if (auto r = (*hv)->start(runtime::domain_xml(n, "kvm")); !r) {
+  if (auto r = hv.start(runtime::domain_xml(n, "kvm")); !r) {
     *started = false;
     // QEMU's first words say why; its assertion dumps that follow do not.
     *detail = r.error().message.substr(0, r.error().message.find('\n'));
@@ -82,11 +97,11 @@ Result<bool> kvm_trial(bool* started, std::string* detail, const std::string& ur
       ok = true;
       break;
     }
-    auto running = (*hv)->running(n.vm.domain);
+    auto running = hv.running(n.vm.domain);
     if (running && !*running) break;
     std::this_thread::sleep_for(100ms);
   }
-  (void)(*hv)->destroy(n.vm.domain);
+  (void)hv.destroy(n.vm.domain);
   std::error_code ec;
   fs::remove(n.vm.console_log, ec);
   return ok;
@@ -198,7 +213,7 @@ Result<AccelChoice> choose_accel(const std::string& requested, const std::string
   auto log_dir = fs::path(kTrialFile).parent_path().string();
   bool started = false;
   std::string detail;
-  auto ok = kvm_trial(&started, &detail, uri, trial_dir, log_dir, record, progress);
+  auto ok = kvm_trial(**hv, &started, &detail, trial_dir, log_dir, record, progress);
   if (!ok) return ok.error();
   // QEMU itself refusing KVM is an answer worth keeping; anything else (a daemon missing) is not.
   bool qemu_refused = detail.find("qemu") != std::string::npos;
@@ -314,7 +329,7 @@ Result<void> wait_vms_ready(const plan::Plan& plan, std::chrono::steady_clock::t
   for (const auto& n : plan.nodes)
     if (plan::is_vm(n)) waits.push_back({&n});
   auto t0 = Clock::now();
-  std::map<std::string, std::unique_ptr<runtime::Hypervisor>> hvs;
+  Connections hvs;
   int ready = 0;
   for (auto last_check = t0;; std::this_thread::sleep_for(100ms)) {
     if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted waiting for VMs"};
@@ -334,9 +349,9 @@ Result<void> wait_vms_ready(const plan::Plan& plan, std::chrono::steady_clock::t
         continue;
       }
       auto waited = Clock::now() - t0;
-      std::string last = last_console_line(vm.console_log);
       bool own = waited > std::chrono::seconds(vm.ready_timeout_s);
-      if (own || Clock::now() > deadline)
+      if (own || Clock::now() > deadline) {
+        std::string last = last_console_line(vm.console_log);
         return harness_error(
             "VM " + w.n->name + " did not print '" + vm.ready_pattern + "' on its console " +
             (own ? "within " + std::to_string(vm.ready_timeout_s) + " s (ready-timeout of image " +
@@ -344,17 +359,15 @@ Result<void> wait_vms_ready(const plan::Plan& plan, std::chrono::steady_clock::t
                  : std::string("before up's --timeout ran out")) +
             "; last console line: " + (last.empty() ? "(none)" : "'" + last + "'") +
             " (twin up --keep-on-failure keeps the console log, " + vm.console_log + ")");
+      }
       if (check_alive) {
-        auto& hv = hvs[vm.uri];
-        if (!hv) {
-          auto h = runtime::Hypervisor::open(vm.uri);
-          if (!h) return h.error();
-          hv = std::move(*h);
-        }
-        auto running = hv->running(vm.domain);
+        auto hv = hvs.get(vm.uri);
+        if (!hv) return hv.error();
+        auto running = (*hv)->running(vm.domain);
         if (running && !*running)
           return harness_error("VM " + w.n->name + " stopped before it was ready; last console " +
-                               "line: '" + last + "'; console log " + vm.console_log);
+                               "line: '" + last_console_line(vm.console_log) + "'; console log " +
+                               vm.console_log);
       }
     }
     if (ready == static_cast<int>(waits.size())) return {};
@@ -363,20 +376,15 @@ Result<void> wait_vms_ready(const plan::Plan& plan, std::chrono::steady_clock::t
 
 void remove_vms(const State& s, proc::ProcessRunner& runner, int* removed,
                 std::vector<std::string>& problems) {
-  std::map<std::string, std::unique_ptr<runtime::Hypervisor>> hvs;
+  Connections hvs;
   for (const auto& r : s.resources) {
     if (r.kind != "domain") continue;
-    auto& hv = hvs[r.uri];
+    auto hv = hvs.get(r.uri);
     if (!hv) {
-      auto h = runtime::Hypervisor::open(r.uri);
-      if (!h) {
-        problems.push_back("domain " + r.name + ": " + h.error().message);
-        hvs.erase(r.uri);
-        continue;
-      }
-      hv = std::move(*h);
+      problems.push_back("domain " + r.name + ": " + hv.error().message);
+      continue;
     }
-    auto d = hv->destroy(r.name);
+    auto d = (*hv)->destroy(r.name);
     if (!d)
       problems.push_back(d.error().message);
     else if (*d && removed)
