@@ -422,11 +422,11 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
         return fail(harness_error("node " + hosts[i]->name + ": addresses and routes: " + r->err));
     }
   }
+  // Node files: FRR configs, and the run folders where a VM's console log and agent socket go.
+  for (const auto& n : plan.nodes)
+    if (auto r = write_node_files(n); !r) return fail(r.error().with_context("node " + n.name));
   if (vms) {
     if (auto r = check_interrupt("VM start"); !r) return fail(r.error());
-    for (const auto& n : plan.nodes)
-      if (plan::is_vm(n))
-        if (auto r = write_node_files(n); !r) return fail(r.error().with_context("node " + n.name));
     if (auto r = start_vms(plan, record, runner, progress, opts.parallel); !r)
       return fail(r.error());
   }
@@ -435,9 +435,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
            std::to_string(plan.links.size()) + " links in " +
            std::to_string(static_cast<int>(sum.wiring_ms)) + " ms");
 
-  // 4. Node files and daemons, nodes in parallel.
-  for (const auto& n : plan.nodes)
-    if (auto r = write_node_files(n); !r) return fail(r.error().with_context("node " + n.name));
+  // 4. Daemons, nodes in parallel.
   if (auto r = check_interrupt("daemon start"); !r) return fail(r.error());
   auto td = Clock::now();
   {
