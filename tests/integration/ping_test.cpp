@@ -1,6 +1,6 @@
 // ping_many() against real namespaces joined by veth pairs. Every address pinged here lives
 // inside the namespaces the test creates (or is unrouted there), so no probe leaves them.
-#include "twin/validate/ping.hpp"
+#include "twin/runtime/ping.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 
 namespace {
 
-using twin::validate::ping_many;
+using twin::runtime::ping_many;
 using twin::validate::PingOutcome;
 using twin::validate::PingRequest;
 using twin::validate::PingResult;

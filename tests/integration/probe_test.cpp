@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tests/integration/cli_support.hpp"
-#include "twin/engine/state.hpp"
+#include "twin/state/state.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/netlink.hpp"
 
@@ -49,7 +49,7 @@ class Probes : public ::testing::Test {
 // The in-process probes (netlink, vty socket) must read what `ip -j` and vtysh read: every
 // field twin's validators and gate use, on a leaf, a spine and a server.
 TEST_F(Probes, NetlinkTablesMatchIpJson) {
-  auto st = twin::engine::load_state(lab_);
+  auto st = twin::state::load_state(lab_);
   ASSERT_TRUE(st) << st.error().message;
   using twin::runtime::KernelTable;
   auto by = [](const json& list, const std::string& key) {
@@ -120,7 +120,7 @@ TEST_F(Probes, NetlinkTablesMatchIpJson) {
 }
 
 TEST_F(Probes, VtySocketAnswersLikeVtysh) {
-  auto st = twin::engine::load_state(lab_);
+  auto st = twin::state::load_state(lab_);
   ASSERT_TRUE(st) << st.error().message;
   for (const char* name : {"leaf2", "spine1"}) {
     auto got = twin::runtime::show_json(*st->plan.find(name), "bgpd", "show bgp summary json");

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "tests/integration/cli_support.hpp"
-#include "twin/engine/state.hpp"
+#include "twin/state/state.hpp"
 #include "twin/runtime/libvirt.hpp"
 
 using nlohmann::json;
@@ -57,7 +57,7 @@ class MixedVmLab : public ::testing::Test {
     up_ok_ = r.code == 0;
     up_out_ = r.out + r.err;
     if (!up_ok_) return;
-    auto st = twin::engine::load_state(lab_);
+    auto st = twin::state::load_state(lab_);
     if (st) {
       for (const auto& res : st->resources) {
         if (res.kind == "tap") taps_.push_back(res.name);

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/unit/recorded.hpp"
 #include "tests/unit/support.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/error.hpp"
@@ -45,6 +46,9 @@
 namespace {
 
 using twin_test::dump;
+using twin_test::load_observations;
+using twin_test::load_report;
+using twin_test::status_from;
 using twin_test::property_names;
 using twin_test::read;
 using twin_test::string_enum;
@@ -146,61 +150,12 @@ StringSet paths_text(const twin::plan::PathTable& t) {
   return out;
 }
 
-Status status_from(const std::string& s) {
-  if (s == "passed") return Status::kPassed;
-  if (s == "failed") return Status::kFailed;
-  if (s == "error") return Status::kError;
-  if (s == "skipped") return Status::kSkipped;
-  throw std::runtime_error("unknown status " + s);
-}
-
 TestResult result(const std::string& validator, int test, const std::string& name, Status st,
                   const std::string& node, const std::string& peer,
                   const std::string& message = "") {
   return twin::validate::make_result(validator, test, name, st, node, peer, "", "", message);
 }
 
-Report load_report(const std::string& file) {
-  json j = json::parse(read(file));
-  Report r;
-  r.lab = j.at("lab").get<std::string>();
-  for (const auto& x : j.at("results")) {
-    TestResult t = result(x.at("validator"), x.at("test"), x.at("test_name"),
-                          status_from(x.at("status")), x.at("node"), x.at("peer"), x.at("message"));
-    t.expected = x.at("expected").get<std::string>();
-    t.observed = x.at("observed").get<std::string>();
-    r.results.push_back(std::move(t));
-  }
-  return r;
-}
-
-// node -> observation, from one line per probe ({"node","kind","output"}). A node without a
-// bgp_summary line (a host) gets `{}`, as observe() gives nodes without bgpd.
-std::map<std::string, NodeObservation> load_observations(const std::string& file) {
-  std::map<std::string, NodeObservation> m;
-  std::istringstream in(read(file));
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    json j = json::parse(line);
-    auto [it, fresh] = m.try_emplace(
-        j.at("node").get<std::string>(),
-        NodeObservation{twin::ok(json::object()), twin::harness_error("not recorded"),
-                        twin::harness_error("not recorded"), twin::harness_error("not recorded")});
-    auto out = twin::ok(json::parse(j.at("output").get<std::string>()));
-    const std::string kind = j.at("kind").get<std::string>();
-    if (kind == "bgp_summary")
-      it->second.bgp_summary = out;
-    else if (kind == "links")
-      it->second.links = out;
-    else if (kind == "routes4")
-      it->second.routes4 = out;
-    else if (kind == "routes6")
-      it->second.routes6 = out;
-    else
-      throw std::runtime_error("unknown kind " + kind + " in " + file);
-  }
-  return m;
-}
 
 struct Phase {
   NetState state;  // with the reachability results of `report`

@@ -80,7 +80,7 @@ TEST(Plan, NodeFieldsFromTopologyAndImage) {
   auto p = twin::plan::make_plan(clos());
   const auto* leaf1 = p.find("leaf1");
   ASSERT_NE(leaf1, nullptr);
-  EXPECT_EQ(leaf1->kind, "frr");
+  EXPECT_STREQ(to_string(leaf1->kind), "frr");
   EXPECT_EQ(leaf1->image, "frr-8.4");
   EXPECT_EQ(leaf1->daemons, (std::vector<std::string>{"zebra", "bgpd", "staticd"}));
   EXPECT_EQ(leaf1->frr_profile, "datacenter");
@@ -106,7 +106,7 @@ TEST(Plan, NodeFieldsFromTopologyAndImage) {
   EXPECT_EQ(swp3.addresses, (std::vector<std::string>{"10.0.1.1/24", "2001:db8:1::1/64"}));
 
   const auto* server1 = p.find("server1");
-  EXPECT_EQ(server1->kind, "host");
+  EXPECT_STREQ(to_string(server1->kind), "host");
   EXPECT_EQ(server1->asn, 0u);
   EXPECT_EQ(server1->router_id, "");
   EXPECT_TRUE(server1->daemons.empty());

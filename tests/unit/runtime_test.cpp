@@ -58,7 +58,7 @@ TEST(SplitConfig, GeneratedLeafConfigGoesToZebraAndBgpd) {
 TEST(SplitConfig, EveryLineOfTheGeneratedConfigLandsSomewhere) {
   auto p = clos();
   for (const auto& n : p.nodes) {
-    if (n.kind != "frr") continue;
+    if (n.kind != twin::topology::NodeKind::kFrr) continue;
     auto parts = twin::runtime::split_generated_config(n.frr_config, n.daemons);
     ASSERT_TRUE(parts.has_value()) << n.name;
     std::string all;

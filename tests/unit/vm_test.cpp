@@ -2,7 +2,9 @@
 // tests/data/vm/), the libvirt lifecycle against libvirt's test:///default driver (no daemon),
 // the tap wiring scripts, the guest agent protocol against a fake guest, and how guest pings
 // are read.
-#include "twin/engine/vm.hpp"
+#include "twin/drivers/libvirt.hpp"
+#include "twin/drivers/libvirt_vm.hpp"
+#include "twin/drivers/registry.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -201,8 +203,8 @@ TEST_F(VmLab, PlanGivesEachVmItsDomainTapsAndNics) {
   auto p = mixed_plan();
   const auto* vx = p.find("vx1");
   ASSERT_NE(vx, nullptr);
-  EXPECT_TRUE(twin::plan::is_vm(*vx));
-  EXPECT_FALSE(twin::plan::is_vm(*p.find("leaf1")));
+  EXPECT_STREQ(twin::drivers::driver_for(*vx).name(), "libvirt");
+  EXPECT_STREQ(twin::drivers::driver_for(*p.find("leaf1")).name(), "netns-frr");
   EXPECT_EQ(vx->vm.domain, "tw-vmlab-vx1");
   EXPECT_EQ(vx->vm.overlay, "/run/twin/vmlab/vx1/disk.qcow2");
   EXPECT_EQ(vx->vm.console_log, "/run/twin/vmlab/vx1/console.log");
@@ -221,7 +223,7 @@ TEST_F(VmLab, PlanGivesEachVmItsDomainTapsAndNics) {
   for (const auto& n : p.nodes) {
     if (!n.vm.mgmt_tap.empty()) taps.insert(n.vm.mgmt_tap);
     for (const auto& i : n.interfaces) {
-      if (!twin::plan::is_vm(n)) {
+      if (twin::drivers::driver_for(n).links_change_live()) {
         EXPECT_TRUE(i.tap.empty());
         continue;
       }
@@ -349,9 +351,9 @@ TEST_F(VmLab, ConsoleShowsFindsPatternsAcrossPartialWrites) {
 }
 
 TEST(Eui64, LinkLocalFromMac) {
-  EXPECT_EQ(twin::engine::eui64_link_local("52:54:00:00:00:01"), "fe80::5054:ff:fe00:1");
-  EXPECT_EQ(twin::engine::eui64_link_local("02:2f:00:01:00:1b"), "fe80::2f:ff:fe01:1b");
-  EXPECT_EQ(twin::engine::eui64_link_local("not a mac"), "");
+  EXPECT_EQ(twin::drivers::eui64_link_local("52:54:00:00:00:01"), "fe80::5054:ff:fe00:1");
+  EXPECT_EQ(twin::drivers::eui64_link_local("02:2f:00:01:00:1b"), "fe80::2f:ff:fe01:1b");
+  EXPECT_EQ(twin::drivers::eui64_link_local("not a mac"), "");
 }
 
 // ---- wiring ------------------------------------------------------------------------------------
@@ -380,8 +382,8 @@ TEST_F(VmLab, TapScriptsCreateSilenceMoveAndJoin) {
                 " parent ffff: protocol all u32 match u32 0 0 action mirred "
                 "egress redirect dev eth1\n");
   // The guest sets its own addresses; its namespace speaks no IPv6 and forwards nothing.
-  EXPECT_EQ(twin::wiring::node_script(vm), "");
-  auto sysctls = twin::wiring::namespace_sysctls(vm);
+  EXPECT_EQ(twin::drivers::driver_for(vm).address_script(vm, {}), "");
+  auto sysctls = twin::drivers::driver_for(vm).namespace_sysctls(vm);
   std::map<std::string, std::string> m(sysctls.begin(), sysctls.end());
   EXPECT_EQ(m["net/ipv6/conf/all/disable_ipv6"], "1");
   EXPECT_EQ(m["net/ipv6/conf/default/disable_ipv6"], "1");
@@ -476,28 +478,28 @@ TEST_F(VmLab, AgentTablesParseAndMissingAgentIsNamed) {
 
 TEST(GuestPing, OutcomesFromExitCodeAndMessages) {
   using twin::validate::PingOutcome;
-  auto ok = twin::validate::guest_ping_result(
+  auto ok = twin::drivers::guest_ping_result(
       0,
       "PING 10.0.1.1 (10.0.1.1) 56(84) bytes of data.\n64 bytes from 10.0.1.1: icmp_seq=1 "
       "ttl=64 time=1.85 ms\n");
   EXPECT_EQ(ok.outcome, PingOutcome::kReply);
   EXPECT_DOUBLE_EQ(ok.rtt_ms, 1.85);
-  auto big = twin::validate::guest_ping_result(
+  auto big = twin::drivers::guest_ping_result(
       1,
       "/usr/bin/ping: Warning: source address might be selected on device other than: eth1\n"
       "/usr/bin/ping: local error: message too long, mtu: 1400\n");
   EXPECT_EQ(big.outcome, PingOutcome::kTooBig);
   EXPECT_EQ(big.mtu, 1400);
   EXPECT_EQ(big.detail, "in the guest: /usr/bin/ping: local error: message too long, mtu: 1400");
-  auto v4big = twin::validate::guest_ping_result(
+  auto v4big = twin::drivers::guest_ping_result(
       1, "From 10.0.1.1 icmp_seq=1 Frag needed and DF set (mtu = 1400)\n");
   EXPECT_EQ(v4big.outcome, PingOutcome::kTooBig);
   EXPECT_EQ(v4big.mtu, 1400);
-  EXPECT_EQ(twin::validate::guest_ping_result(2, "ping: connect: Network is unreachable\n").outcome,
+  EXPECT_EQ(twin::drivers::guest_ping_result(2, "ping: connect: Network is unreachable\n").outcome,
             PingOutcome::kNoRoute);
-  EXPECT_EQ(twin::validate::guest_ping_result(1, "1 packets transmitted, 0 received\n").outcome,
+  EXPECT_EQ(twin::drivers::guest_ping_result(1, "1 packets transmitted, 0 received\n").outcome,
             PingOutcome::kTimeout);
-  EXPECT_EQ(twin::validate::guest_ping_result(2, "ping: bad address 'x'\n").outcome,
+  EXPECT_EQ(twin::drivers::guest_ping_result(2, "ping: bad address 'x'\n").outcome,
             PingOutcome::kError);
 }
 
@@ -511,14 +513,14 @@ TEST(GuestPing, ScriptRunsEveryRequestAndResultsComeBackInOrder) {
   a.timeout = std::chrono::milliseconds(1500);
   b.destination = "10.255.1.2";
   b.source = "10.0.1.10";
-  auto s = twin::validate::guest_ping_script({a, b});
+  auto s = twin::drivers::guest_ping_script({a, b});
   EXPECT_NE(s.find("/usr/bin/ping -n -c 2 -i 0.2 -W 2 -w 3 -s 1452 -M do -I 'eth1' 'fe80::1' "
                    ">/tmp/twin-ping.0"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("-s 56 -I '10.0.1.10' '10.255.1.2' >/tmp/twin-ping.1"), std::string::npos) << s;
   EXPECT_EQ(s.find('\n'), std::string::npos) << "the agent reads one line";
-  auto res = twin::validate::parse_guest_pings(
+  auto res = twin::drivers::parse_guest_pings(
       "@@ 0\nlocal error: message too long, mtu: 1400\n@rc 1\n@@ 1\n64 bytes from 10.255.1.2: "
       "icmp_seq=1 ttl=63 time=2.5 ms\n@rc 0\n",
       3);

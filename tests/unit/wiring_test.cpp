@@ -91,7 +91,7 @@ TEST(Wiring, HostNodeScriptAddsAddressesAndDefaultRoutes) {
 TEST(Wiring, HostRouteToAPrefix) {
   twin::plan::Node h;
   h.name = "h";
-  h.kind = "host";
+  h.kind = twin::topology::NodeKind::kHost;
   h.routes = {{"192.0.2.0/24", "10.0.0.1"}, {"default", "fe80::1"}};
   EXPECT_EQ(twin::wiring::node_script(h),
             "route add 192.0.2.0/24 via 10.0.0.1\n"
@@ -136,7 +136,7 @@ TEST(Wiring, SysctlsForHost) {
 
 TEST(Wiring, SysctlsTakeRpFilterFromTheImage) {
   twin::plan::Node n;
-  n.kind = "frr";
+  n.kind = twin::topology::NodeKind::kFrr;
   n.rp_filter = 2;
   auto s = twin::wiring::namespace_sysctls(n);
   auto value = [&](const std::string& key) {

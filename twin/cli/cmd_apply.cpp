@@ -8,7 +8,7 @@
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
-#include "twin/engine/state.hpp"
+#include "twin/state/state.hpp"
 #include "twin/replay/apply.hpp"
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/scenario.hpp"
@@ -16,6 +16,7 @@
 #include "twin/report/report.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/validator.hpp"
+#include "validators/registry.hpp"
 
 namespace fs = std::filesystem;
 
@@ -109,7 +110,7 @@ int load_change(const std::string& file, const std::string& configs, const plan:
   return 0;
 }
 
-int emit(const replay::ApplyResult& r, const engine::State& st, const replay::ChangeSet& cs,
+int emit(const replay::ApplyResult& r, const state::State& st, const replay::ChangeSet& cs,
          const ApplyOptions& o, nlohmann::json* extra,
          const report::ScenarioOutcome* scenario = nullptr) {
   if (o.json) {
@@ -144,6 +145,7 @@ replay::ApplyOptions gate_options(const ApplyOptions& o) {
   ao.allow_dirty_baseline = o.allow_dirty_baseline;
   ao.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
   ao.progress = progress_printer();
+  ao.validators = validators::make_validators;
   return ao;
 }
 
@@ -163,7 +165,7 @@ int run_apply(const ApplyOptions& o) {
     return fail(o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
                                  : "give a change set file or --configs DIR, not both",
                 2);
-  auto st = engine::load_lab(o.lab);
+  auto st = state::load_lab(o.lab);
   if (!st) return fail(st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
@@ -226,7 +228,7 @@ int run_scenario(const RunOptions& ro) {
     std::cerr << "twin: lab did not converge; not judging the change\n";
     return finish(4);
   }
-  auto st = engine::load_state(plan.lab);
+  auto st = state::load_state(plan.lab);
   if (!st) return finish(fail(st.error().message, 3));
   replay::ApplyOptions ao = gate_options(o);
   ao.per_step = ao.per_step || sc->per_step;

@@ -14,7 +14,8 @@
 
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
-#include "twin/engine/state.hpp"
+#include "twin/drivers/registry.hpp"
+#include "twin/state/state.hpp"
 #include "twin/runtime/libvirt.hpp"
 
 namespace twin::cli {
@@ -37,18 +38,18 @@ bool write_all(int fd, const char* p, size_t n) {
 }  // namespace
 
 int run_console(const ConsoleOptions& o) {
-  auto st = engine::load_lab(o.lab);
+  auto st = state::load_lab(o.lab);
   if (!st) return fail(st.error().message, exit_code(st.error()));
   const plan::Node* node = st->plan.find(o.node);
   if (!node) {
     std::string names;
     for (const auto& n : st->plan.nodes)
-      if (plan::is_vm(n)) names += (names.empty() ? "" : ", ") + n.name;
+      if (drivers::driver_for(n).has_console()) names += (names.empty() ? "" : ", ") + n.name;
     return fail("lab " + st->lab + " has no node '" + o.node + "'" +
                     (names.empty() ? "; it has no VM nodes" : "; its VM nodes: " + names),
                 2);
   }
-  if (!plan::is_vm(*node))
+  if (!drivers::driver_for(*node).has_console())
     return fail(
         "node " + o.node + " is a network namespace, not a VM: use `twin shell " + o.node + "`", 2);
   if (o.log) {

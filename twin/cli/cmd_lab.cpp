@@ -126,14 +126,14 @@ int run_down(const DownOptions& o) {
   proc::SystemRunner runner;
   std::vector<std::string> labs;
   if (o.all) {
-    labs = engine::list_labs();
+    labs = state::list_labs();
   } else {
-    if (o.lab.empty() && engine::list_labs().empty()) {
+    if (o.lab.empty() && state::list_labs().empty()) {
       std::cout << (o.json ? "[]" : "no lab is running; nothing to remove") << "\n";
       return 0;
     }
     if (!o.lab.empty() && topology::valid_lab_name(o.lab) &&
-        !std::filesystem::is_directory(engine::lab_dir(o.lab))) {
+        !std::filesystem::is_directory(state::lab_dir(o.lab))) {
       // Idempotent: removing a lab that is already gone succeeds.
       if (o.json)
         std::cout << "[]\n";
@@ -141,7 +141,7 @@ int run_down(const DownOptions& o) {
         std::cout << "lab " << o.lab << " is not running; nothing to remove\n";
       return 0;
     }
-    auto lab = engine::resolve_lab(o.lab);
+    auto lab = state::resolve_lab(o.lab);
     if (!lab) return fail(lab.error().message, exit_code(lab.error()));
     labs.push_back(*lab);
   }
@@ -178,7 +178,7 @@ int run_down(const DownOptions& o) {
 }
 
 int run_status(const StatusOptions& o) {
-  auto lab = engine::resolve_lab(o.lab);
+  auto lab = state::resolve_lab(o.lab);
   if (!lab) return fail(lab.error().message, exit_code(lab.error()));
   proc::SystemRunner runner;
   auto r = engine::status(*lab);
@@ -232,11 +232,11 @@ int run_status(const StatusOptions& o) {
 }
 
 int run_list(bool json) {
-  auto labs = engine::list_labs();
+  auto labs = state::list_labs();
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& l : labs) {
-      auto s = engine::load_state(l);
+      auto s = state::load_state(l);
       out.push_back({{"lab", l},
                      {"status", s ? s->status : "unknown"},
                      {"created_at", s ? s->created_at : ""},
@@ -247,7 +247,7 @@ int run_list(bool json) {
   }
   if (labs.empty()) std::cout << "no lab is running\n";
   for (const auto& l : labs) {
-    auto s = engine::load_state(l);
+    auto s = state::load_state(l);
     std::cout << l << "  "
               << (s ? s->status + "  " + s->created_at + "  " + s->plan.topology_file : "") << "\n";
   }

@@ -9,9 +9,9 @@
 
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
-#include "twin/engine/state.hpp"
+#include "twin/state/state.hpp"
 #include "twin/report/report.hpp"
-#include "twin/runtime/agent.hpp"
+#include "twin/drivers/registry.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
 #include "twin/validate/system_probe.hpp"
@@ -33,7 +33,7 @@ std::vector<std::string> split_csv(const std::string& s) {
 }
 
 // What a failing CI job needs after `down`: every probe, FRR logs and configs, node state.
-void write_artifacts(const std::string& dir, const engine::State& st,
+void write_artifacts(const std::string& dir, const state::State& st,
                      const validate::SystemProbe& probe, const validate::Report& report,
                      proc::ProcessRunner& runner) {
   std::error_code ec;
@@ -54,7 +54,7 @@ void write_artifacts(const std::string& dir, const engine::State& st,
   }
   std::ofstream(fs::path(dir) / "report.json") << report::to_json(report).dump(2) << "\n";
   std::ofstream(fs::path(dir) / "report.xml") << report::render_junit(report);
-  if (auto text = read_file(engine::state_path(st.lab)))
+  if (auto text = read_file(state::state_path(st.lab)))
     std::ofstream(fs::path(dir) / "state.json") << *text;
   for (const auto& n : st.plan.nodes) {
     fs::path nd = fs::path(dir) / n.name;
@@ -69,17 +69,11 @@ void write_artifacts(const std::string& dir, const engine::State& st,
              {"ip-route.json", {"route", "show"}},
              {"ip6-route.json", {"-6", "route", "show"}},
              {"ip-link.json", {"-s", "link", "show"}}}) {
-      // A VM's tables are the guest's (its namespace only holds the wires' host ends); the
-      // console log is copied above with the other logs.
-      runtime::KernelTable table;
-      std::vector<std::string> plain = args;
-      plain.erase(std::remove(plain.begin(), plain.end(), "-s"), plain.end());
-      auto j = plan::is_vm(n) && n.vm.agent == "twin" && runtime::kernel_table_of(plain, &table)
-                   ? runtime::guest_table(n.vm.agent_socket, table)
-                   : runtime::ip_json(runner, n.netns, args);
+      // Where the node's driver reads them (a VM's console log is copied above with the logs).
+      auto j = drivers::driver_for(n).artifact_ip_json(n, args, runner);
       std::ofstream(nd / file) << (j ? j->dump(2) : "error: " + j.error().message) << "\n";
     }
-    if (n.kind == "frr") {
+    if (n.kind == topology::NodeKind::kFrr) {
       proc::Command c{{"vtysh", "--vty_socket", n.run_dir, "-c", "show running-config", "-c",
                        "show bgp summary", "-c", "show ip route", "-c", "show ipv6 route"},
                       "",
@@ -93,7 +87,7 @@ void write_artifacts(const std::string& dir, const engine::State& st,
 }  // namespace
 
 int run_validate(const ValidateOptions& o) {
-  auto st = engine::load_lab(o.lab);
+  auto st = state::load_lab(o.lab);
   if (!st) return fail(st.error().message, exit_code(st.error()));
   std::vector<std::string> unknown;
   auto validators = validators::make_validators(split_csv(o.only), &unknown);

@@ -1,10 +1,12 @@
 #include "twin/core/util.hpp"
 
+#include <stdlib.h>
 #include <sys/utsname.h>
 
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -52,6 +54,21 @@ Result<void> write_file(const std::string& path, const std::string& content) {
   f.flush();
   if (!f) return harness_error("cannot write " + path + ": " + std::strerror(errno));
   return {};
+}
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/twin-XXXXXX";
+  if (::mkdtemp(tmpl)) path = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (!path.empty()) std::filesystem::remove_all(path, ec);
+}
+
+std::string trim_end(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
 }
 
 std::string kernel_release() {

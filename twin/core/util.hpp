@@ -31,6 +31,19 @@ void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn)
 Result<std::string> read_file(const std::string& path);
 Result<void> write_file(const std::string& path, const std::string& content);
 
+// A private scratch folder under /tmp (mode 0700), removed with its contents on destruction.
+// `path` is "" when it could not be created.
+struct TempDir {
+  std::string path;
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+// `s` without trailing newlines and spaces (program output in messages).
+std::string trim_end(std::string s);
+
 // First line of `uname -r`-equivalent (utsname release).
 std::string kernel_release();
 

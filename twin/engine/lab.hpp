@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "twin/core/error.hpp"
-#include "twin/engine/state.hpp"
+#include "twin/drivers/registry.hpp"
+#include "twin/state/state.hpp"
 #include "twin/proc/runner.hpp"
 #include "twin/topology/model.hpp"
 
@@ -44,8 +45,9 @@ struct UpSummary {
   std::vector<std::string> not_established;  // "leaf1 swp1 -> spine1: Active" when !converged
 };
 
-// Checks what a lab needs before anything is created: root, FRR binaries, iproute2, veth
-// support in this kernel, cgroup v2. Errors are kEnvironment naming the missing piece.
+// Checks what every lab needs before anything is created: root, veth support in this kernel,
+// cgroup v2 (what its nodes need, their drivers check). Errors are kEnvironment naming the
+// missing piece.
 Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner);
 
 // Brings up the lab. On failure, on interruption and when `timeout` passes, tears down what was
@@ -73,7 +75,13 @@ struct SessionCount {
   int expected = 0, established = 0;
   std::vector<std::string> down;  // "leaf1 swp1 -> spine1: Active" per session not Established
 };
-SessionCount count_sessions(const plan::Plan& plan, int parallel);
+// Each node is asked through `drivers` (the registry's unless a test says).
+SessionCount count_sessions(const plan::Plan& plan, int parallel,
+                            const drivers::DriverLookup& drivers = drivers::driver_for);
+
+// The kernel's neighbor-table caps (shared by every namespace) raised for the plan's interfaces,
+// never lowered; says so through `progress`. Errors: kEnvironment.
+Result<void> ensure_neighbor_capacity(const plan::Plan& plan, const Progress& progress);
 
 // Path of the cgroup v2 mount ("" if the kernel has none).
 std::string cgroup2_mount();

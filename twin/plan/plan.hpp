@@ -62,11 +62,12 @@ struct Route {
 
 struct Node {
   std::string name;
-  std::string kind;  // "frr" | "host"
+  topology::NodeKind kind = topology::NodeKind::kFrr;
   std::string image;
   // "netns": the node is its namespace. "libvirt": the node is a VM; its namespace only holds
   // the host ends of its links, joined to the VM's taps (runtime/libvirt.hpp).
-  std::string backend = "netns";
+  // The node driver that runs it is chosen by (backend, kind): drivers/registry.hpp.
+  topology::Backend backend = topology::Backend::kNetns;
   Vm vm;                             // backend libvirt only
   std::string netns;                 // "tw-<lab>-<node>"
   std::string run_dir;               // <lab run dir>/<node>: frr.conf, sockets, pid files, logs
@@ -148,9 +149,6 @@ void derive_expectations(Plan& plan);
 
 // Kernel command line limit of x86 Linux (COMMAND_LINE_SIZE, arch/x86/include/asm/setup.h).
 inline constexpr size_t kMaxKernelCmdline = 2047;
-
-// True for nodes that run as VMs.
-inline bool is_vm(const Node& n) { return n.backend == "libvirt"; }
 
 // The netns name of a node: "tw-<lab>-<node>".
 std::string netns_name(const std::string& lab, const std::string& node);

@@ -5,7 +5,16 @@
 
 #include "twin/plan/plan.hpp"
 
+namespace twin::topology {
+// The state file spells kinds and backends as topology files do.
+NLOHMANN_JSON_SERIALIZE_ENUM(NodeKind, {{NodeKind::kFrr, "frr"}, {NodeKind::kHost, "host"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Backend, {{Backend::kNetns, "netns"}, {Backend::kLibvirt, "libvirt"}})
+}  // namespace twin::topology
+
 namespace twin::plan {
+
+using topology::Backend;
+using topology::NodeKind;
 
 const Node* Plan::find(const std::string& name) const {
   std::lock_guard lk(index_.mu);
@@ -103,7 +112,6 @@ std::string tap_name(const std::string& lab, const std::string& node, const std:
 
 void plan_vm(const Plan& p, size_t node_index, Node& n, const topology::Node& tn) {
   const auto& vp = tn.profile.vm;
-  n.backend = "libvirt";
   Vm& vm = n.vm;
   vm.domain = netns_name(p.lab, n.name);
   vm.kernel = vp.kernel;
@@ -162,7 +170,9 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     const auto& tn = topo.nodes[ni];
     Node n;
     n.name = tn.name;
-    n.kind = tn.kind;
+    // The loader accepted only known spellings.
+    n.kind = topology::node_kind_from(tn.kind).value_or(NodeKind::kHost);
+    n.backend = topology::backend_from(tn.profile.backend).value_or(Backend::kNetns);
     n.image = tn.image;
     n.netns = netns_name(p.lab, tn.name);
     n.run_dir = p.run_dir + "/" + tn.name;
@@ -186,7 +196,8 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     const auto* nb = topo.find_node(tl.b.node);
     // BGP unnumbered between two FRR nodes; a node looped to itself cannot peer with itself
     // (same router-id and ASN), so such a link carries no session.
-    bool fabric = na->kind == "frr" && nb->kind == "frr" && tl.a.node != tl.b.node;
+    bool fabric = p.nodes[index[na->name]].kind == NodeKind::kFrr &&
+                  p.nodes[index[nb->name]].kind == NodeKind::kFrr && tl.a.node != tl.b.node;
     for (int side = 0; side < 2; ++side) {
       const auto& me = side == 0 ? tl.a : tl.b;
       const auto& other = side == 0 ? tl.b : tl.a;
@@ -205,22 +216,22 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
   }
 
   for (auto& n : p.nodes) {
-    if (n.kind == "host") {
+    if (n.kind == NodeKind::kHost) {
       const auto* tn = topo.find_node(n.name);
       for (const auto& g : tn->gateways) n.routes.push_back({"default", g.address()});
     }
   }
 
   for (size_t ni = 0; ni < p.nodes.size(); ++ni)
-    if (topo.nodes[ni].profile.backend == "libvirt") plan_vm(p, ni, p.nodes[ni], topo.nodes[ni]);
+    if (p.nodes[ni].backend == Backend::kLibvirt) plan_vm(p, ni, p.nodes[ni], topo.nodes[ni]);
 
   // Generated configs advertise every loopback and host subnet.
   for (auto& n : p.nodes) {
-    if (n.kind != "frr") continue;
+    if (n.kind != NodeKind::kFrr) continue;
     std::vector<std::string> advertised = n.loopbacks;
     for (const auto& i : n.interfaces) {
       const Node* peer = p.find(i.peer_node);
-      if (i.fabric || !peer || peer->kind != "host") continue;
+      if (i.fabric || !peer || peer->kind != NodeKind::kHost) continue;
       for (const auto& a : i.addresses) advertised.push_back(IpPrefix::parse(a)->network().str());
     }
     const auto* tn = topo.find_node(n.name);
@@ -244,7 +255,7 @@ void derive_expectations(Plan& p) {
   p.prefixes.clear();
   std::set<std::string> seen_prefix;
   for (const auto& n : p.nodes) {
-    if (n.kind != "frr") continue;
+    if (n.kind != NodeKind::kFrr) continue;
     auto add = [&](const std::string& prefix, const char* kind) {
       if (std::find(n.withdraws.begin(), n.withdraws.end(), prefix) != n.withdraws.end()) return;
       if (seen_prefix.insert(prefix).second) p.prefixes.push_back({prefix, n.name, kind});
@@ -256,7 +267,7 @@ void derive_expectations(Plan& p) {
         continue;
       }
       const Node* peer = p.find(i.peer_node);
-      if (!peer || peer->kind != "host") continue;
+      if (!peer || peer->kind != NodeKind::kHost) continue;
       for (const auto& a : i.addresses) add(IpPrefix::parse(a)->network().str(), "host-subnet");
     }
     for (const auto& o : n.originates) add(o, "originated");
@@ -269,17 +280,17 @@ PathTable expected_paths(const Plan& plan) {
   std::map<std::string, uint64_t> asn;
   uint64_t pseudo = 1ull << 33;  // beyond 32-bit ASNs: unique stand-ins for "no ASN given"
   for (const auto& n : plan.nodes)
-    if (n.kind == "frr") asn[n.name] = n.asn ? n.asn : pseudo++;
+    if (n.kind == NodeKind::kFrr) asn[n.name] = n.asn ? n.asn : pseudo++;
   PathTable table;
   for (const auto& owner : plan.nodes) {
-    if (owner.kind != "frr") continue;
+    if (owner.kind != NodeKind::kFrr) continue;
     std::map<std::string, std::vector<uint64_t>> best;  // node -> advertised path
     best[owner.name] = {asn[owner.name]};
     for (size_t round = 0; round <= plan.nodes.size(); ++round) {
       bool changed = false;
       std::map<std::string, std::vector<uint64_t>> next = best;
       for (const auto& n : plan.nodes) {
-        if (n.kind != "frr" || n.name == owner.name) continue;
+        if (n.kind != NodeKind::kFrr || n.name == owner.name) continue;
         size_t best_len = SIZE_MAX;
         int width = 0;
         std::vector<uint64_t> chosen;
@@ -342,7 +353,7 @@ nlohmann::json to_json(const Plan& plan) {
   // VM fields only where they mean something: a namespace node's state stays as it was before
   // VMs existed (and small at 256 nodes); reading defaults them back.
   for (auto& n : j["nodes"]) {
-    if (n.value("backend", "netns") != "netns") continue;
+    if (n.value("backend", "netns") != to_string(Backend::kNetns)) continue;
     n.erase("backend");
     n.erase("vm");
     for (auto& i : n["interfaces"])
@@ -356,18 +367,18 @@ Plan plan_from_json(const nlohmann::json& j) { return j.get<Plan>(); }
 std::string render_plan_text(const Plan& p) {
   std::ostringstream o;
   size_t frr = 0, hosts = 0;
-  for (const auto& n : p.nodes) (n.kind == "frr" ? frr : hosts)++;
+  for (const auto& n : p.nodes) (n.kind == NodeKind::kFrr ? frr : hosts)++;
   o << "lab " << p.lab << " (" << p.topology_file << ")\n"
     << "  " << p.nodes.size() << " nodes (" << frr << " frr, " << hosts << " host), "
     << p.links.size() << " links, " << p.sessions.size() << " BGP sessions expected, "
     << p.prefixes.size() << " prefixes advertised\n"
     << "  run directory " << p.run_dir << "\n\nnodes:\n";
   for (const auto& n : p.nodes) {
-    o << "  " << n.name << "  kind " << n.kind << ", image " << n.image << ", netns " << n.netns;
+    o << "  " << n.name << "  kind " << to_string(n.kind) << ", image " << n.image << ", netns " << n.netns;
     if (n.asn) o << ", asn " << n.asn;
     if (!n.router_id.empty()) o << ", router-id " << n.router_id;
     o << "\n";
-    if (is_vm(n)) {
+    if (n.backend == Backend::kLibvirt) {
       o << "    VM: domain " << n.vm.domain << ", " << n.vm.vcpus << " vCPU, " << n.vm.memory_mib
         << " MiB, " << n.vm.nic_model << " NICs, accel " << n.vm.accel << ", boots "
         << (n.vm.disk.empty() ? n.vm.kernel + " + " + n.vm.initrd : "an overlay of " + n.vm.disk)
@@ -394,7 +405,7 @@ std::string render_plan_text(const Plan& p) {
       for (const auto& d : n.daemons) o << " " << d;
       o << "\n";
     }
-    if (n.kind == "frr")
+    if (n.kind == NodeKind::kFrr)
       o << "    config: " << (n.config_generated ? "generated" : n.config_source) << "\n";
   }
   o << "\nlinks:\n";
@@ -402,7 +413,7 @@ std::string render_plan_text(const Plan& p) {
     o << "  " << l.a_node << ":" << l.a_interface << " <-> " << l.b_node << ":" << l.b_interface
       << "  mtu " << l.mtu << "\n";
   for (const auto& n : p.nodes) {
-    if (!n.config_generated || n.kind != "frr") continue;
+    if (!n.config_generated || n.kind != NodeKind::kFrr) continue;
     o << "\n--- " << n.name << " frr.conf ---\n" << n.frr_config;
   }
   return o.str();

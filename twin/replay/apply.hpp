@@ -3,7 +3,7 @@
 // snapshot every FRR node's running config and every interface, apply the change set's steps in
 // order, wait for convergence, validate against the intended plan (intent.hpp), diff against the
 // baseline (diff.hpp), decide, and on reject roll back to the snapshot and validate again to
-// prove it. The lab is locked (engine::lock_lab) for the whole run, so `up`/`down`/another
+// prove it. The lab is locked (state::lock_lab) for the whole run, so `up`/`down`/another
 // `apply` wait instead of racing.
 #include <chrono>
 #include <functional>
@@ -13,12 +13,13 @@
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/error.hpp"
-#include "twin/engine/state.hpp"
+#include "twin/state/state.hpp"
 #include "twin/proc/runner.hpp"
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/diff.hpp"
 #include "twin/validate/result.hpp"
 #include "twin/validate/system_probe.hpp"
+#include "twin/validate/validator.hpp"
 
 namespace twin::replay {
 
@@ -30,6 +31,8 @@ struct ApplyOptions {
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};  // per validation
   int parallel = 4;
   std::function<void(const std::string&)> progress;  // one line per event; may be empty
+  // The validator families the gate judges with (the CLI passes validators::make_validators).
+  validate::ValidatorFactory validators;
 };
 
 // One validation inside apply, with every probe it made (for the evidence bundle).
@@ -80,14 +83,14 @@ void check_against_lab(const ChangeSet& cs, const plan::Plan& plan, Diagnostics&
 
 // What --dry-run prints: per step, the commands it would run, and per node the configuration
 // difference (frr-reload.py --test against the running config for replace steps).
-Result<std::string> dry_run(const engine::State& st, const ChangeSet& cs,
+Result<std::string> dry_run(const state::State& st, const ChangeSet& cs,
                             proc::ProcessRunner& runner);
 
 // Runs the gate on the lab of `st` (see above). Errors (exit 3/130): the lab is not there, a
 // probe or command could not run at all; a rejected change is NOT an error but a verdict.
 // On approval the lab's state file is updated to the intended plan, so later `twin validate`
 // checks the network the change built.
-Result<ApplyResult> apply(const engine::State& st, const ChangeSet& cs, const ApplyOptions& opts,
+Result<ApplyResult> apply(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
                           proc::ProcessRunner& runner);
 
 // SHA-256 of a file as lowercase hex ("" when it cannot be read).

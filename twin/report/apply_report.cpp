@@ -257,7 +257,7 @@ std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutco
   return render_junit(rep);
 }
 
-Result<void> write_evidence(const std::string& dir, const engine::State& st,
+Result<void> write_evidence(const std::string& dir, const state::State& st,
                             const replay::ChangeSet& cs, const replay::ApplyResult& r) {
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "nodes", ec);

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "twin/core/error.hpp"
-#include "twin/engine/state.hpp"
+#include "twin/state/state.hpp"
 #include "twin/replay/apply.hpp"
 
 namespace twin::report {
@@ -47,7 +47,7 @@ std::string render_apply_junit(const replay::ApplyResult& r,
 // config before/after with SHA-256), change and topology copies, nodes/<node>/{before,after}.conf,
 // <phase>-probes.jsonl (every probe's command, duration and raw output), <phase>.json (each
 // validation's results and timing), diff.json, verdict.json (apply_to_json) and report.xml.
-Result<void> write_evidence(const std::string& dir, const engine::State& st,
+Result<void> write_evidence(const std::string& dir, const state::State& st,
                             const replay::ChangeSet& cs, const replay::ApplyResult& r);
 
 }  // namespace twin::report

@@ -148,10 +148,4 @@ Error no_agent(const plan::Node& node) {
                    ") runs no twin guest agent: twin cannot read it");
 }
 
-Result<nlohmann::json> node_table(const plan::Node& node, KernelTable table) {
-  if (!plan::is_vm(node)) return kernel_json(node.netns, table);
-  if (node.vm.agent != "twin") return no_agent(node);
-  return guest_table(node.vm.agent_socket, table);
-}
-
 }  // namespace twin::runtime

@@ -35,11 +35,6 @@ Result<nlohmann::json> guest_table(const std::string& socket, KernelTable table)
 // kEnvironment: the VM node's image runs no twin agent, so twin cannot look inside it.
 Error no_agent(const plan::Node& node);
 
-// A node's table as `ip -j` JSON, wherever its interfaces are: a namespace node's over netlink,
-// a VM's from inside the guest (its namespace only holds the host ends of its wires). Errors:
-// kEnvironment for a VM whose image runs no twin agent; else those of kernel_json/guest_table.
-Result<nlohmann::json> node_table(const plan::Node& node, KernelTable table);
-
 // Quotes `s` for the guest's sh (single quotes).
 std::string sh_quote(const std::string& s);
 

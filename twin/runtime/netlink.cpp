@@ -22,6 +22,20 @@ namespace twin::runtime {
 
 using nlohmann::json;
 
+std::string ip_args_of(KernelTable table) {
+  switch (table) {
+    case KernelTable::kLinks:
+      return "link show";
+    case KernelTable::kAddresses:
+      return "addr show";
+    case KernelTable::kRoutes4:
+      return "route show";
+    case KernelTable::kRoutes6:
+      return "-6 route show";
+  }
+  return "";
+}
+
 bool kernel_table_of(const std::vector<std::string>& a, KernelTable* out) {
   using V = std::vector<std::string>;
   if (a == V{"link", "show"})

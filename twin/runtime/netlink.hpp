@@ -38,6 +38,9 @@ enum class KernelTable {
 // {"route","show"}, {"-6","route","show"}); false for anything else (run `ip` for those).
 bool kernel_table_of(const std::vector<std::string>& ip_args, KernelTable* out);
 
+// The `ip` arguments that show `table` ("link show"): kernel_table_of's inverse.
+std::string ip_args_of(KernelTable table);
+
 // Dumps `what` from network namespace `netns` (a name under /run/netns). Errors (kHarness): the
 // namespace cannot be entered, or netlink fails. Thread-safe.
 Result<nlohmann::json> kernel_json(const std::string& netns, KernelTable what);

@@ -17,6 +17,25 @@ struct Mark {
   int column = 0;
 };
 
+// What a node is, and how it runs. Code above the node drivers (twin/drivers/) compares these
+// enums or asks the driver registry, never their spelling in files.
+enum class NodeKind { kFrr, kHost };      // `kind:` frr | host
+enum class Backend { kNetns, kLibvirt };  // image profile `backend:` netns | libvirt
+
+inline const char* to_string(NodeKind k) { return k == NodeKind::kFrr ? "frr" : "host"; }
+inline const char* to_string(Backend b) { return b == Backend::kNetns ? "netns" : "libvirt"; }
+// The enum a file spells `s` as; nullopt for an unknown spelling (the loader lists the known).
+inline std::optional<NodeKind> node_kind_from(const std::string& s) {
+  if (s == "frr") return NodeKind::kFrr;
+  if (s == "host") return NodeKind::kHost;
+  return std::nullopt;
+}
+inline std::optional<Backend> backend_from(const std::string& s) {
+  if (s == "netns") return Backend::kNetns;
+  if (s == "libvirt") return Backend::kLibvirt;
+  return std::nullopt;
+}
+
 // How a `backend: libvirt` image boots (the profile's `vm:` section). File paths are absolute
 // once loaded (relative ones resolve against the profile's folder); whether they exist is checked
 // by `up` (twin plan works without the image).

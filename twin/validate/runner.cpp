@@ -1,7 +1,6 @@
 #include "twin/validate/runner.hpp"
 
 #include <map>
-#include <thread>
 
 #include "twin/core/util.hpp"
 
@@ -21,7 +20,8 @@ bool settled(const std::vector<TestResult>& rs) {
 Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>>& validators,
                       const RunOptions& opts) {
   Report report;
-  auto t0 = Clock::now();
+  TimeSource& time = opts.time ? *opts.time : TimeSource::real();
+  auto t0 = time.now();
   auto deadline = t0 + opts.converge_timeout;
   std::map<std::string, double> first_pass;
   std::vector<std::vector<TestResult>> latest(validators.size());
@@ -30,7 +30,7 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   for (;;) {
     for (size_t i = 0; i < validators.size(); ++i) {
       if (done[i]) continue;
-      auto ta = Clock::now();
+      auto ta = time.now();
       try {
         latest[i] = validators[i]->run(ctx);
       } catch (const std::exception& e) {
@@ -39,9 +39,9 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
                                  "a verdict", "exception",
                                  std::string("validator stopped: ") + e.what())};
       }
-      double took = ms_since(ta);
+      double took = time.ms_since(ta);
       ++attempts[i];
-      double at = ms_since(t0);
+      double at = time.ms_since(t0);
       // Probes of a family run together; each result gets an equal share of the family's time,
       // so per-family sums (JUnit testsuite time) equal the time actually spent.
       double share = latest[i].empty() ? took : took / static_cast<double>(latest[i].size());
@@ -60,8 +60,8 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       }
     }
     bool all = std::all_of(done.begin(), done.end(), [](bool b) { return b; });
-    if (all || Clock::now() >= deadline || interrupted()) break;
-    std::this_thread::sleep_for(opts.retry_interval);  // poll interval inside the window
+    if (all || time.now() >= deadline || interrupted()) break;
+    time.sleep_for(opts.retry_interval);  // poll interval inside the window
   }
   for (size_t i = 0; i < validators.size(); ++i) {
     for (auto& r : latest[i]) {
@@ -73,7 +73,7 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
     }
   }
   report.lab = ctx.plan.lab;
-  report.duration_ms = ms_since(t0);
+  report.duration_ms = time.ms_since(t0);
   return report;
 }
 

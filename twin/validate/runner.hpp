@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "twin/core/clock.hpp"
 #include "twin/validate/validator.hpp"
 
 namespace twin::validate {
@@ -19,6 +20,7 @@ struct RunOptions {
   // When set, decides whether a family's results are final (default: none failed or errored).
   // A negative check (a test that must fail) settles when that test fails.
   std::function<bool(const std::vector<TestResult>&)> settled;
+  TimeSource* time = nullptr;  // the window's clock; nullptr = TimeSource::real()
 };
 
 // Runs `validators` in order and fills a Report (lab, versions and timing are the caller's).

@@ -1,11 +1,13 @@
 #pragma once
-// The real LabProbe against a running lab: FRR daemons over their vty sockets, the kernel over
-// netlink (`ip -j` shapes), in-process ICMP. Every probe's
-// command, raw output and duration is kept for --artifacts.
+// The real LabProbe against a running lab: each node is asked through its driver
+// (drivers/registry.hpp): FRR over its vty sockets or a guest's vtysh, the kernel over netlink
+// or a guest agent (`ip -j` shapes), in-process ICMP. Every probe's command, raw output and
+// duration is kept for --artifacts.
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "twin/drivers/registry.hpp"
 #include "twin/proc/runner.hpp"
 #include "twin/validate/validator.hpp"
 
@@ -18,16 +20,10 @@ struct ProbeRecord {
   double duration_ms = 0;
 };
 
-// VM nodes with twin's guest agent (runtime/agent.hpp) are probed inside the guest: tables
-// through twin-json, pings with iputils ping run in parallel by one shell command. Exposed for
-// unit tests.
-std::string guest_ping_script(const std::vector<PingRequest>& reqs);
-std::vector<PingResult> parse_guest_pings(const std::string& output, size_t requests);
-PingResult guest_ping_result(int exit_code, const std::string& output);
-
 class SystemProbe final : public LabProbe {
  public:
-  explicit SystemProbe(proc::ProcessRunner& runner) : runner_(runner) {}
+  // Each node is probed through `drivers` (the registry's driver_for unless a test says).
+  explicit SystemProbe(proc::ProcessRunner& runner, drivers::DriverLookup drivers = {});
   Result<nlohmann::json> frr_json(const plan::Node& node, const std::string& daemon,
                                   const std::string& command) override;
   Result<nlohmann::json> ip_json(const plan::Node& node,
@@ -41,6 +37,7 @@ class SystemProbe final : public LabProbe {
  private:
   void record(ProbeRecord r);
   proc::ProcessRunner& runner_;
+  drivers::DriverLookup drivers_;
   mutable std::mutex mu_;
   std::vector<ProbeRecord> records_;
 };

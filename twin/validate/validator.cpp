@@ -87,9 +87,9 @@ std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
   auto paths = plan::expected_paths(plan);
   std::vector<std::pair<const plan::Node*, const plan::Node*>> out;
   for (const auto& src : plan.nodes) {
-    if (src.kind != "frr") continue;
+    if (src.kind != topology::NodeKind::kFrr) continue;
     for (const auto& dst : plan.nodes) {
-      if (dst.kind != "frr" || dst.name == src.name) continue;
+      if (dst.kind != topology::NodeKind::kFrr || dst.name == src.name) continue;
       auto pe = paths.find({src.name, dst.name});
       if (pe != paths.end() && pe->second.ecmp > 0) out.emplace_back(&src, &dst);
     }

@@ -16,10 +16,16 @@
 #include "twin/core/error.hpp"
 #include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/validate/ping.hpp"
+#include "twin/runtime/ping.hpp"
 #include "twin/validate/result.hpp"
 
 namespace twin::validate {
+
+// Pings are sent by the node drivers (runtime/ping.hpp is the in-process prober).
+using runtime::PingOutcome;
+using runtime::PingRequest;
+using runtime::PingResult;
+using runtime::to_string;
 
 // How validators observe a running lab. Implementations record every probe (command and raw
 // output) for --artifacts. Thread-safe: validators may probe nodes in parallel.
@@ -51,6 +57,12 @@ class Validator {
   // One result per (test, subject). Missing data is Status::kError, never kPassed.
   virtual std::vector<TestResult> run(Context& ctx) = 0;
 };
+
+// Creates validator families by name, all of them when `only` is empty; names it does not know
+// go to `unknown` (may be null) and are not created. The CLI passes the one list of families
+// (validators/registry.hpp); code below it (the gate) receives it and never names a family.
+using ValidatorFactory = std::function<std::vector<std::unique_ptr<Validator>>(
+    const std::vector<std::string>& only, std::vector<std::string>* unknown)>;
 
 // Helpers for families.
 TestResult make_result(const std::string& validator, int test, const std::string& test_name,

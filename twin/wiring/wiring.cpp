@@ -1,5 +1,6 @@
 #include "twin/wiring/wiring.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -39,20 +40,23 @@ std::string veth_script(const plan::Plan& plan) {
   return s.str();
 }
 
-std::string node_script(const plan::Node& node) {
+std::string node_script(const plan::Node& node, const std::vector<std::string>& only) {
   std::ostringstream s;
-  // A VM's guest configures its own addresses; its namespace is only the host side of its wires.
-  if (node.kind == "host" && !plan::is_vm(node)) {
-    for (const auto& i : node.interfaces)
+  if (node.kind != topology::NodeKind::kHost) return "";
+  auto wanted = [&](const std::string& ifname) {
+    return only.empty() || std::find(only.begin(), only.end(), ifname) != only.end();
+  };
+  for (const auto& i : node.interfaces)
+    if (wanted(i.name))
       for (const auto& a : i.addresses)
         s << "address add " << a << " dev " << i.name
           << (a.find(':') != std::string::npos ? " nodad" : "") << "\n";
-    for (const auto& r : node.routes) {
-      bool v6 = r.via.find(':') != std::string::npos;
-      // Batch lines take no -4/-6: spell the default route per family.
-      std::string dst = r.destination == "default" ? (v6 ? "::/0" : "0.0.0.0/0") : r.destination;
-      s << "route add " << dst << " via " << r.via << "\n";
-    }
+  if (!only.empty()) return s.str();
+  for (const auto& r : node.routes) {
+    bool v6 = r.via.find(':') != std::string::npos;
+    // Batch lines take no -4/-6: spell the default route per family.
+    std::string dst = r.destination == "default" ? (v6 ? "::/0" : "0.0.0.0/0") : r.destination;
+    s << "route add " << dst << " via " << r.via << "\n";
   }
   return s.str();
 }
@@ -70,31 +74,34 @@ Result<void> links_up(const std::string& netns, const std::vector<std::string>& 
 
 std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::Node& node) {
   std::string rp = std::to_string(node.rp_filter);
-  if (plan::is_vm(node))
-    // The host ends of a VM's links only pass frames to its taps (tc redirect): they must not
-    // speak themselves (no link-local address, no router solicitation, no forwarding).
-    return {
-        {"net/ipv6/conf/all/disable_ipv6", "1"},
-        {"net/ipv6/conf/default/disable_ipv6", "1"},
-        {"net/ipv4/ip_forward", "0"},
-        {"net/ipv4/conf/all/arp_ignore", "8"},
-        {"net/ipv4/conf/default/arp_ignore", "8"},
-    };
+  const bool router = node.kind == topology::NodeKind::kFrr;
   return {
       {"net/ipv6/conf/all/disable_ipv6", "0"},
       {"net/ipv6/conf/default/disable_ipv6", "0"},
       {"net/ipv6/conf/all/accept_dad", "0"},
       {"net/ipv6/conf/default/accept_dad", "0"},
       {"net/ipv6/conf/default/dad_transmits", "0"},
-      {"net/ipv4/ip_forward", node.kind == "frr" ? "1" : "0"},
-      {"net/ipv6/conf/all/forwarding", node.kind == "frr" ? "1" : "0"},
+      {"net/ipv4/ip_forward", router ? "1" : "0"},
+      {"net/ipv6/conf/all/forwarding", router ? "1" : "0"},
       {"net/ipv4/conf/all/rp_filter", rp},
       {"net/ipv4/conf/default/rp_filter", rp},
       // BGP unnumbered next hops are link-local; keep them valid even when unused.
       {"net/ipv6/conf/default/keep_addr_on_down", "1"},
       // Hosts accept the leaf's router advertisements only if forwarding is off; routers
       // never do (their routes come from BGP).
-      {"net/ipv6/conf/default/accept_ra", node.kind == "frr" ? "0" : "1"},
+      {"net/ipv6/conf/default/accept_ra", router ? "0" : "1"},
+  };
+}
+
+std::vector<std::pair<std::string, std::string>> wire_sysctls() {
+  // The host ends of a VM's links only pass frames to its taps (tc redirect): they must not
+  // speak themselves (no link-local address, no router solicitation, no forwarding).
+  return {
+      {"net/ipv6/conf/all/disable_ipv6", "1"},
+      {"net/ipv6/conf/default/disable_ipv6", "1"},
+      {"net/ipv4/ip_forward", "0"},
+      {"net/ipv4/conf/all/arp_ignore", "8"},
+      {"net/ipv4/conf/default/arp_ignore", "8"},
   };
 }
 

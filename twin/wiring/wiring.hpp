@@ -23,9 +23,10 @@ std::string netns_del_script(const std::vector<std::string>& names);
 // host's interfaces).
 std::string veth_script(const plan::Plan& plan);
 // Per-node script, run with `ip -n <netns> -batch -` after links_up: for host nodes, link
-// addresses and routes; "" for FRR nodes (zebra sets their addresses from frr.conf) and VM
-// nodes (the guest sets its own).
-std::string node_script(const plan::Node& node);
+// addresses and routes; "" for FRR nodes (zebra sets their addresses from frr.conf). A VM's
+// guest sets its own: its driver does not ask for this.
+// With `only`, just the addresses on those interfaces (links added to a running lab).
+std::string node_script(const plan::Node& node, const std::vector<std::string>& only = {});
 
 // The interfaces of `node` that links_up must bring up once every veth exists: lo and the `b`
 // end of each of its links (veth_script creates `a` ends up already).
@@ -36,17 +37,17 @@ Result<void> links_up(const std::string& netns, const std::vector<std::string>& 
 
 // Sysctls pinned in every namespace before any link exists (values in DESIGN.md §4):
 // forwarding on, IPv6 on, DAD off (else link-local addresses stay tentative ~1 s and BGP
-// unnumbered waits), rp_filter from the image. A VM node's namespace gets IPv6 off, forwarding
-// off and no ARP replies: it only holds the host ends of the VM's wires.
+// unnumbered waits), rp_filter from the image; forwarding only on routers.
 std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::Node& node);
+// Sysctls of a namespace that only holds the host ends of a VM's wires: IPv6 off, forwarding
+// off, no ARP replies.
+std::vector<std::pair<std::string, std::string>> wire_sysctls();
 
 // Writes `sysctls` (path relative to /proc/sys, value) inside netns `netns` from a thread that
 // entered it: no process per namespace.
 Result<void> apply_sysctls(const std::string& netns,
                            const std::vector<std::pair<std::string, std::string>>& sysctls);
 
-// Runs `script` with `ip [-n netns] -batch -`. Teardown passes cancellable=false so that an
-// interrupt cannot stop it half-way.
 // VM nodes (runtime/libvirt.hpp). Root-namespace script creating each tap of `node` (down,
 // with its link's MTU); IPv6 is disabled on them before they come up (vm_tap_sysctls).
 std::string tap_create_script(const plan::Node& node);
@@ -63,6 +64,9 @@ std::string tap_redirect_script(const plan::Node& node);
 // Name of the management port inside a VM node's namespace.
 inline constexpr const char* kMgmtPort = "mgmt0";
 
+// The one `ip -batch` runner: runs `script` with `ip [-n netns] -batch -` ("" = nothing to do).
+// Errors: the program could not run, or a non-zero exit (kHarness, with `what` and ip's
+// stderr). Teardown passes cancellable=false so that an interrupt cannot stop it half-way.
 Result<void> run_batch(proc::ProcessRunner& runner, const std::string& script,
                        const std::string& netns, const std::string& what, bool cancellable = true);
 

@@ -12,7 +12,7 @@ namespace {
 const char* kFamilies[] = {"ipv4Unicast", "ipv6Unicast"};
 
 bool has_bgpd(const plan::Node& n) {
-  return n.kind == "frr" &&
+  return n.kind == topology::NodeKind::kFrr &&
          std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end();
 }
 

@@ -36,9 +36,9 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
     }
   }
   for (const auto& src : plan.nodes) {
-    if (src.kind != "host") continue;
+    if (src.kind != topology::NodeKind::kHost) continue;
     for (const auto& dst : plan.nodes) {
-      if (dst.kind != "host" || dst.name == src.name) continue;
+      if (dst.kind != topology::NodeKind::kHost || dst.name == src.name) continue;
       for (const auto& di : dst.interfaces)
         for (const auto& da : di.addresses) {
           bool src_has_family = false;

@@ -23,7 +23,7 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
   std::vector<TestResult> out;
   auto paths = plan::expected_paths(plan);
   for (const auto& n : plan.nodes) {
-    if (n.kind != "frr") continue;
+    if (n.kind != topology::NodeKind::kFrr) continue;
     auto it = fibs.find(n.name);
     if (it == fibs.end() || !it->second || !it->second->is_array()) {
       std::string why = it == fibs.end() ? "not probed"
@@ -71,7 +71,7 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
 std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
   std::vector<const plan::Node*> nodes;
   for (const auto& n : ctx.plan.nodes)
-    if (n.kind == "frr") nodes.push_back(&n);
+    if (n.kind == topology::NodeKind::kFrr) nodes.push_back(&n);
   std::vector<std::optional<Result<nlohmann::json>>> got(nodes.size());
   validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
     auto v4 = ctx.probe.ip_json(*nodes[i], {"route", "show"});

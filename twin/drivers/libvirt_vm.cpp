@@ -1,4 +1,4 @@
-#include "twin/engine/vm.hpp"
+#include "twin/drivers/libvirt_vm.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include "twin/runtime/libvirt.hpp"
 #include "twin/wiring/wiring.hpp"
 
-namespace twin::engine {
+namespace twin::drivers {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -65,19 +65,21 @@ class Connections {
 // Boots test-vm once under KVM and waits for its ready marker. `*started` says whether the
 // domain started at all (if not, `*detail` has libvirt's reason, which may be unrelated to KVM).
 Result<bool> kvm_trial(runtime::Hypervisor& hv, bool* started, std::string* detail,
-                       const std::string& dir, const std::string& log_dir, const RecordFn& record,
+                       const std::string& dir, const std::string& log_dir, Record& record,
                        const Progress& progress) {
   plan::Node n;
   n.name = "kvm-trial";
   n.image = "test-vm";
-  n.backend = "libvirt";
+  n.backend = topology::Backend::kLibvirt;
   n.vm.domain = "tw-kvm-trial-" + std::to_string(::getpid());
   n.vm.kernel = dir + "/vmlinuz";
   n.vm.initrd = dir + "/initrd.img";
   n.vm.cmdline = "console=ttyS0 panic=-1 twin.hostname=kvm-trial";
   n.vm.memory_mib = 128;
   n.vm.console_log = log_dir + "/kvm-trial.log";
-  if (auto r = record({{"domain", n.vm.domain, "", 0, 0, hv.uri()}}); !r) return r.error();
+  if (auto r = record.add({{"domain", n.vm.domain, "", 0, 0, hv.uri()}}); !r) return r.error();
+  // Once destroyed, the trial domain leaves the record: the lab then holds one domain per VM.
+  auto forget = [&] { return record.forget("domain", n.vm.domain); };
   progress("trying KVM: booting test-vm for at most " + std::to_string(kTrialTimeout.count()) +
            " s");
   auto t0 = Clock::now();
@@ -87,6 +89,7 @@ Result<bool> kvm_trial(runtime::Hypervisor& hv, bool* started, std::string* deta
     *detail = r.error().message.substr(0, r.error().message.find('\n'));
     std::error_code ec;
     fs::remove(n.vm.console_log, ec);
+    if (auto f = forget(); !f) return f.error();
     return false;
   }
   *started = true;
@@ -101,9 +104,12 @@ Result<bool> kvm_trial(runtime::Hypervisor& hv, bool* started, std::string* deta
     if (running && !*running) break;
     std::this_thread::sleep_for(100ms);
   }
-  (void)hv.destroy(n.vm.domain);
+  auto destroyed = hv.destroy(n.vm.domain);
   std::error_code ec;
   fs::remove(n.vm.console_log, ec);
+  // A domain that could not be destroyed stays recorded, for `down`.
+  if (destroyed)
+    if (auto f = forget(); !f) return f.error();
   return ok;
 }
 
@@ -119,29 +125,18 @@ std::string eui64_link_local(const std::string& mac) {
   return buf;
 }
 
+namespace {
 std::string octal(unsigned mode) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "%04o", mode);
   return buf;
 }
+}  // namespace
 
-std::chrono::seconds longest_ready_timeout(const plan::Plan& plan) {
-  int s = 0;
-  for (const auto& n : plan.nodes)
-    if (plan::is_vm(n)) s = std::max(s, n.vm.ready_timeout_s);
-  return std::chrono::seconds(s);
-}
-
-bool has_vms(const plan::Plan& plan) {
-  for (const auto& n : plan.nodes)
-    if (plan::is_vm(n)) return true;
-  return false;
-}
-
-Result<void> vm_preflight(const plan::Plan& plan, const std::string& uri) {
+Result<void> vm_preflight(const std::vector<plan::Node*>& vms, const std::string& uri) {
   bool disks = false;
-  for (const auto& n : plan.nodes) {
-    if (!plan::is_vm(n)) continue;
+  for (const auto* np : vms) {
+    const auto& n = *np;
     const auto& vm = n.vm;
     for (const auto& [what, path] : {std::pair<const char*, std::string>{"kernel", vm.kernel},
                                      {"initrd", vm.initrd},
@@ -182,7 +177,7 @@ Result<void> vm_preflight(const plan::Plan& plan, const std::string& uri) {
 }
 
 Result<AccelChoice> choose_accel(const std::string& requested, const std::string& uri,
-                                 const std::string& trial_dir, const RecordFn& record,
+                                 const std::string& trial_dir, Record& record,
                                  const Progress& progress) {
   if (requested == "tcg") return AccelChoice{"qemu", "TCG: the image profile asks for it"};
   auto hv = runtime::Hypervisor::open(uri);
@@ -227,21 +222,19 @@ Result<AccelChoice> choose_accel(const std::string& requested, const std::string
                                  std::to_string(kTrialTimeout.count()) + " s"};
 }
 
-Result<void> start_vms(const plan::Plan& plan, const RecordFn& record, proc::ProcessRunner& runner,
-                       const Progress& progress, int parallel) {
-  std::vector<const plan::Node*> vms;
-  for (const auto& n : plan.nodes)
-    if (plan::is_vm(n)) vms.push_back(&n);
+Result<void> start_vms(const std::vector<const plan::Node*>& vms, BuildContext& ctx) {
   if (vms.empty()) return {};
+  auto& runner = ctx.runner;
+  const auto& progress = ctx.progress;
   // 1. Record every tap and domain before any exists.
   {
-    std::vector<Resource> rs;
+    std::vector<state::Resource> rs;
     for (const auto* n : vms) {
       if (!n->vm.mgmt_tap.empty()) rs.push_back({"tap", n->vm.mgmt_tap, n->name, 0, 0, ""});
       for (const auto& i : n->interfaces) rs.push_back({"tap", i.tap, n->name, 0, 0, ""});
       rs.push_back({"domain", n->vm.domain, n->name, 0, 0, n->vm.uri});
     }
-    if (auto r = record(std::move(rs)); !r) return r;
+    if (auto r = ctx.record.add(std::move(rs)); !r) return r;
   }
   // 2. Taps in the root namespace, silent (IPv6 off) before they ever come up, so the host
   //    never takes an address or a route from the lab.
@@ -273,7 +266,7 @@ Result<void> start_vms(const plan::Plan& plan, const RecordFn& record, proc::Pro
   std::vector<std::optional<Error>> errors(vms.size());
   std::atomic<int> started{0};
   std::mutex mu;
-  parallel_for(vms.size(), parallel, [&](size_t k) {
+  parallel_for(vms.size(), ctx.settings.parallel, [&](size_t k) {
     const auto& n = *vms[k];
     auto hv = runtime::Hypervisor::open(n.vm.uri);
     if (!hv) {
@@ -318,16 +311,16 @@ Result<void> start_vms(const plan::Plan& plan, const RecordFn& record, proc::Pro
   return {};
 }
 
-Result<void> wait_vms_ready(const plan::Plan& plan, std::chrono::steady_clock::time_point deadline,
-                            const Progress& progress) {
+Result<void> wait_vms_ready(const std::vector<const plan::Node*>& vms, BuildContext& ctx) {
+  const auto deadline = ctx.deadline;
+  const auto& progress = ctx.progress;
   struct Wait {
     const plan::Node* n;
     size_t offset = 0;
     bool ready = false;
   };
   std::vector<Wait> waits;
-  for (const auto& n : plan.nodes)
-    if (plan::is_vm(n)) waits.push_back({&n});
+  for (const auto* n : vms) waits.push_back({n});
   auto t0 = Clock::now();
   Connections hvs;
   int ready = 0;
@@ -374,8 +367,8 @@ Result<void> wait_vms_ready(const plan::Plan& plan, std::chrono::steady_clock::t
   }
 }
 
-void remove_vms(const State& s, proc::ProcessRunner& runner, int* removed,
-                std::vector<std::string>& problems) {
+void remove_vms(const state::State& s, proc::ProcessRunner& runner, Teardown& out) {
+  auto& problems = out.problems;
   Connections hvs;
   for (const auto& r : s.resources) {
     if (r.kind != "domain") continue;
@@ -387,8 +380,8 @@ void remove_vms(const State& s, proc::ProcessRunner& runner, int* removed,
     auto d = (*hv)->destroy(r.name);
     if (!d)
       problems.push_back(d.error().message);
-    else if (*d && removed)
-      ++*removed;
+    else if (*d)
+      ++out.vms_destroyed;
   }
   std::string script;
   std::vector<std::string> taps;
@@ -421,4 +414,4 @@ nlohmann::json vm_status(const plan::Node& n) {
   return j;
 }
 
-}  // namespace twin::engine
+}  // namespace twin::drivers

@@ -1,4 +1,4 @@
-#include "twin/validate/ping.hpp"
+#include "twin/runtime/ping.hpp"
 
 // glibc's <net/if.h> and <netinet/in.h> go first: the <linux/*.h> headers then skip what glibc
 // already defines instead of redefining it.
@@ -26,7 +26,7 @@
 #include "twin/core/error.hpp"
 #include "twin/runtime/netlink.hpp"
 
-namespace twin::validate {
+namespace twin::runtime {
 
 const char* to_string(PingOutcome o) {
   switch (o) {
@@ -717,4 +717,4 @@ std::vector<PingResult> ping_many(const std::string& netns, const std::vector<Pi
   return out;
 }
 
-}  // namespace twin::validate
+}  // namespace twin::runtime

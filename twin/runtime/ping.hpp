@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace twin::validate {
+namespace twin::runtime {
 
 struct PingRequest {
   std::string destination;  // IPv4 or IPv6 literal; IPv6 link-local needs `interface`
@@ -52,4 +52,4 @@ struct PingResult {
 // entered yields kError for every request with the reason in `detail`.
 std::vector<PingResult> ping_many(const std::string& netns, const std::vector<PingRequest>& reqs);
 
-}  // namespace twin::validate
+}  // namespace twin::runtime

@@ -1,4 +1,4 @@
-#include "twin/engine/state.hpp"
+#include "twin/state/state.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace twin::engine {
+namespace twin::state {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Resource, kind, name, node, pid, start_time, uri)
 
@@ -195,4 +195,4 @@ bool process_alive(int pid, uint64_t start_time) {
   return start_time == 0 || process_start_time(pid) == start_time;
 }
 
-}  // namespace twin::engine
+}  // namespace twin::state

@@ -12,7 +12,7 @@
 #include "twin/core/error.hpp"
 #include "twin/plan/plan.hpp"
 
-namespace twin::engine {
+namespace twin::state {
 
 struct Resource {
   // "cgroup" (path) · "netns" (name) · "dir" (path, removed recursively) ·
@@ -81,4 +81,4 @@ uint64_t process_start_time(int pid);
 // True if pid exists with that start time and is not a zombie.
 bool process_alive(int pid, uint64_t start_time);
 
-}  // namespace twin::engine
+}  // namespace twin::state

@@ -1,0 +1,180 @@
+#pragma once
+// The node-driver seam: everything that differs between ways of running a node lives behind
+// NodeDriver, one implementation per way (drivers/registry.hpp lists them):
+//   netns-frr   a network namespace running the image's FRR daemons (the embedded default)
+//   netns-host  a network namespace with addresses and routes only (a server)
+//   libvirt     a QEMU VM through libvirt; its namespace only holds the host ends of its wires
+// Code above the drivers (validate, engine, replay, cli) never asks "is this a VM?": it asks the
+// registry for the node's driver and calls it. Drivers are stateless and thread-safe; every call
+// gets what it acts on (the node, the runner, the lab's record) as arguments.
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "twin/core/error.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/proc/runner.hpp"
+#include "twin/runtime/netlink.hpp"
+#include "twin/runtime/ping.hpp"
+#include "twin/state/state.hpp"
+
+namespace twin::drivers {
+
+// One short line per event ("VM leaf1 ready in 6.1 s"); the CLI prints them to stderr.
+using Progress = std::function<void(const std::string&)>;
+
+// The lab's record while nodes are built or removed. `add` appends resources to the state and
+// saves it before the caller creates them (the rule `down` relies on, also after a crash);
+// `note` appends without saving, for processes that already run inside the lab's cgroup (the
+// cgroup, saved before any process started, is how `down` finds them until the next save).
+// Thread-safe.
+class Record {
+ public:
+  explicit Record(state::State& st) : st_(st) {}
+  Result<void> add(std::vector<state::Resource> rs);
+  void note(state::Resource r);
+  // Drops a resource that is gone (removed by its creator before the lab was up) and saves.
+  Result<void> forget(const std::string& kind, const std::string& name);
+  Result<void> save();
+  // The lab's cgroup v2 folder ("" before `up` made one).
+  [[nodiscard]] std::string cgroup() const;
+  state::State& state() { return st_; }
+
+ private:
+  state::State& st_;
+  mutable std::mutex mu_;
+};
+
+// Choices of the user that drivers act on (twin up's options).
+struct DriverSettings {
+  int parallel = 4;                            // nodes acted on at once
+  std::string libvirt_uri = "qemu:///system";  // VM nodes: the libvirt connection
+  // VM nodes: where the test-vm image lives, booted once to see whether KVM works here.
+  std::string trial_image_dir = "/var/lib/twin/images/test-vm";
+};
+
+// What a driver may use while it builds or removes its nodes.
+struct BuildContext {
+  proc::ProcessRunner& runner;
+  Record& record;
+  Progress progress;
+  DriverSettings settings;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+// What `down` removed and what it could not (appended to, never thrown).
+struct Teardown {
+  int vms_destroyed = 0;
+  std::vector<std::string> problems;
+};
+
+class NodeDriver {
+ public:
+  virtual ~NodeDriver() = default;
+  // "netns-frr" | "netns-host" | "libvirt"
+  [[nodiscard]] virtual const char* name() const = 0;
+
+  // ---- Building and removing nodes. engine/reconcile.cpp calls these in this order, each with
+  // the nodes of this driver only (plan order), after the namespaces and veths exist.
+
+  // Before the lab is claimed: what these nodes need from the host (programs, images, a
+  // hypervisor); may complete the plan's nodes (a VM's libvirt URI). Creates nothing of the
+  // lab. Errors: kEnvironment (missing piece), kInput (missing file).
+  virtual Result<void> preflight(std::vector<plan::Node*>& nodes,
+                                 const DriverSettings& settings) const;
+  // Once the lab's record exists, before any namespace: decisions that may need resources of
+  // their own, recorded through ctx (a VM's accelerator, after a trial boot).
+  virtual Result<void> prepare(std::vector<plan::Node*>& nodes, BuildContext& ctx) const;
+  // Sysctls (path under /proc/sys, value) pinned in the node's namespace before links exist.
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> namespace_sysctls(
+      const plan::Node& node) const = 0;
+  // `ip -batch` lines run in the node's namespace once its links are up ("" = none): the
+  // whole node's addresses and routes, or with `only` the addresses on those interfaces (links
+  // added to a running lab).
+  [[nodiscard]] virtual std::string address_script(const plan::Node& node,
+                                                   const std::vector<std::string>& only) const;
+  // The node's run folder and the files its processes read (FRR configs). Idempotent.
+  virtual Result<void> write_files(const plan::Node& node) const;
+  // Creates what runs beside the namespaces (VM domains and their taps), recorded first.
+  virtual Result<void> create(const std::vector<const plan::Node*>& nodes,
+                              BuildContext& ctx) const;
+  // Starts the node's processes in the lab's cgroup, each noted in the record; returns how many.
+  virtual Result<int> start(const plan::Node& node, BuildContext& ctx) const;
+  // Waits until every node is ready (a VM's console shows its ready pattern), at most until
+  // ctx.deadline. Errors name the node and what it last said.
+  virtual Result<void> wait_ready(const std::vector<const plan::Node*>& nodes,
+                                  BuildContext& ctx) const;
+  // `down`: removes what this driver recorded beside namespaces and processes (domains, taps).
+  virtual void remove(const state::State& st, proc::ProcessRunner& runner, Teardown& out) const;
+  // Whether a running lab can gain, lose or re-MTU this node's links (a VM's NICs are fixed
+  // while it runs: no hot-plug here).
+  [[nodiscard]] virtual bool links_change_live() const { return true; }
+  // How long the node may take to be ready once started (a NOS under TCG: minutes); `up`
+  // extends its overall timeout to cover the longest.
+  [[nodiscard]] virtual std::chrono::seconds ready_timeout(const plan::Node&) const {
+    return std::chrono::seconds(0);
+  }
+
+  // ---- A running node.
+
+  // A kernel table of the node as `ip -j` JSON (runtime/netlink.hpp), wherever its interfaces
+  // are. `how` (may be null) receives what was asked, for the probe log.
+  virtual Result<nlohmann::json> kernel_table(const plan::Node& node, runtime::KernelTable table,
+                                              std::string* how) const = 0;
+  // `ip -j <args>` on the node: the tables above in-process, anything else through `ip`.
+  virtual Result<nlohmann::json> ip_json(const plan::Node& node,
+                                         const std::vector<std::string>& args,
+                                         proc::ProcessRunner& runner, std::string* how) const = 0;
+  // `command` (a `show ... json`) answered by the node's FRR `daemon`. Errors: no FRR there.
+  virtual Result<nlohmann::json> frr_json(const plan::Node& node, const std::string& daemon,
+                                          const std::string& command, std::string* how) const = 0;
+  // ICMP echo from the node (runtime/ping.hpp semantics); results in request order.
+  virtual std::vector<runtime::PingResult> ping(
+      const plan::Node& node, const std::vector<runtime::PingRequest>& requests) const = 0;
+  // Applies `ip -batch` lines to the node's interfaces (MTU, admin state, addresses). Errors
+  // carry `what` as context.
+  virtual Result<void> change_interfaces(const plan::Node& node, const std::string& script,
+                                         const std::string& what,
+                                         proc::ProcessRunner& runner) const = 0;
+  // The node's ports as `ip -j link` JSON for `twin status` (a VM without an agent: the host
+  // ends of its wires, which carry the same names).
+  virtual Result<nlohmann::json> port_table(const plan::Node& node) const;
+  // `ip -j <args>` for --artifacts: where the node's interfaces are when the driver can read
+  // them there, else in its namespace (a VM without an agent: the host ends of its wires).
+  virtual Result<nlohmann::json> artifact_ip_json(const plan::Node& node,
+                                                  const std::vector<std::string>& args,
+                                                  proc::ProcessRunner& runner) const;
+  // Extra facts for `twin status` (a VM's domain, accelerator, console); null when none.
+  [[nodiscard]] virtual nlohmann::json status(const plan::Node& node) const;
+
+  // FRR configuration of the node, as the gate snapshots, changes and restores it. Nodes
+  // whose FRR twin does not run itself (hosts; a NOS inside a VM) answer kUsage.
+  [[nodiscard]] virtual bool manages_frr(const plan::Node& node) const;
+  // `show running-config` without vtysh's banner lines.
+  virtual Result<std::string> running_config(const plan::Node& node,
+                                             proc::ProcessRunner& runner) const;
+  // Applies frr.conf-syntax lines as they are (`vtysh -f`); any rejected line fails, named by
+  // its line in `file` when first_line > 0 (kInput).
+  virtual Result<void> apply_config(const plan::Node& node, const std::string& text,
+                                    int first_line, const std::string& file,
+                                    proc::ProcessRunner& runner) const;
+  // Makes the running configuration equal to the file at `path`, applying only the difference
+  // (frr-reload.py); `test` only computes it into `out`.
+  virtual Result<void> reload_config(const plan::Node& node, const std::string& path, bool test,
+                                     std::string* out, proc::ProcessRunner& runner) const;
+
+  // `twin exec` / `twin shell`: runs `argv` (empty = an interactive shell) inside the node, in
+  // the lab's cgroup. A namespace node replaces the calling process (returns only on failure,
+  // with the exit code to use); a VM with an agent returns the guest's exit code.
+  virtual int exec(const state::State& st, const plan::Node& node,
+                   const std::vector<std::string>& argv) const = 0;
+  // `twin console`: whether the node has a serial console (VMs), and the libvirt URI and
+  // domain to attach to.
+  [[nodiscard]] virtual bool has_console() const { return false; }
+};
+
+}  // namespace twin::drivers

@@ -1,0 +1,133 @@
+#include "twin/drivers/frr_node.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "twin/core/util.hpp"
+#include "twin/runtime/frr.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace twin::drivers {
+
+namespace {
+
+Result<void> chown_frr(const std::string& path) {
+  struct passwd* pw = ::getpwnam("frr");
+  if (!pw) return env_error("user frr does not exist");
+  if (::chown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+    return harness_error("chown frr " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+// A generated config split per daemon (runtime::split_generated_config), or nullopt when the
+// integrated frr.conf must go through `vtysh -b`.
+std::optional<std::map<std::string, std::string>> own_configs(const plan::Node& n) {
+  if (!n.config_generated) return std::nullopt;
+  return runtime::split_generated_config(n.frr_config, n.daemons);
+}
+
+}  // namespace
+
+Result<void> frr_preflight(const std::vector<plan::Node*>& nodes) {
+  std::set<std::string> daemons;
+  for (const auto* n : nodes)
+    for (const auto& d : n->daemons) daemons.insert(d);
+  for (const auto& d : daemons)
+    if (::access(runtime::daemon_path(d).c_str(), X_OK) != 0)
+      return env_error("FRR daemon " + runtime::daemon_path(d) +
+                       " is missing; run tools/install-deps.sh (package frr)");
+  if (daemons.empty()) return {};
+  if (::getpwnam("frr") == nullptr)
+    return env_error("user 'frr' does not exist; the frr package creates it");
+  // Mount point for each daemon's private crash-log folder (FRR creates the same folder itself
+  // on first start: lib/zlog.c TMPBASEDIR).
+  if (!fs::is_directory("/var/tmp/frr")) {
+    std::error_code ec;
+    fs::create_directories("/var/tmp/frr", ec);
+    if (ec) return env_error("cannot create /var/tmp/frr: " + ec.message());
+    fs::permissions("/var/tmp/frr", fs::perms::owner_all, ec);
+    if (auto r = chown_frr("/var/tmp/frr"); !r) return r;
+  }
+  return {};
+}
+
+Result<void> write_frr_files(const plan::Node& n) {
+  std::error_code ec;
+  fs::create_directories(n.run_dir, ec);
+  if (ec) return harness_error("creating " + n.run_dir + ": " + ec.message());
+  std::string config = n.frr_config;
+  if (!n.config_generated) {
+    auto text = read_file(n.config_source);
+    if (!text) return text.error();
+    config = *text;
+  }
+  fs::create_directories(n.run_dir + "/tmp", ec);
+  if (ec) return harness_error("creating " + n.run_dir + "/tmp: " + ec.message());
+  if (auto r = write_file(n.run_dir + "/frr.conf", config); !r) return r;
+  // vtysh inside `twin exec` reads /etc/frr/vtysh.conf (bind-mounted from here); integrated
+  // mode makes `write memory` update this node's frr.conf.
+  if (auto r = write_file(n.run_dir + "/vtysh.conf", "service integrated-vtysh-config\n"); !r)
+    return r;
+  for (const auto& p :
+       {n.run_dir, n.run_dir + "/tmp", n.run_dir + "/frr.conf", n.run_dir + "/vtysh.conf"})
+    if (auto r = chown_frr(p); !r) return r;
+  if (auto parts = own_configs(n))
+    for (const auto& [daemon, text] : *parts) {
+      auto path = runtime::daemon_config_path(n, daemon);
+      if (auto r = write_file(path, text); !r) return r;
+      if (auto r = chown_frr(path); !r) return r;
+    }
+  return {};
+}
+
+Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
+  int started = 0;
+  bool own = own_configs(n).has_value();
+  std::string cgroup = ctx.record.cgroup();
+  for (const auto& d : n.daemons) {
+    proc::Command c{runtime::daemon_argv(n, d, own), "", 30s, n.netns, cgroup};
+    // FRR keeps crash logs in /var/tmp/frr/<daemon>.<pid> (lib/zlog.c, fixed path, named after
+    // the PID before daemonising); a private bind keeps them in the node's run folder, which
+    // `down` removes, and lets --artifacts collect them.
+    c.bind_mounts = {{n.run_dir + "/tmp", "/var/tmp/frr"}};
+    c.output_file = n.run_dir + "/" + d + ".out";
+    c.hostname = n.name;
+    auto r = proc::run_checked(ctx.runner, c, "starting " + d);
+    if (!r) return r.error();
+    int pid = std::atoi(read_line(n.run_dir + "/" + d + ".pid").c_str());
+    if (pid <= 0) return harness_error(d + " started but wrote no pid file");
+    // In memory only: the caller saves once per phase. Until then the lab's cgroup (recorded
+    // and saved before any daemon started) is how `down` finds this process.
+    ctx.record.note({"process", d, n.name, pid, state::process_start_time(pid)});
+    ++started;
+  }
+  if (!n.daemons.empty() && !own) {
+    proc::Command c{runtime::boot_config_argv(n), "", 60s};
+    auto r = ctx.runner.run(c);
+    if (!r) return r.error().with_context("applying frr.conf");
+    // vtysh -b reports each rejected line; a non-zero exit means part of the config failed.
+    if (r->exit_code != 0) {
+      std::string msg = r->out + r->err;
+      return input_error("applying " + n.run_dir + "/frr.conf" +
+                         (n.config_source.empty() ? "" : " (from " + n.config_source + ")") +
+                         " failed (vtysh -b exit " + std::to_string(r->exit_code) + "): " + msg);
+    }
+  }
+  return started;
+}
+
+}  // namespace twin::drivers

@@ -1,0 +1,23 @@
+#pragma once
+// FRR daemons of a namespace node (netns-frr): files, preflight and start. Internal to drivers/.
+#include <vector>
+
+#include "twin/drivers/driver.hpp"
+
+namespace twin::drivers {
+
+// The FRR daemons the nodes need are installed, user frr exists, and FRR's crash-log folder
+// /var/tmp/frr exists (each daemon gets a private one over it). Errors: kEnvironment.
+Result<void> frr_preflight(const std::vector<plan::Node*>& nodes);
+
+// The node's run folder with frr.conf (generated, or the user's own file), vtysh.conf, tmp/ and,
+// for a generated config, each daemon's share of it — all owned by frr. Idempotent.
+Result<void> write_frr_files(const plan::Node& node);
+
+// Starts the node's daemons in image order inside the lab's cgroup, each reading its own share
+// of a generated config, or else applies the integrated frr.conf afterwards with `vtysh -b`;
+// notes every PID in the record (not saved: the caller saves once for all nodes). Returns the
+// number of daemons started.
+Result<int> start_frr_daemons(const plan::Node& node, BuildContext& ctx);
+
+}  // namespace twin::drivers

@@ -1,0 +1,206 @@
+#include "twin/drivers/netns.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "twin/core/util.hpp"
+#include "twin/drivers/frr_node.hpp"
+#include "twin/runtime/frr.hpp"
+#include "twin/runtime/frr_config.hpp"
+#include "twin/wiring/wiring.hpp"
+
+namespace fs = std::filesystem;
+
+namespace twin::drivers {
+
+int exec_in_netns(const state::State& st, const std::string& netns, const std::string& hostname,
+                  const std::vector<std::pair<std::string, std::string>>& binds,
+                  const std::vector<std::string>& argv) {
+  auto sys_fail = [](const std::string& what) {
+    std::cerr << "twin: " << what << ": " << std::strerror(errno) << "\n";
+    return 3;
+  };
+  std::string ns_path = "/run/netns/" + netns;
+  int ns_fd = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (ns_fd < 0) return sys_fail("node " + hostname + ": opening " + ns_path);
+
+  // Join the lab's cgroup first: whatever the command leaves running (iperf, tcpdump, a
+  // background job) is then killed by `twin down` with the rest of the lab.
+  for (const auto& r : st.resources) {
+    if (r.kind != "cgroup") continue;
+    std::string procs = r.name + "/cgroup.procs";
+    int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0\n", 2) != 2) {
+      if (fd >= 0) ::close(fd);
+      return sys_fail("joining the lab's cgroup " + r.name);
+    }
+    ::close(fd);
+  }
+  if (::unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) return sys_fail("unshare");
+  // Keep our mounts from propagating back to the host.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
+    return sys_fail("making / a slave mount");
+  for (const auto& [source, target] : binds) {
+    if (!fs::is_directory(target)) {
+      std::cerr << "twin: " << target << " does not exist (is the frr package installed?)\n";
+      return 3;
+    }
+    if (::mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
+      return sys_fail("bind-mounting " + source + " on " + target);
+  }
+  if (::setns(ns_fd, CLONE_NEWNET) != 0) return sys_fail("entering " + ns_path);
+  ::close(ns_fd);
+  // /sys lists the interfaces of the netns that mounted it (as `ip netns exec` does).
+  if (::umount2("/sys", MNT_DETACH) == 0) ::mount(hostname.c_str(), "/sys", "sysfs", 0, nullptr);
+  ::sethostname(hostname.c_str(), hostname.size());
+  ::setenv("TWIN_LAB", st.lab.c_str(), 1);
+  ::setenv("TWIN_NODE", hostname.c_str(), 1);
+
+  std::vector<std::string> cmd = argv;
+  if (cmd.empty()) {
+    const char* sh = std::getenv("SHELL");
+    cmd = {sh && *sh ? sh : "/bin/bash"};
+    std::cerr << "twin: shell in " << st.lab << "/" << hostname << " (netns " << netns
+              << "); `exit` to leave\n";
+  }
+  std::vector<char*> args;
+  for (auto& a : cmd) args.push_back(a.data());
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  std::cerr << "twin: cannot run '" << cmd[0] << "': " << std::strerror(errno) << "\n";
+  return errno == ENOENT ? 127 : 126;
+}
+
+namespace {
+
+// What every namespace node shares: its interfaces are the namespace's.
+class NetnsDriver : public NodeDriver {
+ public:
+  Result<nlohmann::json> kernel_table(const plan::Node& node, runtime::KernelTable table,
+                                      std::string* how) const override {
+    if (how) *how = "netlink (as ip -j " + runtime::ip_args_of(table) + ")";
+    return runtime::kernel_json(node.netns, table);
+  }
+
+  Result<nlohmann::json> ip_json(const plan::Node& node, const std::vector<std::string>& args,
+                                 proc::ProcessRunner& runner, std::string* how) const override {
+    // The tables validators read come over netlink in-process, in `ip -j`'s shape; anything
+    // else runs `ip` itself.
+    runtime::KernelTable table;
+    if (runtime::kernel_table_of(args, &table)) {
+      if (how) *how = "netlink (as ip -j " + proc::render(args) + ")";
+      return runtime::kernel_json(node.netns, table);
+    }
+    if (how) *how = "ip -n " + node.netns + " -j " + proc::render(args);
+    return runtime::ip_json(runner, node.netns, args);
+  }
+
+  Result<nlohmann::json> frr_json(const plan::Node& node, const std::string& daemon,
+                                  const std::string& command, std::string* how) const override {
+    if (how) *how = daemon + ".vty: " + command;
+    return runtime::show_json(node, daemon, command);
+  }
+
+  std::vector<runtime::PingResult> ping(
+      const plan::Node& node, const std::vector<runtime::PingRequest>& requests) const override {
+    return runtime::ping_many(node.netns, requests);
+  }
+
+  Result<void> change_interfaces(const plan::Node& node, const std::string& script,
+                                 const std::string& what,
+                                 proc::ProcessRunner& runner) const override {
+    return wiring::run_batch(runner, script, node.netns, what);
+  }
+
+  Result<nlohmann::json> port_table(const plan::Node& node) const override {
+    if (!fs::exists("/run/netns/" + node.netns))
+      return harness_error("namespace " + node.netns + " is missing");
+    return kernel_table(node, runtime::KernelTable::kLinks, nullptr);
+  }
+};
+
+class FrrDriver final : public NetnsDriver {
+ public:
+  const char* name() const override { return "netns-frr"; }
+
+  std::vector<std::pair<std::string, std::string>> namespace_sysctls(
+      const plan::Node& node) const override {
+    return wiring::namespace_sysctls(node);
+  }
+  Result<void> preflight(std::vector<plan::Node*>& nodes, const DriverSettings&) const override {
+    return frr_preflight(nodes);
+  }
+  Result<void> write_files(const plan::Node& node) const override {
+    return write_frr_files(node);
+  }
+  Result<int> start(const plan::Node& node, BuildContext& ctx) const override {
+    return start_frr_daemons(node, ctx);
+  }
+  bool manages_frr(const plan::Node& node) const override { return !node.daemons.empty(); }
+  Result<std::string> running_config(const plan::Node& node,
+                                     proc::ProcessRunner& runner) const override {
+    return runtime::running_config(runner, node);
+  }
+  Result<void> apply_config(const plan::Node& node, const std::string& text, int first_line,
+                            const std::string& file, proc::ProcessRunner& runner) const override {
+    return runtime::vtysh_apply(runner, node, text, first_line, file);
+  }
+  Result<void> reload_config(const plan::Node& node, const std::string& path, bool test,
+                             std::string* out, proc::ProcessRunner& runner) const override {
+    return runtime::frr_reload(runner, node, path, test, out);
+  }
+  int exec(const state::State& st, const plan::Node& node,
+           const std::vector<std::string>& argv) const override {
+    // Unix socket paths ignore network namespaces: the node's run folder over /run/frr
+    // (sockets) and /etc/frr (frr.conf, vtysh.conf) makes a plain vtysh reach this node only.
+    return exec_in_netns(st, node.netns, node.name,
+                         {{node.run_dir, "/run/frr"}, {node.run_dir, "/etc/frr"}}, argv);
+  }
+};
+
+class HostDriver final : public NetnsDriver {
+ public:
+  const char* name() const override { return "netns-host"; }
+
+  std::vector<std::pair<std::string, std::string>> namespace_sysctls(
+      const plan::Node& node) const override {
+    return wiring::namespace_sysctls(node);
+  }
+  std::string address_script(const plan::Node& node,
+                             const std::vector<std::string>& only) const override {
+    return wiring::node_script(node, only);
+  }
+  Result<nlohmann::json> frr_json(const plan::Node& node, const std::string&, const std::string&,
+                                  std::string* how) const override {
+    if (how) *how = "(no FRR)";
+    return usage_error("node " + node.name + " is a host: it runs no FRR");
+  }
+  int exec(const state::State& st, const plan::Node& node,
+           const std::vector<std::string>& argv) const override {
+    return exec_in_netns(st, node.netns, node.name, {}, argv);
+  }
+};
+
+}  // namespace
+
+const NodeDriver& netns_frr_driver() {
+  static const FrrDriver d;
+  return d;
+}
+
+const NodeDriver& netns_host_driver() {
+  static const HostDriver d;
+  return d;
+}
+
+}  // namespace twin::drivers

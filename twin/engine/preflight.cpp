@@ -1,0 +1,102 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "twin/engine/lab.hpp"
+
+using namespace std::chrono_literals;
+
+namespace twin::engine {
+
+std::string cgroup2_mount() {
+  std::ifstream f("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    // "... <mount point> <options> - <fstype> <source> <super options>"
+    auto dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream post(line.substr(dash + 3));
+    std::string fstype;
+    post >> fstype;
+    if (fstype != "cgroup2") continue;
+    std::istringstream pre(line.substr(0, dash));
+    std::string field, mount_point;
+    for (int i = 0; i < 5 && pre >> field; ++i)
+      if (i == 4) mount_point = field;
+    return mount_point;
+  }
+  return "";
+}
+
+Result<void> preflight(const plan::Plan&, proc::ProcessRunner& runner) {
+  if (::geteuid() != 0)
+    return env_error("twin needs root to create network namespaces (run with sudo)");
+  // veth is the one link type every lab needs; probe it in a throw-away namespace so nothing
+  // is left behind (the namespace dies with the probe process).
+  proc::Command probe{{"unshare", "--net", "ip", "link", "add", "twprobe0", "type", "veth", "peer",
+                       "name", "twprobe1"},
+                      "",
+                      10s};
+  auto r = runner.run(probe);
+  if (!r) return r.error().with_context("probing kernel features");
+  if (r->exit_code != 0)
+    return env_error("this kernel cannot create veth links (" + r->err +
+                     "); twin needs the veth driver (CONFIG_VETH)");
+  if (cgroup2_mount().empty())
+    return env_error(
+        "no cgroup v2 hierarchy is mounted; twin keeps each lab's processes in "
+        "its own cgroup (mount -t cgroup2 none /sys/fs/cgroup)");
+  return {};
+}
+
+namespace {
+std::string read_trim(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+}  // namespace
+
+// The kernel's neighbor tables (ARP, IPv6 ND) are shared by every network namespace and capped
+// by the root namespace's gc_thresh3 (1024 by default; values in other namespaces are ignored):
+// Documentation/networking/ip-sysctl.rst, "neigh/default/gc_thresh3". Past the cap the kernel
+// refuses new entries ("neighbour: ndisc_cache: neighbor table overflow!") and every IPv6
+// multicast send fails with EINVAL: measured at 128 nodes / 1,088 link ends, zebra's router
+// advertisements failed on every port and BGP unnumbered never found its peers. Each interface
+// of a lab needs a few entries per family (the peer's link-local or 169.254.0.1 next hop, the
+// all-nodes/all-routers groups, MLD), so twin raises (never lowers) the caps to 8 per interface
+// above the default and says so; they are limits, not state, and stay raised after `down`.
+Result<void> ensure_neighbor_capacity(const plan::Plan& plan, const Progress& progress) {
+  long interfaces = 0;
+  for (const auto& n : plan.nodes) interfaces += static_cast<long>(n.interfaces.size()) + 1;
+  long want3 = 1024 + 8 * interfaces;
+  for (const char* family : {"ipv4", "ipv6"}) {
+    std::string base = std::string("/proc/sys/net/") + family + "/neigh/default/";
+    long cur3 = std::atol(read_trim(base + "gc_thresh3").c_str());
+    long cur2 = std::atol(read_trim(base + "gc_thresh2").c_str());
+    if (cur3 >= want3) continue;
+    long want2 = std::max(cur2, want3 / 2);
+    // thresh2 must stay below thresh3: raise 3 first.
+    for (const auto& [file, value] :
+         {std::pair<const char*, long>{"gc_thresh3", want3}, {"gc_thresh2", want2}}) {
+      std::ofstream f(base + file);
+      f << value << "\n";
+      f.flush();
+      if (!f)
+        return env_error(
+            "cannot raise " + base + file + " to " + std::to_string(value) + " (the lab's " +
+            std::to_string(interfaces) +
+            " interfaces need that many kernel neighbor entries): " + std::strerror(errno));
+    }
+    progress(std::string("raised the kernel's ") + family + " neighbor table limit (gc_thresh3) " +
+             std::to_string(cur3) + " -> " + std::to_string(want3) + " for " +
+             std::to_string(interfaces) + " interfaces");
+  }
+  return {};
+}
+
+}  // namespace twin::engine

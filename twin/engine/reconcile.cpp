@@ -1,0 +1,377 @@
+#include "twin/engine/reconcile.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "twin/core/util.hpp"
+#include "twin/drivers/registry.hpp"
+#include "twin/runtime/netlink.hpp"
+#include "twin/state/state.hpp"
+#include "twin/wiring/wiring.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace twin::engine {
+
+namespace {
+
+using drivers::driver_for;
+
+// A link's identity: its two ends, in a fixed order.
+std::string link_key(const plan::Link& l) {
+  std::string a = l.a_node + ":" + l.a_interface, b = l.b_node + ":" + l.b_interface;
+  return a < b ? a + "--" + b : b + "--" + a;
+}
+
+struct Delta {
+  std::vector<const plan::Node*> add_nodes, remove_nodes, reconfigure;
+  std::vector<const plan::Link*> add_links, remove_links, mtu_links;
+};
+
+Delta compute(const plan::Plan& from, const plan::Plan& to) {
+  Delta d;
+  for (const auto& n : to.nodes) {
+    const plan::Node* old = from.find(n.name);
+    if (!old)
+      d.add_nodes.push_back(&n);
+    else if (n.kind == topology::NodeKind::kFrr && n.config_generated && old->config_generated &&
+             n.frr_config != old->frr_config)
+      d.reconfigure.push_back(&n);
+  }
+  for (const auto& n : from.nodes)
+    if (!to.find(n.name)) d.remove_nodes.push_back(&n);
+  std::map<std::string, const plan::Link*> old_links, new_links;
+  for (const auto& l : from.links) old_links[link_key(l)] = &l;
+  for (const auto& l : to.links) new_links[link_key(l)] = &l;
+  for (const auto& l : to.links) {
+    auto it = old_links.find(link_key(l));
+    if (it == old_links.end())
+      d.add_links.push_back(&l);
+    else if (it->second->mtu != l.mtu)
+      d.mtu_links.push_back(&l);
+  }
+  for (const auto& l : from.links)
+    if (!new_links.count(link_key(l))) d.remove_links.push_back(&l);
+  return d;
+}
+
+std::string names(const std::vector<const plan::Node*>& v) {
+  std::string s;
+  for (const auto* n : v) s += (s.empty() ? "" : ", ") + n->name;
+  return s;
+}
+std::string names(const std::vector<const plan::Link*>& v) {
+  std::string s;
+  for (const auto* l : v) s += (s.empty() ? "" : ", ") + link_key(*l);
+  return s;
+}
+
+Result<void> check_interrupt(const std::string& step) {
+  if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted during " + step};
+  return {};
+}
+
+// Runs fn for each node, `parallel` at a time; the first error (in input order) names its node.
+Result<void> for_each_node(const std::vector<const plan::Node*>& nodes, int parallel,
+                           const std::function<Result<void>(const plan::Node&)>& fn) {
+  std::vector<std::optional<Error>> errors(nodes.size());
+  parallel_for(nodes.size(), parallel, [&](size_t i) {
+    if (auto r = fn(*nodes[i]); !r) errors[i] = r.error().with_context("node " + nodes[i]->name);
+  });
+  for (auto& e : errors)
+    if (e) return *e;
+  return {};
+}
+
+// What a running lab cannot do to nodes whose driver fixes their links while they run.
+Result<void> check_changes(const plan::Plan& from, const plan::Plan& to, const Delta& d) {
+  for (const auto& n : to.nodes)
+    if (const auto* old = from.find(n.name); old && (old->kind != n.kind || old->image != n.image))
+      return input_error("node " + n.name + " changes kind or image (" + to_string(old->kind) +
+                         "/" + old->image + " -> " + to_string(n.kind) + "/" + n.image +
+                         "); that needs a new lab (twin down; twin up)");
+  if (from.nodes.empty()) return {};  // a new lab: every node is created, whatever its driver
+  auto fixed = [&](const std::string& name) {
+    const auto* n = to.find(name);
+    if (!n) n = from.find(name);
+    return n && !driver_for(*n).links_change_live();
+  };
+  for (const auto* set : {&d.add_nodes, &d.remove_nodes})
+    for (const auto* n : *set)
+      if (fixed(n->name))
+        return input_error("a topology step adds or removes VM node " + n->name +
+                           ", which a running lab cannot do; that needs a new lab (twin down; "
+                           "twin up)");
+  for (const auto* set : {&d.add_links, &d.remove_links, &d.mtu_links})
+    for (const auto* l : *set)
+      if (fixed(l->a_node) || fixed(l->b_node))
+        return input_error("a topology step changes the links of VM node " +
+                           (fixed(l->a_node) ? l->a_node : l->b_node) +
+                           ", whose NICs are fixed while it runs; that needs a new lab "
+                           "(twin down; twin up), or for an MTU a `link` or `interface` step");
+  return {};
+}
+
+bool has_interface(const std::string& netns, const std::string& ifname) {
+  auto links = runtime::kernel_json(netns, runtime::KernelTable::kLinks);
+  if (!links) return true;  // cannot tell: let the removal say what is wrong
+  for (const auto& l : *links)
+    if (l.value("ifname", "") == ifname) return true;
+  return false;
+}
+
+// Stops a node's recorded processes (by recorded PID and start time only), then removes its
+// namespace and run folder, and drops its resources from the record.
+Result<void> remove_node(drivers::Record& rec, const plan::Node& n, proc::ProcessRunner& runner) {
+  std::vector<state::Resource> procs;
+  for (const auto& r : rec.state().resources)
+    if (r.kind == "process" && r.node == n.name) procs.push_back(r);
+  for (const auto& r : procs)
+    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGTERM);
+  auto until = Clock::now() + 3s;
+  for (const auto& r : procs) {
+    while (state::process_alive(r.pid, r.start_time) && Clock::now() < until)
+      std::this_thread::sleep_for(10ms);
+    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGKILL);
+  }
+  for (const auto& r : procs) {
+    auto hard = Clock::now() + 3s;
+    while (state::process_alive(r.pid, r.start_time) && Clock::now() < hard)
+      std::this_thread::sleep_for(10ms);
+    if (state::process_alive(r.pid, r.start_time))
+      return harness_error("node " + n.name + ": process " + std::to_string(r.pid) + " (" + r.name +
+                           ") survived SIGKILL");
+  }
+  if (fs::exists("/run/netns/" + n.netns))
+    if (auto r = wiring::run_batch(runner, wiring::netns_del_script({n.netns}), "",
+                                   "removing namespace of " + n.name, false);
+        !r)
+      return r;
+  std::error_code ec;
+  fs::remove_all(n.run_dir, ec);
+  if (ec) return harness_error("removing " + n.run_dir + ": " + ec.message());
+  for (const char* kind : {"process", "netns", "dir"})
+    std::erase_if(rec.state().resources, [&](const state::Resource& r) {
+      return r.node == n.name && r.kind == kind;
+    });
+  return rec.save();
+}
+
+}  // namespace
+
+std::string GrowReport::summary() const {
+  std::string s;
+  auto part = [&](const char* what, const std::vector<std::string>& v) {
+    if (v.empty()) return;
+    std::string l;
+    for (const auto& x : v) l += (l.empty() ? "" : ", ") + x;
+    s += (s.empty() ? "" : "; ") + std::string(what) + " " + l;
+  };
+  part("added nodes", added_nodes);
+  part("added links", added_links);
+  part("removed nodes", removed_nodes);
+  part("removed links", removed_links);
+  part("reconfigured", reconfigured);
+  part("MTU changed on", mtu_changed);
+  return s.empty() ? "no topology change" : s;
+}
+
+std::string describe_reshape(const plan::Plan& from, const plan::Plan& to) {
+  Delta d = compute(from, to);
+  std::string s;
+  auto part = [&](const char* what, const std::string& v) {
+    if (!v.empty()) s += (s.empty() ? "" : "; ") + std::string(what) + " " + v;
+  };
+  part("add nodes", names(d.add_nodes));
+  part("add links", names(d.add_links));
+  part("remove nodes", names(d.remove_nodes));
+  part("remove links", names(d.remove_links));
+  part("reconfigure (generated config differs)", names(d.reconfigure));
+  part("set MTU on", names(d.mtu_links));
+  return (s.empty() ? std::string("no topology change") : s) + "\n";
+}
+
+Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::BuildContext& ctx,
+                       GrowReport* rep) {
+  Delta d = compute(from, to);
+  if (auto r = check_changes(from, to, d); !r) return r;
+  auto& runner = ctx.runner;
+  const int parallel = ctx.settings.parallel;
+  auto tw = Clock::now();
+
+  // 1. Generated configs of nodes that stay, as a difference, first: configuration that
+  //    names an interface about to go must be removed while the interface exists (FRR accepts
+  //    configuration for an interface that does not exist yet).
+  {
+    auto r = for_each_node(d.reconfigure, parallel, [&](const plan::Node& n) -> Result<void> {
+      std::string path = n.run_dir + "/frr.conf.next";
+      if (auto w = write_file(path, n.frr_config); !w) return w.error();
+      return driver_for(n).reload_config(n, path, false, nullptr, runner);
+    });
+    for (const auto* n : d.reconfigure) rep->reconfigured.push_back(n->name);
+    if (!r) return r.error();
+  }
+  // 2. Links that go away (a removed node's links vanish with its namespace). Deleting one end
+  //    of a veth deletes the pair; a link an interrupted reconcile never made is already gone.
+  for (const auto* l : d.remove_links) {
+    const bool a_stays = to.find(l->a_node) != nullptr;
+    if (!a_stays && !to.find(l->b_node)) continue;
+    const plan::Node* end = a_stays ? from.find(l->a_node) : from.find(l->b_node);
+    const std::string& ifname = a_stays ? l->a_interface : l->b_interface;
+    if (has_interface(end->netns, ifname))
+      if (auto r = wiring::run_batch(runner, "link del dev " + ifname + "\n", end->netns,
+                                     "removing link " + link_key(*l));
+          !r)
+        return r;
+    rep->removed_links.push_back(link_key(*l));
+  }
+  // 3. Nodes that go away.
+  for (const auto* n : d.remove_nodes) {
+    if (auto r = remove_node(ctx.record, *n, runner); !r) return r;
+    rep->removed_nodes.push_back(n->name);
+  }
+  // 4. New namespaces: recorded first, then created and pinned by their drivers.
+  if (!d.add_nodes.empty()) {
+    std::vector<state::Resource> rs;
+    for (const auto* n : d.add_nodes) {
+      if (!from.nodes.empty() && fs::exists("/run/netns/" + n->netns))
+        return usage_error("network namespace " + n->netns + " already exists (node " + n->name +
+                           "); another lab or program owns it");
+      rs.push_back({"netns", n->netns, n->name});
+    }
+    for (const auto* n : d.add_nodes) rs.push_back({"dir", n->run_dir, n->name});
+    if (auto r = ctx.record.add(std::move(rs)); !r) return r;
+    if (auto r = check_interrupt("namespace creation"); !r) return r;
+    std::string script;
+    for (const auto* n : d.add_nodes) script += "netns add " + n->netns + "\n";
+    if (auto r = wiring::run_batch(runner, script, "", "creating namespaces"); !r) return r;
+    if (auto r = for_each_node(d.add_nodes, parallel,
+                               [](const plan::Node& n) {
+                                 return wiring::apply_sysctls(
+                                     n.netns, driver_for(n).namespace_sysctls(n));
+                               });
+        !r)
+      return r;
+    for (const auto* n : d.add_nodes) rep->added_nodes.push_back(n->name);
+  }
+  // 5. New links: veths live only inside the lab's namespaces and vanish with them, created
+  //    directly in both with final names, MTU and MAC (the `a` end up).
+  if (!d.add_links.empty()) {
+    plan::Plan sub;
+    sub.nodes = to.nodes;
+    for (const auto* l : d.add_links) sub.links.push_back(*l);
+    if (auto r = wiring::run_batch(runner, wiring::veth_script(sub), "", "creating veth links"); !r)
+      return r;
+    for (const auto* l : d.add_links) rep->added_links.push_back(link_key(*l));
+  }
+  // 6. Up before the daemons start: `lo` of new nodes and the `b` end of every new link, then
+  //    what the drivers configure on them (a server's addresses and routes). Measured at 56
+  //    nodes: starting every daemon on links without carrier and raising them all at once
+  //    halves the daemon phase, but the simultaneous start of 768 sessions then collides
+  //    (RFC 4271 6.8) and FRR 8.4 backs off for seconds. Nodes arriving one by one into a
+  //    running fabric converge as they come.
+  {
+    std::set<const plan::Node*> added(d.add_nodes.begin(), d.add_nodes.end());
+    std::map<std::string, std::vector<std::string>> new_b_ends, new_ends;
+    for (const auto* l : d.add_links) {
+      new_b_ends[l->b_node].push_back(l->b_interface);
+      new_ends[l->a_node].push_back(l->a_interface);
+      new_ends[l->b_node].push_back(l->b_interface);
+    }
+    std::vector<const plan::Node*> touched;
+    for (const auto& n : to.nodes)
+      if (added.count(&n) || new_ends.count(n.name)) touched.push_back(&n);
+    auto r = for_each_node(touched, parallel, [&](const plan::Node& n) -> Result<void> {
+      std::vector<std::string> up;
+      if (added.count(&n)) up.push_back("lo");
+      if (auto it = new_b_ends.find(n.name); it != new_b_ends.end())
+        up.insert(up.end(), it->second.begin(), it->second.end());
+      if (!up.empty())
+        if (auto u = wiring::links_up(n.netns, up); !u) return u;
+      std::string script =
+          added.count(&n) ? driver_for(n).address_script(n, {})
+                          : driver_for(n).address_script(n, new_ends[n.name]);
+      return wiring::run_batch(runner, script, n.netns, "addresses and routes");
+    });
+    if (!r) return r;
+  }
+  // 7. MTU of links that stay.
+  for (const auto* l : d.mtu_links) {
+    for (const auto& [node, ifname] :
+         {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}}) {
+      const plan::Node* n = to.find(node);
+      if (auto r = wiring::run_batch(
+              runner, "link set dev " + ifname + " mtu " + std::to_string(l->mtu) + "\n", n->netns,
+              "node " + node);
+          !r)
+        return r;
+    }
+    rep->mtu_changed.push_back(link_key(*l));
+  }
+  // 8. Node files (FRR configs; the run folders where a VM's console log and agent socket
+  //    go), then what runs beside the namespaces (VMs), driver by driver.
+  for (const auto* n : d.add_nodes)
+    if (auto r = driver_for(*n).write_files(*n); !r) return r.error().with_context("node " + n->name);
+  for (const auto& g : drivers::group_by_driver(d.add_nodes)) {
+    if (auto r = check_interrupt("node creation"); !r) return r;
+    if (auto r = g.driver->create(g.nodes, ctx); !r) return r;
+  }
+  rep->wiring_ms = ms_since(tw);
+  if (!d.add_nodes.empty() || !d.add_links.empty())
+    ctx.progress("wired " + std::to_string(d.add_nodes.size()) + " namespaces and " +
+                 std::to_string(d.add_links.size()) + " links in " +
+                 std::to_string(static_cast<int>(rep->wiring_ms)) + " ms");
+
+  // 9. Daemons of new nodes, nodes in parallel. Their PIDs are noted in memory and saved once,
+  //    whatever happened (the lab's cgroup, recorded earlier, already holds every process).
+  if (auto r = check_interrupt("daemon start"); !r) return r;
+  auto td = Clock::now();
+  std::vector<const plan::Node*> start;
+  for (const auto* n : d.add_nodes)
+    if (!n->daemons.empty()) start.push_back(n);
+  std::vector<std::optional<Error>> errors(start.size());
+  std::atomic<int> ready{0}, daemons{0};
+  std::mutex mu;
+  parallel_for(start.size(), parallel, [&](size_t i) {
+    if (interrupted()) {
+      errors[i] = Error{ErrorKind::kInterrupted, "interrupted during daemon start"};
+      return;
+    }
+    auto r = driver_for(*start[i]).start(*start[i], ctx);
+    if (!r) {
+      errors[i] = r.error().with_context("node " + start[i]->name);
+      return;
+    }
+    daemons += *r;
+    int k = ++ready;
+    std::lock_guard lk(mu);
+    ctx.progress("nodes ready " + std::to_string(k) + "/" + std::to_string(start.size()));
+  });
+  rep->daemons = daemons;
+  rep->daemons_ms = ms_since(td);
+  auto saved = ctx.record.save();
+  for (const auto& e : errors)
+    if (e) return *e;
+  return saved;
+}
+
+Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const plan::Plan& to,
+                         proc::ProcessRunner& runner, int parallel, GrowReport* rep) {
+  auto loaded = state::load_state(lab);
+  if (!loaded) return loaded.error();
+  drivers::Record record(*loaded);
+  drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};
+  ctx.settings.parallel = parallel;
+  return reconcile(from, to, ctx, rep);
+}
+
+}  // namespace twin::engine

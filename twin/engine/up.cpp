@@ -1,0 +1,180 @@
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "twin/core/util.hpp"
+#include "twin/drivers/registry.hpp"
+#include "twin/engine/lab.hpp"
+#include "twin/engine/reconcile.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace twin::engine {
+
+// `down` without taking the lab lock: for `up`'s own teardown, which already holds it.
+Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runner);
+
+namespace {
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms.count()) / 1000.0);
+  return buf;
+}
+
+Result<void> check_interrupt(const std::string& step) {
+  if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted during " + step};
+  return {};
+}
+
+// "leaf1 bgpd (pid 123), ..." for every recorded process that is no longer alive.
+std::string dead_processes(const state::State& st) {
+  std::string s;
+  for (const auto& r : st.resources)
+    if (r.kind == "process" && !state::process_alive(r.pid, r.start_time))
+      s += (s.empty() ? "" : ", ") + r.node + " " + r.name + " (pid " + std::to_string(r.pid) + ")";
+  return s;
+}
+
+}  // namespace
+
+Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
+                     proc::ProcessRunner& runner, const Progress& progress) {
+  auto t0 = Clock::now();
+  plan::Plan plan = plan::make_plan(topo, opts.name);
+  if (auto r = preflight(plan, runner); !r) return r.error();
+  // `down` deletes every namespace it recorded: never record one that exists already (another
+  // lab whose name composes to the same "tw-<lab>-<node>", or a leftover not ours).
+  for (const auto& n : plan.nodes)
+    if (fs::exists("/run/netns/" + n.netns) && !fs::exists(state::state_path(plan.lab)))
+      return usage_error("network namespace " + n.netns + " already exists (node " + n.name +
+                         "); another lab or program owns it — choose another lab name with "
+                         "--name");
+  drivers::DriverSettings settings{opts.parallel, opts.libvirt_uri, opts.trial_image_dir};
+  auto groups = drivers::group_by_driver(plan.nodes);
+  for (auto& g : groups)
+    if (auto r = g.driver->preflight(g.nodes, settings); !r) return r.error();
+  if (auto r = ensure_neighbor_capacity(plan, progress); !r) return r.error();
+  if (auto r = state::claim_lab(plan.lab); !r) return r.error();
+  auto lock = state::lock_lab(plan.lab);
+  if (!lock) return lock.error();
+
+  state::State state;
+  state.lab = plan.lab;
+  state.status = "creating";
+  state.created_at = now_rfc3339();
+  state.twin_version = TWIN_VERSION;
+  state.plan = plan;
+  drivers::Record rec(state);
+  UpSummary sum;
+  sum.lab = plan.lab;
+  sum.nodes = static_cast<int>(plan.nodes.size());
+  sum.links = static_cast<int>(plan.links.size());
+  sum.sessions_expected = static_cast<int>(plan.sessions.size());
+
+  auto fail = [&](const Error& e) -> Result<UpSummary> {
+    state.status = "failed";
+    (void)state::save_state(state);
+    if (opts.keep_on_failure) {
+      return e.with_context("twin up (lab '" + plan.lab +
+                            "' kept for inspection: twin down --lab " + plan.lab + ")");
+    }
+    progress("tearing down lab " + plan.lab + " after failure");
+    auto d = down_locked(plan.lab, runner);
+    if (!d)
+      return e.with_context("twin up").with_context("teardown also failed: " + d.error().message);
+    return e.with_context("twin up");
+  };
+  // Unless the caller chose a timeout, nodes that take long to be ready (a NOS under TCG may
+  // take 10 minutes to boot) get their drivers' ready timeout plus 120 s.
+  auto timeout = opts.timeout;
+  std::chrono::seconds longest_ready{0};
+  for (const auto& n : plan.nodes)
+    longest_ready = std::max(longest_ready, drivers::driver_for(n).ready_timeout(n));
+  if (longest_ready.count() > 0 && !opts.timeout_explicit)
+    timeout = std::max<std::chrono::milliseconds>(timeout, longest_ready + 120s);
+  auto deadline = t0 + timeout;
+
+  // 1. The lab directory (already claimed) and the cgroup, before any process exists.
+  std::string cg = cgroup2_mount() + "/twin/" + plan.lab;
+  if (auto r = rec.add({{"dir", state::lab_dir(plan.lab), ""}, {"cgroup", cg, ""}}); !r)
+    return fail(r.error());
+  std::error_code ec;
+  fs::create_directories(cg, ec);
+  if (ec) return fail(env_error("creating cgroup " + cg + ": " + ec.message()));
+  drivers::BuildContext ctx{runner, rec, progress, settings, deadline};
+
+  // 2. Decisions drivers make once the lab is recorded (a VM's KVM or TCG, after a trial boot).
+  for (auto& g : groups)
+    if (auto r = g.driver->prepare(g.nodes, ctx); !r) return fail(r.error());
+  state.plan = plan;
+  if (auto r = rec.save(); !r) return fail(r.error());
+
+  // 3. Namespaces, links, node files, VMs and daemons: reconciling from nothing to the plan.
+  plan::Plan empty;
+  empty.lab = plan.lab;
+  GrowReport grown;
+  if (auto r = reconcile(empty, plan, ctx, &grown); !r) return fail(r.error());
+  sum.wiring_ms = grown.wiring_ms;
+  sum.daemons_ms = grown.daemons_ms;
+  sum.daemons = grown.daemons;
+  if (Clock::now() > deadline)
+    return fail(harness_error("timed out after " + seconds_text(timeout) +
+                              " (--timeout) while starting daemons"));
+
+  // 4. Nodes that boot on their own (VMs booted while the daemons started) are ready.
+  if (longest_ready.count() > 0) {
+    auto tv = Clock::now();
+    for (const auto& g : drivers::group_by_driver([&] {
+           std::vector<const plan::Node*> v;
+           for (const auto& n : plan.nodes) v.push_back(&n);
+           return v;
+         }()))
+      if (auto r = g.driver->wait_ready(g.nodes, ctx); !r) return fail(r.error());
+    sum.vms_ms = ms_since(tv);
+  }
+
+  state.status = "up";
+  if (auto r = rec.save(); !r) return fail(r.error());
+
+  // 5. Convergence: every expected session Established (a probe loop, not a sleep).
+  auto tc = Clock::now();
+  auto converge_deadline = std::min(deadline, tc + opts.converge_timeout);
+  int last = -1;
+  while (opts.wait_converged && !plan.sessions.empty()) {
+    if (auto r = check_interrupt("waiting for BGP"); !r) return fail(r.error());
+    auto c = count_sessions(plan, opts.parallel);
+    sum.sessions_established = c.established;
+    sum.not_established = c.down;
+    if (c.established != last) {
+      progress("BGP sessions up " + std::to_string(c.established) + "/" +
+               std::to_string(c.expected));
+      last = c.established;
+    }
+    if (c.established >= c.expected) {
+      sum.converged = true;
+      break;
+    }
+    if (Clock::now() > deadline)
+      return fail(harness_error("timed out after " + seconds_text(timeout) +
+                                " (--timeout) waiting for BGP: " + std::to_string(c.established) +
+                                "/" + std::to_string(c.expected) + " sessions Established"));
+    if (Clock::now() > converge_deadline) break;
+    std::this_thread::sleep_for(100ms);  // poll interval of the readiness probe
+  }
+  if (plan.sessions.empty()) sum.converged = true;
+  sum.converge_ms = ms_since(tc);
+  // A daemon that died after it started (killed, or crashed on its config) leaves a lab that
+  // only looks up: `up` says so instead of reporting success.
+  if (auto dead = dead_processes(state); !dead.empty())
+    return fail(harness_error("daemon" + std::string(dead.size() > 1 ? "s" : "") +
+                              " no longer running after start: " + dead +
+                              " (see the node's <daemon>.log under " + state::lab_dir(plan.lab) +
+                              "; twin up --keep-on-failure keeps the lab)"));
+  sum.total_ms = ms_since(t0);
+  return sum;
+}
+
+
+}  // namespace twin::engine

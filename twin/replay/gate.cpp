@@ -1,0 +1,669 @@
+#include "twin/replay/gate.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "twin/core/util.hpp"
+#include "twin/engine/lab.hpp"
+#include "twin/replay/intent.hpp"
+#include "twin/runtime/frr.hpp"
+#include "twin/validate/runner.hpp"
+#include "twin/validate/system_probe.hpp"
+
+using namespace std::chrono_literals;
+
+namespace twin::replay {
+
+namespace {
+
+// --per-step validates step by step up to this many steps, and bisects longer changes.
+constexpr size_t kBisectAbove = 6;
+
+// Validation window once settle() found the network quiet.
+constexpr std::chrono::milliseconds kQuietWindow{3000};
+
+struct Touched {
+  std::set<std::string> frr_nodes;   // FRR configs changed: rolled back with frr-reload.py
+  std::set<std::string> interfaces;  // "node:if": MTU and admin state restored
+  // Host-node addresses a step added / removed: undone exactly.
+  std::vector<std::tuple<std::string, std::string, std::string>> host_added, host_removed;
+  bool topology = false;
+};
+
+std::vector<std::string> split_tests(const std::vector<std::string>& tests,
+                                     std::set<std::string>* exact) {
+  std::vector<std::string> families;
+  for (const auto& t : tests) {
+    auto dot = t.find('.');
+    std::string fam = t.substr(0, dot);
+    if (std::find(families.begin(), families.end(), fam) == families.end()) families.push_back(fam);
+    if (dot != std::string::npos) exact->insert(t);
+  }
+  return families;
+}
+
+class Gate {
+ public:
+  Gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts, GateEnv& env)
+      : st_(st), cs_(cs), opts_(opts), env_(env), runner_(env.runner), time_(env.time) {}
+
+  Result<ApplyResult> run();
+
+ private:
+  void say(const std::string& s) {
+    if (opts_.progress) opts_.progress(s);
+  }
+  Phase validate_phase(const std::string& name, const plan::Plan& plan);
+  Result<void> snapshot();
+  Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail);
+  void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
+                      std::string* detail);
+  std::string settle(const plan::Plan& plan);
+  void bisect(Touched& touched, size_t attempted);
+  Error abort_interrupted(const Touched& touched, const std::string& when);
+  bool quiet_ = false;
+  std::string frr_version_;  // the last settle() ended quiet: validations need only a short window
+  Result<void> rollback(const Touched& t, std::string* detail);
+  Result<void> record_configs_after(const plan::Plan& plan);
+
+  const state::State& st_;
+  const ChangeSet& cs_;
+  const ApplyOptions& opts_;
+  GateEnv& env_;
+  proc::ProcessRunner& runner_;
+  TimeSource& time_;
+  ApplyResult res_;
+  plan::Plan current_;  // the plan the lab runs now (grows with topology steps)
+  std::map<std::string, std::string> snapshot_paths_;  // node -> saved running config
+  std::string work_dir_;
+};
+
+Phase Gate::validate_phase(const std::string& name, const plan::Plan& plan) {
+  Phase ph;
+  ph.name = name;
+  validate::SystemProbe probe(runner_, env_.drivers);
+  validate::Context ctx{plan, probe, opts_.parallel};
+  validate::RunOptions ro;
+  // On a quiet network a failure is real: retry briefly (a ping right after a route install),
+  // not for the whole convergence window.
+  ro.converge_timeout =
+      quiet_ ? std::min<std::chrono::milliseconds>(opts_.converge_timeout, kQuietWindow)
+             : opts_.converge_timeout;
+  ro.time = &time_;
+  auto validators = env_.validators({}, nullptr);
+  auto t0 = time_.now();
+  ph.report = validate::run_validation(ctx, validators, ro);
+  ph.report.started_at = now_rfc3339();
+  ph.report.twin_version = TWIN_VERSION;
+  if (frr_version_.empty()) frr_version_ = runtime::frr_version(runner_);
+  ph.report.frr_version = frr_version_;
+  ph.report.kernel_version = kernel_release();
+  ph.state = observe(plan, probe, opts_.parallel);
+  add_reachability(ph.state, ph.report);
+  ph.probes = probe.records();
+  int bad = ph.report.count(validate::Status::kFailed) + ph.report.count(validate::Status::kError);
+  say(name + ": " + std::to_string(ph.report.count(validate::Status::kPassed)) + " passed, " +
+      std::to_string(bad) + " not passing (" + std::to_string(static_cast<int>(time_.ms_since(t0))) +
+      " ms)");
+  return ph;
+}
+
+Result<void> Gate::snapshot() {
+  for (const auto& n : current_.nodes) {
+    const auto& driver = env_.drivers(n);
+    if (!driver.manages_frr(n)) continue;
+    auto cfg = driver.running_config(n, runner_);
+    if (!cfg) return cfg.error().with_context("snapshot");
+    std::string path = work_dir_ + "/" + n.name + ".before.conf";
+    if (auto w = write_file(path, *cfg); !w) return w.error();
+    snapshot_paths_[n.name] = path;
+    res_.config_before[n.name] = *cfg;
+  }
+  return {};
+}
+
+void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
+                          std::string* detail) {
+  auto t0 = time_.now();
+  for (;;) {
+    auto c = engine::count_sessions(plan, opts_.parallel, env_.drivers);
+    if (c.established >= c.expected) {
+      *detail = std::to_string(c.established) + "/" + std::to_string(c.expected) +
+                " sessions Established after " + std::to_string(static_cast<int>(time_.ms_since(t0))) +
+                " ms";
+      return;
+    }
+    if (time_.ms_since(t0) > static_cast<double>(timeout.count()) || interrupted()) {
+      *detail = "not converged after " + std::to_string(static_cast<int>(time_.ms_since(t0))) +
+                " ms: " + std::to_string(c.established) + "/" + std::to_string(c.expected) +
+                " sessions Established";
+      if (!c.down.empty()) *detail += " (" + c.down.front() + ")";
+      return;
+    }
+    time_.sleep_for(100ms);  // poll interval of the readiness probe
+  }
+}
+
+// What must stop moving before a validation means anything: which sessions are Established and
+// every FIB's BGP routes with their next-hop counts (session states that cycle through Idle,
+// Connect and Active while failing count as one "not Established").
+std::string fingerprint(const NetState& s) {
+  std::string f;
+  for (const auto& [k, v] : s.sessions)
+    if (v.state == "Established") f += k + ";";
+  for (const auto& [node, fib] : s.fib)
+    for (const auto& [prefix, hops] : fib)
+      f += node + " " + prefix + " " + std::to_string(hops) + ";";
+  return f;
+}
+
+// Waits until the network is quiet: the fingerprint unchanged for kQuiet, polled every kPoll,
+// bounded by the convergence timeout. Right after a change, a validation could otherwise see
+// the old state (an update still in flight) and approve what is about to break.
+std::string Gate::settle(const plan::Plan& plan) {
+  constexpr auto kQuiet = 1000ms;
+  constexpr auto kPoll = 200ms;
+  validate::SystemProbe probe(runner_, env_.drivers);
+  quiet_ = false;
+  auto t0 = time_.now();
+  auto last_change = t0;
+  std::string last = fingerprint(observe(plan, probe, opts_.parallel));
+  int changes = 0;
+  while (!interrupted()) {
+    time_.sleep_for(kPoll);
+    std::string cur = fingerprint(observe(plan, probe, opts_.parallel));
+    if (cur != last) {
+      last = cur;
+      last_change = time_.now();
+      ++changes;
+    }
+    if (time_.now() - last_change >= kQuiet) {
+      quiet_ = true;
+      return "quiet after " + std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms (" +
+             std::to_string(changes) + " change" + (changes == 1 ? "" : "s") + " seen)";
+    }
+    if (time_.ms_since(t0) > static_cast<double>(opts_.converge_timeout.count()))
+      return "still changing after " + std::to_string(static_cast<int>(time_.ms_since(t0))) +
+             " ms";
+  }
+  return "interrupted";
+}
+
+Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::string* detail) {
+  switch (s.kind) {
+    case StepKind::kFrr: {
+      for (const auto& name : s.frr.nodes) {
+        const plan::Node* n = current_.find(name);
+        if (!n) return input_error("node " + name + " is not in the lab");
+        t.frr_nodes.insert(name);
+        Result<void> r;
+        const auto& driver = env_.drivers(*n);
+        if (!s.frr.replace.empty())
+          r = driver.reload_config(*n, s.frr.replace, false, nullptr, runner_);
+        else if (!s.frr.add.empty())
+          r = driver.apply_config(*n, s.frr.add, s.frr.text_line, cs_.file, runner_);
+        else
+          r = driver.apply_config(*n, negate_config(s.frr.remove), 0, cs_.file, runner_);
+        if (!r) return r;
+      }
+      *detail = "configured " + std::to_string(s.frr.nodes.size()) + " node(s)";
+      return {};
+    }
+    case StepKind::kInterface: {
+      for (const auto& ref : s.interface.interfaces) {
+        const plan::Node* n = current_.find(ref.node);
+        if (!n) return input_error("node " + ref.node + " is not in the lab");
+        t.interfaces.insert(ref.str());
+        std::string script;
+        if (s.interface.mtu)
+          script +=
+              "link set dev " + ref.interface + " mtu " + std::to_string(*s.interface.mtu) + "\n";
+        if (s.interface.up)
+          script += "link set dev " + ref.interface + (*s.interface.up ? " up" : " down") + "\n";
+        if (n->kind == topology::NodeKind::kFrr &&
+            (!s.interface.add_addresses.empty() || !s.interface.remove_addresses.empty())) {
+          // zebra owns an FRR node's addresses: configure them there (rolled back with it).
+          t.frr_nodes.insert(n->name);
+          std::string lines = "interface " + ref.interface + "\n";
+          for (const auto& a : s.interface.add_addresses)
+            lines += std::string(a.find(':') == std::string::npos ? " ip" : " ipv6") + " address " +
+                     a + "\n";
+          for (const auto& a : s.interface.remove_addresses)
+            lines += std::string(a.find(':') == std::string::npos ? " no ip" : " no ipv6") +
+                     " address " + a + "\n";
+          lines += "exit\n";
+          if (auto r = env_.drivers(*n).apply_config(*n, lines, 0, cs_.file, runner_); !r)
+            return r;
+        } else {
+          for (const auto& a : s.interface.add_addresses) {
+            script += "address add " + a + " dev " + ref.interface + "\n";
+            t.host_added.emplace_back(n->name, ref.interface, a);
+          }
+          for (const auto& a : s.interface.remove_addresses) {
+            script += "address del " + a + " dev " + ref.interface + "\n";
+            t.host_removed.emplace_back(n->name, ref.interface, a);
+          }
+        }
+        if (!script.empty())
+          if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + n->name, runner_);
+              !r)
+            return r;
+      }
+      *detail = std::to_string(s.interface.interfaces.size()) + " interface(s) changed";
+      return {};
+    }
+    case StepKind::kLink: {
+      std::vector<InterfaceRef> ends;
+      if (s.link.all) {
+        for (const auto& l : current_.links) {
+          ends.push_back({l.a_node, l.a_interface, {}});
+          ends.push_back({l.b_node, l.b_interface, {}});
+        }
+      } else {
+        for (const auto& l : s.link.links) {
+          ends.push_back(l.a);
+          ends.push_back(l.b);
+        }
+      }
+      std::map<std::string, std::string> scripts;  // node -> ip batch
+      for (const auto& e : ends) {
+        t.interfaces.insert(e.str());
+        auto& sc = scripts[e.node];
+        if (s.link.mtu)
+          sc += "link set dev " + e.interface + " mtu " + std::to_string(*s.link.mtu) + "\n";
+        if (s.link.up) sc += "link set dev " + e.interface + (*s.link.up ? " up" : " down") + "\n";
+      }
+      for (const auto& [node, script] : scripts) {
+        const plan::Node* n = current_.find(node);
+        if (!n) return input_error("node " + node + " is not in the lab");
+        if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + node, runner_); !r)
+          return r;
+      }
+      *detail = std::to_string(ends.size() / 2) + " link(s) changed";
+      return {};
+    }
+    case StepKind::kWait: {
+      if (s.wait.until == "duration") {
+        // The user asked for a fixed pause (e.g. a timer that must expire); honour it.
+        auto end = time_.now() + s.wait.duration;
+        while (time_.now() < end && !interrupted()) time_.sleep_for(50ms);
+        *detail = "waited " + std::to_string(s.wait.duration.count()) + " ms";
+        return {};
+      }
+      wait_converged(intended_plan(st_.plan, cs_, index + 1), s.wait.timeout, detail);
+      return {};
+    }
+    case StepKind::kCheck: {
+      std::set<std::string> exact;
+      auto families = split_tests(s.check.tests, &exact);
+      std::vector<std::string> unknown;
+      auto validators = env_.validators(families, &unknown);
+      if (!unknown.empty()) return input_error("unknown validator " + unknown.front());
+      plan::Plan p = intended_plan(st_.plan, cs_, index + 1);
+      validate::SystemProbe probe(runner_, env_.drivers);
+      validate::Context ctx{p, probe, opts_.parallel};
+      validate::RunOptions ro;
+      ro.time = &time_;
+      ro.converge_timeout = s.check.timeout;
+      auto selected = [&](const validate::TestResult& r) {
+        return exact.empty() || exact.count(r.validator + "." + std::to_string(r.test)) ||
+               std::find(s.check.tests.begin(), s.check.tests.end(), r.validator) !=
+                   s.check.tests.end();
+      };
+      bool expect_fail = s.check.expect == "fail";
+      ro.settled = [&](const std::vector<validate::TestResult>& rs) {
+        if (expect_fail) {
+          for (const auto& f : s.check.failing) {
+            bool seen = std::any_of(rs.begin(), rs.end(), [&](const validate::TestResult& r) {
+              return r.validator + "." + std::to_string(r.test) == f &&
+                     r.status == validate::Status::kFailed;
+            });
+            bool in_family = std::any_of(rs.begin(), rs.end(), [&](const validate::TestResult& r) {
+              return f.rfind(r.validator + ".", 0) == 0;
+            });
+            if (in_family && !seen) return false;
+          }
+          return true;
+        }
+        return std::none_of(rs.begin(), rs.end(), [&](const validate::TestResult& r) {
+          return selected(r) &&
+                 (r.status == validate::Status::kFailed || r.status == validate::Status::kError);
+        });
+      };
+      auto rep = validate::run_validation(ctx, validators, ro);
+      std::vector<std::string> problems;
+      if (expect_fail) {
+        for (const auto& f : s.check.failing) {
+          bool seen = std::any_of(rep.results.begin(), rep.results.end(), [&](const auto& r) {
+            return r.validator + "." + std::to_string(r.test) == f &&
+                   r.status == validate::Status::kFailed;
+          });
+          if (!seen) problems.push_back(f + " was expected to fail but did not");
+        }
+      } else {
+        for (const auto& r : rep.results)
+          if (selected(r) &&
+              (r.status == validate::Status::kFailed || r.status == validate::Status::kError))
+            problems.push_back(r.validator + "." + std::to_string(r.test) + " " + r.node +
+                               (r.peer.empty() ? "" : " " + r.peer) + ": " +
+                               (r.message.empty() ? r.observed : r.message));
+      }
+      int checked = static_cast<int>(std::count_if(rep.results.begin(), rep.results.end(),
+                                                   [&](const auto& r) { return selected(r); }));
+      if (checked == 0)
+        problems.push_back("no result for " + [&] {
+          std::string t;
+          for (const auto& x : s.check.tests) t += (t.empty() ? "" : ", ") + x;
+          return t;
+        }() + ": no such test in this lab (see README.md, Validators, for the test numbers)");
+      if (!problems.empty()) {
+        std::string msg;
+        for (size_t i = 0; i < problems.size() && i < 3; ++i) msg += (i ? "; " : "") + problems[i];
+        if (problems.size() > 3) msg += "; … (" + std::to_string(problems.size() - 3) + " more)";
+        return input_error(msg);
+      }
+      *detail = "check " + s.check.expect + ": " + std::to_string(checked) + " results as expected";
+      return {};
+    }
+    case StepKind::kTopology: {
+      if (!s.topology.topo) return input_error("topology file was not loaded");
+      plan::Plan next = plan::make_plan(*s.topology.topo, current_.lab);
+      t.topology = true;
+      // Recorded before reshaping, so an interrupted or failed reshape is undone too: nodes
+      // whose generated config changes go back by config, and the rollback reshapes from the
+      // new plan (whatever part of it exists) back to the baseline.
+      for (const auto& n : next.nodes)
+        if (const auto* old = current_.find(n.name);
+            old && n.kind == topology::NodeKind::kFrr && n.frr_config != old->frr_config)
+          t.frr_nodes.insert(n.name);
+      plan::Plan from = current_;
+      current_ = next;
+      engine::GrowReport g;
+      auto r = env_.lab.reshape(from, next, &g);
+      if (!r) return r;
+      *detail = g.summary();
+      return {};
+    }
+  }
+  return {};
+}
+
+Result<void> Gate::rollback(const Touched& t, std::string* detail) {
+  std::vector<std::string> problems;
+  if (t.topology) {
+    engine::GrowReport g;
+    if (auto r = env_.lab.reshape(current_, st_.plan, &g); !r)
+      problems.push_back("topology: " + r.error().message);
+    current_ = st_.plan;
+  }
+  // Interfaces: MTU and admin state as observed in the baseline.
+  std::map<std::string, std::string> scripts;
+  for (const auto& key : t.interfaces) {
+    auto c = key.find(':');
+    std::string node = key.substr(0, c), ifname = key.substr(c + 1);
+    auto m = res_.baseline.state.mtu.find(key);
+    auto u = res_.baseline.state.admin_up.find(key);
+    if (m != res_.baseline.state.mtu.end())
+      scripts[node] += "link set dev " + ifname + " mtu " + std::to_string(m->second) + "\n";
+    if (u != res_.baseline.state.admin_up.end())
+      scripts[node] += "link set dev " + ifname + (u->second ? " up" : " down") + "\n";
+  }
+  for (const auto& [node, ifname, a] : t.host_added)
+    scripts[node] += "address del " + a + " dev " + ifname + "\n";
+  for (const auto& [node, ifname, a] : t.host_removed)
+    scripts[node] += "address add " + a + " dev " + ifname + "\n";
+  // Removing an address also removes the routes through it (the kernel's default route of a
+  // server): put the plan's routes back.
+  std::set<std::string> hosts;
+  for (const auto& [node, ifname, a] : t.host_removed) hosts.insert(node);
+  for (const auto& [node, ifname, a] : t.host_added) hosts.insert(node);
+  for (const auto& h : hosts)
+    if (const plan::Node* n = st_.plan.find(h))
+      for (const auto& rt : n->routes) {
+        bool v6 = rt.via.find(':') != std::string::npos;
+        std::string dst =
+            rt.destination == "default" ? (v6 ? "::/0" : "0.0.0.0/0") : rt.destination;
+        scripts[h] += "route replace " + dst + " via " + rt.via + "\n";
+      }
+  for (const auto& [node, script] : scripts) {
+    const plan::Node* n = st_.plan.find(node);
+    if (!n) continue;
+    if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + node, runner_); !r)
+      problems.push_back(r.error().message);
+  }
+  // FRR: back to the snapshot, applied as a difference.
+  std::vector<const plan::Node*> nodes;
+  for (const auto& name : t.frr_nodes)
+    if (const auto* n = st_.plan.find(name); n && snapshot_paths_.count(name)) nodes.push_back(n);
+  std::vector<std::optional<Error>> errs(nodes.size());
+  parallel_for(nodes.size(), opts_.parallel, [&](size_t i) {
+    auto r = env_.drivers(*nodes[i]).reload_config(*nodes[i], snapshot_paths_[nodes[i]->name],
+                                                   false, nullptr, runner_);
+    if (!r) errs[i] = r.error();
+  });
+  for (const auto& e : errs)
+    if (e) problems.push_back(e->message);
+  std::string restored = std::to_string(nodes.size()) + " FRR config(s) and " +
+                         std::to_string(scripts.size()) + " node(s)' interfaces restored";
+  if (!problems.empty()) {
+    *detail = restored + "; problems: " + problems.front();
+    return harness_error(*detail);
+  }
+  *detail = restored;
+  return {};
+}
+
+Result<void> Gate::record_configs_after(const plan::Plan& plan) {
+  for (const auto& n : plan.nodes) {
+    const auto& driver = env_.drivers(n);
+    if (!driver.manages_frr(n)) continue;
+    if (auto cfg = driver.running_config(n, runner_)) res_.config_after[n.name] = *cfg;
+  }
+  return {};
+}
+
+// Finds the first step after which the change is rejected, in O(log n) validations: the
+// baseline (0 steps) is known good and all n steps known bad; each probe rolls back to the
+// baseline, applies the first `mid` steps and judges them like the whole change. Assumes a
+// broken network stays broken as more steps are applied (true of the faults a rollout gate
+// exists for; a later step that repairs an earlier one can make bisection name a later step).
+void Gate::bisect(Touched& touched, size_t attempted) {
+  size_t good = 0, bad = attempted;
+  while (bad - good > 1 && !interrupted()) {
+    size_t mid = (good + bad) / 2;
+    std::string d;
+    if (auto r = rollback(touched, &d); !r) {
+      say("bisect stopped: rollback failed: " + d);
+      return;
+    }
+    touched = Touched{};
+    bool applied = true;
+    for (size_t i = 0; i < mid && applied; ++i) {
+      std::string detail;
+      applied = static_cast<bool>(apply_step(cs_.steps[i], i, touched, &detail));
+    }
+    plan::Plan p = intended_plan(st_.plan, cs_, mid);
+    say("bisect: first " + std::to_string(mid) + " of " + std::to_string(cs_.steps.size()) +
+        " steps; settling: " + settle(p));
+    Phase ph = validate_phase("bisect: first " + std::to_string(mid) + " steps", p);
+    Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
+    Verdict v =
+        decide({}, ph.report, diff, opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+    res_.per_step.push_back(std::move(ph));
+    if (applied && v.decision == Decision::kApprove)
+      good = mid;
+    else
+      bad = mid;
+  }
+  res_.first_failing_step = cs_.steps[bad - 1].name;
+  res_.steps[bad - 1].status = "broke";
+  res_.steps[bad - 1].detail += "; bisection: the network fails validation from this step on";
+  say("bisect: the first step that breaks the network is '" + res_.first_failing_step + "'");
+}
+
+// SIGINT/SIGTERM after something was applied: restore the baseline before exiting 130. The
+// flag is cleared so the rollback's own commands are not cancelled; a second signal stops it.
+Error Gate::abort_interrupted(const Touched& touched, const std::string& when) {
+  g_interrupted = false;
+  say("interrupted " + when + ": rolling back (interrupt again to stop the rollback)");
+  std::string d;
+  auto r = rollback(touched, &d);
+  bool again = interrupted();
+  g_interrupted = true;
+  if (r && !again)
+    return Error{ErrorKind::kInterrupted, "interrupted " + when + "; the change was rolled back (" +
+                                              d + "); not re-validated: run twin validate --lab " +
+                                              st_.lab};
+  return Error{ErrorKind::kInterrupted, "interrupted " + when + "; the lab is NOT restored (" +
+                                            (again ? "rollback interrupted" : d) +
+                                            "): twin down and up, or repair by hand"};
+}
+
+Result<ApplyResult> Gate::run() {
+  auto t0 = time_.now();
+  res_.lab = st_.lab;
+  res_.change_name = cs_.name;
+  res_.change_file = cs_.file;
+  res_.started_at = now_rfc3339();
+  current_ = st_.plan;
+  TempDir work;
+  if (work.path.empty()) return harness_error("cannot create a temporary folder");
+  work_dir_ = work.path;
+  if (::chmod(work_dir_.c_str(), 0755) != 0) return harness_error("chmod " + work_dir_);
+
+  // 1. Baseline.
+  say("baseline: validating lab " + st_.lab);
+  res_.baseline = validate_phase("baseline", st_.plan);
+  if (interrupted())
+    return Error{ErrorKind::kInterrupted, "interrupted during the baseline; nothing was applied"};
+  if (res_.baseline.report.exit_code() != 0 && !opts_.allow_dirty_baseline) {
+    res_.stage = "baseline-failed";
+    // The reasons say what was already wrong (the change is not to blame).
+    res_.verdict = decide({}, res_.baseline.report, Diff{}, nullptr);
+    res_.duration_ms = time_.ms_since(t0);
+    return res_;
+  }
+  if (auto r = snapshot(); !r) return r.error();
+
+  // 2. Steps. With --per-step, up to kBisectAbove steps are validated one by one; a longer
+  // change is applied whole and, if rejected, bisected (bisect()).
+  Touched touched;
+  bool broke = false;
+  bool bisecting = opts_.per_step && cs_.steps.size() > kBisectAbove;
+  bool step_by_step = opts_.per_step && !bisecting;
+  size_t attempted = 0;  // steps applied or failed (the rest were skipped)
+  for (size_t i = 0; i < cs_.steps.size(); ++i) {
+    const Step& s = cs_.steps[i];
+    StepOutcome out{s.name, to_string(s.kind)};
+    if (broke || interrupted()) {
+      out.status = "skipped";
+      out.detail = interrupted() ? "interrupted"
+                   : res_.first_failing_step.empty()
+                       ? "an earlier step failed"
+                       : "not applied: an earlier step broke the network";
+      res_.steps.push_back(out);
+      continue;
+    }
+    say("step " + std::to_string(i + 1) + "/" + std::to_string(cs_.steps.size()) + ": " + s.name);
+    auto ts = time_.now();
+    attempted = i + 1;
+    auto r = apply_step(s, i, touched, &out.detail);
+    out.duration_ms = time_.ms_since(ts);
+    if (!r) {
+      if (r.error().kind == ErrorKind::kInterrupted) {
+        out.status = "skipped";
+        out.detail = "interrupted";
+      } else {
+        out.status = "failed";
+        out.detail = r.error().message;
+        broke = true;
+        // Step by step, a failing step is the culprit. Bisecting, an earlier step may already
+        // have broken the network (a failing check only says it broke before): bisection finds
+        // the first prefix of steps that fails, to apply or to validate.
+        if (opts_.per_step && res_.first_failing_step.empty() && !bisecting)
+          res_.first_failing_step = s.name;
+      }
+    }
+    say("  " + out.status + ": " + out.detail);
+    res_.steps.push_back(out);
+    if (step_by_step && !broke && s.kind != StepKind::kWait && s.kind != StepKind::kCheck &&
+        res_.first_failing_step.empty()) {
+      plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
+      say("settling: " + settle(p));
+      Phase ph = validate_phase("after step '" + s.name + "'", p);
+      Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
+      Verdict v = decide(res_.steps, ph.report, diff,
+                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+      if (interrupted()) return abort_interrupted(touched, "while validating a step");
+      if (v.decision != Decision::kApprove) {
+        res_.first_failing_step = s.name;
+        res_.steps.back().status = "broke";
+        res_.steps.back().detail += "; the network failed validation after this step";
+        broke = true;     // later steps are not applied: this one already broke the network
+        res_.after = ph;  // nothing else changes: this validation is the after-change one
+      }
+      res_.per_step.push_back(std::move(ph));
+    }
+  }
+  if (interrupted()) return abort_interrupted(touched, "while applying");
+
+  // 3. Converge, validate against the intent, diff.
+  plan::Plan intended = intended_plan(st_.plan, cs_);
+  if (!res_.after) {  // (with --per-step, the validation after the breaking step is reused)
+    say("settling: " + settle(intended));
+    if (interrupted()) return abort_interrupted(touched, "while settling");
+    res_.after = validate_phase("after", intended);
+  }
+  if (interrupted()) return abort_interrupted(touched, "while validating");
+  record_configs_after(intended);
+  res_.diff = diff_states(res_.baseline.state, res_.after->state, st_.plan, intended);
+  res_.verdict = decide(res_.steps, res_.after->report, res_.diff,
+                        opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+  if (bisecting && res_.verdict.decision == Decision::kReject && res_.first_failing_step.empty())
+    bisect(touched, attempted);
+  if (interrupted())
+    return abort_interrupted(touched, bisecting ? "while bisecting" : "while judging");
+  if (!res_.first_failing_step.empty() && !res_.verdict.reasons.empty())
+    for (auto& reason : res_.verdict.reasons)
+      if (reason.step.empty()) reason.step = res_.first_failing_step;
+  say(std::string("verdict: ") + to_string(res_.verdict.decision));
+
+  // 4. Approve: the lab's intent now includes the change. Reject: roll back and prove it.
+  if (res_.verdict.decision == Decision::kApprove && !opts_.revert) {
+    // (The record is reloaded there: a topology step recorded new resources meanwhile.)
+    res_.intent_saved = static_cast<bool>(env_.lab.save_intent(intended));
+  } else if (!opts_.no_rollback || res_.verdict.decision == Decision::kApprove) {
+    say(res_.verdict.decision == Decision::kApprove ? "reverting (--revert)" : "rolling back");
+    res_.rolled_back = true;
+    std::string d;
+    auto r = rollback(touched, &d);
+    say("settling: " + settle(st_.plan));
+    Phase ph = validate_phase("rollback", st_.plan);
+    Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
+    Verdict v =
+        decide({}, ph.report, back, opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+    res_.rollback_ok = r && v.decision == Decision::kApprove;
+    res_.rollback_diff = back;
+    res_.rollback_detail = d;
+    if (!res_.rollback_ok && !v.reasons.empty())
+      res_.rollback_detail += "; still different from the baseline: " + v.reasons.front().message;
+    res_.rollback = std::move(ph);
+    say(std::string("rollback ") + (res_.rollback_ok ? "proven: baseline restored" : "FAILED") +
+        " (" + res_.rollback_detail + ")");
+  }
+  res_.duration_ms = time_.ms_since(t0);
+  return res_;
+}
+
+}  // namespace
+
+Result<ApplyResult> run_gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
+                             GateEnv& env) {
+  Gate g(st, cs, opts, env);
+  return g.run();
+}
+
+}  // namespace twin::replay

@@ -1,0 +1,40 @@
+#pragma once
+// The rollout gate's seams (apply.hpp has what it does). The gate reaches the lab only through
+// these, so its logic — baseline, apply, settle, verdict, rollback, bisection, interruption —
+// runs in unit tests against fakes (tests/unit/gate_logic_test.cpp) in milliseconds, and
+// against real FRR in the integration tests.
+#include "twin/core/clock.hpp"
+#include "twin/drivers/registry.hpp"
+#include "twin/engine/reconcile.hpp"
+#include "twin/proc/runner.hpp"
+#include "twin/replay/apply.hpp"
+#include "twin/validate/validator.hpp"
+
+namespace twin::replay {
+
+// What the gate does to the lab as a whole.
+class LabControl {
+ public:
+  virtual ~LabControl() = default;
+  // The running lab becomes `to` (a topology step, and its rollback). Errors as
+  // engine::reconcile's; what was recorded stays recorded.
+  virtual Result<void> reshape(const plan::Plan& from, const plan::Plan& to,
+                               engine::GrowReport* report) = 0;
+  // An approved change: the lab's intended plan (what `twin validate` checks) is `intended`.
+  virtual Result<void> save_intent(const plan::Plan& intended) = 0;
+};
+
+// Everything the gate uses besides the change and the lab's state.
+struct GateEnv {
+  proc::ProcessRunner& runner;    // programs the drivers run (vtysh, ip, frr-reload.py)
+  drivers::DriverLookup drivers;  // each node's driver
+  TimeSource& time;               // settle and convergence windows
+  LabControl& lab;
+  validate::ValidatorFactory validators;
+};
+
+// apply() without the lab lock, through `env`. The caller holds the lock (apply() does).
+Result<ApplyResult> run_gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
+                             GateEnv& env);
+
+}  // namespace twin::replay

@@ -1,0 +1,88 @@
+#include "twin/runtime/frr_config.hpp"
+
+#include <cstring>
+#include <regex>
+#include <sstream>
+
+#include "twin/core/util.hpp"
+
+namespace twin::runtime {
+
+proc::Command vtysh_command(const plan::Node& n, std::vector<std::string> args,
+                            std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv = {"vtysh", "--vty_socket", n.run_dir, "--config_dir", n.run_dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  proc::Command c{argv, "", timeout};
+  // vtysh prints its own host's name as `hostname`: give it the node's, as the daemons have.
+  c.hostname = n.name;
+  return c;
+}
+
+std::vector<std::pair<int, std::string>> vtysh_complaints(const std::string& out) {
+  static const std::regex kVtyshLine(R"(line (\d+): (.*))");
+  // FRR appends internal return codes ("Unknown command[25]"): not for people.
+  static const std::regex kReturnCode(R"(\[\d+\])");
+  std::vector<std::pair<int, std::string>> v;
+  std::istringstream in(out);
+  std::string line;
+  std::smatch m;
+  std::string pending;  // a daemon's own "% ..." explanation precedes vtysh's "line N:" note
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, kVtyshLine)) {
+      std::string what = std::regex_replace(std::string(m[2]), kReturnCode, "");
+      if (!pending.empty()) what = pending + " (" + what + ")";
+      v.emplace_back(std::stoi(m[1]), what);
+      pending.clear();
+    } else if (line.rfind("%", 0) == 0) {
+      pending += (pending.empty() ? "" : " ") + line;
+    }
+  }
+  return v;
+}
+
+Result<std::string> running_config(proc::ProcessRunner& runner, const plan::Node& n) {
+  auto r = runner.run(vtysh_command(n, {"-c", "show running-config"}));
+  if (!r) return r.error().with_context("node " + n.name + ": show running-config");
+  if (r->exit_code != 0)
+    return harness_error("node " + n.name + ": show running-config: " + trim_end(r->out + r->err));
+  // The banner lines are not configuration (frr-reload.py would reject them).
+  std::string out = r->out;
+  if (auto p = out.find("Current configuration:\n"); p != std::string::npos)
+    out = out.substr(p + std::strlen("Current configuration:\n"));
+  return out;
+}
+
+Result<void> vtysh_apply(proc::ProcessRunner& runner, const plan::Node& n, const std::string& text,
+                         int first_line, const std::string& file) {
+  TempDir tmp;
+  if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
+  std::string path = tmp.path + "/lines.conf";
+  if (auto w = write_file(path, text); !w) return w.error();
+  auto r = runner.run(vtysh_command(n, {"-f", path}));
+  if (!r) return r.error();
+  if (r->exit_code == 0) return {};
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  std::string msg;
+  for (const auto& [line, what] : vtysh_complaints(r->out + r->err)) {
+    std::string where;
+    if (first_line > 0) {
+      where = file + ":" + std::to_string(first_line + line - 1);
+    } else if (line >= 1 && static_cast<size_t>(line) <= lines.size()) {
+      const std::string& l = lines[line - 1];
+      auto start = l.find_first_not_of(' ');
+      where = "'" + trim_end(l.substr(start == std::string::npos ? 0 : start)) + "'";
+    } else {
+      where = "line " + std::to_string(line);
+    }
+    msg += (msg.empty() ? "" : "; ") + where + ": " + what;
+  }
+  if (msg.empty())
+    msg = "vtysh exit " + std::to_string(r->exit_code) + ": " + trim_end(r->out + r->err);
+  return input_error(n.name + " rejected: " + msg);
+}
+
+}  // namespace twin::runtime

@@ -1,0 +1,34 @@
+#pragma once
+// A running node's FRR configuration through vtysh (FRR's docs, "VTY shell"): read it, apply
+// lines to it, check lines without a daemon. vtysh talks to the node's daemons over the vty
+// sockets in the node's run folder, so labs never reach each other's FRR or the host's.
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "twin/core/error.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/proc/runner.hpp"
+
+namespace twin::runtime {
+
+// `vtysh` for `node`: its vty sockets and config folder, its name as hostname.
+proc::Command vtysh_command(const plan::Node& node, std::vector<std::string> args,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// vtysh's complaints about lines it rejected ("line 4: % Unknown command[25]:  bogus") as
+// (line, message), with FRR's internal return codes dropped and a daemon's own "% ..."
+// explanation put in front of the line it explains.
+std::vector<std::pair<int, std::string>> vtysh_complaints(const std::string& output);
+
+// `show running-config` without the "Building configuration..." banner. Errors: kHarness.
+Result<std::string> running_config(proc::ProcessRunner& runner, const plan::Node& node);
+
+// Applies config lines with `vtysh -f` (contexts as in frr.conf). vtysh applies every line it
+// can and reports the others; any complaint fails (kInput) naming each line: at `file`:line
+// when first_line > 0 (the text's first line is that line of `file`), else by its text.
+Result<void> vtysh_apply(proc::ProcessRunner& runner, const plan::Node& node,
+                         const std::string& text, int first_line, const std::string& file);
+
+}  // namespace twin::runtime
