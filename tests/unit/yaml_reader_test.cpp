@@ -56,6 +56,22 @@ TEST(YamlParse, SyntaxErrorIsOneDiagnosticAtYamlCppsPlace) {
   EXPECT_EQ(d.items()[0].hint, "check indentation and brackets near this place");
 }
 
+TEST(YamlDocument, RootMustBeAMapping) {
+  Diagnostics d;
+  Reader r("t.yaml", d);
+  auto doc = r.document("a: 1\n", "expected a mapping with a");
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(doc->field, "");
+  EXPECT_TRUE(d.empty());
+  EXPECT_FALSE(r.document("- a\n- b\n", "expected a mapping with a", "see the example"));
+  EXPECT_FALSE(r.document("a: [\n", "expected a mapping with a"));
+  ASSERT_EQ(d.items().size(), 2u) << dump(d);
+  expect_at(d.items()[0], 1, 1, "");
+  EXPECT_EQ(d.items()[0].message, "expected a mapping with a");
+  EXPECT_EQ(d.items()[0].hint, "see the example");
+  EXPECT_THAT(d.items()[1].message, testing::StartsWith("malformed YAML: "));
+}
+
 TEST(YamlMarks, AreOneBasedAndAnEmptyValueWithItsKeyPointsAtTheKey) {
   Doc doc("a: 1\nlist:\n  - x\n  - y\nempty:\nlast: 2\n");
   EXPECT_EQ(doc.field("a").mark().line, 1);

@@ -78,6 +78,18 @@ void Reader::error(const Value& v, const std::string& message, const std::string
   error(v.mark(), v.field, message, hint);
 }
 
+std::optional<Value> Reader::document(const std::string& text, const std::string& not_a_mapping,
+                                      const std::string& hint) {
+  auto parsed = parse(text, file_, d_);
+  if (!parsed) return std::nullopt;
+  Value root = at(*parsed, "");
+  if (!root.node.IsMap()) {
+    error(root, not_a_mapping, hint);
+    return std::nullopt;
+  }
+  return root;
+}
+
 void Reader::check_keys(const Value& map, const std::vector<std::string>& allowed) {
   std::set<std::string> seen;
   for (const auto& kv : map.node) {

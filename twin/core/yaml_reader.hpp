@@ -77,6 +77,12 @@ class Reader {
   // Diagnostics so far (of every file): compare before and after to see if a part had problems.
   [[nodiscard]] size_t problems() const { return d_.items().size(); }
 
+  // Parses `text` as this file's document, which must be a mapping: its root (field path "").
+  // Otherwise nullopt after one diagnostic: the syntax error at yaml-cpp's place, or
+  // `not_a_mapping` with `hint` at the root.
+  std::optional<Value> document(const std::string& text, const std::string& not_a_mapping,
+                                const std::string& hint = "");
+
   void error(Mark m, const std::string& field, const std::string& message,
              const std::string& hint = "");
   void error(const Value& v, const std::string& message, const std::string& hint = "");

@@ -44,15 +44,10 @@ ChangeSetLoader::ChangeSetLoader(std::string text, std::string file, std::string
 }
 
 std::optional<ChangeSet> ChangeSetLoader::load() {
-  auto parsed = yaml::parse(text_, file_, d_);
-  if (!parsed) return std::nullopt;
-  YAML::Node doc = *parsed;
-  const Value root{true, YAML::Node(), doc, ""};
-  if (!doc.IsMap()) {
-    r_.error(root, "expected a mapping with version, name and steps",
-             "see scenarios/schema/change.schema.json for the format");
-    return std::nullopt;
-  }
+  auto doc = r_.document(text_, "expected a mapping with version, name and steps",
+                         "see scenarios/schema/change.schema.json for the format");
+  if (!doc) return std::nullopt;
+  const Value root = *doc;
   size_t before = d_.items().size();
   ChangeSet cs;
   cs.file = file_;

@@ -30,25 +30,21 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
     d.add({abs, 0, 0, "", "cannot read the scenario: " + text.error().message, ""});
     return std::nullopt;
   }
-  auto parsed = yaml::parse(*text, abs, d);
-  if (!parsed) return std::nullopt;
-  YAML::Node root = *parsed;
   yaml::Reader r(
       abs, d,
       {.say_what_was_found = false, .string_noun = "a text value", .list_keys_in_message = true});
-  auto field = [&](const YAML::Node& map, const std::string& key, const std::string& path) {
-    return yaml::at(map[key], path);
+  auto field = [&](const YAML::Node& map, const std::string& key, const std::string& name) {
+    return yaml::at(map[key], name);
   };
-  if (!root.IsMap()) {
-    r.error(yaml::at(root, ""), "expected a mapping with version, name, topology and change",
-            "see scenarios/clos-2x4/ for examples");
-    return std::nullopt;
-  }
+  auto doc = r.document(*text, "expected a mapping with version, name, topology and change",
+                        "see scenarios/clos-2x4/ for examples");
+  if (!doc) return std::nullopt;
+  const YAML::Node& root = doc->node;
   Scenario s;
   s.file = abs;
   s.dir = fs::path(abs).parent_path().string();
   s.mark = yaml::mark_of(root);
-  r.check_keys(yaml::at(root, ""), kKeys);
+  r.check_keys(*doc, kKeys);
   if (auto v = field(root, "version", "version"); !v) {
     r.error(yaml::at(root, "version"), "missing; expected `version: 1`",
             "add `version: 1` at the top");

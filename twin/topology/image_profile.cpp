@@ -142,16 +142,12 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
-  auto parsed = yaml::parse(ss.str(), path, diags);
-  if (!parsed) return std::nullopt;
-  YAML::Node root = *parsed;
   yaml::Reader r(path, diags, {.say_what_was_found = false});
+  auto doc = r.document(ss.str(), "expected an image profile mapping");
+  if (!doc) return std::nullopt;
+  const YAML::Node& root = doc->node;
   size_t before = r.problems();
-  if (!root.IsMap()) {
-    r.error(at(root, ""), "expected an image profile mapping");
-    return std::nullopt;
-  }
-  r.check_keys(at(root, ""), kImageKeys);
+  r.check_keys(*doc, kImageKeys);
   ImageProfile p;
   p.name = name;
   p.file = path;

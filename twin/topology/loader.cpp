@@ -43,19 +43,15 @@ class Loader {
         r_(file_, d, {.say_what_was_found = false}) {}
 
   std::optional<Topology> load(const std::string& text) {
-    auto parsed = yaml::parse(text, file_, d_);
-    if (!parsed) return std::nullopt;
-    YAML::Node root = *parsed;
-    if (!root.IsMap()) {
-      error(root, "", "expected a mapping with version, name, nodes and links",
-            "see topologies/clos-2x4.yaml for an example");
-      return std::nullopt;
-    }
+    auto doc = r_.document(text, "expected a mapping with version, name, nodes and links",
+                           "see topologies/clos-2x4.yaml for an example");
+    if (!doc) return std::nullopt;
+    YAML::Node root = doc->node;
     size_t before = d_.items().size();
     Topology t;
     t.file = file_;
     t.dir = dir_;
-    r_.check_keys(at(root, ""), kTopKeys);
+    r_.check_keys(*doc, kTopKeys);
 
     if (auto v = root["version"]; !v) {
       error(root, "version", "missing; expected `version: 1`", "add `version: 1` at the top");
