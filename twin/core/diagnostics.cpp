@@ -59,6 +59,24 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
   return best;
 }
 
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates,
+                         const std::string& otherwise) {
+  std::string near = nearest_name(word, candidates);
+  return near.empty() ? otherwise : "did you mean '" + near + "'?";
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& x : names) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::string join_some(const std::vector<std::string>& names, size_t max) {
+  if (names.size() <= max) return join_names(names);
+  std::vector<std::string> head(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(max));
+  return join_names(head) + " and " + std::to_string(names.size() - max) + " more";
+}
+
 std::optional<std::string> read_input_file(const std::string& path, const std::string& what,
                                            const std::string& dir_hint, Diagnostics& diags) {
   std::error_code ec;

@@ -7,6 +7,13 @@
 
 namespace twin {
 
+// Where something was written in a user's file: 1-based line and column; 0 when unknown (a
+// value built in memory).
+struct Mark {
+  int line = 0;
+  int column = 0;
+};
+
 struct Diagnostic {
   std::string file;
   int line = 0;         // 1-based; 0 when the problem has no single place (e.g. a missing field)
@@ -38,5 +45,15 @@ std::optional<std::string> read_input_file(const std::string& path, const std::s
 // The closest candidate to `word` by edit distance, or "" when none is close enough to be a
 // plausible typo (distance > max(2, |word|/3)).
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
+
+// The hint for a misspelt name: "did you mean 'x'?" with nearest_name's pick, or `otherwise`
+// when no candidate is close.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates,
+                         const std::string& otherwise);
+
+// "a, b, c": the accepted names a diagnostic lists, in the given order.
+std::string join_names(const std::vector<std::string>& names);
+// Like join_names, but at most `max` names, then "and N more": for lists a message quotes back.
+std::string join_some(const std::vector<std::string>& names, size_t max = 4);
 
 }  // namespace twin

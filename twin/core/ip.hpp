@@ -8,6 +8,10 @@
 
 namespace twin {
 
+// Interface MTUs users may give (bytes, excluding the L2 header, as `ip link set mtu` takes).
+inline constexpr int kMinMtu = 68;  // RFC 791: every IPv4 host must accept 68 bytes
+inline constexpr int kMaxMtu = 65535;
+
 struct IpPrefix {
   int family = 0;                   // 4 or 6
   std::array<uint8_t, 16> bytes{};  // IPv4 uses the first 4

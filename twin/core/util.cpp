@@ -40,6 +40,13 @@ std::string now_rfc3339() {
   return out;
 }
 
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
 Result<std::string> read_file(const std::string& path) {
   std::ifstream f(path);
   if (!f) return harness_error("cannot read " + path + ": " + std::strerror(errno));

@@ -27,6 +27,9 @@ inline double ms_since(Clock::time_point t) {
 // all are done. fn must be safe to call concurrently for different i.
 void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn);
 
+// `s` without leading and trailing blanks (space, tab, CR, LF).
+std::string trim(const std::string& s);
+
 // Whole-file read / atomic write helpers. Errors name the path.
 Result<std::string> read_file(const std::string& path);
 Result<void> write_file(const std::string& path, const std::string& content);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "twin/core/duration.hpp"
+
 namespace twin::replay::keys {
 
 inline const std::vector<std::string> kTop = {"version", "name", "description", "intent", "steps"};
@@ -32,9 +34,9 @@ inline constexpr const char* kAllLinks = "all";  // `links: all`
 
 // Patterns (ECMAScript, whole string), the same in the schema.
 inline constexpr const char* kNamePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*";
-// A number and a unit; the loader also wants a whole number of milliseconds, > 0, <= 24h.
-inline constexpr const char* kDurationPattern = "[0-9]{1,9}(\\.[0-9]{1,6})?(ms|s|m)";
-inline constexpr long long kMaxDurationMs = 24LL * 3600 * 1000;
+// A number and a unit (rules in twin/core/duration.hpp, shared with every loader).
+inline constexpr const char* kDurationPattern = twin::kDurationPattern;
+inline constexpr long long kMaxDurationMs = twin::kMaxDurationMs;
 // family.N: N without leading zeros, at most 6 digits.
 inline constexpr const char* kTestNumberPattern = "0|[1-9][0-9]{0,5}";
 

@@ -1,14 +1,12 @@
 #include "twin/replay/scenario.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <vector>
 
 #include "twin/core/util.hpp"
+#include "twin/core/yaml_reader.hpp"
 #include "twin/replay/diff.hpp"
-#include "twin/topology/yaml_mark.hpp"
 
 namespace fs = std::filesystem;
 
@@ -32,109 +30,82 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
     d.add({abs, 0, 0, "", "cannot read the scenario: " + text.error().message, ""});
     return std::nullopt;
   }
-  auto parsed = topology::parse_yaml(*text, abs, d);
-  if (!parsed) return std::nullopt;
-  YAML::Node root = *parsed;
-  auto err = [&](const YAML::Node& n, const std::string& field, const std::string& msg,
-                 const std::string& hint = "") {
-    topology::Mark m = topology::mark_of(n);
-    d.add({abs, m.line, m.column, field, msg, hint});
+  yaml::Reader r(
+      abs, d,
+      {.say_what_was_found = false, .string_noun = "a text value", .list_keys_in_message = true});
+  auto field = [&](const YAML::Node& map, const std::string& key, const std::string& name) {
+    return yaml::at(map[key], name);
   };
-  if (!root.IsMap()) {
-    err(root, "", "expected a mapping with version, name, topology and change",
-        "see scenarios/clos-2x4/ for examples");
-    return std::nullopt;
-  }
+  auto doc = r.document(*text, "expected a mapping with version, name, topology and change",
+                        "see scenarios/clos-2x4/ for examples");
+  if (!doc) return std::nullopt;
+  const YAML::Node& root = doc->node;
   Scenario s;
   s.file = abs;
   s.dir = fs::path(abs).parent_path().string();
-  s.mark = topology::mark_of(root);
-  auto scalar = [&](const YAML::Node& n, const std::string& field) -> std::optional<std::string> {
-    if (!n.IsScalar()) {
-      err(n, field, "expected a text value");
-      return std::nullopt;
-    }
-    return n.Scalar();
-  };
-  for (const auto& kv : root) {
-    std::string key = kv.first.Scalar();
-    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-      std::string near = nearest_name(key, kKeys);
-      err(kv.first, key,
-          "unknown field '" + key + "'; expected one of: " + topology::join_names(kKeys),
-          near.empty() ? "" : "did you mean " + near + "?");
-    }
+  s.mark = yaml::mark_of(root);
+  r.check_keys(*doc, kKeys);
+  if (auto v = field(root, "version", "version"); !v) {
+    r.error(yaml::at(root, "version"), "missing; expected `version: 1`",
+            "add `version: 1` at the top");
+  } else if (auto n = r.string(v); n && *n != "1") {
+    r.error(v, "unsupported version " + *n + "; expected 1");
   }
-  if (!root["version"]) {
-    err(root, "version", "missing; expected `version: 1`", "add `version: 1` at the top");
-  } else if (auto v = scalar(root["version"], "version"); v && *v != "1") {
-    err(root["version"], "version", "unsupported version " + *v + "; expected 1");
-  }
-  if (!root["name"])
-    err(root, "name", "missing; expected the scenario's name");
-  else if (auto v = scalar(root["name"], "name"))
-    s.name = *v;
-  if (root["description"])
-    if (auto v = scalar(root["description"], "description")) s.description = *v;
-  for (const char* field : {"topology", "change"}) {
-    if (!root[field]) {
-      err(root, field, std::string("missing; expected the path of the ") + field + " file");
+  if (auto v = field(root, "name", "name"); !v)
+    r.error(yaml::at(root, "name"), "missing; expected the scenario's name");
+  else if (auto n = r.string(v))
+    s.name = *n;
+  if (auto v = field(root, "description", "description"))
+    if (auto n = r.string(v)) s.description = *n;
+  for (const char* key : {"topology", "change"}) {
+    auto v = field(root, key, key);
+    if (!v) {
+      r.error(yaml::at(root, key),
+              std::string("missing; expected the path of the ") + key + " file");
       continue;
     }
-    auto v = scalar(root[field], field);
-    if (!v) continue;
+    auto n = r.string(v);
+    if (!n) continue;
     std::string p =
-        fs::path(*v).is_absolute() ? *v : (fs::path(s.dir) / *v).lexically_normal().string();
+        fs::path(*n).is_absolute() ? *n : (fs::path(s.dir) / *n).lexically_normal().string();
     if (!fs::is_regular_file(p))
-      err(root[field], field, std::string(field) + " file " + p + " does not exist",
-          "paths are relative to the scenario's folder");
-    (std::string(field) == "topology" ? s.topology : s.change) = p;
+      r.error(v, std::string(key) + " file " + p + " does not exist",
+              "paths are relative to the scenario's folder");
+    (std::string(key) == "topology" ? s.topology : s.change) = p;
   }
-  if (root["per-step"]) {
-    auto v = scalar(root["per-step"], "per-step");
-    if (v && *v != "true" && *v != "false")
-      err(root["per-step"], "per-step", "expected true or false");
-    s.per_step = v && *v == "true";
-  }
-  if (auto e = root["expect"]) {
-    if (!e.IsMap()) {
-      err(e, "expect",
-          "expected a mapping with verdict and optionally reason, reason-contains, "
-          "failing-step");
+  if (auto v = field(root, "per-step", "per-step"))
+    if (r.string(v)) s.per_step = r.boolean(v).value_or(false);
+  if (auto e = field(root, "expect", "expect")) {
+    if (!e.node.IsMap()) {
+      r.error(e,
+              "expected a mapping with verdict and optionally reason, reason-contains, "
+              "failing-step");
     } else {
-      for (const auto& kv : e) {
-        std::string key = kv.first.Scalar();
-        if (std::find(kExpectKeys.begin(), kExpectKeys.end(), key) == kExpectKeys.end()) {
-          std::string near = nearest_name(key, kExpectKeys);
-          err(kv.first, "expect." + key,
-              "unknown field '" + key + "'; expected one of: " + topology::join_names(kExpectKeys),
-              near.empty() ? "" : "did you mean " + near + "?");
+      r.check_keys(e, kExpectKeys);
+      if (auto v = field(e.node, "verdict", "expect.verdict"))
+        if (auto n = r.string(v)) {
+          s.expect.verdict = *n;
+          if (std::find(kVerdicts.begin(), kVerdicts.end(), *n) == kVerdicts.end())
+            r.error(v, "expected approve or reject, got '" + *n + "'");
         }
-      }
-      if (e["verdict"])
-        if (auto v = scalar(e["verdict"], "expect.verdict")) {
-          s.expect.verdict = *v;
-          if (std::find(kVerdicts.begin(), kVerdicts.end(), *v) == kVerdicts.end())
-            err(e["verdict"], "expect.verdict", "expected approve or reject, got '" + *v + "'");
-        }
-      if (e["reason"])
-        if (auto v = scalar(e["reason"], "expect.reason")) {
+      if (auto v = field(e.node, "reason", "expect.reason"))
+        if (auto n = r.string(v)) {
           const auto& categories = reason_categories();
-          s.expect.reason = *v;
-          if (std::find(categories.begin(), categories.end(), *v) == categories.end()) {
-            std::string near = nearest_name(*v, categories);
-            err(e["reason"], "expect.reason",
-                "unknown reason category '" + *v +
-                    "'; expected one of: " + topology::join_names(categories),
+          s.expect.reason = *n;
+          if (std::find(categories.begin(), categories.end(), *n) == categories.end()) {
+            std::string near = nearest_name(*n, categories);
+            r.error(
+                v,
+                "unknown reason category '" + *n + "'; expected one of: " + join_names(categories),
                 near.empty() ? "" : "did you mean " + near + "?");
           }
         }
-      if (e["reason-contains"])
-        if (auto v = scalar(e["reason-contains"], "expect.reason-contains"))
-          s.expect.reason_contains = *v;
-      if (e["failing-step"])
-        if (auto v = scalar(e["failing-step"], "expect.failing-step")) s.expect.failing_step = *v;
-      if (s.expect.verdict.empty()) err(e, "expect.verdict", "missing; expected approve or reject");
+      if (auto v = field(e.node, "reason-contains", "expect.reason-contains"))
+        if (auto n = r.string(v)) s.expect.reason_contains = *n;
+      if (auto v = field(e.node, "failing-step", "expect.failing-step"))
+        if (auto n = r.string(v)) s.expect.failing_step = *n;
+      if (s.expect.verdict.empty())
+        r.error(yaml::at(e.node, "expect.verdict"), "missing; expected approve or reject");
     }
   }
   if (d.items().size() != before) return std::nullopt;

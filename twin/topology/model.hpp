@@ -7,15 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
 
 namespace twin::topology {
 
-// Where something was written: 1-based line and column in `Topology::file`.
-struct Mark {
-  int line = 0;
-  int column = 0;
-};
+// Where something was written (1-based line and column in `Topology::file`). Defined in core
+// so that the YAML toolkit, which sits below topology, produces it.
+using Mark = twin::Mark;
 
 // What a node is, and how it runs. Code above the node drivers (twin/drivers/) compares these
 // enums or asks the driver registry, never their spelling in files.
@@ -138,8 +137,8 @@ inline int vm_data_nic(const VmProfile& vm, const std::string& name) {
 }
 
 // Accepted values, shared by the loader, the schema test and `twin plan`.
-inline constexpr int kMinMtu = 68;  // RFC 791: every IPv4 host must accept 68 bytes
-inline constexpr int kMaxMtu = 65535;
+using twin::kMaxMtu;  // core/ip.hpp: the YAML toolkit checks MTUs too
+using twin::kMinMtu;
 inline constexpr int kMinIpv6Mtu = 1280;         // RFC 8200 §5; Linux removes IPv6 below it
 inline constexpr size_t kMaxInterfaceName = 15;  // IFNAMSIZ - 1 (linux/if.h)
 inline constexpr size_t kMaxLabName = 24;        // keeps "tw-<lab>-<node>" paths readable

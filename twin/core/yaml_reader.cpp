@@ -1,0 +1,231 @@
+#include "twin/core/yaml_reader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <set>
+
+#include "twin/core/duration.hpp"
+#include "twin/core/ip.hpp"
+
+namespace twin::yaml {
+
+namespace {
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+}  // namespace
+
+std::optional<YAML::Node> parse(const std::string& text, const std::string& file,
+                                Diagnostics& diags) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    diags.add({file, e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg,
+               "check indentation and brackets near this place"});
+    return std::nullopt;
+  }
+}
+
+Mark mark_of(const YAML::Node& n) {
+  auto m = n.Mark();
+  if (m.is_null()) return {};
+  return {m.line + 1, m.column + 1};
+}
+
+std::string found(const YAML::Node& n) {
+  if (n.IsScalar()) return "got '" + n.Scalar() + "'";
+  if (n.IsNull()) return "but the value is empty";
+  if (n.IsSequence()) return "got a list";
+  return "got a mapping";
+}
+
+Mark Value::mark() const {
+  if (node.IsNull() && !key.IsNull()) return mark_of(key);
+  return mark_of(node);
+}
+
+Mark Value::key_mark() const { return key.IsNull() ? mark() : mark_of(key); }
+
+std::string Value::key_name() const { return key.IsNull() ? "" : key.Scalar(); }
+
+Value at(const YAML::Node& node, const std::string& field) {
+  return Value{node.IsDefined(), YAML::Node(), node, field};
+}
+
+Value child(const Value& map, const std::string& key) {
+  std::string field = map.field.empty() ? key : map.field + "." + key;
+  if (map.node.IsMap())
+    for (const auto& kv : map.node)
+      if (kv.first.IsScalar() && kv.first.Scalar() == key)
+        return Value{true, kv.first, kv.second, field};
+  return Value{false, YAML::Node(), YAML::Node(), field};
+}
+
+Value item(const Value& seq, size_t i) {
+  return Value{true, YAML::Node(), seq.node[i], seq.field + "[" + std::to_string(i) + "]"};
+}
+
+Reader::Reader(std::string file, Diagnostics& diags, Wording wording)
+    : file_(std::move(file)), d_(diags), wording_(std::move(wording)) {}
+
+void Reader::error(Mark m, const std::string& field, const std::string& message,
+                   const std::string& hint) {
+  d_.add({file_, m.line, m.column, field, message, hint});
+}
+
+void Reader::error(const Value& v, const std::string& message, const std::string& hint) {
+  error(v.mark(), v.field, message, hint);
+}
+
+std::optional<Value> Reader::document(const std::string& text, const std::string& not_a_mapping,
+                                      const std::string& hint) {
+  auto parsed = parse(text, file_, d_);
+  if (!parsed) return std::nullopt;
+  Value root = at(*parsed, "");
+  if (!root.node.IsMap()) {
+    error(root, not_a_mapping, hint);
+    return std::nullopt;
+  }
+  return root;
+}
+
+void Reader::check_keys(const Value& map, const std::vector<std::string>& allowed) {
+  std::set<std::string> seen;
+  for (const auto& kv : map.node) {
+    std::string key = kv.first.Scalar();
+    std::string field = map.field.empty() ? key : map.field + "." + key;
+    if (!contains(allowed, key)) {
+      if (wording_.list_keys_in_message) {
+        std::string near = nearest_name(key, allowed);
+        error(mark_of(kv.first), field,
+              "unknown field '" + key + "'; expected one of: " + join_names(allowed),
+              near.empty() ? "" : "did you mean " + near + "?");
+      } else {
+        error(mark_of(kv.first), field, "unknown field '" + key + "'",
+              did_you_mean(key, allowed, "expected one of: " + join_names(allowed)));
+      }
+    } else if (!seen.insert(key).second && !wording_.list_keys_in_message) {
+      error(mark_of(kv.first), field, "field '" + key + "' given twice", "keep one of them");
+    }
+  }
+}
+
+std::optional<std::string> Reader::string(const Value& v) {
+  if (!v.node.IsScalar()) {
+    error(v, "expected " + wording_.string_noun +
+                 (wording_.say_what_was_found ? ", " + found(v.node) : std::string()));
+    return std::nullopt;
+  }
+  return v.node.Scalar();
+}
+
+std::optional<long long> Reader::integer(const Value& v) {
+  if (v.node.IsScalar()) {
+    const std::string& s = v.node.Scalar();
+    char* end = nullptr;
+    errno = 0;
+    long long n = std::strtoll(s.c_str(), &end, 10);
+    if (!s.empty() && end && *end == '\0' && errno == 0) return n;
+  }
+  error(v, "expected an integer, " + found(v.node));
+  return std::nullopt;
+}
+
+std::optional<long long> Reader::integer(const Value& v, long long lo, long long hi,
+                                         const std::string& unit) {
+  auto n = integer(v);
+  if (!n) return std::nullopt;
+  if (*n < lo || *n > hi) {
+    error(v, "expected " + std::to_string(lo) + "-" + std::to_string(hi) +
+                 (unit.empty() ? "" : " " + unit));
+    return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<bool> Reader::boolean(const Value& v) {
+  if (!v.node.IsScalar() || (v.node.Scalar() != "true" && v.node.Scalar() != "false")) {
+    error(v, "expected true or false");
+    return std::nullopt;
+  }
+  return v.node.Scalar() == "true";
+}
+
+std::optional<int> Reader::mtu(const Value& v) {
+  auto n = integer(v);
+  if (!n) return std::nullopt;
+  if (*n < kMinMtu || *n > kMaxMtu) {
+    error(v,
+          "MTU " + std::to_string(*n) + " is outside " + std::to_string(kMinMtu) + "-" +
+              std::to_string(kMaxMtu) + " bytes",
+          "MTU excludes the Ethernet header; data-center fabrics commonly use 9216");
+    return std::nullopt;
+  }
+  return static_cast<int>(*n);
+}
+
+std::optional<std::string> Reader::choice(const Value& v, const std::vector<std::string>& choices) {
+  auto s = string(v);
+  if (!s) return std::nullopt;
+  if (!contains(choices, *s)) {
+    error(v, "unknown value '" + *s + "'",
+          did_you_mean(*s, choices, "expected one of: " + join_names(choices)));
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<std::chrono::milliseconds> Reader::duration(const Value& v) {
+  auto s = string(v);
+  if (!s) return std::nullopt;
+  DurationProblem why;
+  auto d = parse_duration(*s, &why);
+  if (!d) error(v, why.message, why.hint);
+  return d;
+}
+
+bool Reader::list(const Value& v, const std::string& what, const std::string& example) {
+  if (!v.node.IsSequence()) {
+    error(v, "expected a list of " + what + ", " + found(v.node), "e.g. " + example);
+    return false;
+  }
+  if (v.node.size() == 0) {
+    error(v, "empty list; expected at least one of " + what, "e.g. " + example);
+    return false;
+  }
+  return true;
+}
+
+std::vector<Value> Reader::scalar_or_list(const Value& v, const std::string& message) {
+  std::vector<Value> out;
+  if (v.node.IsScalar()) {
+    out.push_back(v);
+  } else if (v.node.IsSequence()) {
+    for (size_t i = 0; i < v.node.size(); ++i) out.push_back(item(v, i));
+  } else {
+    error(v, message);
+  }
+  return out;
+}
+
+std::vector<Value> Reader::one_or_many(const Value& map, const std::string& one,
+                                       const std::string& many, const std::string& what,
+                                       const std::string& example) {
+  std::vector<Value> out;
+  auto o = child(map, one), m = child(map, many);
+  if (o && m) {
+    error(o.key_mark(), o.field, "give " + one + " or " + many + ", not both");
+  } else if (!o && !m) {
+    error(map.mark(), m.field,
+          "missing; expected the " + what + " (`" + many + ": [" + example + "]` or `" + one +
+              ": " + example + "`)");
+  } else if (o) {
+    out.push_back(o);
+  } else if (list(m, what, many + ": [" + example + "]")) {
+    for (size_t i = 0; i < m.node.size(); ++i) out.push_back(item(m, i));
+  }
+  return out;
+}
+
+}  // namespace twin::yaml

@@ -1,0 +1,284 @@
+#include "twin/topology/checks.hpp"
+
+#include <optional>
+#include <regex>
+
+#include "twin/topology/loader.hpp"
+
+namespace twin::topology {
+
+bool valid_lab_name(const std::string& name) {
+  static const std::regex re("[A-Za-z0-9][A-Za-z0-9_-]*");
+  return !name.empty() && name.size() <= kMaxLabName && std::regex_match(name, re);
+}
+
+bool valid_interface_name(const std::string& name, std::string* why) {
+  auto fail = [&](const std::string& w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (name.empty()) return fail("interface name is empty");
+  if (name.size() > kMaxInterfaceName)
+    return fail("interface name '" + name + "' is " + std::to_string(name.size()) +
+                " bytes; Linux allows at most 15 (IFNAMSIZ)");
+  if (name == "." || name == "..") return fail("interface name cannot be '.' or '..'");
+  for (unsigned char c : name) {
+    if (c == '/' || c == ':' || std::isspace(c) || c < 0x20)
+      return fail("interface name '" + name + "' contains '/', ':' or whitespace");
+  }
+  return true;
+}
+
+namespace {
+
+const std::regex kGuestIfRe("[A-Za-z0-9_.-]+");
+
+// The places recorded for `node`; none when it has no such values.
+const std::vector<Where>& find_or_none(const std::map<std::string, std::vector<Where>>& m,
+                                       const std::string& node) {
+  static const std::vector<Where> kNone;
+  auto it = m.find(node);
+  return it == m.end() ? kNone : it->second;
+}
+
+class Checker {
+ public:
+  Checker(Topology& t, const Places& places, Diagnostics& d) : t(t), places(places), d_(d) {}
+
+  void run() {
+    vm_ports();
+    links();
+    identities();
+    gateways();
+  }
+
+ private:
+  void error(Mark m, const std::string& field, const std::string& msg, const std::string& hint) {
+    d_.add({t.file, m.line, m.column, field, msg, hint});
+  }
+
+  void vm_ports() {
+    // A VM gets one NIC per linked port, in port order, and its guest numbers ports by NIC
+    // order: linked ports must run from the image's first port without a gap.
+    for (const auto& n : t.nodes) {
+      const auto& vm = n.profile.vm;
+      if (n.profile.backend != "libvirt" || vm.interface_pattern.empty()) continue;
+      std::set<int> nics;
+      for (const auto& l : t.links)
+        for (const Endpoint* e : {&l.a, &l.b})
+          if (e->node == n.name)
+            if (int k = vm_data_nic(vm, e->interface); k >= 0) nics.insert(k);
+      if (nics.empty() || *nics.rbegin() == static_cast<int>(nics.size()) - 1) continue;
+      int gap = 0;
+      while (nics.count(gap)) ++gap;
+      std::string p = vm.interface_pattern, first = p, missing = p;
+      first.replace(first.find("{n}"), 3, std::to_string(vm.interface_first));
+      missing.replace(missing.find("{n}"), 3,
+                      std::to_string(vm.interface_first + gap * vm.interface_step));
+      error(n.mark, "nodes." + n.name,
+            "VM " + n.name + " has links on ports after " + missing + " but none on " + missing,
+            "twin gives a VM one NIC per linked port and its guest names ports in NIC order: "
+            "link its ports from " +
+                first + " on without gaps");
+    }
+  }
+
+  void links() {
+    std::vector<std::string> names;
+    for (const auto& n : t.nodes) names.push_back(n.name);
+    std::map<std::pair<std::string, std::string>, Mark> used;
+    for (size_t i = 0; i < t.links.size(); ++i) {
+      Link& l = t.links[i];
+      std::string f = "links[" + std::to_string(i) + "]";
+      if (l.a.node.empty() || l.b.node.empty()) continue;
+      bool ok = true;
+      for (int k = 0; k < 2; ++k) {
+        Endpoint& e = k == 0 ? l.a : l.b;
+        std::string ef = f + ".endpoints[" + std::to_string(k) + "]";
+        if (!t.find_node(e.node)) {
+          std::string near = nearest_name(e.node, names);
+          error(e.mark, ef, "unknown node '" + e.node + "'",
+                near.empty() ? "declare it under nodes" : "did you mean '" + near + "'?");
+          ok = false;
+        }
+        std::string why;
+        if (!valid_interface_name(e.interface, &why)) {
+          error(e.mark, ef, why, "use short Linux names such as swp1 or eth0");
+          ok = false;
+        } else if (e.interface == "lo") {
+          error(e.mark, ef, "interface 'lo' is the node's loopback and cannot be linked", "");
+          ok = false;
+        } else if (const Node* n = t.find_node(e.node);
+                   n && n->profile.backend == "libvirt" &&
+                   !n->profile.vm.interface_pattern.empty() &&
+                   vm_data_nic(n->profile.vm, e.interface) < 0) {
+          const auto& vm = n->profile.vm;
+          auto name_of = [&](int k) {
+            std::string s = vm.interface_pattern;
+            return s.replace(s.find("{n}"), 3,
+                             std::to_string(vm.interface_first + k * vm.interface_step));
+          };
+          error(e.mark, ef,
+                "interface '" + e.interface + "' is not a port name of image " + n->image +
+                    " (a VM whose ports are " + name_of(0) + ", " + name_of(1) + ", " + name_of(2) +
+                    ", ...)",
+                "name the VM's ports as its image does (profile " + n->profile.file + ")");
+          ok = false;
+        } else if (n && n->profile.backend == "libvirt" &&
+                   n->profile.vm.interface_pattern.empty() &&
+                   !std::regex_match(e.interface, kGuestIfRe)) {
+          // The guest learns these names from its kernel command line (twin.if=MAC,NAME,...).
+          error(e.mark, ef,
+                "interface '" + e.interface + "' of VM " + e.node +
+                    " must be letters, digits, '_', '-' or '.'",
+                "the guest takes its interface names from its kernel command line");
+          ok = false;
+        }
+      }
+      if (l.a.node == l.b.node && l.a.interface == l.b.interface) {
+        error(l.b.mark, f + ".endpoints",
+              "link from " + l.a.node + ":" + l.a.interface + " to itself",
+              "a link joins two different interfaces");
+        continue;
+      }
+      for (Endpoint* e : {&l.a, &l.b}) {
+        auto key = std::make_pair(e->node, e->interface);
+        if (auto it = used.find(key); it != used.end()) {
+          error(e->mark, f + ".endpoints",
+                "interface " + e->node + ":" + e->interface +
+                    " is already used by the link at line " + std::to_string(it->second.line),
+                "each interface joins one link; pick another interface name");
+          ok = false;
+        } else {
+          used[key] = e->mark;
+        }
+      }
+      if (!ok) continue;
+      const Node* na = t.find_node(l.a.node);
+      const Node* nb = t.find_node(l.b.node);
+      // Two FRR nodes peer with BGP unnumbered (the planner's "fabric" link); not a node
+      // looped to itself.
+      bool unnumbered = na->kind == "frr" && nb->kind == "frr" && na != nb;
+      bool needs_v6 = unnumbered;
+      for (const auto& [node, ps] : l.addresses)
+        for (const auto& p : ps) needs_v6 = needs_v6 || p.family == 6;
+      // The generated configuration peers with `remote-as external`: same-ASN neighbours never
+      // reach Established (FRR reports "Bad Peer AS").
+      if (unnumbered && na->config.empty() && nb->config.empty() && na->asn && nb->asn &&
+          *na->asn == *nb->asn)
+        error(l.mark, f + ".endpoints",
+              l.a.node + " and " + l.b.node + " share ASN " + std::to_string(*na->asn) +
+                  "; the generated eBGP configuration needs different ASNs on a link",
+              "give each leaf its own ASN (spines may share one), or use your own `config:`");
+      const Where& mtu_at = places.link_mtu[i];
+      if (needs_v6 && l.mtu < kMinIpv6Mtu && !places.bad_mtu.count(i))
+        error(mtu_at.mark, f + ".mtu",
+              "MTU " + std::to_string(l.mtu) +
+                  (mtu_at.field.empty() ? " (from defaults.mtu)" : "") +
+                  " is below 1280 on a link that needs IPv6" +
+                  std::string(unnumbered ? " (BGP unnumbered peers over IPv6 link-local)" : ""),
+              "Linux removes IPv6 from an interface whose MTU is under 1280 (RFC 8200 §5)");
+    }
+  }
+
+  void identities() {
+    // Router-ids and loopbacks are identities: two nodes sharing one break BGP and routing.
+    std::map<std::string, std::string> rid_owner, lo_owner;
+    for (const auto& n : t.nodes) {
+      if (n.kind != "frr") continue;
+      std::set<std::string> dup_lo;
+      const auto& lo_at = find_or_none(places.loopbacks, n.name);
+      for (size_t k = 0; k < n.loopbacks.size(); ++k) {
+        const auto& l = n.loopbacks[k];
+        auto [it, fresh] = lo_owner.emplace(l.str(), n.name);
+        if (!fresh && it->second != n.name) {
+          dup_lo.insert(l.str());
+          Where at = k < lo_at.size() ? lo_at[k] : Where{n.mark, "nodes." + n.name + ".loopback"};
+          error(at.mark, at.field, "loopback " + l.str() + " is also used by node " + it->second,
+                "loopbacks must be unique in the fabric");
+        }
+      }
+      if (n.router_id) {
+        bool derived = places.router_id_derived.count(n.name) > 0;
+        auto [it, fresh] = rid_owner.emplace(n.router_id->address(), n.name);
+        // A router-id taken from a duplicate loopback is the same mistake: report it once.
+        if (!fresh && !(derived && dup_lo.count(n.router_id->str()))) {
+          auto at = places.router_id.find(n.name);
+          Mark m = at != places.router_id.end() ? at->second.mark : n.mark;
+          error(m, "nodes." + n.name + ".router-id",
+                "router-id " + n.router_id->address() +
+                    (derived ? ", taken from loopback " + n.router_id->str() + "," : "") +
+                    " is also used by node " + it->second,
+                std::string("BGP drops sessions between speakers with the same identifier "
+                            "(RFC 6286)") +
+                    (derived ? "; set a unique `router-id:`" : ""));
+        }
+      }
+    }
+  }
+
+  void gateways() {
+    // Hosts: a default route per address family, via the peer's address on a shared subnet.
+    for (auto& n : t.nodes) {
+      if (n.kind != "host") continue;
+      for (int fam : {4, 6}) {
+        bool has_addr = false;
+        std::optional<IpPrefix> gw;
+        Where gw_at{n.mark, "nodes." + n.name + ".gateway"};
+        const auto& given_at = find_or_none(places.gateways, n.name);
+        for (size_t k = 0; k < n.gateways.size(); ++k)
+          if (n.gateways[k].family == fam) {
+            gw = n.gateways[k];
+            if (k < given_at.size()) gw_at = given_at[k];
+          }
+        bool explicit_gw = gw.has_value();
+        bool gw_on_link = false;
+        for (const auto& l : t.links) {
+          const std::string* peer = nullptr;
+          if (l.a.node == n.name) peer = &l.b.node;
+          if (l.b.node == n.name) peer = &l.a.node;
+          if (!peer) continue;
+          auto mine = l.addresses.find(n.name);
+          if (mine == l.addresses.end()) continue;
+          for (const auto& a : mine->second) {
+            if (a.family != fam) continue;
+            has_addr = true;
+            if (explicit_gw) {
+              gw_on_link = gw_on_link || a.contains(*gw);
+              continue;
+            }
+            auto theirs = l.addresses.find(*peer);
+            if (theirs == l.addresses.end()) continue;
+            for (const auto& b : theirs->second)
+              if (!gw && b.family == fam && a.contains(b)) gw = b;
+          }
+        }
+        if (explicit_gw && !gw_on_link)
+          error(gw_at.mark, gw_at.field,
+                "gateway " + gw->address() + " is not on any subnet of the host's links", "");
+        if (has_addr && !gw)
+          error(n.mark, "nodes." + n.name + ".gateway",
+                "host has an IPv" + std::to_string(fam) +
+                    " address but no default route: no peer address on its subnet",
+                "give the leaf an address in the host's subnet on that link, or set `gateway:`");
+        if (gw && !explicit_gw) {
+          IpPrefix g = *gw;
+          g.length = fam == 4 ? 32 : 128;
+          n.gateways.push_back(g);
+        }
+      }
+    }
+  }
+
+  Topology& t;
+  const Places& places;
+  Diagnostics& d_;
+};
+
+}  // namespace
+
+void check_topology(Topology& t, const Places& places, Diagnostics& diags) {
+  Checker(t, places, diags).run();
+}
+
+}  // namespace twin::topology

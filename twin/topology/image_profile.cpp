@@ -1,0 +1,220 @@
+#include "twin/topology/image_profile.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "twin/core/yaml_reader.hpp"
+#include "twin/topology/loader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace twin::topology {
+
+namespace {
+
+using yaml::at;
+using yaml::Value;
+
+const std::vector<std::string> kImageKeys = {
+    "name",      "kind",        "backend",       "daemons",     "frr-profile",
+    "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups",
+    "vm"};
+const std::vector<std::string> kVmKeys = {
+    "kernel",          "initrd",         "disk",           "cmdline",
+    "vcpus",           "memory",         "nic-model",      "interface-pattern",
+    "interface-first", "interface-step", "management-nic", "ready-pattern",
+    "ready-timeout",   "accel",          "agent"};
+const std::vector<std::string> kBackends = {"netns", "libvirt"};
+const std::vector<std::string> kKinds = {"frr", "host"};
+const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",   "staticd", "bfdd",
+                                                "ospfd", "ospf6d", "isisd",   "pathd"};
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// The `vm:` section of a libvirt image profile; relative paths resolve against `dir`.
+void parse_vm(yaml::Reader& r, const YAML::Node& v, const std::string& dir, VmProfile& vm) {
+  if (!v.IsMap()) {
+    r.error(at(v, "vm"), "expected a mapping (kernel, initrd, disk, vcpus, memory, ...)");
+    return;
+  }
+  r.check_keys(at(v, "vm"), kVmKeys);
+  auto field = [&](const char* key) { return at(v[key], std::string("vm.") + key); };
+  auto path = [&](const char* key, std::string& out) {
+    if (auto n = field(key))
+      if (auto s = r.string(n)) {
+        fs::path p = fs::path(*s).is_absolute() ? fs::path(*s) : fs::path(dir) / *s;
+        out = p.lexically_normal().string();
+      }
+  };
+  path("kernel", vm.kernel);
+  path("initrd", vm.initrd);
+  path("disk", vm.disk);
+  if (auto n = field("cmdline"))
+    if (auto s = r.string(n)) vm.cmdline = *s;
+  auto bounded = [&](const char* key, int lo, int hi, const char* unit, int& out) {
+    if (auto n = field(key))
+      if (auto x = r.integer(n, lo, hi, unit)) out = static_cast<int>(*x);
+  };
+  bounded("vcpus", 1, 64, "vCPUs", vm.vcpus);
+  bounded("memory", 32, 1 << 20, "MiB", vm.memory_mib);
+  bounded("interface-first", 0, 1 << 16, "", vm.interface_first);
+  bounded("interface-step", 1, 1 << 16, "", vm.interface_step);
+  bounded("ready-timeout", 1, 3600, "seconds", vm.ready_timeout_s);
+  // Profiles list the accepted values, without a nearest-name guess.
+  auto word = [&](const char* key, const std::vector<std::string>& allowed, std::string& out) {
+    if (auto n = field(key))
+      if (auto s = r.string(n)) {
+        if (!allowed.empty() && !has(allowed, *s))
+          r.error(n, "unknown value '" + *s + "'", "expected one of: " + join_names(allowed));
+        else
+          out = *s;
+      }
+  };
+  word("nic-model", {"virtio", "e1000", "e1000e", "rtl8139", "vmxnet3"}, vm.nic_model);
+  word("accel", {"auto", "kvm", "tcg"}, vm.accel);
+  word("agent", {"none", "twin"}, vm.agent);
+  word("ready-pattern", {}, vm.ready_pattern);
+  word("interface-pattern", {}, vm.interface_pattern);
+  if (auto n = field("interface-pattern");
+      n && !vm.interface_pattern.empty() && vm.interface_pattern.find("{n}") == std::string::npos)
+    r.error(n, "expected a pattern with {n}, e.g. swp{n}");
+  if (auto n = field("management-nic"))
+    if (auto b = r.boolean(n)) vm.management_nic = *b;
+  bool direct = !vm.kernel.empty() || !vm.initrd.empty();
+  if (direct && (vm.kernel.empty() || vm.initrd.empty()))
+    r.error(at(v, "vm"), "kernel and initrd go together", "give both, or a disk");
+  if (!direct && vm.disk.empty())
+    r.error(at(v, "vm"), "nothing to boot", "give kernel + initrd, or disk (a qcow2 image)");
+  if (auto n = field("cmdline"); !direct && n) r.error(n, "a kernel command line needs a kernel");
+}
+
+}  // namespace
+
+std::vector<std::string> image_search_path(const std::string& topology_dir) {
+  std::vector<std::string> dirs;
+  if (!topology_dir.empty()) dirs.push_back((fs::path(topology_dir) / "images").string());
+  if (const char* env = std::getenv("TWIN_IMAGES")) {
+    std::stringstream ss(env);
+    std::string part;
+    while (std::getline(ss, part, ':'))
+      if (!part.empty()) dirs.push_back(part);
+  }
+  dirs.push_back((fs::path(TWIN_DATA_DIR) / "images").string());
+  dirs.push_back("/usr/share/twin/images");
+  return dirs;
+}
+
+std::string find_image_profile(const std::string& name, const std::string& topology_dir,
+                               std::vector<std::string>* looked) {
+  if (name.find('/') != std::string::npos) {
+    fs::path p = fs::path(name).is_absolute() ? fs::path(name) : fs::path(topology_dir) / name;
+    looked->push_back(p.string());
+    return fs::is_regular_file(p) ? p.string() : "";
+  }
+  for (const auto& d : image_search_path(topology_dir)) {
+    fs::path p = fs::path(d) / (name + ".yaml");
+    looked->push_back(p.string());
+    if (fs::is_regular_file(p)) return fs::weakly_canonical(p).string();
+  }
+  return "";
+}
+
+std::vector<std::string> known_images(const std::string& topology_dir) {
+  std::vector<std::string> known;
+  for (const auto& d : image_search_path(topology_dir)) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(d, ec))
+      if (e.path().extension() == ".yaml") known.push_back(e.path().stem().string());
+  }
+  // Directory order is arbitrary and folders overlap: list each name once, sorted.
+  std::sort(known.begin(), known.end());
+  known.erase(std::unique(known.begin(), known.end()), known.end());
+  return known;
+}
+
+std::optional<ImageProfile> load_image_profile(const std::string& name, const std::string& path,
+                                               Diagnostics& diags) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  yaml::Reader r(path, diags, {.say_what_was_found = false});
+  auto doc = r.document(ss.str(), "expected an image profile mapping");
+  if (!doc) return std::nullopt;
+  const YAML::Node& root = doc->node;
+  size_t before = r.problems();
+  r.check_keys(*doc, kImageKeys);
+  ImageProfile p;
+  p.name = name;
+  p.file = path;
+  if (auto k = at(root["kind"], "kind")) {
+    if (auto s = r.string(k)) {
+      p.kind = *s;
+      if (!has(kKinds, *s))
+        r.error(k, "unknown kind '" + *s + "'", "expected one of: " + join_names(kKinds));
+    }
+  } else {
+    r.error(at(root, "kind"), "missing; expected frr or host");
+  }
+  if (auto b = at(root["backend"], "backend"))
+    if (auto s = r.string(b)) {
+      p.backend = *s;
+      if (!has(kBackends, *s))
+        r.error(b, "unknown backend '" + *s + "'", "expected one of: " + join_names(kBackends));
+    }
+  if (auto ds = at(root["daemons"], "daemons")) {
+    if (!ds.node.IsSequence()) {
+      r.error(ds, "expected a list of FRR daemon names");
+    } else {
+      for (size_t i = 0; i < ds.node.size(); ++i) {
+        const Value d = yaml::item(ds, i);
+        auto s = r.string(d);
+        if (!s) continue;
+        if (!has(kKnownDaemons, *s))
+          r.error(d, "unknown FRR daemon '" + *s + "'",
+                  did_you_mean(*s, kKnownDaemons, "expected one of: " + join_names(kKnownDaemons)));
+        p.daemons.push_back(*s);
+      }
+      if (p.kind == "frr" && (p.daemons.empty() || p.daemons.front() != "zebra"))
+        r.error(ds, "an frr image must start zebra first",
+                "zebra owns the kernel interface the other daemons connect to");
+    }
+  }
+  if (auto f = at(root["frr-profile"], "frr-profile"))
+    if (auto s = r.string(f)) {
+      p.frr_profile = *s;
+      if (*s != "datacenter" && *s != "traditional")
+        r.error(f, "expected datacenter or traditional");
+    }
+  if (auto v = at(root["rp-filter"], "rp-filter"))
+    if (auto n = r.integer(v)) {
+      if (*n < 0 || *n > 2) r.error(v, "expected 0, 1 or 2");
+      p.rp_filter = static_cast<int>(*n);
+    }
+  if (auto v = at(root["ra-interval"], "ra-interval"))
+    if (auto n = r.integer(v, 1, 1800, "seconds")) p.ra_interval_s = static_cast<int>(*n);
+  if (auto v = at(root["coalesce-time"], "coalesce-time"))
+    if (auto n = r.integer(v)) {
+      if (*n < 0) r.error(v, "expected milliseconds >= 0");
+      p.coalesce_time_ms = static_cast<int>(*n);
+    }
+  if (auto k = at(root["kernel-nexthop-groups"], "kernel-nexthop-groups"))
+    if (auto b = r.boolean(k)) p.kernel_nexthop_groups = *b;
+  if (auto v = root["vm"]) {
+    if (p.backend != "libvirt")
+      r.error(at(v, "vm"), "'vm' applies to backend libvirt only", "add `backend: libvirt`");
+    else
+      parse_vm(r, v, fs::path(path).parent_path().string(), p.vm);
+  } else if (p.backend == "libvirt") {
+    r.error(at(root, "vm"), "missing; backend libvirt needs a vm section",
+            "give `vm: {kernel: ..., initrd: ...}` or `vm: {disk: ...}`");
+  }
+  if (r.problems() != before) return std::nullopt;
+  return p;
+}
+
+}  // namespace twin::topology

@@ -1,0 +1,28 @@
+#pragma once
+// Image profiles (images/<name>.yaml): finding one on the search path and reading it. Used by
+// the topology loader; image_search_path() (loader.hpp) lists the folders.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twin/core/diagnostics.hpp"
+#include "twin/topology/model.hpp"
+
+namespace twin::topology {
+
+// The profile file of image `name`: a path when `name` has a '/' (relative to topology_dir),
+// else the first <dir>/<name>.yaml on image_search_path(topology_dir). "" when there is none;
+// `looked` gets every path tried, in order.
+std::string find_image_profile(const std::string& name, const std::string& topology_dir,
+                               std::vector<std::string>* looked);
+
+// Names of the profiles on the search path, sorted, each once: the choices a hint offers.
+std::vector<std::string> known_images(const std::string& topology_dir);
+
+// Reads and checks the profile at `path` as image `name`. Every problem goes to `diags` (with
+// `path` as the file); nullopt when there is any. Relative VM file paths resolve against the
+// profile's folder; whether those files exist is not checked here.
+std::optional<ImageProfile> load_image_profile(const std::string& name, const std::string& path,
+                                               Diagnostics& diags);
+
+}  // namespace twin::topology
