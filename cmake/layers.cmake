@@ -15,7 +15,7 @@ set(TWIN_DEPS_drivers core proc topology plan state runtime wiring)
 set(TWIN_DEPS_validate core proc topology plan runtime drivers)
 set(TWIN_DEPS_validators core topology plan runtime validate)
 set(TWIN_DEPS_engine core proc topology plan state runtime wiring drivers validate)
-set(TWIN_DEPS_replay core proc topology plan state runtime drivers validate validators engine)
+set(TWIN_DEPS_replay core proc topology plan state runtime drivers validate engine)
 set(TWIN_DEPS_report core topology plan state runtime validate replay)
 set(TWIN_DEPS_cli core proc topology plan state runtime wiring drivers validate validators engine
     replay report)

@@ -252,6 +252,27 @@ TEST(Lab, TwoNodeUpValidateDownLeavesNothing) {
   EXPECT_EQ(twin("down --lab " + lab).code, 0);
 }
 
+TEST(Lab, MissingLinkMakesTheLabDegraded) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  std::string lab = unique_lab("gone");
+  auto up = twin("up " + kRepo + "/topologies/two-node.yaml --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.err;
+  EXPECT_EQ(twin("status --lab " + lab).code, 0);
+  // A fabric link deleted under the lab: both ends are gone (a veth pair dies whole).
+  ASSERT_EQ(sh("ip -n tw-" + lab + "-r1 link del eth1").code, 0);
+  auto st = twin("status --lab " + lab + " --json");
+  EXPECT_EQ(st.code, 1) << st.out;
+  auto j = nlohmann::json::parse(st.out);
+  ASSERT_EQ(j["links"].size(), 1u);
+  EXPECT_EQ(j["links"][0]["a_state"], "missing");
+  EXPECT_EQ(j["links"][0]["b_state"], "missing");
+  auto text = twin("status --lab " + lab);
+  EXPECT_EQ(text.code, 1);
+  EXPECT_NE(text.out.find("lab is degraded"), std::string::npos) << text.out;
+  EXPECT_EQ(twin("down --lab " + lab).code, 0);
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}
+
 TEST(Lab, UnconvergedBgpKeepsTheLabAndExitsOne) {
   if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
   std::string lab = unique_lab("nc");

@@ -19,9 +19,9 @@
 namespace {
 
 using twin::runtime::ping_many;
-using twin::validate::PingOutcome;
-using twin::validate::PingRequest;
-using twin::validate::PingResult;
+using twin::runtime::PingOutcome;
+using twin::runtime::PingRequest;
+using twin::runtime::PingResult;
 using namespace std::chrono_literals;
 
 struct Output {

@@ -168,7 +168,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   std::vector<std::string> kinds;
   for (const auto& s : st) {
     names.push_back(s.name);
-    kinds.push_back(twin::replay::to_string(s.kind));
+    kinds.push_back(twin::replay::to_string(s.kind()));
   }
   EXPECT_EQ(names, (std::vector<std::string>{
                        "add subnet on leaf1", "drop leaf4 loopback", "replace leaf2", "raise mtu",
@@ -181,23 +181,23 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(st[0].mark.column, 5);
 
   // frr: add (block scalar: text starts on the line after `add: |`), remove, replace.
-  EXPECT_EQ(st[0].frr.nodes, (std::vector<std::string>{"leaf1"}));
-  EXPECT_EQ(st[0].frr.add,
+  EXPECT_EQ(st[0].frr().nodes, (std::vector<std::string>{"leaf1"}));
+  EXPECT_EQ(st[0].frr().add,
             "router bgp 65101\n address-family ipv4 unicast\n  network 10.1.9.0/24\n");
-  EXPECT_EQ(st[0].frr.text_line, 19);
-  EXPECT_TRUE(st[0].frr.remove.empty());
-  EXPECT_TRUE(st[0].frr.replace.empty());
-  EXPECT_EQ(st[1].frr.nodes, (std::vector<std::string>{"leaf4"}));
-  EXPECT_EQ(st[1].frr.remove,
+  EXPECT_EQ(st[0].frr().text_line, 19);
+  EXPECT_TRUE(st[0].frr().remove.empty());
+  EXPECT_TRUE(st[0].frr().replace.empty());
+  EXPECT_EQ(st[1].frr().nodes, (std::vector<std::string>{"leaf4"}));
+  EXPECT_EQ(st[1].frr().remove,
             "router bgp 65104\n address-family ipv4 unicast\n  network 10.255.1.4/32\n");
-  EXPECT_EQ(st[1].frr.text_line, 26);
-  EXPECT_TRUE(st[1].frr.add.empty());
-  EXPECT_EQ(st[2].frr.replace, canonical(kChanges + "/configs/leaf2.conf"));
-  EXPECT_TRUE(fs::path(st[2].frr.replace).is_absolute());
-  EXPECT_EQ(st[2].frr.text_line, 0);
+  EXPECT_EQ(st[1].frr().text_line, 26);
+  EXPECT_TRUE(st[1].frr().add.empty());
+  EXPECT_EQ(st[2].frr().replace, canonical(kChanges + "/configs/leaf2.conf"));
+  EXPECT_TRUE(fs::path(st[2].frr().replace).is_absolute());
+  EXPECT_EQ(st[2].frr().text_line, 0);
 
   // interface
-  const auto& i3 = st[3].interface;
+  const auto& i3 = st[3].interface();
   ASSERT_EQ(i3.interfaces.size(), 2u);
   EXPECT_EQ(i3.interfaces[0].str(), "leaf1:swp1");
   EXPECT_EQ(i3.interfaces[1].str(), "spine1:swp1");
@@ -206,7 +206,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(i3.mtu, 9000);
   EXPECT_EQ(i3.up, false);
   EXPECT_TRUE(i3.add_addresses.empty());
-  const auto& i4 = st[4].interface;
+  const auto& i4 = st[4].interface();
   ASSERT_EQ(i4.interfaces.size(), 1u);
   EXPECT_EQ(i4.interfaces[0].str(), "leaf1:swp3");
   EXPECT_FALSE(i4.mtu.has_value());
@@ -215,7 +215,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(i4.remove_addresses, (std::vector<std::string>{"10.0.1.1/24"}));
 
   // link: all, one end, both ends in either order.
-  const auto& l5 = st[5].link;
+  const auto& l5 = st[5].link();
   EXPECT_TRUE(l5.all);
   ASSERT_EQ(l5.links.size(), plan().links.size());
   for (size_t i = 0; i < l5.links.size(); ++i) {
@@ -225,7 +225,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   }
   EXPECT_EQ(l5.mtu, 9216);
   EXPECT_FALSE(l5.up.has_value());
-  const auto& l6 = st[6].link;
+  const auto& l6 = st[6].link();
   EXPECT_FALSE(l6.all);
   ASSERT_EQ(l6.links.size(), 1u);
   EXPECT_EQ(l6.links[0].a.node, "leaf1");
@@ -234,38 +234,38 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(l6.links[0].b.interface, "swp1");
   EXPECT_EQ(l6.up, false);
   EXPECT_FALSE(l6.mtu.has_value());
-  const auto& l7 = st[7].link;
+  const auto& l7 = st[7].link();
   ASSERT_EQ(l7.links.size(), 2u);
   expect_link(l7.links[0], "leaf1:swp2--spine2:swp1");
   expect_link(l7.links[1], "leaf2:swp1--spine1:swp2");
   EXPECT_EQ(l7.up, true);
 
   // wait: durations in milliseconds; defaults.
-  EXPECT_EQ(st[8].wait.until, "converged");
-  EXPECT_EQ(st[8].wait.timeout, milliseconds(1500));
-  EXPECT_EQ(st[8].wait.duration, milliseconds(0));
-  EXPECT_EQ(st[9].wait.until, "duration");
-  EXPECT_EQ(st[9].wait.duration, milliseconds(500));
-  EXPECT_EQ(st[9].wait.timeout, milliseconds(60000));
+  EXPECT_EQ(st[8].wait().until, "converged");
+  EXPECT_EQ(st[8].wait().timeout, milliseconds(1500));
+  EXPECT_EQ(st[8].wait().duration, milliseconds(0));
+  EXPECT_EQ(st[9].wait().until, "duration");
+  EXPECT_EQ(st[9].wait().duration, milliseconds(500));
+  EXPECT_EQ(st[9].wait().timeout, milliseconds(60000));
 
   // check
-  EXPECT_EQ(st[10].check.tests, (std::vector<std::string>{"bgp", "mtu.0"}));
-  EXPECT_EQ(st[10].check.expect, "fail");
-  EXPECT_EQ(st[10].check.failing, (std::vector<std::string>{"bgp.0"}));
-  EXPECT_EQ(st[10].check.timeout, milliseconds(60000));
-  EXPECT_EQ(st[13].check.tests, (std::vector<std::string>{"routes", "reachability"}));
-  EXPECT_EQ(st[13].check.expect, "pass");
-  EXPECT_TRUE(st[13].check.failing.empty());
-  EXPECT_EQ(st[13].check.timeout, milliseconds(30000));
+  EXPECT_EQ(st[10].check().tests, (std::vector<std::string>{"bgp", "mtu.0"}));
+  EXPECT_EQ(st[10].check().expect, "fail");
+  EXPECT_EQ(st[10].check().failing, (std::vector<std::string>{"bgp.0"}));
+  EXPECT_EQ(st[10].check().timeout, milliseconds(60000));
+  EXPECT_EQ(st[13].check().tests, (std::vector<std::string>{"routes", "reachability"}));
+  EXPECT_EQ(st[13].check().expect, "pass");
+  EXPECT_TRUE(st[13].check().failing.empty());
+  EXPECT_EQ(st[13].check().timeout, milliseconds(30000));
 
   // topology: loaded; later steps may name its new node.
-  EXPECT_EQ(st[11].topology.file, canonical(kChanges + "/clos-2x4-leaf5.yaml"));
-  ASSERT_TRUE(st[11].topology.topo.has_value());
-  EXPECT_EQ(st[11].topology.topo->nodes.size(), 9u);
-  EXPECT_NE(st[11].topology.topo->find_node("leaf5"), nullptr);
-  EXPECT_EQ(st[12].frr.nodes, (std::vector<std::string>{"leaf5"}));
-  EXPECT_EQ(st[12].frr.add, "router bgp 65105");
-  EXPECT_EQ(st[12].frr.text_line, 73);  // a one-line scalar: its own line
+  EXPECT_EQ(st[11].topology().file, canonical(kChanges + "/clos-2x4-leaf5.yaml"));
+  ASSERT_TRUE(st[11].topology().topo.has_value());
+  EXPECT_EQ(st[11].topology().topo->nodes.size(), 9u);
+  EXPECT_NE(st[11].topology().topo->find_node("leaf5"), nullptr);
+  EXPECT_EQ(st[12].frr().nodes, (std::vector<std::string>{"leaf5"}));
+  EXPECT_EQ(st[12].frr().add, "router bgp 65105");
+  EXPECT_EQ(st[12].frr().text_line, 73);  // a one-line scalar: its own line
 }
 
 TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {
@@ -308,11 +308,11 @@ TEST(ChangeSetValid, TextLineOfEachScalarStyle) {
 )");
   ASSERT_TRUE(l.cs.has_value()) << dump(l.diags);
   const auto& st = l.cs->steps;
-  EXPECT_EQ(st[0].frr.add, "\nrouter bgp 65101\n");
-  EXPECT_EQ(st[0].frr.text_line, 9);
-  EXPECT_EQ(st[1].frr.text_line, 14);
-  EXPECT_EQ(st[2].frr.text_line, 18);
-  EXPECT_EQ(st[3].frr.text_line, 23);
+  EXPECT_EQ(st[0].frr().add, "\nrouter bgp 65101\n");
+  EXPECT_EQ(st[0].frr().text_line, 9);
+  EXPECT_EQ(st[1].frr().text_line, 14);
+  EXPECT_EQ(st[2].frr().text_line, 18);
+  EXPECT_EQ(st[3].frr().text_line, 23);
 }
 
 TEST(ChangeSetValid, MtuBelow1280WhereNoIpv6IsLeft) {
@@ -324,7 +324,7 @@ TEST(ChangeSetValid, MtuBelow1280WhereNoIpv6IsLeft) {
       remove-addresses: ["2001:db8:1::1/64"]
 )");
   ASSERT_TRUE(l.cs.has_value()) << dump(l.diags);
-  EXPECT_EQ(l.cs->steps[0].interface.mtu, 1200);
+  EXPECT_EQ(l.cs->steps[0].interface().mtu, 1200);
 }
 
 TEST(ChangeSetValid, DurationUnits) {
@@ -336,7 +336,7 @@ TEST(ChangeSetValid, DurationUnits) {
     SCOPED_TRACE(text);
     auto l = load(kHead + "  - name: a\n    wait: {timeout: " + text + "}\n");
     ASSERT_TRUE(l.cs.has_value()) << dump(l.diags);
-    EXPECT_EQ(l.cs->steps[0].wait.timeout, milliseconds(ms));
+    EXPECT_EQ(l.cs->steps[0].wait().timeout, milliseconds(ms));
   }
 }
 
@@ -595,6 +595,12 @@ TEST(ChangeSetErrors, WaitDurationOnlyWithUntilDuration) {
   expect_at(until, 5, 19, "steps[0].wait.until");
   EXPECT_EQ(until.message, "unknown value 'converge'");
   EXPECT_EQ(until.hint, "did you mean 'converged'?");
+}
+
+// The change-set format lists the families a check step may name; the validator registry is
+// what runs them. replay may not include the registry, so this test keeps the two equal.
+TEST(ChangeSetFormat, TestFamiliesAreTheRegistrysFamiliesInOrder) {
+  EXPECT_EQ(twin::replay::keys::kTestFamilies, twin::validators::family_names());
 }
 
 TEST(ChangeSetErrors, CheckWithUnknownFamily) {
@@ -928,12 +934,12 @@ TEST(ChangeSetConfigs, BothLayoutsInPlanOrder) {
   ASSERT_EQ(cs->steps.size(), 2u);
   const auto& s0 = cs->steps[0];  // spine2 comes before leaf1 in the plan
   EXPECT_EQ(s0.name, "replace config of spine2");
-  EXPECT_EQ(s0.kind, StepKind::kFrr);
-  EXPECT_EQ(s0.frr.nodes, (std::vector<std::string>{"spine2"}));
-  EXPECT_EQ(s0.frr.replace, canonical(dir.path() + "/spine2/frr.conf"));
-  EXPECT_TRUE(s0.frr.add.empty());
+  EXPECT_EQ(s0.kind(), StepKind::kFrr);
+  EXPECT_EQ(s0.frr().nodes, (std::vector<std::string>{"spine2"}));
+  EXPECT_EQ(s0.frr().replace, canonical(dir.path() + "/spine2/frr.conf"));
+  EXPECT_TRUE(s0.frr().add.empty());
   EXPECT_EQ(cs->steps[1].name, "replace config of leaf1");
-  EXPECT_EQ(cs->steps[1].frr.replace, canonical(dir.path() + "/leaf1.conf"));
+  EXPECT_EQ(cs->steps[1].frr().replace, canonical(dir.path() + "/leaf1.conf"));
 
   // A trailing slash names the same folder.
   Diagnostics d2;

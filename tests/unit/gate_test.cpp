@@ -277,9 +277,9 @@ twin::replay::Step interface_mtu_step(const std::string& name, const std::string
                                       const std::string& ifname, int mtu) {
   twin::replay::Step s;
   s.name = name;
-  s.kind = StepKind::kInterface;
-  s.interface.interfaces = {ref(node, ifname)};
-  s.interface.mtu = mtu;
+  s.body = twin::replay::InterfaceStep{};
+  s.interface().interfaces = {ref(node, ifname)};
+  s.interface().mtu = mtu;
   return s;
 }
 
@@ -334,7 +334,7 @@ TEST(Intent, InterfaceMtuOnOneEndChangesThatEndAndTheLinkOnly) {
 TEST(Intent, RecordedMtuOneEndChangeSet) {
   const auto& r = recorded("mtu-one-end");
   ASSERT_EQ(r.cs.steps.size(), 1u);
-  EXPECT_EQ(r.cs.steps[0].kind, StepKind::kInterface);
+  EXPECT_EQ(r.cs.steps[0].kind(), StepKind::kInterface);
   EXPECT_EQ(iface_of(r.intended, "leaf2", "swp1").mtu, 1500);
   EXPECT_EQ(iface_of(r.intended, "spine1", "swp2").mtu, 9216);
   EXPECT_EQ(link_of(r.intended, "spine1", "swp2").mtu, 1500);
@@ -345,7 +345,7 @@ TEST(Intent, RecordedMtuOneEndChangeSet) {
 TEST(Intent, LinkStepAllSetsEveryInterface) {
   ChangeSet cs = change_text(
       "version: 1\nname: t\nsteps:\n  - {name: jumbo, link: {links: all, mtu: 9000}}\n");
-  ASSERT_TRUE(cs.steps[0].link.all);
+  ASSERT_TRUE(cs.steps[0].link().all);
   Plan p = twin::replay::intended_plan(clos(), cs);
   auto m = mtus(p);
   EXPECT_EQ(m.size(), 20u);  // 10 links, two ends each
@@ -429,7 +429,7 @@ TEST(Intent, RecordedDrainChangeSet) {
   const auto& r = recorded("drain-spine2");
   EXPECT_THAT(r.cs.intent.drain, ElementsAre("spine2"));
   ASSERT_EQ(r.cs.steps.size(), 1u);
-  EXPECT_EQ(r.cs.steps[0].kind, StepKind::kFrr);
+  EXPECT_EQ(r.cs.steps[0].kind(), StepKind::kFrr);
   EXPECT_TRUE(node_of(r.intended, "spine2").drained);
   EXPECT_EQ(r.intended.sessions.size(), 8u);
   EXPECT_EQ(mtus(r.intended), mtus(clos()));  // an frr step says nothing the plan reads
@@ -509,8 +509,8 @@ TEST(Intent, AdminStateDownIsNotIntent) {
       "version: 1\nname: t\nsteps:\n"
       "  - {name: port, interface: {interface: leaf1:swp1, state: down}}\n"
       "  - {name: link, link: {link: leaf2:swp1, state: down}}\n");
-  ASSERT_EQ(cs.steps[0].interface.up, std::optional<bool>(false));
-  ASSERT_EQ(cs.steps[1].link.up, std::optional<bool>(false));
+  ASSERT_EQ(cs.steps[0].interface().up, std::optional<bool>(false));
+  ASSERT_EQ(cs.steps[1].link().up, std::optional<bool>(false));
   Plan p = twin::replay::intended_plan(clos(), cs);
   EXPECT_TRUE(iface_of(p, "leaf1", "swp1").up);
   EXPECT_TRUE(iface_of(p, "spine1", "swp2").up);

@@ -108,7 +108,7 @@ TEST(LoaderValid, Clos2x4) {
 
   const auto* spine1 = t->find_node("spine1");
   ASSERT_NE(spine1, nullptr);
-  EXPECT_EQ(spine1->kind, "frr");  // defaults.kind
+  EXPECT_STREQ(to_string(spine1->kind), "frr");  // defaults.kind
   EXPECT_EQ(spine1->image, "frr-8.4");
   EXPECT_EQ(spine1->asn, 65000u);
   ASSERT_EQ(spine1->loopbacks.size(), 2u);
@@ -121,8 +121,8 @@ TEST(LoaderValid, Clos2x4) {
   EXPECT_EQ(spine1->mark.column, 3);
   // The image profile, resolved from the repository's images/.
   EXPECT_EQ(spine1->profile.name, "frr-8.4");
-  EXPECT_EQ(spine1->profile.kind, "frr");
-  EXPECT_EQ(spine1->profile.backend, "netns");
+  EXPECT_STREQ(to_string(spine1->profile.kind), "frr");
+  EXPECT_STREQ(to_string(spine1->profile.backend), "netns");
   EXPECT_THAT(spine1->profile.file, EndsWith("/images/frr-8.4.yaml"));
   EXPECT_EQ(spine1->profile.daemons, (std::vector<std::string>{"zebra", "bgpd", "staticd"}));
   EXPECT_EQ(spine1->profile.frr_profile, "datacenter");
@@ -139,9 +139,9 @@ TEST(LoaderValid, Clos2x4) {
   // route per family via the leaf's address on the shared subnet.
   const auto* server1 = t->find_node("server1");
   ASSERT_NE(server1, nullptr);
-  EXPECT_EQ(server1->kind, "host");
+  EXPECT_STREQ(to_string(server1->kind), "host");
   EXPECT_EQ(server1->image, "host");
-  EXPECT_EQ(server1->profile.kind, "host");
+  EXPECT_STREQ(to_string(server1->profile.kind), "host");
   EXPECT_TRUE(server1->profile.daemons.empty());
   EXPECT_FALSE(server1->asn.has_value());
   EXPECT_FALSE(server1->router_id.has_value());
@@ -193,7 +193,7 @@ TEST(LoaderValid, TwoNode) {
   ASSERT_EQ(t->nodes.size(), 2u);
   ASSERT_EQ(t->links.size(), 1u);
   for (const auto& n : t->nodes) {
-    EXPECT_EQ(n.kind, "frr");       // no defaults.kind: frr
+    EXPECT_STREQ(to_string(n.kind), "frr");       // no defaults.kind: frr
     EXPECT_EQ(n.image, "frr-8.4");  // no defaults.image: the frr default
   }
   EXPECT_EQ(t->nodes[0].name, "r1");

@@ -117,7 +117,7 @@ TEST_F(VmLab, RepoProfilesLoadWithTheirVmSections) {
   ASSERT_TRUE(t && d.empty()) << dump(d);
   const auto* vx = t->find_node("vx1");
   ASSERT_NE(vx, nullptr);
-  EXPECT_EQ(vx->profile.backend, "libvirt");
+  EXPECT_STREQ(to_string(vx->profile.backend), "libvirt");
   EXPECT_EQ(vx->profile.vm.disk,
             "/var/lib/twin/images/cumulus-vx/cumulus-linux-vx-amd64-qemu.qcow2");
   EXPECT_TRUE(vx->profile.vm.management_nic);

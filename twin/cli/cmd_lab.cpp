@@ -184,13 +184,16 @@ int run_status(const StatusOptions& o) {
   auto r = engine::status(*lab);
   if (!r) return fail(r.error().message, exit_code(r.error()));
   const auto& j = *r;
-  // Degraded (a daemon dead, a namespace missing): exit 1, so scripts can check health.
+  // Degraded (a daemon dead, a VM not running, a namespace, link or interface missing): exit 1,
+  // so scripts can check health.
   bool degraded = false;
   for (const auto& n : j["nodes"]) {
     degraded |= !n["netns_present"].get<bool>();
     for (const auto& d : n["daemons"]) degraded |= !d["alive"].get<bool>();
     if (n.contains("vm")) degraded |= n["vm"]["running"] != true;
   }
+  for (const auto& l : j["links"])
+    degraded |= l["a_state"] == "missing" || l["b_state"] == "missing";
   if (o.json) {
     std::cout << j.dump(2) << "\n";
     return degraded ? 1 : 0;
@@ -226,8 +229,8 @@ int run_status(const StatusOptions& o) {
               << (ok ? "" : "  (expected " + mtu(l["mtu_expected"]) + ")") << "\n";
   }
   if (degraded)
-    std::cout << "\nlab is degraded: a daemon is dead, a VM is not running or a namespace is "
-                 "missing\n";
+    std::cout << "\nlab is degraded: a daemon is dead, a VM is not running, or a namespace, "
+                 "link or interface is missing\n";
   return degraded ? 1 : 0;
 }
 

@@ -170,9 +170,8 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     const auto& tn = topo.nodes[ni];
     Node n;
     n.name = tn.name;
-    // The loader accepted only known spellings.
-    n.kind = topology::node_kind_from(tn.kind).value_or(NodeKind::kHost);
-    n.backend = topology::backend_from(tn.profile.backend).value_or(Backend::kNetns);
+    n.kind = tn.kind;
+    n.backend = tn.profile.backend;
     n.image = tn.image;
     n.netns = netns_name(p.lab, tn.name);
     n.run_dir = p.run_dir + "/" + tn.name;
@@ -196,8 +195,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     const auto* nb = topo.find_node(tl.b.node);
     // BGP unnumbered between two FRR nodes; a node looped to itself cannot peer with itself
     // (same router-id and ASN), so such a link carries no session.
-    bool fabric = p.nodes[index[na->name]].kind == NodeKind::kFrr &&
-                  p.nodes[index[nb->name]].kind == NodeKind::kFrr && tl.a.node != tl.b.node;
+    bool fabric = na->kind == NodeKind::kFrr && nb->kind == NodeKind::kFrr && tl.a.node != tl.b.node;
     for (int side = 0; side < 2; ++side) {
       const auto& me = side == 0 ? tl.a : tl.b;
       const auto& other = side == 0 ? tl.b : tl.a;

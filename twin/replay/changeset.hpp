@@ -7,6 +7,7 @@
 // configuration lines (`vtysh -C`) is a separate step in apply.hpp because it runs a program.
 #include <chrono>
 #include <optional>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -105,16 +106,32 @@ struct TopologyStep {
   std::optional<topology::Topology> topo;  // as loaded and checked by the topology loader
 };
 
+// One step is exactly one of the kinds, in StepKind's order. Each kind has one handler
+// (replay/step_<kind>.cpp) that reads it from the change file, applies it in the gate, says
+// what it would do (dry run) and what it means for the intended plan; ARCHITECTURE.md has the
+// recipe for a new kind.
+using StepBody = std::variant<FrrStep, InterfaceStep, LinkStep, WaitStep, CheckStep, TopologyStep>;
+static_assert(std::variant_size_v<StepBody> == 6, "StepKind lists one value per StepBody kind");
+
 struct Step {
   std::string name;  // unique within the change set; the report refers to steps by it
-  StepKind kind = StepKind::kWait;
   Mark mark;
-  FrrStep frr;
-  InterfaceStep interface;
-  LinkStep link;
-  WaitStep wait;
-  CheckStep check;
-  TopologyStep topology;
+  StepBody body = WaitStep{};
+
+  [[nodiscard]] StepKind kind() const { return static_cast<StepKind>(body.index()); }
+  // The step's kind-specific part; std::bad_variant_access for another kind (a bug).
+  FrrStep& frr() { return std::get<FrrStep>(body); }
+  InterfaceStep& interface() { return std::get<InterfaceStep>(body); }
+  LinkStep& link() { return std::get<LinkStep>(body); }
+  WaitStep& wait() { return std::get<WaitStep>(body); }
+  CheckStep& check() { return std::get<CheckStep>(body); }
+  TopologyStep& topology() { return std::get<TopologyStep>(body); }
+  [[nodiscard]] const FrrStep& frr() const { return std::get<FrrStep>(body); }
+  [[nodiscard]] const InterfaceStep& interface() const { return std::get<InterfaceStep>(body); }
+  [[nodiscard]] const LinkStep& link() const { return std::get<LinkStep>(body); }
+  [[nodiscard]] const WaitStep& wait() const { return std::get<WaitStep>(body); }
+  [[nodiscard]] const CheckStep& check() const { return std::get<CheckStep>(body); }
+  [[nodiscard]] const TopologyStep& topology() const { return std::get<TopologyStep>(body); }
 };
 
 // What the change means to do, beyond what its steps already say (a raised MTU or a new

@@ -1,7 +1,9 @@
 #pragma once
 // The fields and values the change-set loader (changeset.cpp) accepts, per section. Shared with
 // the schema test, which checks that scenarios/schema/change.schema.json declares exactly these.
-// Test family names come from validators/registry.hpp (family_names()).
+// The test families a `check` step names are part of the format too (kTestFamilies); a unit
+// test holds them equal to the validator registry (validators/registry.hpp family_names()),
+// which replay may not include: the gate receives its validators from the caller.
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@ inline const std::vector<std::string> kCheck = {"tests", "expect", "failing", "t
 inline const std::vector<std::string> kTopology = {"file"};
 
 // Values.
+inline const std::vector<std::string> kTestFamilies = {"bgp", "routes", "mtu", "reachability"};
 inline const std::vector<std::string> kUntil = {"converged", "duration"};
 inline const std::vector<std::string> kExpect = {"pass", "fail"};
 inline const std::vector<std::string> kState = {"up", "down"};

@@ -3,7 +3,6 @@
 
 #include "twin/replay/changeset_keys.hpp"
 #include "twin/replay/changeset_loader.hpp"
-#include "validators/registry.hpp"
 
 namespace fs = std::filesystem;
 
@@ -110,8 +109,8 @@ const plan::Node* ChangeSetLoader::node_ref(const Value& v, const std::string& n
                                             const char* frr_hint) {
   for (const auto* p : scope)
     if (const plan::Node* n = p->find(name)) {
-      if (frr_only && n->kind != "frr") {
-        r_.error(v, "node '" + name + "' is kind " + n->kind + "; " + frr_only, frr_hint);
+      if (frr_only && n->kind != topology::NodeKind::kFrr) {
+        r_.error(v, "node '" + name + "' is kind " + to_string(n->kind) + "; " + frr_only, frr_hint);
         return nullptr;
       }
       return n;
@@ -210,7 +209,7 @@ bool ChangeSetLoader::test_name(const Value& v, const std::string& s, bool singl
   static const std::regex number(keys::kTestNumberPattern);
   auto dot = s.find('.');
   std::string fam = s.substr(0, dot);
-  auto families = validators::family_names();
+  const auto& families = keys::kTestFamilies;
   if (!has(families, fam)) {
     r_.error(v, "unknown test family '" + fam + "'",
              did_you_mean(fam, families, "expected one of: " + join_names(families)));

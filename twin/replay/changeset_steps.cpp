@@ -155,23 +155,23 @@ Step ChangeSetLoader::parse_step(const Value& sv) {
   if (!kv.node.IsMap()) {
     r_.error(kv, "expected a mapping of " + kind + " fields, " + found(kv.node), "");
   } else if (kind == "frr") {
-    s.kind = StepKind::kFrr;
-    parse_frr(kv, s.frr);
+    s.body = FrrStep{};
+    parse_frr(kv, s.frr());
   } else if (kind == "interface") {
-    s.kind = StepKind::kInterface;
-    parse_interface(kv, s.interface);
+    s.body = InterfaceStep{};
+    parse_interface(kv, s.interface());
   } else if (kind == "link") {
-    s.kind = StepKind::kLink;
-    parse_link(kv, s.link);
+    s.body = LinkStep{};
+    parse_link(kv, s.link());
   } else if (kind == "wait") {
-    s.kind = StepKind::kWait;
-    parse_wait(kv, s.wait);
+    s.body = WaitStep{};
+    parse_wait(kv, s.wait());
   } else if (kind == "check") {
-    s.kind = StepKind::kCheck;
-    parse_check(kv, s.check);
+    s.body = CheckStep{};
+    parse_check(kv, s.check());
   } else {
-    s.kind = StepKind::kTopology;
-    parse_topology(kv, s.topology);
+    s.body = TopologyStep{};
+    parse_topology(kv, s.topology());
   }
   return s;
 }
@@ -475,8 +475,9 @@ void ChangeSetLoader::parse_topology(const Value& v, TopologyStep& out) {
     if (!old) continue;
     const char* what = old->kind != n.kind ? "kind" : old->image != n.image ? "image" : nullptr;
     if (!what) continue;
-    const std::string& now = std::string(what) == "kind" ? n.kind : n.image;
-    const std::string& was = std::string(what) == "kind" ? old->kind : old->image;
+    const bool kind = std::string(what) == "kind";
+    const std::string now = kind ? to_string(n.kind) : n.image;
+    const std::string was = kind ? to_string(old->kind) : old->image;
     d_.add({*abs, n.mark.line, n.mark.column, "nodes." + n.name + "." + what,
             "node '" + n.name + "' has " + what + " " + now + " here but " + was +
                 " in the running lab",

@@ -20,7 +20,7 @@ std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const p
   std::vector<std::string> frr_nodes, all_nodes;
   for (const auto& n : plan.nodes) {
     all_nodes.push_back(n.name);
-    if (n.kind == "frr") frr_nodes.push_back(n.name);
+    if (n.kind == topology::NodeKind::kFrr) frr_nodes.push_back(n.name);
   }
   size_t before = diags.items().size();
   auto canonical = [](const fs::path& p) {
@@ -44,9 +44,9 @@ std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const p
     if (!has_flat && !has_nested) continue;
     Step s;
     s.name = "replace config of " + node;
-    s.kind = StepKind::kFrr;
-    s.frr.nodes = {node};
-    s.frr.replace = canonical(has_flat ? flat : nested);
+    s.body = FrrStep{};
+    s.frr().nodes = {node};
+    s.frr().replace = canonical(has_flat ? flat : nested);
     cs.steps.push_back(std::move(s));
   }
 

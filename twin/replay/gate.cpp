@@ -193,56 +193,56 @@ std::string Gate::settle(const plan::Plan& plan) {
 }
 
 Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::string* detail) {
-  switch (s.kind) {
+  switch (s.kind()) {
     case StepKind::kFrr: {
-      for (const auto& name : s.frr.nodes) {
+      for (const auto& name : s.frr().nodes) {
         const plan::Node* n = current_.find(name);
         if (!n) return input_error("node " + name + " is not in the lab");
         t.frr_nodes.insert(name);
         Result<void> r;
         const auto& driver = env_.drivers(*n);
-        if (!s.frr.replace.empty())
-          r = driver.reload_config(*n, s.frr.replace, false, nullptr, runner_);
-        else if (!s.frr.add.empty())
-          r = driver.apply_config(*n, s.frr.add, s.frr.text_line, cs_.file, runner_);
+        if (!s.frr().replace.empty())
+          r = driver.reload_config(*n, s.frr().replace, false, nullptr, runner_);
+        else if (!s.frr().add.empty())
+          r = driver.apply_config(*n, s.frr().add, s.frr().text_line, cs_.file, runner_);
         else
-          r = driver.apply_config(*n, negate_config(s.frr.remove), 0, cs_.file, runner_);
+          r = driver.apply_config(*n, negate_config(s.frr().remove), 0, cs_.file, runner_);
         if (!r) return r;
       }
-      *detail = "configured " + std::to_string(s.frr.nodes.size()) + " node(s)";
+      *detail = "configured " + std::to_string(s.frr().nodes.size()) + " node(s)";
       return {};
     }
     case StepKind::kInterface: {
-      for (const auto& ref : s.interface.interfaces) {
+      for (const auto& ref : s.interface().interfaces) {
         const plan::Node* n = current_.find(ref.node);
         if (!n) return input_error("node " + ref.node + " is not in the lab");
         t.interfaces.insert(ref.str());
         std::string script;
-        if (s.interface.mtu)
+        if (s.interface().mtu)
           script +=
-              "link set dev " + ref.interface + " mtu " + std::to_string(*s.interface.mtu) + "\n";
-        if (s.interface.up)
-          script += "link set dev " + ref.interface + (*s.interface.up ? " up" : " down") + "\n";
+              "link set dev " + ref.interface + " mtu " + std::to_string(*s.interface().mtu) + "\n";
+        if (s.interface().up)
+          script += "link set dev " + ref.interface + (*s.interface().up ? " up" : " down") + "\n";
         if (n->kind == topology::NodeKind::kFrr &&
-            (!s.interface.add_addresses.empty() || !s.interface.remove_addresses.empty())) {
+            (!s.interface().add_addresses.empty() || !s.interface().remove_addresses.empty())) {
           // zebra owns an FRR node's addresses: configure them there (rolled back with it).
           t.frr_nodes.insert(n->name);
           std::string lines = "interface " + ref.interface + "\n";
-          for (const auto& a : s.interface.add_addresses)
+          for (const auto& a : s.interface().add_addresses)
             lines += std::string(a.find(':') == std::string::npos ? " ip" : " ipv6") + " address " +
                      a + "\n";
-          for (const auto& a : s.interface.remove_addresses)
+          for (const auto& a : s.interface().remove_addresses)
             lines += std::string(a.find(':') == std::string::npos ? " no ip" : " no ipv6") +
                      " address " + a + "\n";
           lines += "exit\n";
           if (auto r = env_.drivers(*n).apply_config(*n, lines, 0, cs_.file, runner_); !r)
             return r;
         } else {
-          for (const auto& a : s.interface.add_addresses) {
+          for (const auto& a : s.interface().add_addresses) {
             script += "address add " + a + " dev " + ref.interface + "\n";
             t.host_added.emplace_back(n->name, ref.interface, a);
           }
-          for (const auto& a : s.interface.remove_addresses) {
+          for (const auto& a : s.interface().remove_addresses) {
             script += "address del " + a + " dev " + ref.interface + "\n";
             t.host_removed.emplace_back(n->name, ref.interface, a);
           }
@@ -252,18 +252,18 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
               !r)
             return r;
       }
-      *detail = std::to_string(s.interface.interfaces.size()) + " interface(s) changed";
+      *detail = std::to_string(s.interface().interfaces.size()) + " interface(s) changed";
       return {};
     }
     case StepKind::kLink: {
       std::vector<InterfaceRef> ends;
-      if (s.link.all) {
+      if (s.link().all) {
         for (const auto& l : current_.links) {
           ends.push_back({l.a_node, l.a_interface, {}});
           ends.push_back({l.b_node, l.b_interface, {}});
         }
       } else {
-        for (const auto& l : s.link.links) {
+        for (const auto& l : s.link().links) {
           ends.push_back(l.a);
           ends.push_back(l.b);
         }
@@ -272,9 +272,9 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
       for (const auto& e : ends) {
         t.interfaces.insert(e.str());
         auto& sc = scripts[e.node];
-        if (s.link.mtu)
-          sc += "link set dev " + e.interface + " mtu " + std::to_string(*s.link.mtu) + "\n";
-        if (s.link.up) sc += "link set dev " + e.interface + (*s.link.up ? " up" : " down") + "\n";
+        if (s.link().mtu)
+          sc += "link set dev " + e.interface + " mtu " + std::to_string(*s.link().mtu) + "\n";
+        if (s.link().up) sc += "link set dev " + e.interface + (*s.link().up ? " up" : " down") + "\n";
       }
       for (const auto& [node, script] : scripts) {
         const plan::Node* n = current_.find(node);
@@ -286,19 +286,19 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
       return {};
     }
     case StepKind::kWait: {
-      if (s.wait.until == "duration") {
+      if (s.wait().until == "duration") {
         // The user asked for a fixed pause (e.g. a timer that must expire); honour it.
-        auto end = time_.now() + s.wait.duration;
+        auto end = time_.now() + s.wait().duration;
         while (time_.now() < end && !interrupted()) time_.sleep_for(50ms);
-        *detail = "waited " + std::to_string(s.wait.duration.count()) + " ms";
+        *detail = "waited " + std::to_string(s.wait().duration.count()) + " ms";
         return {};
       }
-      wait_converged(intended_plan(st_.plan, cs_, index + 1), s.wait.timeout, detail);
+      wait_converged(intended_plan(st_.plan, cs_, index + 1), s.wait().timeout, detail);
       return {};
     }
     case StepKind::kCheck: {
       std::set<std::string> exact;
-      auto families = split_tests(s.check.tests, &exact);
+      auto families = split_tests(s.check().tests, &exact);
       std::vector<std::string> unknown;
       auto validators = env_.validators(families, &unknown);
       if (!unknown.empty()) return input_error("unknown validator " + unknown.front());
@@ -307,16 +307,16 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
       validate::Context ctx{p, probe, opts_.parallel};
       validate::RunOptions ro;
       ro.time = &time_;
-      ro.converge_timeout = s.check.timeout;
+      ro.converge_timeout = s.check().timeout;
       auto selected = [&](const validate::TestResult& r) {
         return exact.empty() || exact.count(r.validator + "." + std::to_string(r.test)) ||
-               std::find(s.check.tests.begin(), s.check.tests.end(), r.validator) !=
-                   s.check.tests.end();
+               std::find(s.check().tests.begin(), s.check().tests.end(), r.validator) !=
+                   s.check().tests.end();
       };
-      bool expect_fail = s.check.expect == "fail";
+      bool expect_fail = s.check().expect == "fail";
       ro.settled = [&](const std::vector<validate::TestResult>& rs) {
         if (expect_fail) {
-          for (const auto& f : s.check.failing) {
+          for (const auto& f : s.check().failing) {
             bool seen = std::any_of(rs.begin(), rs.end(), [&](const validate::TestResult& r) {
               return r.validator + "." + std::to_string(r.test) == f &&
                      r.status == validate::Status::kFailed;
@@ -336,7 +336,7 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
       auto rep = validate::run_validation(ctx, validators, ro);
       std::vector<std::string> problems;
       if (expect_fail) {
-        for (const auto& f : s.check.failing) {
+        for (const auto& f : s.check().failing) {
           bool seen = std::any_of(rep.results.begin(), rep.results.end(), [&](const auto& r) {
             return r.validator + "." + std::to_string(r.test) == f &&
                    r.status == validate::Status::kFailed;
@@ -356,7 +356,7 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
       if (checked == 0)
         problems.push_back("no result for " + [&] {
           std::string t;
-          for (const auto& x : s.check.tests) t += (t.empty() ? "" : ", ") + x;
+          for (const auto& x : s.check().tests) t += (t.empty() ? "" : ", ") + x;
           return t;
         }() + ": no such test in this lab (see README.md, Validators, for the test numbers)");
       if (!problems.empty()) {
@@ -365,12 +365,12 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
         if (problems.size() > 3) msg += "; … (" + std::to_string(problems.size() - 3) + " more)";
         return input_error(msg);
       }
-      *detail = "check " + s.check.expect + ": " + std::to_string(checked) + " results as expected";
+      *detail = "check " + s.check().expect + ": " + std::to_string(checked) + " results as expected";
       return {};
     }
     case StepKind::kTopology: {
-      if (!s.topology.topo) return input_error("topology file was not loaded");
-      plan::Plan next = plan::make_plan(*s.topology.topo, current_.lab);
+      if (!s.topology().topo) return input_error("topology file was not loaded");
+      plan::Plan next = plan::make_plan(*s.topology().topo, current_.lab);
       t.topology = true;
       // Recorded before reshaping, so an interrupted or failed reshape is undone too: nodes
       // whose generated config changes go back by config, and the rollback reshapes from the
@@ -557,7 +557,7 @@ Result<ApplyResult> Gate::run() {
   size_t attempted = 0;  // steps applied or failed (the rest were skipped)
   for (size_t i = 0; i < cs_.steps.size(); ++i) {
     const Step& s = cs_.steps[i];
-    StepOutcome out{s.name, to_string(s.kind)};
+    StepOutcome out{s.name, to_string(s.kind())};
     if (broke || interrupted()) {
       out.status = "skipped";
       out.detail = interrupted() ? "interrupted"
@@ -589,7 +589,7 @@ Result<ApplyResult> Gate::run() {
     }
     say("  " + out.status + ": " + out.detail);
     res_.steps.push_back(out);
-    if (step_by_step && !broke && s.kind != StepKind::kWait && s.kind != StepKind::kCheck &&
+    if (step_by_step && !broke && s.kind() != StepKind::kWait && s.kind() != StepKind::kCheck &&
         res_.first_failing_step.empty()) {
       plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
       say("settling: " + settle(p));

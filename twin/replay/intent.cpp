@@ -42,13 +42,13 @@ plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs, size_t ste
   size_t n = std::min(steps, cs.steps.size());
   for (size_t k = 0; k < n; ++k) {
     const Step& s = cs.steps[k];
-    switch (s.kind) {
+    switch (s.kind()) {
       case StepKind::kTopology:
-        if (s.topology.topo) {
+        if (s.topology().topo) {
           // The new topology replaces nodes and links; intent the lab already carries (an
           // earlier approved change's drain, originated or withdrawn prefixes, links meant to
           // be down) stays with the nodes and interfaces that remain.
-          plan::Plan next = plan::make_plan(*s.topology.topo, base.lab);
+          plan::Plan next = plan::make_plan(*s.topology().topo, base.lab);
           for (auto& nn : next.nodes) {
             const plan::Node* old = p.find(nn.name);
             if (!old) continue;
@@ -63,27 +63,27 @@ plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs, size_t ste
         }
         break;
       case StepKind::kInterface:
-        for (const auto& ref : s.interface.interfaces) {
-          if (s.interface.mtu) set_mtu(p, ref, *s.interface.mtu);
+        for (const auto& ref : s.interface().interfaces) {
+          if (s.interface().mtu) set_mtu(p, ref, *s.interface().mtu);
           auto* i = find_if(p, ref.node, ref.interface);
           if (!i) continue;
-          for (const auto& a : s.interface.add_addresses)
+          for (const auto& a : s.interface().add_addresses)
             if (std::find(i->addresses.begin(), i->addresses.end(), a) == i->addresses.end())
               i->addresses.push_back(a);
-          for (const auto& a : s.interface.remove_addresses)
+          for (const auto& a : s.interface().remove_addresses)
             i->addresses.erase(std::remove(i->addresses.begin(), i->addresses.end(), a),
                                i->addresses.end());
         }
         break;
       case StepKind::kLink:
-        if (!s.link.mtu) break;
-        if (s.link.all) {
+        if (!s.link().mtu) break;
+        if (s.link().all) {
           for (auto& node : p.nodes)
-            for (auto& i : node.interfaces) i.mtu = *s.link.mtu;
+            for (auto& i : node.interfaces) i.mtu = *s.link().mtu;
         } else {
-          for (const auto& l : s.link.links) {
-            set_mtu(p, l.a, *s.link.mtu);
-            set_mtu(p, l.b, *s.link.mtu);
+          for (const auto& l : s.link().links) {
+            set_mtu(p, l.a, *s.link().mtu);
+            set_mtu(p, l.b, *s.link().mtu);
           }
         }
         break;

@@ -272,11 +272,11 @@ Result<void> write_evidence(const std::string& dir, const state::State& st,
   copy(cs.file, "change.yaml");
   for (size_t i = 0; i < cs.steps.size(); ++i) {
     const auto& s = cs.steps[i];
-    if (s.kind == replay::StepKind::kFrr && !s.frr.replace.empty())
-      copy(s.frr.replace,
-           "step" + std::to_string(i + 1) + "-" + fs::path(s.frr.replace).filename().string());
-    if (s.kind == replay::StepKind::kTopology)
-      copy(s.topology.file, "step" + std::to_string(i + 1) + "-topology.yaml");
+    if (s.kind() == replay::StepKind::kFrr && !s.frr().replace.empty())
+      copy(s.frr().replace,
+           "step" + std::to_string(i + 1) + "-" + fs::path(s.frr().replace).filename().string());
+    if (s.kind() == replay::StepKind::kTopology)
+      copy(s.topology().file, "step" + std::to_string(i + 1) + "-topology.yaml");
   }
   for (const auto& [node, before] : r.config_before) {
     fs::path nd = fs::path(dir) / "nodes" / node;

@@ -62,7 +62,7 @@ class Checker {
     // order: linked ports must run from the image's first port without a gap.
     for (const auto& n : t.nodes) {
       const auto& vm = n.profile.vm;
-      if (n.profile.backend != "libvirt" || vm.interface_pattern.empty()) continue;
+      if (!n.profile.ports_by_nic) continue;
       std::set<int> nics;
       for (const auto& l : t.links)
         for (const Endpoint* e : {&l.a, &l.b})
@@ -109,9 +109,7 @@ class Checker {
           error(e.mark, ef, "interface 'lo' is the node's loopback and cannot be linked", "");
           ok = false;
         } else if (const Node* n = t.find_node(e.node);
-                   n && n->profile.backend == "libvirt" &&
-                   !n->profile.vm.interface_pattern.empty() &&
-                   vm_data_nic(n->profile.vm, e.interface) < 0) {
+                   n && n->profile.ports_by_nic && vm_data_nic(n->profile.vm, e.interface) < 0) {
           const auto& vm = n->profile.vm;
           auto name_of = [&](int k) {
             std::string s = vm.interface_pattern;
@@ -124,8 +122,7 @@ class Checker {
                     ", ...)",
                 "name the VM's ports as its image does (profile " + n->profile.file + ")");
           ok = false;
-        } else if (n && n->profile.backend == "libvirt" &&
-                   n->profile.vm.interface_pattern.empty() &&
+        } else if (n && n->profile.ports_named_by_cmdline &&
                    !std::regex_match(e.interface, kGuestIfRe)) {
           // The guest learns these names from its kernel command line (twin.if=MAC,NAME,...).
           error(e.mark, ef,
@@ -158,7 +155,7 @@ class Checker {
       const Node* nb = t.find_node(l.b.node);
       // Two FRR nodes peer with BGP unnumbered (the planner's "fabric" link); not a node
       // looped to itself.
-      bool unnumbered = na->kind == "frr" && nb->kind == "frr" && na != nb;
+      bool unnumbered = na->kind == NodeKind::kFrr && nb->kind == NodeKind::kFrr && na != nb;
       bool needs_v6 = unnumbered;
       for (const auto& [node, ps] : l.addresses)
         for (const auto& p : ps) needs_v6 = needs_v6 || p.family == 6;
@@ -185,7 +182,7 @@ class Checker {
     // Router-ids and loopbacks are identities: two nodes sharing one break BGP and routing.
     std::map<std::string, std::string> rid_owner, lo_owner;
     for (const auto& n : t.nodes) {
-      if (n.kind != "frr") continue;
+      if (n.kind != NodeKind::kFrr) continue;
       std::set<std::string> dup_lo;
       const auto& lo_at = find_or_none(places.loopbacks, n.name);
       for (size_t k = 0; k < n.loopbacks.size(); ++k) {
@@ -220,7 +217,7 @@ class Checker {
   void gateways() {
     // Hosts: a default route per address family, via the peer's address on a shared subnet.
     for (auto& n : t.nodes) {
-      if (n.kind != "host") continue;
+      if (n.kind != NodeKind::kHost) continue;
       for (int fam : {4, 6}) {
         bool has_addr = false;
         std::optional<IpPrefix> gw;

@@ -153,8 +153,9 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
   p.file = path;
   if (auto k = at(root["kind"], "kind")) {
     if (auto s = r.string(k)) {
-      p.kind = *s;
-      if (!has(kKinds, *s))
+      if (auto kind = node_kind_from(*s))
+        p.kind = *kind;
+      else
         r.error(k, "unknown kind '" + *s + "'", "expected one of: " + join_names(kKinds));
     }
   } else {
@@ -162,8 +163,9 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
   }
   if (auto b = at(root["backend"], "backend"))
     if (auto s = r.string(b)) {
-      p.backend = *s;
-      if (!has(kBackends, *s))
+      if (auto backend = backend_from(*s))
+        p.backend = *backend;
+      else
         r.error(b, "unknown backend '" + *s + "'", "expected one of: " + join_names(kBackends));
     }
   if (auto ds = at(root["daemons"], "daemons")) {
@@ -179,7 +181,7 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
                   did_you_mean(*s, kKnownDaemons, "expected one of: " + join_names(kKnownDaemons)));
         p.daemons.push_back(*s);
       }
-      if (p.kind == "frr" && (p.daemons.empty() || p.daemons.front() != "zebra"))
+      if (p.kind == NodeKind::kFrr && (p.daemons.empty() || p.daemons.front() != "zebra"))
         r.error(ds, "an frr image must start zebra first",
                 "zebra owns the kernel interface the other daemons connect to");
     }
@@ -205,11 +207,15 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
   if (auto k = at(root["kernel-nexthop-groups"], "kernel-nexthop-groups"))
     if (auto b = r.boolean(k)) p.kernel_nexthop_groups = *b;
   if (auto v = root["vm"]) {
-    if (p.backend != "libvirt")
+    if (p.backend != Backend::kLibvirt) {
       r.error(at(v, "vm"), "'vm' applies to backend libvirt only", "add `backend: libvirt`");
-    else
+    } else {
       parse_vm(r, v, fs::path(path).parent_path().string(), p.vm);
-  } else if (p.backend == "libvirt") {
+      // A VM's ports are its NICs: named by the image's pattern, or told to the guest.
+      p.ports_by_nic = !p.vm.interface_pattern.empty();
+      p.ports_named_by_cmdline = p.vm.interface_pattern.empty();
+    }
+  } else if (p.backend == Backend::kLibvirt) {
     r.error(at(root, "vm"), "missing; backend libvirt needs a vm section",
             "give `vm: {kernel: ..., initrd: ...}` or `vm: {disk: ...}`");
   }

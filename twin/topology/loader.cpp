@@ -188,7 +188,7 @@ class Loader {
     Node n;
     n.name = name;
     n.mark = mark_of(key);
-    n.kind = def_kind;
+    std::string kind = def_kind;  // as written; checked below
     std::string f = "nodes." + name;
     YAML::Node kind_at = key, image_at = key;
     // A field given but invalid is reported where it is; don't report it missing as well.
@@ -201,7 +201,7 @@ class Loader {
       r_.check_keys(at(body, f), kNodeKeys);
       if (auto k = body["kind"])
         if (auto s = r_.string(at(k, f + ".kind"))) {
-          n.kind = *s;
+          kind = *s;
           kind_at = k;
         }
       if (auto i = body["image"])
@@ -269,22 +269,25 @@ class Loader {
       if (auto g = body["gateway"])
         n.gateways = as_prefixes(g, f + ".gateway", true, &places_.gateways[name]);
     }
-    if (std::find(kKinds.begin(), kKinds.end(), n.kind) == kKinds.end()) {
-      error(kind_at, f + ".kind", "unknown kind '" + n.kind + "'",
-            did_you_mean(n.kind, kKinds, "expected one of: " + join_names(kKinds)));
+    if (auto k = node_kind_from(kind)) {
+      n.kind = *k;
+    } else {
+      error(kind_at, f + ".kind", "unknown kind '" + kind + "'",
+            did_you_mean(kind, kKinds, "expected one of: " + join_names(kKinds)));
       return n;
     }
+    const bool host = n.kind == NodeKind::kHost;
     if (n.image.empty())
-      n.image = def_image.empty() || n.kind == "host" ? (n.kind == "frr" ? "frr-8.4" : "host")
-                                                      : def_image;
+      n.image = def_image.empty() || host ? (host ? "host" : "frr-8.4") : def_image;
     if (const ImageProfile* p = image(n.image, image_at, f + ".image")) {
       n.profile = *p;
       if (p->kind != n.kind)
         error(image_at, f + ".image",
-              "image '" + n.image + "' is for kind " + p->kind + ", but the node is kind " + n.kind,
-              "pick an image of kind " + n.kind);
+              "image '" + n.image + "' is for kind " + to_string(p->kind) +
+                  ", but the node is kind " + kind,
+              "pick an image of kind " + kind);
     }
-    if (n.kind == "host") {
+    if (host) {
       for (const char* k : {"asn", "router-id", "loopback", "config"})
         if (body && body.IsMap() && body[k])
           error(body[k], f + "." + k, std::string("'") + k + "' does not apply to kind host",

@@ -62,8 +62,8 @@ struct VmProfile {
 struct ImageProfile {
   std::string name;
   std::string file;                        // absolute path of the profile
-  std::string kind;                        // node kind it is for: "frr" or "host"
-  std::string backend = "netns";           // "netns" | "libvirt"
+  NodeKind kind = NodeKind::kFrr;          // node kind it is for
+  Backend backend = Backend::kNetns;       // the node driver is chosen by (backend, kind)
   std::vector<std::string> daemons;        // FRR daemons started in this order, e.g. zebra, bgpd
   std::string frr_profile = "datacenter";  // FRR `-F` profile (FRR docs: "frr defaults")
   int rp_filter = 0;                       // net.ipv4.conf.{all,default}.rp_filter in the namespace
@@ -72,11 +72,18 @@ struct ImageProfile {
   // zebra installs routes through kernel nexthop objects (`zebra nexthop kernel enable`).
   bool kernel_nexthop_groups = true;
   VmProfile vm;  // backend libvirt only
+  // Capabilities the topology checks rely on, set from the profile's sections when it is read
+  // (never from the backend's name):
+  // ports are NICs in order, named by `vm.interface_pattern`: linked ports must match the
+  // pattern and run from the image's first port without a gap;
+  bool ports_by_nic = false;
+  // port names travel to the guest on a kernel command line: letters, digits, '_', '-', '.'.
+  bool ports_named_by_cmdline = false;
 };
 
 struct Node {
   std::string name;
-  std::string kind;   // "frr" | "host"
+  NodeKind kind = NodeKind::kFrr;
   std::string image;  // profile name
   ImageProfile profile;
   std::optional<uint32_t> asn;

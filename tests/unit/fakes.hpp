@@ -1,0 +1,229 @@
+#pragma once
+// Fakes for the seams (ARCHITECTURE.md "Seams"): a process runner, a node driver over a
+// recorded network, a clock that advances when slept on, validators that answer from recorded
+// results, and the lab control of the gate. They let the gate's logic run without root, FRR or
+// time passing (tests/unit/gate_logic_test.cpp).
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "twin/core/clock.hpp"
+#include "twin/drivers/driver.hpp"
+#include "twin/proc/runner.hpp"
+#include "twin/replay/gate.hpp"
+#include "twin/replay/observation.hpp"
+#include "twin/validate/validator.hpp"
+
+namespace twin_test {
+
+// Answers every program with exit 0 and no output, except `zebra --version`; keeps what ran.
+class FakeRunner final : public twin::proc::ProcessRunner {
+ public:
+  twin::Result<twin::proc::Output> run(const twin::proc::Command& cmd) override {
+    std::lock_guard lk(mu);
+    commands.push_back(twin::proc::render(cmd.argv));
+    twin::proc::Output o;
+    o.exit_code = 0;
+    if (cmd.argv.size() == 2 && cmd.argv[1] == "--version") o.out = "zebra version 8.4.4\n";
+    return o;
+  }
+  std::mutex mu;
+  std::vector<std::string> commands;
+};
+
+// Time that passes only when someone sleeps: a 30 s window takes no real time.
+class FakeTime final : public twin::TimeSource {
+ public:
+  twin::Clock::time_point now() const override {
+    std::lock_guard lk(mu_);
+    return now_;
+  }
+  void sleep_for(std::chrono::milliseconds d) override {
+    std::lock_guard lk(mu_);
+    now_ += d;
+    slept_ += d;
+  }
+  std::chrono::milliseconds slept() const {
+    std::lock_guard lk(mu_);
+    return slept_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  twin::Clock::time_point now_{};
+  std::chrono::milliseconds slept_{0};
+};
+
+// A lab that shows one of two recorded states: `good` until the configuration applied to it
+// makes `broken(applied)` true, `bad` from then on; restoring a node's snapshot (reload) drops
+// what was applied to that node. Every call is logged ("apply leaf1", "reload leaf1", ...).
+struct FakeNetwork {
+  std::map<std::string, twin::replay::NodeObservation> good, bad;
+  twin::validate::Report good_report, bad_report;
+  // node -> configuration texts applied since its last reload.
+  std::map<std::string, std::vector<std::string>> applied;
+  std::function<bool(const std::map<std::string, std::vector<std::string>>&)> broken =
+      [](const auto& a) {
+        for (const auto& [node, texts] : a)
+          if (!texts.empty()) return true;
+        return false;
+      };
+  bool fail_reload = false;                          // restoring a snapshot fails
+  std::function<void(const std::string&)> on_apply;  // called after each apply (may be empty)
+  std::vector<std::string> log;
+  mutable std::mutex mu;
+
+  bool shows_bad() const {
+    std::lock_guard lk(mu);
+    return broken(applied);
+  }
+  const twin::replay::NodeObservation* observation(const std::string& node) const {
+    const auto& m = shows_bad() ? bad : good;
+    auto it = m.find(node);
+    return it == m.end() ? nullptr : &it->second;
+  }
+  void note(const std::string& line) {
+    std::lock_guard lk(mu);
+    log.push_back(line);
+  }
+};
+
+class FakeDriver final : public twin::drivers::NodeDriver {
+ public:
+  explicit FakeDriver(FakeNetwork& net) : net_(net) {}
+  const char* name() const override { return "fake"; }
+  std::vector<std::pair<std::string, std::string>> namespace_sysctls(
+      const twin::plan::Node&) const override {
+    return {};
+  }
+  twin::Result<nlohmann::json> kernel_table(const twin::plan::Node& node,
+                                            twin::runtime::KernelTable table,
+                                            std::string* how) const override {
+    if (how) *how = "fake";
+    const auto* o = net_.observation(node.name);
+    if (!o) return twin::harness_error("not recorded");
+    switch (table) {
+      case twin::runtime::KernelTable::kLinks:
+      case twin::runtime::KernelTable::kAddresses:
+        return o->links;
+      case twin::runtime::KernelTable::kRoutes4:
+        return o->routes4;
+      case twin::runtime::KernelTable::kRoutes6:
+        return o->routes6;
+    }
+    return twin::harness_error("no such table");
+  }
+  twin::Result<nlohmann::json> ip_json(const twin::plan::Node& node,
+                                       const std::vector<std::string>& args,
+                                       twin::proc::ProcessRunner&,
+                                       std::string* how) const override {
+    twin::runtime::KernelTable t;
+    if (!twin::runtime::kernel_table_of(args, &t)) return twin::harness_error("not recorded");
+    return kernel_table(node, t, how);
+  }
+  twin::Result<nlohmann::json> frr_json(const twin::plan::Node& node, const std::string&,
+                                        const std::string&, std::string* how) const override {
+    if (how) *how = "fake";
+    const auto* o = net_.observation(node.name);
+    if (!o) return twin::harness_error("not recorded");
+    return o->bgp_summary;
+  }
+  std::vector<twin::runtime::PingResult> ping(
+      const twin::plan::Node&, const std::vector<twin::runtime::PingRequest>& reqs) const override {
+    twin::runtime::PingResult r;
+    r.outcome = twin::runtime::PingOutcome::kReply;
+    return std::vector<twin::runtime::PingResult>(reqs.size(), r);
+  }
+  twin::Result<void> change_interfaces(const twin::plan::Node& node, const std::string& script,
+                                       const std::string&,
+                                       twin::proc::ProcessRunner&) const override {
+    net_.note("interfaces " + node.name + ": " + script);
+    return {};
+  }
+  bool manages_frr(const twin::plan::Node& node) const override { return !node.daemons.empty(); }
+  twin::Result<std::string> running_config(const twin::plan::Node& node,
+                                           twin::proc::ProcessRunner&) const override {
+    return "hostname " + node.name + "\n";
+  }
+  twin::Result<void> apply_config(const twin::plan::Node& node, const std::string& text, int,
+                                  const std::string&, twin::proc::ProcessRunner&) const override {
+    {
+      std::lock_guard lk(net_.mu);
+      net_.applied[node.name].push_back(text);
+      net_.log.push_back("apply " + node.name);
+    }
+    if (net_.on_apply) net_.on_apply(node.name);
+    return {};
+  }
+  twin::Result<void> reload_config(const twin::plan::Node& node, const std::string&, bool,
+                                   std::string*, twin::proc::ProcessRunner&) const override {
+    std::lock_guard lk(net_.mu);
+    net_.log.push_back("reload " + node.name);
+    if (net_.fail_reload) return twin::harness_error("frr-reload.py failed on " + node.name);
+    net_.applied.erase(node.name);
+    return {};
+  }
+  int exec(const twin::state::State&, const twin::plan::Node&,
+           const std::vector<std::string>&) const override {
+    return 0;
+  }
+
+ private:
+  FakeNetwork& net_;
+};
+
+// A validator family that reports what the recorded run reported for it, in the state the
+// fake network shows.
+class RecordedValidator final : public twin::validate::Validator {
+ public:
+  RecordedValidator(std::string family, const FakeNetwork& net)
+      : family_(std::move(family)), net_(net) {}
+  std::string name() const override { return family_; }
+  std::vector<twin::validate::TestResult> run(twin::validate::Context&) override {
+    const auto& rep = net_.shows_bad() ? net_.bad_report : net_.good_report;
+    std::vector<twin::validate::TestResult> out;
+    for (const auto& r : rep.results)
+      if (r.validator == family_) out.push_back(r);
+    return out;
+  }
+
+ private:
+  std::string family_;
+  const FakeNetwork& net_;
+};
+
+inline twin::validate::ValidatorFactory recorded_validators(const FakeNetwork& net) {
+  return [&net](const std::vector<std::string>& only, std::vector<std::string>* unknown) {
+    std::vector<std::unique_ptr<twin::validate::Validator>> v;
+    static const std::vector<std::string> kAll = {"bgp", "routes", "mtu", "reachability"};
+    for (const auto& f : only.empty() ? kAll : only) {
+      if (std::find(kAll.begin(), kAll.end(), f) == kAll.end()) {
+        if (unknown) unknown->push_back(f);
+        continue;
+      }
+      v.push_back(std::make_unique<RecordedValidator>(f, net));
+    }
+    return v;
+  };
+}
+
+// The lab as a whole: reshapes are logged, the saved intent kept.
+class FakeLab final : public twin::replay::LabControl {
+ public:
+  twin::Result<void> reshape(const twin::plan::Plan& from, const twin::plan::Plan& to,
+                             twin::engine::GrowReport*) override {
+    reshapes.push_back(std::to_string(from.nodes.size()) + "->" + std::to_string(to.nodes.size()));
+    return {};
+  }
+  twin::Result<void> save_intent(const twin::plan::Plan& intended) override {
+    saved = intended;
+    return {};
+  }
+  std::vector<std::string> reshapes;
+  std::optional<twin::plan::Plan> saved;
+};
+
+}  // namespace twin_test

@@ -1,0 +1,281 @@
+// The rollout gate's logic (twin/replay/gate.hpp) against fakes: a fake node driver shows the
+// probe output a real FRR 8.4 clos-2x4 lab gave before and after each recorded change
+// (tests/data/gate/<case>/), validators answer with that run's recorded results, and time
+// passes only when the gate sleeps. Baseline, apply, settle, verdict, rollback (and its
+// failure), per-step validation, bisection and Ctrl-C run in milliseconds, without root.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/fakes.hpp"
+#include "tests/unit/recorded.hpp"
+#include "twin/core/util.hpp"
+#include "twin/replay/changeset.hpp"
+#include "twin/replay/gate.hpp"
+#include "twin/replay/intent.hpp"
+
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using twin::replay::ApplyResult;
+using twin::replay::ChangeSet;
+using twin::replay::Decision;
+using twin::replay::Step;
+using twin::replay::StepKind;
+using twin_test::FakeDriver;
+using twin_test::FakeLab;
+using twin_test::FakeNetwork;
+using twin_test::FakeRunner;
+using twin_test::FakeTime;
+
+const std::string kGate = std::string(TWIN_TEST_DATA) + "/gate";
+
+const twin::plan::Plan& clos() {
+  static const twin::plan::Plan p = twin::plan::plan_from_json(
+      nlohmann::json::parse(twin_test::read(kGate + "/clos-2x4-plan.json")));
+  return p;
+}
+
+// The recorded run `c`: its baseline as the good state, its state after the change as the bad.
+void load_case(FakeNetwork& net, const std::string& c) {
+  net.good = twin_test::load_observations(kGate + "/" + c + "/baseline.observe.jsonl");
+  net.bad = twin_test::load_observations(kGate + "/" + c + "/after.observe.jsonl");
+  net.good_report = twin_test::load_report(kGate + "/" + c + "/baseline.results.json");
+  net.bad_report = twin_test::load_report(kGate + "/" + c + "/after.results.json");
+}
+
+ChangeSet recorded_change(const std::string& c) {
+  twin::Diagnostics d;
+  auto cs = twin::replay::load_change_set(kGate + "/" + c + "/change.yaml", clos(), d);
+  if (!cs) throw std::runtime_error("loading " + c + "/change.yaml:\n" + twin_test::dump(d));
+  return *cs;
+}
+
+// A change of `n` FRR steps on leaf1..leaf4 in turn; the steps numbered in `breaking`
+// (1-based) carry a line the fake network breaks on.
+ChangeSet leaf_steps(int n, std::set<int> breaking) {
+  ChangeSet cs;
+  cs.name = "maintenance";
+  for (int i = 1; i <= n; ++i) {
+    Step s;
+    s.name = "step " + std::to_string(i);
+    s.body = twin::replay::FrrStep{};
+    s.frr().nodes = {"leaf" + std::to_string(1 + (i - 1) % 4)};
+    s.frr().add = breaking.count(i) ? "! BREAK\n" : "! harmless " + std::to_string(i) + "\n";
+    cs.steps.push_back(s);
+  }
+  return cs;
+}
+
+bool breaks_on_marker(const std::map<std::string, std::vector<std::string>>& applied) {
+  for (const auto& [node, texts] : applied)
+    for (const auto& t : texts)
+      if (t.find("BREAK") != std::string::npos) return true;
+  return false;
+}
+
+struct Harness {
+  FakeNetwork net;
+  FakeDriver driver{net};
+  FakeRunner runner;
+  FakeTime time;
+  FakeLab lab;
+  twin::state::State st;
+  twin::replay::ApplyOptions opts;
+
+  Harness() {
+    st.lab = "rec";
+    st.plan = clos();
+    opts.parallel = 2;
+  }
+
+  twin::Result<ApplyResult> run(const ChangeSet& cs) {
+    twin::replay::GateEnv env{runner,
+                              [this](const twin::plan::Node&) -> const twin::drivers::NodeDriver& {
+                                return driver;
+                              },
+                              time, lab, twin_test::recorded_validators(net)};
+    return twin::replay::run_gate(st, cs, opts, env);
+  }
+
+  long count(const std::string& line) const {
+    return std::count(net.log.begin(), net.log.end(), line);
+  }
+};
+
+TEST(GateLogic, ApprovesAChangeWhoseLossesAreIntendedAndSavesTheIntent) {
+  Harness h;
+  load_case(h.net, "drain-spine2");
+  auto cs = recorded_change("drain-spine2");
+  auto r = h.run(cs);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kApprove);
+  EXPECT_EQ(r->exit_code(), 0);
+  EXPECT_EQ(r->stage, "judged");
+  EXPECT_FALSE(r->rolled_back);
+  EXPECT_TRUE(r->intent_saved);
+  ASSERT_TRUE(h.lab.saved.has_value());
+  // The saved intent is the change's: spine2 drained.
+  EXPECT_TRUE(h.lab.saved->find("spine2")->drained);
+  EXPECT_EQ(h.lab.saved->sessions.size(), twin::replay::intended_plan(clos(), cs).sessions.size());
+  EXPECT_LT(h.lab.saved->sessions.size(), clos().sessions.size());
+  EXPECT_EQ(h.count("apply spine2"), 1);
+  EXPECT_EQ(h.count("reload spine2"), 0);
+  // Every FRR node's configuration was snapshotted before the change.
+  EXPECT_EQ(r->config_before.size(), 6u);
+  // The settle loop waited on the clock seam, not on the wall clock.
+  EXPECT_GE(h.time.slept(), std::chrono::milliseconds(1000));
+}
+
+TEST(GateLogic, RejectsALostPrefixAndProvesTheRollback) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  auto r = h.run(recorded_change("withdraw-loopback"));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  EXPECT_EQ(r->exit_code(), 1);
+  ASSERT_FALSE(r->verdict.reasons.empty());
+  EXPECT_EQ(r->verdict.reasons.front().category, "prefix-lost");
+  EXPECT_THAT(r->verdict.reasons.front().message, HasSubstr("10.255.1.1/32"));
+  // Rolled back to the snapshot and proven back at the baseline.
+  EXPECT_TRUE(r->rolled_back);
+  EXPECT_TRUE(r->rollback_ok) << r->rollback_detail;
+  EXPECT_EQ(h.count("apply leaf1"), 1);
+  EXPECT_EQ(h.count("reload leaf1"), 1);
+  EXPECT_FALSE(h.net.shows_bad());
+  EXPECT_FALSE(h.lab.saved.has_value());
+  ASSERT_TRUE(r->rollback.has_value());
+  EXPECT_EQ(r->rollback->name, "rollback");
+}
+
+TEST(GateLogic, NoRollbackLeavesTheRejectedChangeInPlace) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.opts.no_rollback = true;
+  auto r = h.run(recorded_change("withdraw-loopback"));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  EXPECT_FALSE(r->rolled_back);
+  EXPECT_EQ(h.count("reload leaf1"), 0);
+  EXPECT_TRUE(h.net.shows_bad());
+}
+
+TEST(GateLogic, AFailedRollbackIsReportedNotHidden) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.fail_reload = true;
+  auto r = h.run(recorded_change("withdraw-loopback"));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  EXPECT_TRUE(r->rolled_back);
+  EXPECT_FALSE(r->rollback_ok);
+  EXPECT_THAT(r->rollback_detail, HasSubstr("frr-reload.py failed on leaf1"));
+  // Still broken, and the validation after the rollback says so.
+  EXPECT_TRUE(h.net.shows_bad());
+  EXPECT_FALSE(r->rollback_diff.changes.empty());
+}
+
+TEST(GateLogic, ARevertedApprovalWhoseRestoreFailsIsAHarnessError) {
+  Harness h;
+  load_case(h.net, "drain-spine2");
+  h.opts.revert = true;
+  h.net.fail_reload = true;
+  auto r = h.run(recorded_change("drain-spine2"));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kApprove);
+  EXPECT_TRUE(r->rolled_back);
+  EXPECT_FALSE(r->rollback_ok);
+  EXPECT_EQ(r->exit_code(), 3);
+  EXPECT_FALSE(h.lab.saved.has_value());
+}
+
+TEST(GateLogic, AFailingBaselineJudgesNothing) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.good_report = h.net.bad_report;  // the lab is already broken
+  auto r = h.run(recorded_change("withdraw-loopback"));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->stage, "baseline-failed");
+  EXPECT_EQ(r->exit_code(), 4);
+  EXPECT_TRUE(r->steps.empty());
+  EXPECT_TRUE(h.net.log.empty());  // nothing applied, nothing restored
+}
+
+TEST(GateLogic, PerStepNamesTheStepThatBreaksAndSkipsTheRest) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = breaks_on_marker;
+  h.opts.per_step = true;
+  auto r = h.run(leaf_steps(3, {2}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  EXPECT_EQ(r->first_failing_step, "step 2");
+  ASSERT_EQ(r->steps.size(), 3u);
+  EXPECT_EQ(r->steps[0].status, "applied");
+  EXPECT_EQ(r->steps[1].status, "broke");
+  EXPECT_EQ(r->steps[2].status, "skipped");
+  EXPECT_EQ(h.count("apply leaf3"), 0);  // step 3 was never applied
+  EXPECT_TRUE(r->rollback_ok) << r->rollback_detail;
+  EXPECT_FALSE(h.net.shows_bad());
+}
+
+TEST(GateLogic, BisectionFindsTheFirstBreakingStepOfALongChange) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = breaks_on_marker;
+  h.opts.per_step = true;
+  auto r = h.run(leaf_steps(8, {6}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  EXPECT_EQ(r->first_failing_step, "step 6");
+  EXPECT_EQ(r->steps[5].status, "broke");
+  // log2(8) = 3 probes of prefixes: 4 steps, 6 steps, 5 steps.
+  std::vector<std::string> probes;
+  for (const auto& ph : r->per_step) probes.push_back(ph.name);
+  EXPECT_THAT(probes, ElementsAre("bisect: first 4 steps", "bisect: first 6 steps",
+                                  "bisect: first 5 steps"));
+  for (const auto& reason : r->verdict.reasons) EXPECT_EQ(reason.step, "step 6");
+  EXPECT_TRUE(r->rollback_ok) << r->rollback_detail;
+  EXPECT_FALSE(h.net.shows_bad());
+}
+
+TEST(GateLogic, InterruptWhileApplyingRollsBackAndSaysSo) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  int applied = 0;
+  h.net.on_apply = [&](const std::string&) {
+    if (++applied == 2) twin::g_interrupted = true;
+  };
+  auto r = h.run(leaf_steps(4, {}));
+  bool flag = twin::interrupted();
+  twin::g_interrupted = false;
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, twin::ErrorKind::kInterrupted);
+  EXPECT_THAT(r.error().message, HasSubstr("interrupted while applying; the change was rolled back"));
+  EXPECT_TRUE(flag);  // the interrupt stays visible to the caller (exit 130)
+  // Steps 1 and 2 were applied and restored; 3 and 4 never ran.
+  EXPECT_EQ(h.count("apply leaf1"), 1);
+  EXPECT_EQ(h.count("apply leaf2"), 1);
+  EXPECT_EQ(h.count("apply leaf3"), 0);
+  EXPECT_EQ(h.count("reload leaf1"), 1);
+  EXPECT_EQ(h.count("reload leaf2"), 1);
+  EXPECT_FALSE(h.net.shows_bad());
+}
+
+TEST(GateLogic, InterruptDuringTheBaselineAppliesNothing) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  twin::g_interrupted = true;
+  auto r = h.run(recorded_change("withdraw-loopback"));
+  twin::g_interrupted = false;
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, twin::ErrorKind::kInterrupted);
+  EXPECT_THAT(r.error().message, HasSubstr("nothing was applied"));
+  EXPECT_TRUE(h.net.log.empty());
+}
+
+}  // namespace
