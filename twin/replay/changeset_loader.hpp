@@ -1,7 +1,8 @@
 #pragma once
 // The change-set loader, shared by its files: changeset_load.cpp (the file's top level, the
-// intent, references into the lab) and changeset_steps.cpp (the six step kinds). Internal to
-// twin/replay; includes yaml-cpp through the YAML toolkit, so only those .cpp files include it.
+// intent, references into the lab), changeset_steps.cpp (a step's name and kind) and each step
+// kind's handler, step_<kind>.cpp (its fields). Internal to twin/replay; includes yaml-cpp
+// through the YAML toolkit, so only those .cpp files include it.
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -16,6 +17,11 @@
 namespace twin::replay {
 
 using Plans = std::vector<const plan::Plan*>;
+using topology::kMinIpv6Mtu;
+using yaml::child;
+using yaml::found;
+using yaml::item;
+using yaml::mark_of;
 using yaml::Value;
 
 inline bool has(const std::vector<std::string>& v, const std::string& s) {

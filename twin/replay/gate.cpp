@@ -9,6 +9,7 @@
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/replay/intent.hpp"
+#include "twin/replay/steps.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
 #include "twin/validate/system_probe.hpp"
@@ -24,26 +25,6 @@ constexpr size_t kBisectAbove = 6;
 
 // Validation window once settle() found the network quiet.
 constexpr std::chrono::milliseconds kQuietWindow{3000};
-
-struct Touched {
-  std::set<std::string> frr_nodes;   // FRR configs changed: rolled back with frr-reload.py
-  std::set<std::string> interfaces;  // "node:if": MTU and admin state restored
-  // Host-node addresses a step added / removed: undone exactly.
-  std::vector<std::tuple<std::string, std::string, std::string>> host_added, host_removed;
-  bool topology = false;
-};
-
-std::vector<std::string> split_tests(const std::vector<std::string>& tests,
-                                     std::set<std::string>* exact) {
-  std::vector<std::string> families;
-  for (const auto& t : tests) {
-    auto dot = t.find('.');
-    std::string fam = t.substr(0, dot);
-    if (std::find(families.begin(), families.end(), fam) == families.end()) families.push_back(fam);
-    if (dot != std::string::npos) exact->insert(t);
-  }
-  return families;
-}
 
 class Gate {
  public:
@@ -106,8 +87,8 @@ Phase Gate::validate_phase(const std::string& name, const plan::Plan& plan) {
   ph.probes = probe.records();
   int bad = ph.report.count(validate::Status::kFailed) + ph.report.count(validate::Status::kError);
   say(name + ": " + std::to_string(ph.report.count(validate::Status::kPassed)) + " passed, " +
-      std::to_string(bad) + " not passing (" + std::to_string(static_cast<int>(time_.ms_since(t0))) +
-      " ms)");
+      std::to_string(bad) + " not passing (" +
+      std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms)");
   return ph;
 }
 
@@ -132,8 +113,8 @@ void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds time
     auto c = engine::count_sessions(plan, opts_.parallel, env_.drivers);
     if (c.established >= c.expected) {
       *detail = std::to_string(c.established) + "/" + std::to_string(c.expected) +
-                " sessions Established after " + std::to_string(static_cast<int>(time_.ms_since(t0))) +
-                " ms";
+                " sessions Established after " +
+                std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms";
       return;
     }
     if (time_.ms_since(t0) > static_cast<double>(timeout.count()) || interrupted()) {
@@ -186,209 +167,26 @@ std::string Gate::settle(const plan::Plan& plan) {
              std::to_string(changes) + " change" + (changes == 1 ? "" : "s") + " seen)";
     }
     if (time_.ms_since(t0) > static_cast<double>(opts_.converge_timeout.count()))
-      return "still changing after " + std::to_string(static_cast<int>(time_.ms_since(t0))) +
-             " ms";
+      return "still changing after " + std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms";
   }
   return "interrupted";
 }
 
 Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::string* detail) {
-  switch (s.kind()) {
-    case StepKind::kFrr: {
-      for (const auto& name : s.frr().nodes) {
-        const plan::Node* n = current_.find(name);
-        if (!n) return input_error("node " + name + " is not in the lab");
-        t.frr_nodes.insert(name);
-        Result<void> r;
-        const auto& driver = env_.drivers(*n);
-        if (!s.frr().replace.empty())
-          r = driver.reload_config(*n, s.frr().replace, false, nullptr, runner_);
-        else if (!s.frr().add.empty())
-          r = driver.apply_config(*n, s.frr().add, s.frr().text_line, cs_.file, runner_);
-        else
-          r = driver.apply_config(*n, negate_config(s.frr().remove), 0, cs_.file, runner_);
-        if (!r) return r;
-      }
-      *detail = "configured " + std::to_string(s.frr().nodes.size()) + " node(s)";
-      return {};
-    }
-    case StepKind::kInterface: {
-      for (const auto& ref : s.interface().interfaces) {
-        const plan::Node* n = current_.find(ref.node);
-        if (!n) return input_error("node " + ref.node + " is not in the lab");
-        t.interfaces.insert(ref.str());
-        std::string script;
-        if (s.interface().mtu)
-          script +=
-              "link set dev " + ref.interface + " mtu " + std::to_string(*s.interface().mtu) + "\n";
-        if (s.interface().up)
-          script += "link set dev " + ref.interface + (*s.interface().up ? " up" : " down") + "\n";
-        if (n->kind == topology::NodeKind::kFrr &&
-            (!s.interface().add_addresses.empty() || !s.interface().remove_addresses.empty())) {
-          // zebra owns an FRR node's addresses: configure them there (rolled back with it).
-          t.frr_nodes.insert(n->name);
-          std::string lines = "interface " + ref.interface + "\n";
-          for (const auto& a : s.interface().add_addresses)
-            lines += std::string(a.find(':') == std::string::npos ? " ip" : " ipv6") + " address " +
-                     a + "\n";
-          for (const auto& a : s.interface().remove_addresses)
-            lines += std::string(a.find(':') == std::string::npos ? " no ip" : " no ipv6") +
-                     " address " + a + "\n";
-          lines += "exit\n";
-          if (auto r = env_.drivers(*n).apply_config(*n, lines, 0, cs_.file, runner_); !r)
-            return r;
-        } else {
-          for (const auto& a : s.interface().add_addresses) {
-            script += "address add " + a + " dev " + ref.interface + "\n";
-            t.host_added.emplace_back(n->name, ref.interface, a);
-          }
-          for (const auto& a : s.interface().remove_addresses) {
-            script += "address del " + a + " dev " + ref.interface + "\n";
-            t.host_removed.emplace_back(n->name, ref.interface, a);
-          }
-        }
-        if (!script.empty())
-          if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + n->name, runner_);
-              !r)
-            return r;
-      }
-      *detail = std::to_string(s.interface().interfaces.size()) + " interface(s) changed";
-      return {};
-    }
-    case StepKind::kLink: {
-      std::vector<InterfaceRef> ends;
-      if (s.link().all) {
-        for (const auto& l : current_.links) {
-          ends.push_back({l.a_node, l.a_interface, {}});
-          ends.push_back({l.b_node, l.b_interface, {}});
-        }
-      } else {
-        for (const auto& l : s.link().links) {
-          ends.push_back(l.a);
-          ends.push_back(l.b);
-        }
-      }
-      std::map<std::string, std::string> scripts;  // node -> ip batch
-      for (const auto& e : ends) {
-        t.interfaces.insert(e.str());
-        auto& sc = scripts[e.node];
-        if (s.link().mtu)
-          sc += "link set dev " + e.interface + " mtu " + std::to_string(*s.link().mtu) + "\n";
-        if (s.link().up) sc += "link set dev " + e.interface + (*s.link().up ? " up" : " down") + "\n";
-      }
-      for (const auto& [node, script] : scripts) {
-        const plan::Node* n = current_.find(node);
-        if (!n) return input_error("node " + node + " is not in the lab");
-        if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + node, runner_); !r)
-          return r;
-      }
-      *detail = std::to_string(ends.size() / 2) + " link(s) changed";
-      return {};
-    }
-    case StepKind::kWait: {
-      if (s.wait().until == "duration") {
-        // The user asked for a fixed pause (e.g. a timer that must expire); honour it.
-        auto end = time_.now() + s.wait().duration;
-        while (time_.now() < end && !interrupted()) time_.sleep_for(50ms);
-        *detail = "waited " + std::to_string(s.wait().duration.count()) + " ms";
-        return {};
-      }
-      wait_converged(intended_plan(st_.plan, cs_, index + 1), s.wait().timeout, detail);
-      return {};
-    }
-    case StepKind::kCheck: {
-      std::set<std::string> exact;
-      auto families = split_tests(s.check().tests, &exact);
-      std::vector<std::string> unknown;
-      auto validators = env_.validators(families, &unknown);
-      if (!unknown.empty()) return input_error("unknown validator " + unknown.front());
-      plan::Plan p = intended_plan(st_.plan, cs_, index + 1);
-      validate::SystemProbe probe(runner_, env_.drivers);
-      validate::Context ctx{p, probe, opts_.parallel};
-      validate::RunOptions ro;
-      ro.time = &time_;
-      ro.converge_timeout = s.check().timeout;
-      auto selected = [&](const validate::TestResult& r) {
-        return exact.empty() || exact.count(r.validator + "." + std::to_string(r.test)) ||
-               std::find(s.check().tests.begin(), s.check().tests.end(), r.validator) !=
-                   s.check().tests.end();
-      };
-      bool expect_fail = s.check().expect == "fail";
-      ro.settled = [&](const std::vector<validate::TestResult>& rs) {
-        if (expect_fail) {
-          for (const auto& f : s.check().failing) {
-            bool seen = std::any_of(rs.begin(), rs.end(), [&](const validate::TestResult& r) {
-              return r.validator + "." + std::to_string(r.test) == f &&
-                     r.status == validate::Status::kFailed;
-            });
-            bool in_family = std::any_of(rs.begin(), rs.end(), [&](const validate::TestResult& r) {
-              return f.rfind(r.validator + ".", 0) == 0;
-            });
-            if (in_family && !seen) return false;
-          }
-          return true;
-        }
-        return std::none_of(rs.begin(), rs.end(), [&](const validate::TestResult& r) {
-          return selected(r) &&
-                 (r.status == validate::Status::kFailed || r.status == validate::Status::kError);
-        });
-      };
-      auto rep = validate::run_validation(ctx, validators, ro);
-      std::vector<std::string> problems;
-      if (expect_fail) {
-        for (const auto& f : s.check().failing) {
-          bool seen = std::any_of(rep.results.begin(), rep.results.end(), [&](const auto& r) {
-            return r.validator + "." + std::to_string(r.test) == f &&
-                   r.status == validate::Status::kFailed;
-          });
-          if (!seen) problems.push_back(f + " was expected to fail but did not");
-        }
-      } else {
-        for (const auto& r : rep.results)
-          if (selected(r) &&
-              (r.status == validate::Status::kFailed || r.status == validate::Status::kError))
-            problems.push_back(r.validator + "." + std::to_string(r.test) + " " + r.node +
-                               (r.peer.empty() ? "" : " " + r.peer) + ": " +
-                               (r.message.empty() ? r.observed : r.message));
-      }
-      int checked = static_cast<int>(std::count_if(rep.results.begin(), rep.results.end(),
-                                                   [&](const auto& r) { return selected(r); }));
-      if (checked == 0)
-        problems.push_back("no result for " + [&] {
-          std::string t;
-          for (const auto& x : s.check().tests) t += (t.empty() ? "" : ", ") + x;
-          return t;
-        }() + ": no such test in this lab (see README.md, Validators, for the test numbers)");
-      if (!problems.empty()) {
-        std::string msg;
-        for (size_t i = 0; i < problems.size() && i < 3; ++i) msg += (i ? "; " : "") + problems[i];
-        if (problems.size() > 3) msg += "; … (" + std::to_string(problems.size() - 3) + " more)";
-        return input_error(msg);
-      }
-      *detail = "check " + s.check().expect + ": " + std::to_string(checked) + " results as expected";
-      return {};
-    }
-    case StepKind::kTopology: {
-      if (!s.topology().topo) return input_error("topology file was not loaded");
-      plan::Plan next = plan::make_plan(*s.topology().topo, current_.lab);
-      t.topology = true;
-      // Recorded before reshaping, so an interrupted or failed reshape is undone too: nodes
-      // whose generated config changes go back by config, and the rollback reshapes from the
-      // new plan (whatever part of it exists) back to the baseline.
-      for (const auto& n : next.nodes)
-        if (const auto* old = current_.find(n.name);
-            old && n.kind == topology::NodeKind::kFrr && n.frr_config != old->frr_config)
-          t.frr_nodes.insert(n.name);
-      plan::Plan from = current_;
-      current_ = next;
-      engine::GrowReport g;
-      auto r = env_.lab.reshape(from, next, &g);
-      if (!r) return r;
-      *detail = g.summary();
-      return {};
-    }
-  }
-  return {};
+  StepRun run{env_,
+              opts_,
+              st_,
+              cs_,
+              index,
+              current_,
+              t,
+              [this](const plan::Plan& plan, std::chrono::milliseconds timeout) {
+                std::string d;
+                wait_converged(plan, timeout, &d);
+                return d;
+              }};
+  return std::visit([&](const auto& body) { return replay::apply_step(body, run, detail); },
+                    s.body);
 }
 
 Result<void> Gate::rollback(const Touched& t, std::string* detail) {

@@ -1,0 +1,82 @@
+#pragma once
+// Change-step handlers, internal to twin/replay. Each kind of step has one file,
+// step_<kind>.cpp, holding everything twin knows about that kind: how the change-set loader
+// reads its fields (ChangeSetLoader::parse_<kind>), how the gate applies it (apply_step), what a
+// dry run says of it (describe_step) and what it means for the intended plan (intend_step).
+// Callers dispatch over Step::body with std::visit, so a kind missing one of these does not
+// compile. What a step changed is recorded in Touched; the gate's rollback restores exactly that
+// (FRR configs from their snapshot, interfaces to their baseline state).
+#include <chrono>
+#include <functional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "twin/replay/changeset.hpp"
+#include "twin/replay/gate.hpp"
+
+namespace twin::replay {
+
+// What a change touched, so the rollback restores exactly it.
+struct Touched {
+  std::set<std::string> frr_nodes;   // FRR configs changed: restored from their snapshot
+  std::set<std::string> interfaces;  // "node:if": MTU and admin state restored
+  // Host-node addresses a step added / removed (node, interface, address): undone exactly.
+  std::vector<std::tuple<std::string, std::string, std::string>> host_added, host_removed;
+  bool topology = false;  // the lab was reshaped: reshaped back to the baseline plan
+};
+
+// What a handler may use while the gate applies its step.
+struct StepRun {
+  GateEnv& env;
+  const ApplyOptions& opts;
+  const state::State& st;  // the lab before the change
+  const ChangeSet& cs;
+  size_t index;         // the step's position in cs.steps
+  plan::Plan& current;  // the plan the lab runs now (a topology step replaces it)
+  Touched& touched;     // record here before changing anything
+  // Waits until every session of `plan` is Established, at most `timeout`; says how it went.
+  std::function<std::string(const plan::Plan&, std::chrono::milliseconds)> wait_converged;
+};
+
+// Applies the step; `detail` says what was done. An error fails the step (kInput: the network
+// or FRR refused it); kInterrupted stops the gate.
+Result<void> apply_step(const FrrStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const InterfaceStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const LinkStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const WaitStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const CheckStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const TopologyStep& step, StepRun& run, std::string* detail);
+
+// What the step would do, without doing it: lines indented by three spaces on `out`. `current`
+// is the plan the lab would run at that step (a topology step replaces it). Errors: a program
+// the description needs (frr-reload.py --test) could not run.
+Result<void> describe_step(const FrrStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const InterfaceStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const LinkStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const WaitStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const CheckStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const TopologyStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
+
+// What the step means for the intended plan `p` of lab `lab` (intent.hpp), applied in order.
+void intend_step(const FrrStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const InterfaceStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const LinkStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const WaitStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const CheckStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const TopologyStep& step, const std::string& lab, plan::Plan& p);
+
+// Helpers of intend_step (intent.cpp): the interface `node:ifname` of `p` (nullptr if none),
+// and setting its intended MTU.
+plan::Interface* find_interface(plan::Plan& p, const std::string& node, const std::string& ifname);
+void set_intended_mtu(plan::Plan& p, const InterfaceRef& ref, int mtu);
+
+}  // namespace twin::replay
