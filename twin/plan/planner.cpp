@@ -221,7 +221,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
   }
 
   for (size_t ni = 0; ni < p.nodes.size(); ++ni)
-    if (p.nodes[ni].backend == Backend::kLibvirt) plan_vm(p, ni, p.nodes[ni], topo.nodes[ni]);
+    if (topo.nodes[ni].profile.boots_vm) plan_vm(p, ni, p.nodes[ni], topo.nodes[ni]);
 
   // Generated configs advertise every loopback and host subnet.
   for (auto& n : p.nodes) {
@@ -348,10 +348,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Plan, lab, topology_file, run_dir, nodes, lin
 
 nlohmann::json to_json(const Plan& plan) {
   nlohmann::json j = plan;
-  // VM fields only where they mean something: a namespace node's state stays as it was before
-  // VMs existed (and small at 256 nodes); reading defaults them back.
-  for (auto& n : j["nodes"]) {
-    if (n.value("backend", "netns") != to_string(Backend::kNetns)) continue;
+  // VM fields only where they mean something (a node that boots a VM): a namespace node's state
+  // stays as it was before VMs existed (and small at 256 nodes); reading defaults them back.
+  for (size_t k = 0; k < plan.nodes.size(); ++k) {
+    if (!plan.nodes[k].vm.domain.empty()) continue;
+    auto& n = j["nodes"][k];
     n.erase("backend");
     n.erase("vm");
     for (auto& i : n["interfaces"])
@@ -376,7 +377,7 @@ std::string render_plan_text(const Plan& p) {
     if (n.asn) o << ", asn " << n.asn;
     if (!n.router_id.empty()) o << ", router-id " << n.router_id;
     o << "\n";
-    if (n.backend == Backend::kLibvirt) {
+    if (!n.vm.domain.empty()) {  // a node that boots a VM
       o << "    VM: domain " << n.vm.domain << ", " << n.vm.vcpus << " vCPU, " << n.vm.memory_mib
         << " MiB, " << n.vm.nic_model << " NICs, accel " << n.vm.accel << ", boots "
         << (n.vm.disk.empty() ? n.vm.kernel + " + " + n.vm.initrd : "an overlay of " + n.vm.disk)

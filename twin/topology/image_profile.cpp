@@ -212,6 +212,7 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
     } else {
       parse_vm(r, v, fs::path(path).parent_path().string(), p.vm);
       // A VM's ports are its NICs: named by the image's pattern, or told to the guest.
+      p.boots_vm = true;
       p.ports_by_nic = !p.vm.interface_pattern.empty();
       p.ports_named_by_cmdline = p.vm.interface_pattern.empty();
     }

@@ -77,6 +77,8 @@ struct ImageProfile {
   // ports are NICs in order, named by `vm.interface_pattern`: linked ports must match the
   // pattern and run from the image's first port without a gap;
   bool ports_by_nic = false;
+  // the node boots from `vm` (the profile has a vm: section): the plan carries its domain.
+  bool boots_vm = false;
   // port names travel to the guest on a kernel command line: letters, digits, '_', '-', '.'.
   bool ports_named_by_cmdline = false;
 };
