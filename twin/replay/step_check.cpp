@@ -2,24 +2,15 @@
 // change-set loader reads it, how the gate applies it, what a dry run says of it, and what it means
 // for the intended plan (steps.hpp).
 #include <algorithm>
-#include <filesystem>
-#include <regex>
 #include <set>
-#include <sstream>
 
-#include "twin/core/ip.hpp"
-#include "twin/core/util.hpp"
-#include "twin/drivers/registry.hpp"
-#include "twin/engine/lab.hpp"
 #include "twin/replay/changeset_keys.hpp"
 #include "twin/replay/changeset_loader.hpp"
 #include "twin/replay/intent.hpp"
 #include "twin/replay/steps.hpp"
-#include "twin/topology/loader.hpp"
 #include "twin/validate/runner.hpp"
 #include "twin/validate/system_probe.hpp"
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace twin::replay {
