@@ -3,8 +3,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <set>
-#include <tuple>
 
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
@@ -45,10 +43,11 @@ class Gate {
   std::string settle(const plan::Plan& plan);
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
-  bool quiet_ = false;
-  std::string frr_version_;  // the last settle() ended quiet: validations need only a short window
   Result<void> rollback(const Touched& t, std::string* detail);
   Result<void> record_configs_after(const plan::Plan& plan);
+
+  bool quiet_ = false;  // the last settle() ended quiet: validations need only a short window
+  std::string frr_version_;
 
   const state::State& st_;
   const ChangeSet& cs_;
