@@ -83,6 +83,23 @@ struct ImageProfile {
   bool ports_named_by_cmdline = false;
 };
 
+// A static route of a host node (`routes:`), e.g. 10.0.0.0/8 via 192.168.1.1.
+struct HostRoute {
+  IpPrefix destination;  // a network prefix; 0.0.0.0/0 or ::/0 is the default route
+  IpPrefix via;          // next-hop address (host prefix length)
+  Mark mark;
+};
+
+// A daemon switched on or off by the node's FRR `daemons` file (containerlab binds one onto
+// /etc/frr/daemons); `bgpd=yes` is {bgpd, true}. Daemons a file does not name are off, as in
+// FRR's own init (FRR docs, "Daemons Configuration File").
+struct DaemonSetting {
+  std::string daemon;
+  bool enabled = false;
+  std::string file;  // the daemons file, absolute path
+  Mark mark;         // line of the setting in `file`
+};
+
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::kFrr;
@@ -93,6 +110,10 @@ struct Node {
   std::vector<IpPrefix> loopbacks;    // host prefixes on lo: /32 and/or /128
   std::string config;                 // absolute path of a user frr.conf; "" = generated
   std::vector<IpPrefix> gateways;     // host kind: default-route next hops (one per family)
+  std::vector<HostRoute> routes;      // host kind: static routes beyond the gateways
+  // Empty: the image's daemons plus what `config` needs. Else the node has a daemons file and
+  // only the daemons enabled in it may run (a config needing another one is an error).
+  std::vector<DaemonSetting> daemon_settings;
   Mark mark;
 };
 
