@@ -1,7 +1,7 @@
 # The modules of twin and what each may include, lowest first (ARCHITECTURE.md explains the
 # order). Used twice: CMakeLists.txt links each module's library only to these, and the
 # check below (run at every build) fails when a source file includes a module not listed here,
-# so a wrong include is a build error with the file and the line, not a review comment.
+# so a wrong include is a build error naming the file and the include, not a review comment.
 set(TWIN_MODULES core proc topology plan state runtime wiring drivers validate validators engine
     replay report cli)
 set(TWIN_DEPS_core "")

@@ -9,7 +9,7 @@
 
 namespace twin::validators {
 
-std::vector<std::string> family_names();  // {"bgp", "mtu", "reachability", "routes"}
+std::vector<std::string> family_names();  // in run order, e.g. "bgp" first
 
 // Creates the families named in `only` (all when empty). Unknown names are returned in
 // `unknown` and not created.

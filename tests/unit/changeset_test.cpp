@@ -283,6 +283,18 @@ TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {
   EXPECT_EQ(all, keys::kStepKinds);
 }
 
+// Only steps that change the network make the gate settle and validate after them when it goes
+// step by step; wait and check observe.
+TEST(ChangeSetValid, WaitAndCheckAloneDoNotChangeTheNetwork) {
+  using twin::replay::changes_network;
+  EXPECT_TRUE(changes_network(StepKind::kFrr));
+  EXPECT_TRUE(changes_network(StepKind::kInterface));
+  EXPECT_TRUE(changes_network(StepKind::kLink));
+  EXPECT_TRUE(changes_network(StepKind::kTopology));
+  EXPECT_FALSE(changes_network(StepKind::kWait));
+  EXPECT_FALSE(changes_network(StepKind::kCheck));
+}
+
 // text_line is the first content line of the text, however it is written.
 TEST(ChangeSetValid, TextLineOfEachScalarStyle) {
   auto l = load(kHead + R"(  - name: literal with a blank first line

@@ -16,6 +16,7 @@
 #include "twin/replay/gate.hpp"
 #include "twin/replay/observation.hpp"
 #include "twin/validate/validator.hpp"
+#include "validators/registry.hpp"
 
 namespace twin_test {
 
@@ -198,7 +199,8 @@ class RecordedValidator final : public twin::validate::Validator {
 inline twin::validate::ValidatorFactory recorded_validators(const FakeNetwork& net) {
   return [&net](const std::vector<std::string>& only, std::vector<std::string>* unknown) {
     std::vector<std::unique_ptr<twin::validate::Validator>> v;
-    static const std::vector<std::string> kAll = {"bgp", "routes", "mtu", "reachability"};
+    // The registry's list, so a family added there is faked here too.
+    static const std::vector<std::string> kAll = twin::validators::family_names();
     for (const auto& f : only.empty() ? kAll : only) {
       if (std::find(kAll.begin(), kAll.end(), f) == kAll.end()) {
         if (unknown) unknown->push_back(f);

@@ -440,6 +440,12 @@ TEST_F(SchemaLoader, EnumsMatchTheLoader) {
     EXPECT_EQ(string_enum(image_schema().at("properties").at("kind")), string_enum(def("kind")));
   }
   {
+    // The backends the schema offers are the model's, so a new backend is offered in editors.
+    const auto names = twin::topology::spellings(twin::topology::kBackendNames);
+    EXPECT_EQ(string_enum(image_schema().at("properties").at("backend")),
+              StringSet(names.begin(), names.end()));
+  }
+  {
     write("images/probe-daemon.yaml", "kind: frr\ndaemons: [zebra, " + kFar + "]\n");
     Diagnostics d;
     EXPECT_FALSE(load(lab_with("r1: {", "r1: {image: probe-daemon, "), d));

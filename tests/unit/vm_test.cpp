@@ -199,6 +199,14 @@ TEST(VmDataNic, FollowsPatternFirstAndStep) {
 
 // ---- plan ------------------------------------------------------------------------------------
 
+// Every (backend, kind) the model can spell has a driver: a value added to an enum without one
+// fails here, not at the first `up`.
+TEST(DriverRegistry, EveryBackendAndKindHasADriver) {
+  for (const auto& [backend, b] : twin::topology::kBackendNames)
+    for (const auto& [kind, k] : twin::topology::kNodeKindNames)
+      EXPECT_NE(twin::drivers::find_driver(backend, kind), nullptr) << b << "/" << k;
+}
+
 TEST_F(VmLab, PlanGivesEachVmItsDomainTapsAndNics) {
   auto p = mixed_plan();
   const auto* vx = p.find("vx1");

@@ -6,7 +6,9 @@
 #include <iostream>
 
 #include "twin/cli/commands.hpp"
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
+#include "validators/registry.hpp"
 
 namespace {
 void on_signal(int) { twin::g_interrupted = true; }
@@ -127,7 +129,8 @@ int main(int argc, char** argv) {
   v->add_flag("--verbose,-v", val.verbose, "list every test and subject");
   v->add_option("--junit", val.junit, "also write a JUnit XML report to FILE");
   v->add_option("--only", val.only,
-                "comma-separated validator families (bgp,mtu,reachability,routes)");
+                "comma-separated validator families: " +
+                    twin::join_names(twin::validators::family_names()));
   v->add_option("--artifacts", val.artifacts, "keep probes, FRR logs and node state in DIR");
   v->add_option("--converge-timeout", val.converge_timeout_s,
                 "seconds a failing test is retried before it counts as failed")

@@ -1,5 +1,7 @@
 #include "twin/drivers/registry.hpp"
 
+#include <stdexcept>
+
 #include "twin/drivers/libvirt.hpp"
 #include "twin/drivers/netns.hpp"
 
@@ -37,8 +39,14 @@ const NodeDriver* find_driver(topology::Backend backend, topology::NodeKind kind
 }
 
 const NodeDriver& driver_for(const plan::Node& node) {
-  // The enums have no value without a driver: every node has one.
-  return *find_driver(node.backend, node.kind);
+  // Every (backend, kind) pair has a driver (a unit test walks the enums' tables); a pair
+  // without one is a programming error, reported rather than dereferenced.
+  std::vector<std::string> known;
+  if (const auto* d = find_driver(node.backend, node.kind, &known)) return *d;
+  std::string list;
+  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+  throw std::logic_error("no node driver for " + std::string(to_string(node.backend)) + "/" +
+                         to_string(node.kind) + " (node " + node.name + "); known: " + list);
 }
 
 std::vector<DriverNodes> group_by_driver(const std::vector<const plan::Node*>& nodes) {

@@ -6,9 +6,19 @@
 #include "twin/plan/plan.hpp"
 
 namespace twin::topology {
-// The state file spells kinds and backends as topology files do.
-NLOHMANN_JSON_SERIALIZE_ENUM(NodeKind, {{NodeKind::kFrr, "frr"}, {NodeKind::kHost, "host"}})
-NLOHMANN_JSON_SERIALIZE_ENUM(Backend, {{Backend::kNetns, "netns"}, {Backend::kLibvirt, "libvirt"}})
+// The state file spells kinds and backends as topology files do (model.hpp's tables).
+template <class E, size_t N>
+void enum_from_json(const nlohmann::json& j, E& e, const std::pair<E, const char*> (&table)[N]) {
+  if (auto v = value_of(j.get<std::string>(), table)) {
+    e = *v;
+    return;
+  }
+  throw nlohmann::json::other_error::create(501, "unknown spelling " + j.dump(), &j);
+}
+void to_json(nlohmann::json& j, NodeKind k) { j = to_string(k); }
+void from_json(const nlohmann::json& j, NodeKind& k) { enum_from_json(j, k, kNodeKindNames); }
+void to_json(nlohmann::json& j, Backend b) { j = to_string(b); }
+void from_json(const nlohmann::json& j, Backend& b) { enum_from_json(j, b, kBackendNames); }
 }  // namespace twin::topology
 
 namespace twin::plan {
@@ -351,9 +361,10 @@ nlohmann::json to_json(const Plan& plan) {
   // VM fields only where they mean something (a node that boots a VM): a namespace node's state
   // stays as it was before VMs existed (and small at 256 nodes); reading defaults them back.
   for (size_t k = 0; k < plan.nodes.size(); ++k) {
-    if (!plan.nodes[k].vm.domain.empty()) continue;
     auto& n = j["nodes"][k];
-    n.erase("backend");
+    // Only the default backend is left out: a node of any other reads back as what it is.
+    if (plan.nodes[k].backend == Backend::kNetns) n.erase("backend");
+    if (!plan.nodes[k].vm.domain.empty()) continue;
     n.erase("vm");
     for (auto& i : n["interfaces"])
       for (const char* k : {"tap", "nic"}) i.erase(k);

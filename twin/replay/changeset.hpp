@@ -44,6 +44,9 @@ struct PrefixRef {
 enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology };
 // "frr" | "interface" | "link" | "wait" | "check" | "topology"
 const char* to_string(StepKind k);
+// Whether a step of this kind changes the network (wait and check only observe it): the gate
+// settles and validates after each changing step when it goes step by step.
+bool changes_network(StepKind k);
 
 // FRR configuration on one or more nodes. Exactly one of replace / add / remove per step.
 struct FrrStep {

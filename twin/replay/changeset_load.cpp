@@ -31,6 +31,20 @@ const char* to_string(StepKind k) {
   return "?";
 }
 
+bool changes_network(StepKind k) {
+  switch (k) {
+    case StepKind::kWait:
+    case StepKind::kCheck:
+      return false;
+    case StepKind::kFrr:
+    case StepKind::kInterface:
+    case StepKind::kLink:
+    case StepKind::kTopology:
+      return true;
+  }
+  return true;
+}
+
 ChangeSetLoader::ChangeSetLoader(std::string text, std::string file, std::string dir,
                                  const plan::Plan& plan, Diagnostics& d)
     : text_(std::move(text)),

@@ -2,6 +2,7 @@
 #include <cctype>
 #include <filesystem>
 #include <regex>
+#include <stdexcept>
 
 #include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
@@ -153,9 +154,12 @@ Step ChangeSetLoader::parse_step(const Value& sv) {
   } else if (kind == "check") {
     s.body = CheckStep{};
     parse_check(kv, s.check());
-  } else {
+  } else if (kind == "topology") {
     s.body = TopologyStep{};
     parse_topology(kv, s.topology());
+  } else {
+    // Only names of kStepKinds reach here; one without a branch is a programming error.
+    throw std::logic_error("step kind '" + kind + "' is listed in kStepKinds but not parsed");
   }
   return s;
 }

@@ -386,7 +386,7 @@ Result<ApplyResult> Gate::run() {
     }
     say("  " + out.status + ": " + out.detail);
     res_.steps.push_back(out);
-    if (step_by_step && !broke && s.kind() != StepKind::kWait && s.kind() != StepKind::kCheck &&
+    if (step_by_step && !broke && changes_network(s.kind()) &&
         res_.first_failing_step.empty()) {
       plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
       say("settling: " + settle(p));

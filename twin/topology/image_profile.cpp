@@ -27,8 +27,8 @@ const std::vector<std::string> kVmKeys = {
     "vcpus",           "memory",         "nic-model",      "interface-pattern",
     "interface-first", "interface-step", "management-nic", "ready-pattern",
     "ready-timeout",   "accel",          "agent"};
-const std::vector<std::string> kBackends = {"netns", "libvirt"};
-const std::vector<std::string> kKinds = {"frr", "host"};
+const std::vector<std::string> kBackends = spellings(kBackendNames);
+const std::vector<std::string> kKinds = spellings(kNodeKindNames);
 const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",   "staticd", "bfdd",
                                                 "ospfd", "ospf6d", "isisd",   "pathd"};
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "twin/core/diagnostics.hpp"
@@ -21,18 +22,40 @@ using Mark = twin::Mark;
 enum class NodeKind { kFrr, kHost };      // `kind:` frr | host
 enum class Backend { kNetns, kLibvirt };  // image profile `backend:` netns | libvirt
 
-inline const char* to_string(NodeKind k) { return k == NodeKind::kFrr ? "frr" : "host"; }
-inline const char* to_string(Backend b) { return b == Backend::kNetns ? "netns" : "libvirt"; }
-// The enum a file spells `s` as; nullopt for an unknown spelling (the loader lists the known).
-inline std::optional<NodeKind> node_kind_from(const std::string& s) {
-  if (s == "frr") return NodeKind::kFrr;
-  if (s == "host") return NodeKind::kHost;
+// The one spelling table per enum: to_string, *_from, the loaders' "expected one of" lists and
+// the state file's JSON all read it, so a new value is spelled in one place.
+inline constexpr std::pair<NodeKind, const char*> kNodeKindNames[] = {{NodeKind::kFrr, "frr"},
+                                                                      {NodeKind::kHost, "host"}};
+inline constexpr std::pair<Backend, const char*> kBackendNames[] = {{Backend::kNetns, "netns"},
+                                                                    {Backend::kLibvirt, "libvirt"}};
+
+template <class E, size_t N>
+const char* spelling_of(E e, const std::pair<E, const char*> (&table)[N]) {
+  for (const auto& [v, s] : table)
+    if (v == e) return s;
+  return "?";
+}
+template <class E, size_t N>
+std::optional<E> value_of(const std::string& s, const std::pair<E, const char*> (&table)[N]) {
+  for (const auto& [v, name] : table)
+    if (s == name) return v;
   return std::nullopt;
 }
+template <class E, size_t N>
+std::vector<std::string> spellings(const std::pair<E, const char*> (&table)[N]) {
+  std::vector<std::string> v;
+  for (const auto& e : table) v.emplace_back(e.second);
+  return v;
+}
+
+inline const char* to_string(NodeKind k) { return spelling_of(k, kNodeKindNames); }
+inline const char* to_string(Backend b) { return spelling_of(b, kBackendNames); }
+// The enum a file spells `s` as; nullopt for an unknown spelling (the loader lists the known).
+inline std::optional<NodeKind> node_kind_from(const std::string& s) {
+  return value_of(s, kNodeKindNames);
+}
 inline std::optional<Backend> backend_from(const std::string& s) {
-  if (s == "netns") return Backend::kNetns;
-  if (s == "libvirt") return Backend::kLibvirt;
-  return std::nullopt;
+  return value_of(s, kBackendNames);
 }
 
 // How a `backend: libvirt` image boots (the profile's `vm:` section). File paths are absolute

@@ -18,7 +18,7 @@ enum class Status { kPassed, kFailed, kError, kSkipped };
 const char* to_string(Status s);
 
 struct TestResult {
-  std::string validator;  // family: "bgp", "mtu", "reachability", "routes"
+  std::string validator;  // family (validators/registry.hpp), e.g. "bgp"
   int test = 0;           // number within the family (stable, documented in README.md)
   std::string test_name;  // e.g. "session-established"
   Status status = Status::kError;

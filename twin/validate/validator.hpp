@@ -1,5 +1,5 @@
 #pragma once
-// The validator API (DESIGN.md §5). A validator family (bgp, mtu, reachability, routes) reads
+// The validator API (DESIGN.md §5). A validator family (validators/registry.hpp lists them) reads
 // the lab through a LabProbe and returns one TestResult per (test, subject). Validators include
 // only this header and result.hpp; they are listed once in validators/registry.cpp.
 //
