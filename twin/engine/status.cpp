@@ -26,14 +26,14 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
                                                      nullptr);
     for (const auto& s : plan.sessions) {
       if (s.node != nodes[i]->name) continue;
-      const nlohmann::json* peer = j ? validate::find_bgp_peer(*j, s.interface) : nullptr;
+      const nlohmann::json* peer = j ? validate::find_bgp_peer(*j, s.key()) : nullptr;
       std::string state = !j     ? "no answer from bgpd"
                           : peer ? peer->value("state", "unknown")
                                  : "not configured";
       if (state == "Established")
         ++up[i];
       else
-        down[i].push_back(s.node + " " + s.interface + " -> " + s.peer_node + ": " + state);
+        down[i].push_back(s.node + " " + s.key() + " -> " + s.peer_node + ": " + state);
     }
   });
   for (const auto& d : down) c.down.insert(c.down.end(), d.begin(), d.end());

@@ -60,6 +60,27 @@ struct Route {
   std::string via;          // next-hop address
 };
 
+// What a node's own config (config_source) configures, as the loader read it
+// (topology/frr_conf.hpp); empty for a generated config. derive_expectations() turns these into
+// the sessions and adjacencies the lab expects.
+struct BgpNeighbor {
+  std::string peer;         // address, or interface name when unnumbered
+  bool unnumbered = false;
+  bool ibgp = false;        // remote-as internal, or the node's own ASN
+  bool shutdown = false;
+  bool bfd = false;
+};
+struct OspfInterface {
+  std::string name;
+  std::string area;  // dotted quad
+  bool passive = false;
+  int version = 2;   // 2: ospfd, 3: ospf6d
+};
+struct BfdPeer {
+  std::string peer;       // address
+  std::string interface;  // "" when not bound
+};
+
 struct Node {
   std::string name;
   topology::NodeKind kind = topology::NodeKind::kFrr;
@@ -86,6 +107,15 @@ struct Node {
   bool drained = false;                 // out of service: no sessions, no transit, not reachable
   std::vector<std::string> originates;  // prefixes advertised beyond loopbacks and host subnets
   std::vector<std::string> withdraws;   // loopbacks / host subnets it stops advertising
+  // Own config only (see BgpNeighbor): what it configures, and the addresses it puts on
+  // interfaces beyond the topology's (interface -> "10.0.0.1/30"; `lo` included).
+  std::vector<BgpNeighbor> bgp_neighbors;
+  std::vector<OspfInterface> ospf_interfaces;
+  std::vector<BfdPeer> bfd_peers;
+  std::map<std::string, std::vector<std::string>> config_addresses;
+  std::string ospf_router_id;  // `ospf router-id` of the own config; "" = FRR picks
+  // Why a daemon beyond the image's runs: daemon -> "frr.conf:12" (the line that needs it).
+  std::map<std::string, std::string> daemon_reasons;
 };
 
 struct Link {
@@ -93,9 +123,31 @@ struct Link {
   int mtu = 1500;
 };
 
-// A BGP session the lab expects: `node` peers on `interface` with `peer_node`.
+// A BGP session the lab expects: `node` peers on `interface` with `peer_node` (generated
+// configs and unnumbered neighbors), or with `peer_address` (numbered neighbors of an own
+// config; `interface` is then the one toward the peer when it is on a shared link, else "").
 struct ExpectedSession {
   std::string node, interface, peer_node;
+  std::string peer_address;  // "" = unnumbered on `interface`
+  bool ibgp = false;
+  // The neighbor's name in FRR's JSON: the address, or the interface of an unnumbered one.
+  [[nodiscard]] const std::string& key() const {
+    return peer_address.empty() ? interface : peer_address;
+  }
+};
+
+// An OSPF adjacency the lab expects: both ends run OSPF (same version) on the link's
+// interfaces, neither passive. `area` is this end's; a mismatch is the validator's to report.
+struct ExpectedAdjacency {
+  std::string node, interface, peer_node, peer_interface;
+  std::string area;
+  int version = 2;  // 2: OSPFv2 (ospfd), 3: OSPFv3 (ospf6d)
+};
+
+// A BFD session the lab expects: configured on `node` toward `peer_address` (a `bfd` peer, or
+// a BGP neighbor with `bfd`), where bfdd runs.
+struct ExpectedBfdPeer {
+  std::string node, peer_address, interface, peer_node;
 };
 
 // A prefix that FRR nodes must have in their FIB, originated by `owner`.
@@ -113,6 +165,8 @@ struct Plan {
   std::vector<Link> links;  // topology order
   std::vector<ExpectedSession> sessions;
   std::vector<ExpectedPrefix> prefixes;
+  std::vector<ExpectedAdjacency> adjacencies;
+  std::vector<ExpectedBfdPeer> bfd_peers;
 
   // The node named `name`, or nullptr. O(1) on average: validators call it millions of times
   // at 256 nodes. Thread-safe for concurrent readers.

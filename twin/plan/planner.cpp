@@ -167,6 +167,79 @@ void plan_vm(const Plan& p, size_t node_index, Node& n, const topology::Node& tn
   }
 }
 
+// True if `node` would run an unnumbered BGP session on `ifname`: always for a generated config,
+// only with a configured `neighbor IF interface` (not shut down) for an own one.
+bool runs_unnumbered(const topology::Node& node, const std::string& ifname) {
+  if (!node.own) return node.config.empty();
+  const auto& ns = node.own->bgp_neighbors;
+  return std::any_of(ns.begin(), ns.end(), [&](const topology::BgpNeighborConf& b) {
+    return b.unnumbered && b.peer == ifname && !b.shutdown;
+  });
+}
+
+// Daemons, profile and what the config sets up, for a node with its own frr.conf.
+void apply_own_config(Node& n, const topology::Node& tn, const topology::Topology& topo) {
+  const auto& c = *tn.own;
+  // FRR's default profile unless the config names one: a user's config must behave as it does
+  // in production (FRR's packages and containers start daemons without -F).
+  n.frr_profile = c.defaults.empty() ? "traditional" : c.defaults;
+  std::set<std::string> run(n.daemons.begin(), n.daemons.end());
+  if (!tn.daemon_settings.empty()) {
+    // A daemons file decides; FRR's init starts zebra and staticd regardless of it.
+    run = {"zebra", "staticd"};
+    for (const auto& d : tn.daemon_settings)
+      if (d.enabled) run.insert(d.daemon);
+  }
+  for (const auto& [daemon, line] : c.needs) {
+    if (!run.count(daemon)) n.daemon_reasons[daemon] = c.file + ":" + std::to_string(line);
+    run.insert(daemon);  // the loader refused a config needing a daemon the file switches off
+  }
+  n.daemons.clear();
+  for (const auto& d : topology::frr_daemon_order())
+    if (run.count(d)) n.daemons.push_back(d);
+  if (c.bgp_asn && !n.asn) n.asn = *c.bgp_asn;
+  if (n.router_id.empty()) n.router_id = c.bgp_router_id;
+  for (const auto& b : c.bgp_neighbors)
+    n.bgp_neighbors.push_back(
+        {b.peer, b.unnumbered,
+         b.remote_as == "internal" || (c.bgp_asn && b.remote_as == std::to_string(*c.bgp_asn)),
+         b.shutdown, b.bfd});
+  for (const auto& b : c.bfd_peers) n.bfd_peers.push_back({b.peer, b.interface});
+  n.config_addresses = c.addresses;
+  n.ospf_router_id = c.ospf_router_id;
+  // Interfaces OSPF runs on: named under the interface, or matched by a `network` statement
+  // (FRR enables OSPF on an interface whose address falls inside the network).
+  std::set<std::pair<std::string, int>> seen;
+  auto passive = [&](const std::string& ifname) {
+    auto in = [&](const std::vector<std::string>& v) {
+      return std::find(v.begin(), v.end(), ifname) != v.end();
+    };
+    if (in(c.ospf_active)) return false;
+    return c.ospf_passive_default || in(c.ospf_passive);
+  };
+  for (const auto& o : c.ospf_interfaces)
+    if (seen.insert({o.interface, o.version}).second)
+      n.ospf_interfaces.push_back({o.interface, o.area, o.version == 2 && passive(o.interface),
+                                   o.version});
+  std::map<std::string, std::vector<IpPrefix>> addrs;  // interface -> addresses
+  for (const auto& [ifn, list] : c.addresses)
+    for (const auto& a : list)
+      if (auto pfx = IpPrefix::parse(a)) addrs[ifn].push_back(*pfx);
+  for (const auto& l : tn.loopbacks) addrs["lo"].push_back(l);
+  for (const auto& tl : topo.links)
+    if (auto it = tl.addresses.find(tn.name); it != tl.addresses.end())
+      for (const auto& a : it->second)
+        addrs[tl.a.node == tn.name ? tl.a.interface : tl.b.interface].push_back(a);
+  for (const auto& net : c.ospf_networks) {
+    auto np = IpPrefix::parse(net.prefix);
+    if (!np) continue;
+    for (const auto& [ifn, list] : addrs)
+      for (const auto& a : list)
+        if (a.family == 4 && np->contains(a) && seen.insert({ifn, 2}).second)
+          n.ospf_interfaces.push_back({ifn, net.area, passive(ifn), 2});
+  }
+}
+
 }  // namespace
 
 Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
@@ -193,6 +266,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     for (const auto& l : tn.loopbacks) n.loopbacks.push_back(l.str());
     n.config_generated = tn.config.empty();
     n.config_source = tn.config;
+    if (tn.own) apply_own_config(n, tn, topo);
     p.nodes.push_back(std::move(n));
   }
 
@@ -205,7 +279,10 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     const auto* nb = topo.find_node(tl.b.node);
     // BGP unnumbered between two FRR nodes; a node looped to itself cannot peer with itself
     // (same router-id and ASN), so such a link carries no session.
-    bool fabric = na->kind == NodeKind::kFrr && nb->kind == NodeKind::kFrr && tl.a.node != tl.b.node;
+    // With an own config, a link alone implies no session: only an unnumbered neighbor
+    // configured on the interface does (and a generated end peers only with such an end).
+    bool fabric = na->kind == NodeKind::kFrr && nb->kind == NodeKind::kFrr && tl.a.node != tl.b.node &&
+                  runs_unnumbered(*na, tl.a.interface) && runs_unnumbered(*nb, tl.b.interface);
     for (int side = 0; side < 2; ++side) {
       const auto& me = side == 0 ? tl.a : tl.b;
       const auto& other = side == 0 ? tl.b : tl.a;
@@ -258,6 +335,112 @@ bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface) {
   return false;
 }
 
+namespace {
+
+const Interface* find_interface(const Node& n, const std::string& name) {
+  for (const auto& i : n.interfaces)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+// Both ends of `i` are up and neither node drained.
+bool link_usable(const Plan& p, const Node& n, const Interface& i) {
+  if (!i.up || n.drained) return false;
+  const Node* peer = p.find(i.peer_node);
+  if (!peer || peer->drained) return false;
+  const Interface* pi = find_interface(*peer, i.peer_interface);
+  return pi && pi->up;
+}
+
+// Sessions, adjacencies and BFD peers of nodes with their own config: what they configure,
+// toward what is in the lab. A neighbor address no node of the lab holds is outside the lab
+// (an upstream, a collector): nothing to expect of it.
+void derive_configured(Plan& p) {
+  p.adjacencies.clear();
+  p.bfd_peers.clear();
+  std::map<std::string, std::pair<const Node*, std::string>> owner;  // address -> node, iface
+  for (const auto& n : p.nodes) {
+    for (const auto& l : n.loopbacks) owner.emplace(IpPrefix::parse(l)->address(), std::pair{&n, "lo"});
+    for (const auto& i : n.interfaces)
+      for (const auto& a : i.addresses) owner.emplace(IpPrefix::parse(a)->address(), std::pair{&n, i.name});
+    for (const auto& [ifn, list] : n.config_addresses)
+      for (const auto& a : list)
+        if (auto pf = IpPrefix::parse(a)) owner.emplace(pf->address(), std::pair{&n, ifn});
+  }
+  // The interface of `n` on a link to `peer` whose subnet holds `address`, or "".
+  auto toward = [&](const Node& n, const Node& peer, const std::string& address) -> const Interface* {
+    auto target = IpPrefix::parse(address, true);
+    for (const auto& i : n.interfaces) {
+      if (i.peer_node != peer.name) continue;
+      std::vector<std::string> mine = i.addresses;
+      if (auto it = n.config_addresses.find(i.name); it != n.config_addresses.end())
+        mine.insert(mine.end(), it->second.begin(), it->second.end());
+      for (const auto& a : mine)
+        if (auto pf = IpPrefix::parse(a); pf && target && pf->network().contains(*target)) return &i;
+    }
+    return nullptr;
+  };
+  for (const auto& n : p.nodes) {
+    if (n.config_generated || n.drained) continue;
+    for (const auto& b : n.bgp_neighbors) {
+      if (b.shutdown) continue;
+      if (b.unnumbered) {
+        // Counted with the fabric interfaces above; mark iBGP ones.
+        for (auto& s : p.sessions)
+          if (s.node == n.name && s.interface == b.peer && s.peer_address.empty()) s.ibgp = b.ibgp;
+        continue;
+      }
+      auto o = owner.find(b.peer);
+      if (o == owner.end() || o->second.first == &n || o->second.first->drained) continue;
+      const Node& peer = *o->second.first;
+      const Interface* via = toward(n, peer, b.peer);
+      if (via && !link_usable(p, n, *via)) continue;
+      ExpectedSession s;
+      s.node = n.name;
+      s.interface = via ? via->name : "";
+      s.peer_node = peer.name;
+      s.peer_address = b.peer;
+      s.ibgp = b.ibgp;
+      p.sessions.push_back(s);
+    }
+    for (const auto& oi : n.ospf_interfaces) {
+      if (oi.passive) continue;
+      const Interface* i = find_interface(n, oi.name);
+      if (!i || !link_usable(p, n, *i)) continue;
+      const Node* peer = p.find(i->peer_node);
+      if (!peer || peer->config_generated || peer == &n) continue;
+      for (const auto& po : peer->ospf_interfaces)
+        if (po.name == i->peer_interface && po.version == oi.version && !po.passive)
+          p.adjacencies.push_back({n.name, i->name, peer->name, i->peer_interface, oi.area, oi.version});
+    }
+    auto add_bfd = [&](const std::string& peer_addr, const std::string& ifname) {
+      ExpectedBfdPeer e;
+      e.node = n.name;
+      e.peer_address = peer_addr;
+      e.interface = ifname;
+      if (!peer_addr.empty()) {
+        auto o = owner.find(peer_addr);
+        if (o == owner.end() || o->second.first == &n || o->second.first->drained) return;
+        e.peer_node = o->second.first->name;
+        if (e.interface.empty())
+          if (const Interface* via = toward(n, *o->second.first, peer_addr)) e.interface = via->name;
+      } else {
+        const Interface* i = find_interface(n, ifname);
+        if (!i) return;
+        e.peer_node = i->peer_node;
+      }
+      if (const Interface* i = find_interface(n, e.interface); i && !link_usable(p, n, *i)) return;
+      p.bfd_peers.push_back(e);
+    };
+    if (std::find(n.daemons.begin(), n.daemons.end(), "bfdd") == n.daemons.end()) continue;
+    for (const auto& bp : n.bfd_peers) add_bfd(bp.peer, bp.interface);
+    for (const auto& b : n.bgp_neighbors)
+      if (b.bfd && !b.shutdown) add_bfd(b.unnumbered ? "" : b.peer, b.unnumbered ? b.peer : "");
+  }
+}
+
+}  // namespace
+
 void derive_expectations(Plan& p) {
   p.sessions.clear();
   p.prefixes.clear();
@@ -280,6 +463,7 @@ void derive_expectations(Plan& p) {
     }
     for (const auto& o : n.originates) add(o, "originated");
   }
+  derive_configured(p);
 }
 
 PathTable expected_paths(const Plan& plan) {
@@ -345,16 +529,51 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 agent, console_log, agent_socket, mgmt_tap,
                                                 mgmt_mac)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend, vm, netns,
                                                 run_dir, daemons, frr_profile, rp_filter, asn,
                                                 router_id, loopbacks, interfaces, routes,
                                                 config_generated, config_source, frr_config,
-                                                drained, originates, withdraws)
+                                                drained, originates, withdraws, bgp_neighbors,
+                                                ospf_interfaces, bfd_peers, config_addresses,
+                                                ospf_router_id, daemon_reasons)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedSession, node, interface, peer_node)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
+                                                peer_address, ibgp)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedAdjacency, node, interface, peer_node,
+                                                peer_interface, area, version)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedBfdPeer, node, peer_address, interface,
+                                                peer_node)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedPrefix, prefix, owner, kind)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Plan, lab, topology_file, run_dir, nodes, links, sessions,
-                                   prefixes)
+// A plan's core fields are required (a state file without them is not a plan); the configured
+// expectations default, so a state file written before they existed still reads.
+void to_json(nlohmann::json& j, const Plan& p) {
+  j = {{"lab", p.lab},     {"topology_file", p.topology_file}, {"run_dir", p.run_dir},
+       {"nodes", p.nodes}, {"links", p.links},                 {"sessions", p.sessions},
+       {"prefixes", p.prefixes}, {"adjacencies", p.adjacencies}, {"bfd_peers", p.bfd_peers}};
+}
+void from_json(const nlohmann::json& j, Plan& p) {
+  j.at("lab").get_to(p.lab);
+  j.at("topology_file").get_to(p.topology_file);
+  j.at("run_dir").get_to(p.run_dir);
+  j.at("nodes").get_to(p.nodes);
+  j.at("links").get_to(p.links);
+  j.at("sessions").get_to(p.sessions);
+  j.at("prefixes").get_to(p.prefixes);
+  p.adjacencies = j.value("adjacencies", std::vector<ExpectedAdjacency>{});
+  p.bfd_peers = j.value("bfd_peers", std::vector<ExpectedBfdPeer>{});
+}
+
+namespace {
+// Nothing to say: null, "", false, 0, [] or {}.
+bool blank(const nlohmann::json& v) {
+  if (v.is_string()) return v.get_ref<const std::string&>().empty();
+  if (v.is_boolean()) return !v.get<bool>();
+  return v.empty();
+}
+}  // namespace
 
 nlohmann::json to_json(const Plan& plan) {
   nlohmann::json j = plan;
@@ -369,6 +588,17 @@ nlohmann::json to_json(const Plan& plan) {
     for (auto& i : n["interfaces"])
       for (const char* k : {"tap", "nic"}) i.erase(k);
   }
+  // Own-config facts and configured expectations only where there are some: a generated lab's
+  // plan reads as it did before they existed.
+  for (auto& n : j["nodes"])
+    for (const char* k : {"bgp_neighbors", "ospf_interfaces", "bfd_peers", "config_addresses",
+                          "ospf_router_id", "daemon_reasons"})
+      if (blank(n[k])) n.erase(k);
+  for (auto& s : j["sessions"])
+    for (const char* k : {"peer_address", "ibgp"})
+      if (blank(s[k])) s.erase(k);
+  for (const char* k : {"adjacencies", "bfd_peers"})
+    if (blank(j[k])) j.erase(k);
   return j;
 }
 

@@ -31,7 +31,7 @@ void fold_routes(const Result<nlohmann::json>& routes, std::map<std::string, int
 
 bool has_session(const plan::Plan& p, const std::string& node, const std::string& iface) {
   return std::any_of(p.sessions.begin(), p.sessions.end(), [&](const plan::ExpectedSession& s) {
-    return s.node == node && s.interface == iface;
+    return s.node == node && s.key() == iface;
   });
 }
 

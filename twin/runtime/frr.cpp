@@ -58,7 +58,7 @@ int fd_limit(const plan::Node& node) { return 256 + 4 * static_cast<int>(node.in
 std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& daemon,
                                      bool own_config) {
   const std::string& d = node.run_dir;
-  return {daemon_path(daemon),
+  std::vector<std::string> argv = {daemon_path(daemon),
           "-d",
           "-F",
           node.frr_profile,
@@ -78,6 +78,11 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
           "file:" + d + "/" + daemon + ".log",
           "--log-level",
           "info"};
+  // bfdd's control socket defaults to one path for the whole machine (/var/run/frr/bfdd.sock):
+  // a second node's bfdd would fail to bind it. Each node keeps its own (FRR docs, "BFD",
+  // --bfdctl).
+  if (daemon == "bfdd") argv.insert(argv.end(), {"--bfdctl", d + "/bfdd.sock"});
+  return argv;
 }
 
 std::vector<std::string> boot_config_argv(const plan::Node& node) {

@@ -8,6 +8,7 @@
 
 #include "twin/core/yaml_reader.hpp"
 #include "twin/topology/checks.hpp"
+#include "twin/topology/own_config.hpp"
 #include "twin/topology/image_profile.hpp"
 
 namespace fs = std::filesystem;
@@ -122,6 +123,7 @@ class Loader {
     }
 
     check_topology(t, places_, d_);
+    read_own_configs(t, d_);
     if (d_.items().size() != before) return std::nullopt;
     return t;
   }

@@ -10,6 +10,7 @@
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
+#include "twin/topology/frr_conf.hpp"
 
 namespace twin::topology {
 
@@ -132,6 +133,7 @@ struct Node {
   std::optional<IpPrefix> router_id;  // IPv4 (BGP identifier, RFC 6286); /32
   std::vector<IpPrefix> loopbacks;    // host prefixes on lo: /32 and/or /128
   std::string config;                 // absolute path of a user frr.conf; "" = generated
+  std::optional<FrrConf> own;         // `config` as read by the loader (frr_conf.hpp)
   std::vector<IpPrefix> gateways;     // host kind: default-route next hops (one per family)
   std::vector<HostRoute> routes;      // host kind: static routes beyond the gateways
   // Empty: the image's daemons plus what `config` needs. Else the node has a daemons file and

@@ -1,0 +1,318 @@
+#include "twin/topology/frr_conf.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "twin/core/ip.hpp"
+
+namespace twin::topology {
+
+namespace {
+
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> w;
+  std::istringstream in(line);
+  for (std::string s; in >> s;) w.push_back(s);
+  return w;
+}
+
+bool starts(const std::vector<std::string>& w, std::initializer_list<const char*> prefix) {
+  if (w.size() < prefix.size()) return false;
+  size_t i = 0;
+  for (const char* p : prefix)
+    if (w[i++] != p) return false;
+  return true;
+}
+
+bool is_address(const std::string& s) {
+  return IpPrefix::parse(s, true).has_value() && s.find('/') == std::string::npos;
+}
+
+enum class Block { kNone, kInterface, kBgp, kBgpAf, kBgpOther, kOspf, kOspf6, kBfd, kBfdPeer, kOther };
+
+}  // namespace
+
+const std::vector<std::string>& frr_daemon_order() {
+  // /usr/lib/frr/frrcommon.sh DAEMONS in FRR 8.4.
+  static const std::vector<std::string> order = {
+      "zebra", "bgpd",  "ripd",  "ripngd",  "ospfd",  "ospf6d",  "isisd",
+      "babeld", "pimd", "ldpd",  "nhrpd",   "eigrpd", "sharpd",  "pbrd",
+      "staticd", "bfdd", "fabricd", "vrrpd", "pathd"};
+  return order;
+}
+
+std::string normalize_area(const std::string& area) {
+  if (area.empty()) return "";
+  if (area.find_first_not_of("0123456789") == std::string::npos) {
+    if (area.size() > 10) return "";
+    uint64_t v = std::stoull(area);
+    if (v > 0xffffffffull) return "";
+    return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
+           std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255);
+  }
+  auto p = IpPrefix::parse(area, true);
+  if (!p || p->family != 4 || area.find('/') != std::string::npos) return "";
+  return p->address();
+}
+
+std::string daemon_for_command(const std::string& command) {
+  auto w = words(command);
+  if (w.empty()) return "";
+  if (starts(w, {"router", "bgp"})) return "bgpd";
+  if (starts(w, {"router", "ospf6"})) return "ospf6d";
+  if (starts(w, {"router", "ospf"})) return "ospfd";
+  if (starts(w, {"router", "isis"})) return "isisd";
+  if (starts(w, {"router", "openfabric"})) return "fabricd";
+  if (starts(w, {"router", "rip"})) return "ripd";
+  if (starts(w, {"router", "ripng"})) return "ripngd";
+  if (starts(w, {"router", "eigrp"})) return "eigrpd";
+  if (starts(w, {"router", "babel"})) return "babeld";
+  if (starts(w, {"router", "pim"}) || starts(w, {"ip", "pim"})) return "pimd";
+  if (starts(w, {"mpls", "ldp"})) return "ldpd";
+  if (starts(w, {"ip", "route"}) || starts(w, {"ipv6", "route"})) return "staticd";
+  if (starts(w, {"bfd"})) return "bfdd";
+  if (starts(w, {"pbr-map"})) return "pbrd";
+  if (starts(w, {"vrrp"})) return "vrrpd";
+  if (starts(w, {"segment-routing"})) return "pathd";
+  return "";
+}
+
+FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
+  FrrConf c;
+  c.file = file;
+  auto need = [&](const std::string& d, int line) {
+    if (!d.empty() && d != "zebra") c.needs.emplace(d, line);
+  };
+  // Peer groups: name → remote-as; members resolved at the end.
+  std::map<std::string, std::string> group_as;
+  std::map<std::string, bool> group_bfd;
+  std::map<std::string, size_t> neighbor_at;  // peer → index in bgp_neighbors
+  auto neighbor = [&](const std::string& peer, int line) -> BgpNeighborConf& {
+    auto it = neighbor_at.find(peer);
+    if (it != neighbor_at.end()) return c.bgp_neighbors[it->second];
+    neighbor_at[peer] = c.bgp_neighbors.size();
+    BgpNeighborConf n;
+    n.peer = peer;
+    n.line = line;
+    c.bgp_neighbors.push_back(n);
+    return c.bgp_neighbors.back();
+  };
+
+  Block block = Block::kNone;
+  std::string iface;  // current `interface` block
+  std::istringstream in(text);
+  std::string raw;
+  int lineno = 0;
+  while (std::getline(in, raw)) {
+    ++lineno;
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    auto w = words(raw);
+    if (w.empty()) continue;
+    if (w[0][0] == '!' || w[0][0] == '#') {
+      // `!` at column 0 closes a top-level block in FRR's own output; indented `!` separates
+      // sub-blocks (address families) and closes nothing.
+      if (raw[0] == '!' && block != Block::kBgpAf && block != Block::kBfdPeer) block = Block::kNone;
+      continue;
+    }
+    bool indented = raw[0] == ' ' || raw[0] == '\t';
+    if (w[0] == "exit" || w[0] == "exit-address-family" || w[0] == "exit-vrf") {
+      if (block == Block::kBgpAf || block == Block::kBgpOther) block = Block::kBgp;
+      else if (block == Block::kBfdPeer) block = Block::kBfd;
+      else block = Block::kNone;
+      continue;
+    }
+    if (w[0] == "end") {
+      block = Block::kNone;
+      continue;
+    }
+
+    // Block openers (FRR accepts them indented too, e.g. after a sub-block).
+    if (!indented || block == Block::kNone) {
+      if (w[0] == "interface" && w.size() >= 2) {
+        block = Block::kInterface;
+        iface = w[1];
+        if (w.size() >= 4 && w[2] == "vrf") c.unsupported.push_back({lineno, raw});
+        continue;
+      }
+      if (starts(w, {"router", "bgp"})) {
+        need("bgpd", lineno);
+        if (w.size() >= 4 && w[3] == "vrf") {
+          c.unsupported.push_back({lineno, raw});
+          block = Block::kOther;
+          continue;
+        }
+        block = Block::kBgp;
+        if (w.size() >= 3) {
+          try {
+            c.bgp_asn = static_cast<uint32_t>(std::stoul(w[2]));
+          } catch (...) {
+          }
+        }
+        continue;
+      }
+      if (starts(w, {"router", "ospf6"})) {
+        need("ospf6d", lineno);
+        block = Block::kOspf6;
+        continue;
+      }
+      if (starts(w, {"router", "ospf"})) {
+        need("ospfd", lineno);
+        if (w.size() >= 4 && w[2] == "vrf") c.unsupported.push_back({lineno, raw});
+        block = Block::kOspf;
+        continue;
+      }
+      if (w.size() == 1 && w[0] == "bfd") {
+        need("bfdd", lineno);
+        block = Block::kBfd;
+        continue;
+      }
+      if (w[0] == "router" || w[0] == "vrf" || w[0] == "route-map" || w[0] == "segment-routing" ||
+          w[0] == "pbr-map" || w[0] == "mpls" || w[0] == "line" || w[0] == "key" ||
+          w[0] == "nexthop-group" || w[0] == "srv6") {
+        need(daemon_for_command(raw), lineno);
+        block = Block::kOther;
+        continue;
+      }
+      if (!indented) {
+        block = Block::kNone;
+        if (w[0] == "frr" && w.size() >= 3 && w[1] == "defaults") c.defaults = w[2];
+        else if (w[0] == "hostname" && w.size() >= 2) c.hostname = w[1];
+        else if ((w[0] == "ip" || w[0] == "ipv6") && w.size() >= 4 && w[1] == "route") {
+          need("staticd", lineno);
+          StaticRouteConf r;
+          r.prefix = w[2];
+          r.line = lineno;
+          if (is_address(w[3])) r.via = w[3];
+          else r.interface = w[3];
+          if (r.via.size() && w.size() >= 5 && w[4].find_first_not_of("0123456789") != std::string::npos &&
+              w[4] != "tag" && w[4] != "label" && w[4] != "table" && w[4] != "nexthop-vrf" &&
+              w[4] != "onlink" && w[4] != "color")
+            r.interface = w[4];
+          c.static_routes.push_back(r);
+        } else {
+          need(daemon_for_command(raw), lineno);
+        }
+        continue;
+      }
+    }
+
+    switch (block) {
+      case Block::kInterface: {
+        if ((starts(w, {"ip", "address"}) || starts(w, {"ipv6", "address"})) && w.size() >= 3 &&
+            IpPrefix::parse(w[2]))
+          c.addresses[iface].push_back(w[2]);
+        else if (starts(w, {"ip", "ospf", "area"}) && w.size() >= 4) {
+          need("ospfd", lineno);
+          c.ospf_interfaces.push_back({iface, normalize_area(w[3]), false, 2, lineno});
+        } else if (starts(w, {"ipv6", "ospf6", "area"}) && w.size() >= 4) {
+          need("ospf6d", lineno);
+          c.ospf_interfaces.push_back({iface, normalize_area(w[3]), false, 3, lineno});
+        } else if (starts(w, {"ip", "ospf", "passive"})) {
+          c.ospf_passive.push_back(iface);
+        } else if (starts(w, {"no", "ip", "ospf", "passive"})) {
+          c.ospf_active.push_back(iface);
+        } else if (starts(w, {"ipv6", "ospf6", "passive"})) {
+          for (auto& o : c.ospf_interfaces)
+            if (o.interface == iface && o.version == 3) o.passive = true;
+        } else if (starts(w, {"ip", "ospf", "bfd"}) || starts(w, {"ipv6", "ospf6", "bfd"}) ||
+                   starts(w, {"isis", "bfd"})) {
+          need("bfdd", lineno);
+        } else if (starts(w, {"ip", "router", "isis"}) || starts(w, {"ipv6", "router", "isis"})) {
+          need("isisd", lineno);
+        } else if (starts(w, {"ip", "pim"})) {
+          need("pimd", lineno);
+        } else if (starts(w, {"vrrp"})) {
+          need("vrrpd", lineno);
+        }
+        break;
+      }
+      case Block::kBgp:
+      case Block::kBgpAf: {
+        if (starts(w, {"bgp", "router-id"}) && w.size() >= 3) {
+          c.bgp_router_id = w[2];
+        } else if (w[0] == "address-family") {
+          block = Block::kBgpAf;
+        } else if (w[0] == "neighbor" && w.size() >= 3) {
+          const std::string& peer = w[1];
+          bool addr = is_address(peer);
+          if (w[2] == "peer-group" && w.size() == 3) {
+            group_as.emplace(peer, "");
+          } else if (w[2] == "interface") {
+            auto& n = neighbor(peer, lineno);
+            n.unnumbered = true;
+            for (size_t k = 3; k + 1 < w.size(); ++k) {
+              if (w[k] == "remote-as") n.remote_as = w[k + 1];
+              if (w[k] == "peer-group") n.peer_group = w[k + 1];
+            }
+          } else if (w[2] == "remote-as" && w.size() >= 4) {
+            if (group_as.count(peer)) group_as[peer] = w[3];
+            else neighbor(peer, lineno).remote_as = w[3];
+            (void)addr;
+          } else if (w[2] == "peer-group" && w.size() >= 4) {
+            neighbor(peer, lineno).peer_group = w[3];
+          } else if (w[2] == "shutdown") {
+            if (!group_as.count(peer)) neighbor(peer, lineno).shutdown = true;
+          } else if (w[2] == "bfd") {
+            need("bfdd", lineno);
+            if (group_as.count(peer)) group_bfd[peer] = true;
+            else neighbor(peer, lineno).bfd = true;
+          }
+        } else if (starts(w, {"bgp", "listen", "range"})) {
+          // Dynamic neighbors: sessions exist only once a peer connects; nothing to expect.
+        }
+        break;
+      }
+      case Block::kOspf: {
+        if ((starts(w, {"ospf", "router-id"}) || starts(w, {"router-id"})) && w.size() >= 2)
+          c.ospf_router_id = w.back();
+        else if (w[0] == "network" && w.size() >= 4 && w[2] == "area")
+          c.ospf_networks.push_back({w[1], normalize_area(w[3]), lineno});
+        else if (starts(w, {"passive-interface", "default"}))
+          c.ospf_passive_default = true;
+        else if (w[0] == "passive-interface" && w.size() >= 2)
+          c.ospf_passive.push_back(w[1]);
+        else if (starts(w, {"no", "passive-interface"}) && w.size() >= 3)
+          c.ospf_active.push_back(w[2]);
+        break;
+      }
+      case Block::kOspf6: {
+        if ((starts(w, {"ospf6", "router-id"}) || starts(w, {"router-id"})) && w.size() >= 2)
+          c.ospf6_router_id = w.back();
+        else if (w[0] == "interface" && w.size() >= 4 && w[2] == "area")  // pre-8.x syntax
+          c.ospf_interfaces.push_back({w[1], normalize_area(w[3]), false, 3, lineno});
+        break;
+      }
+      case Block::kBfd:
+      case Block::kBfdPeer: {
+        if (w[0] == "peer" && w.size() >= 2) {
+          BfdPeerConf p;
+          p.peer = w[1];
+          p.line = lineno;
+          for (size_t k = 2; k + 1 < w.size(); ++k)
+            if (w[k] == "interface") p.interface = w[k + 1];
+          c.bfd_peers.push_back(p);
+          block = Block::kBfdPeer;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  // Members inherit their group's remote-as and bfd.
+  for (auto& n : c.bgp_neighbors) {
+    if (n.peer_group.empty()) continue;
+    if (n.remote_as.empty()) n.remote_as = group_as[n.peer_group];
+    if (group_bfd[n.peer_group]) n.bfd = true;
+  }
+  // Group names used as neighbors (`neighbor PG remote-as` before `neighbor PG peer-group`
+  // cannot happen in FRR's output, but hand-written files may order freely).
+  c.bgp_neighbors.erase(std::remove_if(c.bgp_neighbors.begin(), c.bgp_neighbors.end(),
+                                       [&](const BgpNeighborConf& n) {
+                                         return group_as.count(n.peer) > 0;
+                                       }),
+                        c.bgp_neighbors.end());
+  return c;
+}
+
+}  // namespace twin::topology

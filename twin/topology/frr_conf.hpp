@@ -1,0 +1,108 @@
+#pragma once
+// What a user's integrated frr.conf configures, as far as twin needs to know it: which daemons
+// it needs, which BGP neighbors, OSPF interfaces, BFD peers and static routes it sets up, and
+// which addresses it puts on interfaces. Read line by line (FRR's config is line-oriented:
+// one command per line, blocks opened by `interface`/`router`/`bfd` and closed by `exit`, `!`
+// at column 0 or the next block); never executed. A pure function of the text.
+//
+// The grammar followed is FRR 8.4's (FRR user docs: "Basic commands", "BGP", "OSPFv2",
+// "OSPFv3", "BFD", "Static"). Commands twin does not need are skipped, not rejected: FRR
+// itself checks the config when `up` loads it (`vtysh -b`), and reports the line.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twin/core/diagnostics.hpp"
+
+namespace twin::topology {
+
+// A command and the line (1-based) of the config file it was read from.
+struct ConfLine {
+  int line = 0;
+  std::string text;
+};
+
+struct BgpNeighborConf {
+  std::string peer;        // an address, or an interface name when `unnumbered`
+  bool unnumbered = false; // `neighbor IF interface ...`
+  std::string remote_as;   // "internal" | "external" | an ASN; from its peer group if unset
+  std::string peer_group;  // "" when not in a group
+  bool shutdown = false;
+  bool bfd = false;
+  int line = 0;            // where the neighbor is first named
+};
+
+// An interface OSPF runs on, from `ip ospf area` under the interface or `network P area A`
+// under `router ospf` (matched to the interface's addresses by the caller, who knows them).
+struct OspfInterfaceConf {
+  std::string interface;
+  std::string area;  // dotted quad: "0.0.0.0" (FRR accepts "0" and prints dotted)
+  bool passive = false;
+  int version = 2;   // 2: ospfd (`ip ospf area`), 3: ospf6d (`ipv6 ospf6 area`)
+  int line = 0;
+};
+struct OspfNetworkConf {
+  std::string prefix;  // "10.0.0.0/30"
+  std::string area;    // dotted quad
+  int line = 0;
+};
+
+struct StaticRouteConf {
+  std::string prefix;  // "10.9.0.0/24"
+  std::string via;     // next-hop address; "" for an interface or blackhole route
+  std::string interface;
+  int line = 0;
+};
+
+struct BfdPeerConf {
+  std::string peer;       // address
+  std::string interface;  // "" when not bound to one
+  int line = 0;
+};
+
+struct FrrConf {
+  std::string file;       // as given to parse_frr_conf
+  std::string defaults;   // `frr defaults X` ("" when the line is absent)
+  std::string hostname;
+  // Daemon → first line that needs it (`router bgp` → bgpd, `ip route` → staticd, ...).
+  // zebra is not listed: every FRR node runs it.
+  std::map<std::string, int> needs;
+  // interface → addresses the config puts on it ("10.0.0.1/30"), `interface lo` included.
+  std::map<std::string, std::vector<std::string>> addresses;
+
+  std::optional<uint32_t> bgp_asn;
+  std::string bgp_router_id;
+  std::vector<BgpNeighborConf> bgp_neighbors;  // peer groups resolved; groups themselves omitted
+
+  std::string ospf_router_id, ospf6_router_id;
+  std::vector<OspfInterfaceConf> ospf_interfaces;  // interface-level areas (v2 and v3)
+  std::vector<OspfNetworkConf> ospf_networks;      // `network P area A` (v2)
+  bool ospf_passive_default = false;               // `passive-interface default`
+  std::vector<std::string> ospf_passive;           // `passive-interface IF` / `ip ospf passive`
+  std::vector<std::string> ospf_active;            // `no passive-interface IF`, `no ip ospf passive`
+
+  std::vector<StaticRouteConf> static_routes;
+  std::vector<BfdPeerConf> bfd_peers;
+  // Lines twin cannot model and that change what a lab must expect (a VRF's `router bgp`):
+  // reported by the loader as unsupported, with the line.
+  std::vector<ConfLine> unsupported;
+};
+
+// Parses `text` (the content of `file`). Never fails: unknown commands are skipped.
+FrrConf parse_frr_conf(const std::string& text, const std::string& file);
+
+// The daemon a top-level or block command needs, or "" (e.g. "router ospf" → "ospfd",
+// "ip route 10.0.0.0/8 ..." → "staticd", "bfd" → "bfdd"). Exposed for tests and the docs table.
+std::string daemon_for_command(const std::string& command);
+
+// "0" → "0.0.0.0", "1.2.3.4" → "1.2.3.4"; OSPF area IDs are 32-bit (RFC 2328 §C.2) and FRR
+// accepts both spellings. "" when `area` is neither.
+std::string normalize_area(const std::string& area);
+
+// FRR 8.4's daemons in the order FRR's init starts them (zebra first; staticd last among
+// routing daemons so its routes meet the others' state). Daemons twin knows how to start.
+const std::vector<std::string>& frr_daemon_order();
+
+}  // namespace twin::topology

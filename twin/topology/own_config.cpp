@@ -1,0 +1,44 @@
+#include "twin/topology/own_config.hpp"
+
+#include <algorithm>
+
+#include "twin/core/util.hpp"
+#include "twin/topology/frr_conf.hpp"
+
+namespace twin::topology {
+
+void read_own_configs(Topology& t, Diagnostics& diags) {
+  for (auto& n : t.nodes) {
+    if (n.config.empty()) continue;
+    std::string field = "nodes." + n.name + ".config";
+    auto text = read_file(n.config);
+    if (!text) {
+      diags.add({t.file, n.mark.line, n.mark.column, field,
+                 "cannot read config '" + n.config + "': " + text.error().message, ""});
+      continue;
+    }
+    n.own = parse_frr_conf(*text, n.config);
+    const FrrConf& c = *n.own;
+    for (const auto& u : c.unsupported)
+      diags.add({n.config, u.line, 1, field,
+                 "'" + trim(u.text) + "': VRFs are not supported by twin yet",
+                 "run the lab without VRFs, or model each VRF as its own node"});
+    if (n.daemon_settings.empty()) continue;
+    for (const auto& [daemon, line] : c.needs) {
+      if (daemon == "staticd") continue;  // FRR's init starts it whatever the file says
+      auto s = std::find_if(n.daemon_settings.begin(), n.daemon_settings.end(),
+                            [&](const DaemonSetting& d) { return d.daemon == daemon; });
+      if (s != n.daemon_settings.end() && s->enabled) continue;
+      std::string where = s != n.daemon_settings.end()
+                              ? s->file + ":" + std::to_string(s->mark.line) + " switches " +
+                                    daemon + " off"
+                              : "the node's daemons (" + n.daemon_settings.front().file +
+                                    ") do not include " + daemon;
+      diags.add({n.config, line, 1, field,
+                 "this line needs " + daemon + ", but " + where,
+                 "set " + daemon + "=yes in the daemons file, or remove the line"});
+    }
+  }
+}
+
+}  // namespace twin::topology
