@@ -5,6 +5,7 @@
 
 #include "validators/bgp/bgp.hpp"
 #include "validators/mtu/mtu.hpp"
+#include "validators/ospf/ospf.hpp"
 #include "validators/reachability/reachability.hpp"
 #include "validators/routes/routes.hpp"
 
@@ -15,6 +16,7 @@ using Factory = std::function<std::unique_ptr<validate::Validator>()>;
 const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> r = {
       {"bgp", [] { return std::make_unique<BgpValidator>(); }},
+      {"ospf", [] { return std::make_unique<OspfValidator>(); }},
       {"routes", [] { return std::make_unique<RoutesValidator>(); }},
       {"mtu", [] { return std::make_unique<MtuValidator>(); }},
       {"reachability", [] { return std::make_unique<ReachabilityValidator>(); }},

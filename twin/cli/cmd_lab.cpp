@@ -91,6 +91,8 @@ int run_up(const UpOptions& o) {
                      {"daemons", s.daemons},
                      {"sessions_expected", s.sessions_expected},
                      {"sessions_established", s.sessions_established},
+                     {"adjacencies_expected", s.adjacencies_expected},
+                     {"adjacencies_full", s.adjacencies_full},
                      {"converged", s.converged},
                      {"not_established", s.not_established},
                      {"wiring_ms", s.wiring_ms},
@@ -101,8 +103,8 @@ int run_up(const UpOptions& o) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "lab " << s.lab << " is up: " << count(s.nodes, "node") << ", "
-              << count(s.links, "link") << ", " << count(s.daemons, "FRR daemon") << "; BGP "
-              << s.sessions_established << "/" << s.sessions_expected << " sessions Established\n"
+              << count(s.links, "link") << ", " << count(s.daemons, "FRR daemon") << "; "
+              << s.convergence_text() << "\n"
               << "  wiring " << secs(s.wiring_ms) << ", daemons " << secs(s.daemons_ms)
               << (s.vms_ms > 0 ? ", VMs ready " + secs(s.vms_ms) : std::string())
               << ", convergence " << secs(s.converge_ms) << ", total " << secs(s.total_ms) << "\n"
@@ -110,12 +112,14 @@ int run_up(const UpOptions& o) {
               << "   twin down --lab " << s.lab << "\n";
   }
   if (!s.converged && !o.no_wait) {
-    std::cerr << "twin: only " << s.sessions_established << " of " << s.sessions_expected
-              << " BGP sessions are Established after " << secs(s.converge_ms)
-              << " (--converge-timeout); the lab is kept for inspection. Not Established:\n";
+    std::cerr << "twin: not converged after " << secs(s.converge_ms) << " (--converge-timeout): "
+              << s.convergence_text() << "; the lab is kept for inspection. Not there yet:\n";
     for (const auto& d : s.not_established) std::cerr << "  " << d << "\n";
     std::cerr << "twin: inspect with `twin validate --lab " << s.lab << "` or `twin exec --lab "
-              << s.lab << " NODE -- vtysh -c 'show bgp neighbors'`; remove with `twin down --lab "
+              << s.lab << " NODE -- vtysh -c '"
+              << (s.sessions_established < s.sessions_expected ? "show bgp neighbors"
+                                                               : "show ip ospf neighbor")
+              << "'`; remove with `twin down --lab "
               << s.lab << "`\n";
     return 1;
   }

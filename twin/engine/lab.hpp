@@ -39,10 +39,14 @@ struct UpSummary {
   std::string lab;
   int nodes = 0, links = 0, daemons = 0;
   int sessions_expected = 0, sessions_established = 0;
+  int adjacencies_expected = 0, adjacencies_full = 0;  // OSPF
   double wiring_ms = 0, daemons_ms = 0, converge_ms = 0, total_ms = 0;
   double vms_ms = 0;  // from the last daemon started until every VM was ready
   bool converged = false;
-  std::vector<std::string> not_established;  // "leaf1 swp1 -> spine1: Active" when !converged
+  // "leaf1 swp1 -> spine1: Active", "r1 eth1 -> r2: ExStart/-" when !converged
+  std::vector<std::string> not_established;
+  // "BGP 16/16 sessions Established" and/or "OSPF 6/6 adjacencies Full" (as SessionCount).
+  [[nodiscard]] std::string convergence_text() const;
 };
 
 // Checks what every lab needs before anything is created: root, veth support in this kernel,
@@ -53,7 +57,7 @@ Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner);
 // Brings up the lab. On failure, on interruption and when `timeout` passes, tears down what was
 // made unless keep_on_failure, and returns the error with the failed step as context. When BGP
 // does not converge within converge_timeout the lab is kept and the summary says which sessions
-// are not Established (converged = false).
+// are not Established and adjacencies not Full (converged = false).
 Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
                      proc::ProcessRunner& runner, const Progress& progress);
 
@@ -70,10 +74,18 @@ Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner);
 // "alive"}]}], "links":[{"a","b","mtu_expected","a_state","b_state","a_mtu","b_mtu"}]}
 Result<nlohmann::json> status(const std::string& lab);
 
-// Counts Established sessions among the plan's expected ones (one bgpd vty query per FRR node).
+// What convergence waits for: the plan's expected BGP sessions Established and OSPF
+// adjacencies Full (one bgpd and one ospfd vty query per FRR node that has some).
 struct SessionCount {
-  int expected = 0, established = 0;
-  std::vector<std::string> down;  // "leaf1 swp1 -> spine1: Active" per session not Established
+  int expected = 0, established = 0;           // BGP sessions
+  int adjacencies = 0, full = 0;                // OSPF adjacencies
+  std::vector<std::string> down;  // "leaf1 swp1 -> spine1: Active", "r1 eth1 -> r2: ExStart/-"
+  // Interfaces of expected adjacencies in OSPF's Waiting state: FRR's wait timer (the dead
+  // interval, RFC 2328 §9.4) runs before a broadcast network elects its DR: "r1:eth1 (40 s)".
+  std::vector<std::string> waiting;
+  [[nodiscard]] bool converged() const { return established >= expected && full >= adjacencies; }
+  // "BGP 16/16 sessions Established", "OSPF 6/6 adjacencies Full", or both joined by ", ".
+  [[nodiscard]] std::string text() const;
 };
 // Each node is asked through `drivers` (the registry's unless a test says).
 SessionCount count_sessions(const plan::Plan& plan, int parallel,

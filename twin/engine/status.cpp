@@ -11,33 +11,103 @@ namespace fs = std::filesystem;
 
 namespace twin::engine {
 
+std::string SessionCount::text() const {
+  std::string t;
+  if (expected > 0 || adjacencies == 0)
+    t = "BGP " + std::to_string(established) + "/" + std::to_string(expected) +
+        " sessions Established";
+  if (adjacencies > 0)
+    t += (t.empty() ? "" : ", ") + std::string("OSPF ") + std::to_string(full) + "/" +
+         std::to_string(adjacencies) + " adjacencies Full";
+  return t;
+}
+
+std::string UpSummary::convergence_text() const {
+  SessionCount c;
+  c.expected = sessions_expected;
+  c.established = sessions_established;
+  c.adjacencies = adjacencies_expected;
+  c.full = adjacencies_full;
+  return c.text();
+}
+
 SessionCount count_sessions(const plan::Plan& plan, int parallel,
                             const drivers::DriverLookup& drivers) {
   SessionCount c;
   c.expected = static_cast<int>(plan.sessions.size());
+  for (const auto& a : plan.adjacencies)
+    if (a.version == 2) ++c.adjacencies;
   std::vector<const plan::Node*> nodes;
-  for (const auto& n : plan.nodes)
-    if (std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end())
-      nodes.push_back(&n);
-  std::vector<int> up(nodes.size(), 0);
-  std::vector<std::vector<std::string>> down(nodes.size());
+  auto has = [](const plan::Node& n, const char* d) {
+    return std::find(n.daemons.begin(), n.daemons.end(), d) != n.daemons.end();
+  };
+  for (const auto& n : plan.nodes) {
+    bool bgp = has(n, "bgpd") && std::any_of(plan.sessions.begin(), plan.sessions.end(),
+                                              [&](const auto& s) { return s.node == n.name; });
+    bool ospf = has(n, "ospfd") &&
+                std::any_of(plan.adjacencies.begin(), plan.adjacencies.end(),
+                            [&](const auto& a) { return a.node == n.name && a.version == 2; });
+    if (bgp || ospf) nodes.push_back(&n);
+  }
+  struct PerNode {
+    int established = 0, full = 0;
+    std::vector<std::string> down, waiting;
+  };
+  std::vector<PerNode> per(nodes.size());
   parallel_for(nodes.size(), parallel, [&](size_t i) {
-    auto j = drivers(*nodes[i]).frr_json(*nodes[i], "bgpd", "show bgp summary json",
-                                                     nullptr);
+    const auto& n = *nodes[i];
+    const auto& driver = drivers(n);
+    auto& p = per[i];
+    bool asked_bgp = false;
+    Result<nlohmann::json> bgp = ok(nlohmann::json());
     for (const auto& s : plan.sessions) {
-      if (s.node != nodes[i]->name) continue;
-      const nlohmann::json* peer = j ? validate::find_bgp_peer(*j, s.key()) : nullptr;
-      std::string state = !j     ? "no answer from bgpd"
+      if (s.node != n.name) continue;
+      if (!asked_bgp) bgp = driver.frr_json(n, "bgpd", "show bgp summary json", nullptr);
+      asked_bgp = true;
+      const nlohmann::json* peer = bgp ? validate::find_bgp_peer(*bgp, s.key()) : nullptr;
+      std::string state = !bgp   ? "no answer from bgpd"
                           : peer ? peer->value("state", "unknown")
                                  : "not configured";
       if (state == "Established")
-        ++up[i];
+        ++p.established;
       else
-        down[i].push_back(s.node + " " + s.key() + " -> " + s.peer_node + ": " + state);
+        p.down.push_back(s.node + " " + s.key() + " -> " + s.peer_node + ": " + state);
+    }
+    bool asked_ospf = false;
+    Result<nlohmann::json> nbrs = ok(nlohmann::json());
+    std::vector<std::string> not_full;
+    for (const auto& a : plan.adjacencies) {
+      if (a.node != n.name || a.version != 2) continue;
+      if (!asked_ospf) nbrs = driver.frr_json(n, "ospfd", "show ip ospf neighbor json", nullptr);
+      asked_ospf = true;
+      std::string state = nbrs ? validate::ospf_neighbor_state(*nbrs, a.interface) : "";
+      if (state.rfind("Full", 0) == 0) {
+        ++p.full;
+        continue;
+      }
+      p.down.push_back(n.name + " " + a.interface + " -> " + a.peer_node + ": " +
+                       (!nbrs ? "no answer from ospfd" : state.empty() ? "no neighbor" : state));
+      not_full.push_back(a.interface);
+    }
+    if (not_full.empty()) return;
+    // Say why it takes long where FRR says so: an interface still in its wait timer.
+    auto ifs = driver.frr_json(n, "ospfd", "show ip ospf interface json", nullptr);
+    if (!ifs || !ifs->is_object() || !ifs->contains("interfaces")) return;
+    for (const auto& name : not_full) {
+      const auto& all = (*ifs)["interfaces"];
+      if (!all.is_object() || !all.contains(name) || !all[name].is_object()) continue;
+      const auto& i = all[name];
+      if (i.value("state", "") == "Waiting")
+        p.waiting.push_back(n.name + ":" + name + " (" +
+                            std::to_string(i.value("timerWaitSecs", 0)) + " s)");
     }
   });
-  for (const auto& d : down) c.down.insert(c.down.end(), d.begin(), d.end());
-  for (int u : up) c.established += u;
+  for (const auto& p : per) {
+    c.established += p.established;
+    c.full += p.full;
+    c.down.insert(c.down.end(), p.down.begin(), p.down.end());
+    c.waiting.insert(c.waiting.end(), p.waiting.begin(), p.waiting.end());
+  }
   return c;
 }
 

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
 #include "twin/engine/lab.hpp"
@@ -72,6 +73,8 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   sum.nodes = static_cast<int>(plan.nodes.size());
   sum.links = static_cast<int>(plan.links.size());
   sum.sessions_expected = static_cast<int>(plan.sessions.size());
+  for (const auto& a : plan.adjacencies)
+    if (a.version == 2) ++sum.adjacencies_expected;
 
   auto fail = [&](const Error& e) -> Result<UpSummary> {
     state.status = "failed";
@@ -138,32 +141,39 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   state.status = "up";
   if (auto r = rec.save(); !r) return fail(r.error());
 
-  // 5. Convergence: every expected session Established (a probe loop, not a sleep).
+  // 5. Convergence: every expected BGP session Established and OSPF adjacency Full (a probe
+  // loop, not a sleep), and nothing else: a lab of own configs waits for what they configure.
   auto tc = Clock::now();
   auto converge_deadline = std::min(deadline, tc + opts.converge_timeout);
-  int last = -1;
-  while (opts.wait_converged && !plan.sessions.empty()) {
-    if (auto r = check_interrupt("waiting for BGP"); !r) return fail(r.error());
+  std::string last;
+  bool said_waiting = false;
+  const bool expects = !plan.sessions.empty() || sum.adjacencies_expected > 0;
+  while (opts.wait_converged && expects) {
+    if (auto r = check_interrupt("waiting for convergence"); !r) return fail(r.error());
     auto c = count_sessions(plan, opts.parallel);
     sum.sessions_established = c.established;
+    sum.adjacencies_full = c.full;
     sum.not_established = c.down;
-    if (c.established != last) {
-      progress("BGP sessions up " + std::to_string(c.established) + "/" +
-               std::to_string(c.expected));
-      last = c.established;
+    if (c.text() != last) {
+      progress(c.text());
+      last = c.text();
     }
-    if (c.established >= c.expected) {
+    if (!c.waiting.empty() && !said_waiting) {
+      progress("OSPF: waiting for FRR's wait timer before the DR election on " +
+               join_some(c.waiting) + " (broadcast networks wait one dead interval)");
+      said_waiting = true;
+    }
+    if (c.converged()) {
       sum.converged = true;
       break;
     }
     if (Clock::now() > deadline)
       return fail(harness_error("timed out after " + seconds_text(timeout) +
-                                " (--timeout) waiting for BGP: " + std::to_string(c.established) +
-                                "/" + std::to_string(c.expected) + " sessions Established"));
+                                " (--timeout) waiting for convergence: " + c.text()));
     if (Clock::now() > converge_deadline) break;
     std::this_thread::sleep_for(100ms);  // poll interval of the readiness probe
   }
-  if (plan.sessions.empty()) sum.converged = true;
+  if (!expects) sum.converged = true;
   sum.converge_ms = ms_since(tc);
   // A daemon that died after it started (killed, or crashed on its config) leaves a lab that
   // only looks up: `up` says so instead of reporting success.

@@ -110,16 +110,14 @@ void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds time
   auto t0 = time_.now();
   for (;;) {
     auto c = engine::count_sessions(plan, opts_.parallel, env_.drivers);
-    if (c.established >= c.expected) {
-      *detail = std::to_string(c.established) + "/" + std::to_string(c.expected) +
-                " sessions Established after " +
-                std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms";
+    if (c.converged()) {
+      *detail = c.text() + " after " + std::to_string(static_cast<int>(time_.ms_since(t0))) +
+                " ms";
       return;
     }
     if (time_.ms_since(t0) > static_cast<double>(timeout.count()) || interrupted()) {
       *detail = "not converged after " + std::to_string(static_cast<int>(time_.ms_since(t0))) +
-                " ms: " + std::to_string(c.established) + "/" + std::to_string(c.expected) +
-                " sessions Established";
+                " ms: " + c.text();
       if (!c.down.empty()) *detail += " (" + c.down.front() + ")";
       return;
     }

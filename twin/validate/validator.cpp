@@ -111,6 +111,32 @@ const nlohmann::json* find_bgp_peer(const nlohmann::json& summary, const std::st
   return found;
 }
 
+int ospf_state_rank(const std::string& s) {
+  static const char* kOrder[] = {"Down",     "Attempt", "Init",    "2-Way",
+                                 "ExStart",  "Exchange", "Loading", "Full"};
+  for (int i = 7; i >= 0; --i)
+    if (s.rfind(kOrder[i], 0) == 0) return i;
+  return -1;
+}
+
+std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::string& ifname) {
+  if (!neighbors.is_object() || !neighbors.contains("neighbors")) return "";
+  const auto& all = neighbors["neighbors"];
+  if (!all.is_object()) return "";
+  std::string best;
+  for (const auto& [rid, list] : all.items()) {
+    if (!list.is_array()) continue;
+    for (const auto& e : list) {
+      if (!e.is_object()) continue;
+      std::string iface = e.value("ifaceName", "");
+      if (iface.substr(0, iface.find(':')) != ifname) continue;
+      std::string st = e.value("nbrState", e.value("state", ""));
+      if (best.empty() || ospf_state_rank(st) > ospf_state_rank(best)) best = st;
+    }
+  }
+  return best;
+}
+
 bool is_ipv6(const std::string& a) { return a.find(':') != std::string::npos; }
 
 std::string address_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }

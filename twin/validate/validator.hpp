@@ -110,6 +110,13 @@ std::vector<PingProbe> sample_evenly(std::vector<PingProbe> probes, int max);
 // in neither. Tolerates any JSON shape.
 const nlohmann::json* find_bgp_peer(const nlohmann::json& summary, const std::string& key);
 
+// The state of the OSPF neighbor FRR has on interface `ifname` in `show ip ospf neighbor json`
+// (FRR 8.4: {"neighbors": {"<router-id>": [{"nbrState": "Full/-", "ifaceName": "eth1:10.0.12.1"}]}}),
+// the most advanced when it lists several; "" when there is none. Tolerates any JSON shape.
+std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::string& ifname);
+// OSPF neighbor states in the order an adjacency passes them (RFC 2328 §10.1); -1 unknown.
+int ospf_state_rank(const std::string& state);
+
 // Validators probe nodes in parallel with twin::parallel_for (core/util.hpp).
 using twin::parallel_for;
 

@@ -1,0 +1,313 @@
+#include "validators/ospf/ospf.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "twin/core/ip.hpp"
+
+namespace twin::validators {
+
+using validate::make_result;
+using validate::Status;
+using validate::TestResult;
+
+namespace {
+
+const char* kFamily = "ospf";
+
+// The JSON object a probe returned, or nullptr when it failed or is not an object.
+const nlohmann::json* object_of(const Result<nlohmann::json>& r) {
+  if (!r || !r->is_object()) return nullptr;
+  return &*r;
+}
+
+const nlohmann::json* interface_json(const OspfObservation* o, const std::string& ifname) {
+  if (!o) return nullptr;
+  const auto* j = object_of(o->interfaces);
+  if (!j || !j->contains("interfaces") || !(*j)["interfaces"].is_object()) return nullptr;
+  const auto& all = (*j)["interfaces"];
+  auto it = all.find(ifname);
+  return it == all.end() || !it->is_object() ? nullptr : &*it;
+}
+
+std::string router_id_of(const OspfObservation* o) {
+  const auto* j = o ? object_of(o->instance) : nullptr;
+  return j ? j->value("routerId", "") : "";
+}
+
+// The neighbor FRR has on `ifname`, the most advanced state when it lists several (a duplicate
+// router-id shows twice under one key).
+struct Neighbor {
+  std::string router_id;
+  std::string state;  // "Full/-", "ExStart/-", "2-Way/DROther", ...
+};
+std::optional<Neighbor> neighbor_on(const OspfObservation* o, const std::string& ifname) {
+  const auto* j = o ? object_of(o->neighbors) : nullptr;
+  if (!j) return std::nullopt;
+  std::string state = validate::ospf_neighbor_state(*j, ifname);
+  if (state.empty()) return std::nullopt;
+  for (const auto& [rid, list] : (*j)["neighbors"].items())
+    for (const auto& e : list)
+      if (e.is_object() && e.value("nbrState", e.value("state", "")) == state &&
+          e.value("ifaceName", "").rfind(ifname + ":", 0) == 0)
+        return Neighbor{rid, state};
+  return Neighbor{"", state};
+}
+bool full(const std::string& state) { return state.rfind("Full", 0) == 0; }
+
+// What both ends must agree on, as "name value" pairs in a fixed order.
+struct Params {
+  std::string area, network_type;
+  long hello_ms = -1, dead_s = -1, mtu = -1;
+  bool passive = false;
+};
+Params params_of(const nlohmann::json& i) {
+  Params p;
+  p.area = i.value("area", "");
+  p.network_type = i.value("networkType", "");
+  p.hello_ms = i.value("timerMsecs", -1L);
+  p.dead_s = i.value("timerDeadSecs", -1L);
+  p.mtu = i.value("mtuBytes", -1L);
+  p.passive = i.value("timerPassiveIface", false);
+  return p;
+}
+
+// Mismatches between this end (`here`, on node:ifname) and its peer's end, worded for a
+// network engineer: "area 0.0.0.0 here, 0.0.0.1 on r2:eth1".
+std::vector<std::string> mismatches(const Params& here, const Params& there,
+                                    const std::string& peer_at) {
+  std::vector<std::string> out;
+  auto differ = [&](const std::string& what, const std::string& a, const std::string& b) {
+    if (a != b) out.push_back(what + " " + a + " here, " + b + " on " + peer_at);
+  };
+  differ("area", here.area, there.area);
+  differ("hello", std::to_string(here.hello_ms) + " ms", std::to_string(there.hello_ms) + " ms");
+  differ("dead", std::to_string(here.dead_s) + " s", std::to_string(there.dead_s) + " s");
+  differ("network type", here.network_type, there.network_type);
+  differ("MTU", std::to_string(here.mtu), std::to_string(there.mtu));
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+// Why an adjacency is not Full, from what both ends printed.
+std::string diagnose(const plan::ExpectedAdjacency& a, const nlohmann::json* here_if,
+                     const nlohmann::json* there_if, const std::optional<Neighbor>& nbr,
+                     const OspfObservation* here, const OspfObservation* there) {
+  const std::string peer_at = a.peer_node + ":" + a.peer_interface;
+  if (!here_if) return "OSPF does not run on " + a.interface;
+  std::vector<std::string> why;
+  Params p = params_of(*here_if);
+  if (p.passive) why.push_back(a.interface + " is passive");
+  if (!there_if) {
+    why.push_back("OSPF does not run on " + peer_at);
+  } else {
+    Params q = params_of(*there_if);
+    if (q.passive) why.push_back(peer_at + " is passive");
+    auto m = mismatches(p, q, peer_at);
+    // The MTU matters only once database description packets flow (RFC 2328 §10.6): in
+    // ExStart/Exchange it is the cause, otherwise it is reported among the others.
+    if (nbr && (nbr->state.rfind("ExStart", 0) == 0 || nbr->state.rfind("Exchange", 0) == 0) &&
+        p.mtu != q.mtu)
+      return "stuck in " + nbr->state.substr(0, nbr->state.find('/')) + ": MTU " +
+             std::to_string(p.mtu) + " here, " + std::to_string(q.mtu) + " on " + peer_at;
+    why.insert(why.end(), m.begin(), m.end());
+  }
+  std::string rid = router_id_of(here), peer_rid = router_id_of(there);
+  if (!rid.empty() && rid == peer_rid) why.push_back("duplicate router-id " + rid);
+  if (!why.empty()) return join(why, "; ");
+  if (!nbr) return "no OSPF neighbor on " + a.interface;
+  return "neighbor " + nbr->router_id + " is " + nbr->state;
+}
+
+bool installed(const nlohmann::json* routes, const std::string& prefix) {
+  if (!routes || !routes->contains(prefix) || !(*routes)[prefix].is_array()) return false;
+  for (const auto& r : (*routes)[prefix])
+    if (r.value("installed", false)) return true;
+  return false;
+}
+
+const OspfObservation* find(const std::map<std::string, OspfObservation>& m,
+                            const std::string& node) {
+  auto it = m.find(node);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+bool runs_ospf(const plan::Node& n) {
+  return n.kind == topology::NodeKind::kFrr &&
+         std::find(n.daemons.begin(), n.daemons.end(), "ospfd") != n.daemons.end() &&
+         std::any_of(n.ospf_interfaces.begin(), n.ospf_interfaces.end(),
+                     [](const plan::OspfInterface& i) { return i.version == 2; });
+}
+
+std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
+                                      const std::map<std::string, OspfObservation>& observed) {
+  std::vector<TestResult> out;
+
+  // Tests 0 and 1, per expected adjacency end.
+  for (const auto& a : plan.adjacencies) {
+    if (a.version != 2) continue;
+    const auto* here = find(observed, a.node);
+    const auto* there = find(observed, a.peer_node);
+    const std::string subject = a.interface;
+    const std::string peer_at = a.peer_node + ":" + a.peer_interface;
+    if (!here || !object_of(here->neighbors) || !object_of(here->interfaces)) {
+      std::string why = !here ? "not probed"
+                        : !here->neighbors ? here->neighbors.error().message
+                        : !here->interfaces ? here->interfaces.error().message
+                                            : "not a JSON object";
+      for (int t : {0, 1})
+        out.push_back(make_result(kFamily, t, t == 0 ? "adjacency-full" : "interfaces-agree",
+                                  Status::kError, a.node, subject,
+                                  t == 0 ? "Full with " + a.peer_node : "agree with " + peer_at,
+                                  "no data", "cannot read OSPF state: " + why));
+      continue;
+    }
+    const auto* here_if = interface_json(here, a.interface);
+    const auto* there_if = interface_json(there, a.peer_interface);
+    auto nbr = neighbor_on(here, a.interface);
+    bool is_full = nbr && full(nbr->state);
+    out.push_back(make_result(
+        kFamily, 0, "adjacency-full", is_full ? Status::kPassed : Status::kFailed, a.node,
+        subject, "Full with " + a.peer_node, nbr ? nbr->state : "no neighbor",
+        is_full ? "adjacency with " + a.peer_node + " on " + a.interface + " is Full"
+                : "adjacency with " + a.peer_node + " on " + a.interface + " is not Full: " +
+                      diagnose(a, here_if, there_if, nbr, here, there)));
+
+    if (!there || !object_of(there->interfaces)) {
+      out.push_back(make_result(kFamily, 1, "interfaces-agree", Status::kError, a.node, subject,
+                                "agree with " + peer_at, "no data",
+                                "cannot read OSPF interfaces of " + a.peer_node));
+      continue;
+    }
+    if (!here_if || !there_if) {
+      std::string missing = !here_if ? a.node + ":" + a.interface : peer_at;
+      out.push_back(make_result(kFamily, 1, "interfaces-agree", Status::kFailed, a.node, subject,
+                                "OSPF on both ends", "not on " + missing,
+                                "OSPF does not run on " + missing));
+      continue;
+    }
+    Params p = params_of(*here_if), q = params_of(*there_if);
+    auto m = mismatches(p, q, peer_at);
+    if (p.passive) m.insert(m.begin(), a.interface + " is passive");
+    if (q.passive) m.insert(m.begin(), peer_at + " is passive");
+    std::string summary = "area " + p.area + ", hello " + std::to_string(p.hello_ms) +
+                          " ms, dead " + std::to_string(p.dead_s) + " s, " + p.network_type +
+                          ", MTU " + std::to_string(p.mtu);
+    out.push_back(make_result(kFamily, 1, "interfaces-agree",
+                              m.empty() ? Status::kPassed : Status::kFailed, a.node, subject,
+                              "agree with " + peer_at, m.empty() ? summary : join(m, "; "),
+                              m.empty() ? "both ends: " + summary
+                                        : "ends disagree: " + join(m, "; ")));
+  }
+
+  // Test 2: router-ids.
+  std::map<std::string, std::vector<std::string>> by_rid;
+  for (const auto& n : plan.nodes) {
+    if (!runs_ospf(n)) continue;
+    const auto* o = find(observed, n.name);
+    std::string rid = router_id_of(o);
+    if (rid.empty()) {
+      out.push_back(make_result(kFamily, 2, "router-id-unique", Status::kError, n.name, "",
+                                "a router-id", "no data", "no routerId in `show ip ospf json`"));
+      continue;
+    }
+    by_rid[rid].push_back(n.name);
+    if (!n.ospf_router_id.empty() && rid != n.ospf_router_id)
+      out.push_back(make_result(kFamily, 2, "router-id-unique", Status::kFailed, n.name, "",
+                                n.ospf_router_id, rid,
+                                "router-id " + rid + " differs from the configured " +
+                                    n.ospf_router_id));
+  }
+  for (const auto& [rid, nodes] : by_rid)
+    for (const auto& node : nodes) {
+      std::vector<std::string> others;
+      for (const auto& o : nodes)
+        if (o != node) others.push_back(o);
+      bool dup = !others.empty();
+      out.push_back(make_result(kFamily, 2, "router-id-unique",
+                                dup ? Status::kFailed : Status::kPassed, node, "", "unique",
+                                rid + (dup ? " (also " + join(others, ", ") + ")" : ""),
+                                dup ? "OSPF router-id " + rid + " is shared with " +
+                                          join(others, ", ")
+                                    : ""));
+    }
+
+  // Test 3: every OSPF network in the FIB of every OSPF router sharing an area with it. The
+  // networks are what the routers report running OSPF on, so a network the config forgot is
+  // not expected; what the topology declares stays with the reachability family.
+  struct Net {
+    std::string prefix, owner;
+    std::set<std::string> areas;
+  };
+  std::map<std::string, Net> nets;  // prefix -> owner (first router in plan order)
+  std::map<std::string, std::set<std::string>> areas_of;
+  for (const auto& n : plan.nodes) {
+    if (!runs_ospf(n)) continue;
+    const auto* o = find(observed, n.name);
+    const auto* j = o ? object_of(o->interfaces) : nullptr;
+    if (!j || !j->contains("interfaces") || !(*j)["interfaces"].is_object()) continue;
+    for (const auto& [ifname, i] : (*j)["interfaces"].items()) {
+      if (!i.is_object() || !i.value("ospfEnabled", true)) continue;
+      auto pfx = IpPrefix::parse(i.value("ipAddress", "") + "/" +
+                                 std::to_string(i.value("ipAddressPrefixlen", 0)));
+      std::string area = i.value("area", "");
+      if (!pfx || area.empty()) continue;
+      areas_of[n.name].insert(area);
+      auto& net = nets[pfx->network().str()];
+      if (net.owner.empty()) {
+        net.prefix = pfx->network().str();
+        net.owner = n.name;
+      }
+      net.areas.insert(area);
+    }
+  }
+  for (const auto& n : plan.nodes) {
+    if (!runs_ospf(n)) continue;
+    const auto* o = find(observed, n.name);
+    const auto* routes = o ? object_of(o->routes) : nullptr;
+    for (const auto& [prefix, net] : nets) {
+      bool shares = std::any_of(net.areas.begin(), net.areas.end(),
+                                [&](const std::string& a) { return areas_of[n.name].count(a); });
+      if (!shares) continue;
+      if (!routes) {
+        out.push_back(make_result(kFamily, 3, "networks-installed", Status::kError, n.name,
+                                  prefix, "installed", "no data",
+                                  "cannot read the routing table"));
+        continue;
+      }
+      bool ok = installed(routes, prefix);
+      out.push_back(make_result(kFamily, 3, "networks-installed",
+                                ok ? Status::kPassed : Status::kFailed, n.name, prefix,
+                                "installed (OSPF network of " + net.owner + ")",
+                                ok ? "installed" : "missing",
+                                ok ? "" : prefix + " of " + net.owner + " is not in the FIB"));
+    }
+  }
+  return out;
+}
+
+std::vector<TestResult> OspfValidator::run(validate::Context& ctx) {
+  std::vector<const plan::Node*> nodes;
+  for (const auto& n : ctx.plan.nodes)
+    if (runs_ospf(n)) nodes.push_back(&n);
+  std::vector<OspfObservation> got(nodes.size());
+  validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
+    auto& o = got[i];
+    o.neighbors = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf neighbor json");
+    o.interfaces = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf interface json");
+    o.instance = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf json");
+    o.routes = ctx.probe.frr_json(*nodes[i], "zebra", "show ip route json");
+  });
+  std::map<std::string, OspfObservation> observed;
+  for (size_t i = 0; i < nodes.size(); ++i) observed.emplace(nodes[i]->name, std::move(got[i]));
+  return evaluate_ospf(ctx.plan, observed);
+}
+
+}  // namespace twin::validators

@@ -1,0 +1,51 @@
+#pragma once
+// ospf validator family (OSPFv2, ospfd). Tests:
+//   0 adjacency-full      every expected adjacency (plan::ExpectedAdjacency: both ends run OSPF
+//                         on the link, neither passive) is Full; otherwise the reason, from both
+//                         ends' JSON: a passive end, area / hello / dead / network-type
+//                         mismatch, ExStart/Exchange with the MTUs of both ends, a duplicate
+//                         router-id, or the state it is in
+//   1 interfaces-agree    both ends of every expected adjacency agree on what must match for
+//                         an adjacency (RFC 2328 §10.5: area, hello and dead intervals; §10.6:
+//                         interface MTU; network type for FRR's p2p/broadcast handling) —
+//                         checked at once, not after a dead interval has expired
+//   2 router-id-unique    OSPF router-ids differ across the lab and equal the configured one
+//   3 networks-installed  every network an OSPF router runs OSPF on is installed in the FIB of
+//                         every OSPF router that shares an area with it
+// Sources (FRR 8.4, recorded in tests/data/frr84/ospf/): `show ip ospf neighbor json`
+// {"neighbors": {"<router-id>": [{"nbrState": "Full/-", "ifaceName": "eth1:10.0.12.1", ...}]}},
+// `show ip ospf interface json` {"interfaces": {"eth1": {"area", "networkType", "timerMsecs"
+// (hello, ms), "timerDeadSecs", "mtuBytes", "timerPassiveIface", "state", "ipAddress",
+// "ipAddressPrefixlen", ...}}}, `show ip ospf json` {"routerId", "areas": {...}}, and zebra's
+// `show ip route json` {"<prefix>": [{"installed": true, ...}]}. FRR 8.4's interface JSON has
+// no authentication field: authentication is not compared here.
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "twin/validate/validator.hpp"
+
+namespace twin::validators {
+
+class OspfValidator final : public validate::Validator {
+ public:
+  std::string name() const override { return "ospf"; }
+  std::vector<validate::TestResult> run(validate::Context& ctx) override;
+};
+
+// What one OSPF router printed; an error where the probe failed.
+struct OspfObservation {
+  Result<nlohmann::json> neighbors{boost::system::in_place_error, harness_error("not probed")};
+  Result<nlohmann::json> interfaces{boost::system::in_place_error, harness_error("not probed")};
+  Result<nlohmann::json> instance{boost::system::in_place_error, harness_error("not probed")};
+  Result<nlohmann::json> routes{boost::system::in_place_error, harness_error("not probed")};
+};
+
+// Nodes the family looks at: FRR nodes that run ospfd and have OSPF interfaces in the plan.
+bool runs_ospf(const plan::Node& n);
+
+// Pure evaluation over the observations of the OSPF routers (keyed by node name). Exposed for
+// unit tests with recorded FRR output.
+std::vector<validate::TestResult> evaluate_ospf(
+    const plan::Plan& plan, const std::map<std::string, OspfObservation>& observed);
+
+}  // namespace twin::validators
