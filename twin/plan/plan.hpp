@@ -75,6 +75,7 @@ struct OspfInterface {
   std::string area;  // dotted quad
   bool passive = false;
   int version = 2;   // 2: ospfd, 3: ospf6d
+  int cost = 0;      // `ip ospf cost`; 0 = FRR's default (equal on every veth of a lab)
 };
 struct BfdPeer {
   std::string peer;       // address

@@ -217,10 +217,14 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     if (in(c.ospf_active)) return false;
     return c.ospf_passive_default || in(c.ospf_passive);
   };
+  auto cost = [&](const std::string& ifname) {
+    auto it = c.ospf_costs.find(ifname);
+    return it == c.ospf_costs.end() ? 0 : it->second;
+  };
   for (const auto& o : c.ospf_interfaces)
     if (seen.insert({o.interface, o.version}).second)
       n.ospf_interfaces.push_back({o.interface, o.area, o.version == 2 && passive(o.interface),
-                                   o.version});
+                                   o.version, o.version == 2 ? cost(o.interface) : 0});
   std::map<std::string, std::vector<IpPrefix>> addrs;  // interface -> addresses
   for (const auto& [ifn, list] : c.addresses)
     for (const auto& a : list)
@@ -236,7 +240,7 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     for (const auto& [ifn, list] : addrs)
       for (const auto& a : list)
         if (a.family == 4 && np->contains(a) && seen.insert({ifn, 2}).second)
-          n.ospf_interfaces.push_back({ifn, net.area, passive(ifn), 2});
+          n.ospf_interfaces.push_back({ifn, net.area, passive(ifn), 2, cost(ifn)});
   }
 }
 
@@ -460,11 +464,66 @@ void derive_expectations(Plan& p) {
       const Node* peer = p.find(i.peer_node);
       if (!peer || peer->kind != NodeKind::kHost) continue;
       for (const auto& a : i.addresses) add(IpPrefix::parse(a)->network().str(), "host-subnet");
+      // An own config's address on a host-facing port is that host's subnet just the same.
+      if (auto it = n.config_addresses.find(i.name); it != n.config_addresses.end())
+        for (const auto& a : it->second)
+          if (auto pfx = IpPrefix::parse(a)) add(pfx->network().str(), "host-subnet");
     }
     for (const auto& o : n.originates) add(o, "originated");
   }
   derive_configured(p);
 }
+
+namespace {
+
+// OSPF's share of the path table (own configs): shortest paths over the expected adjacencies,
+// each hop costing its outgoing interface's `ip ospf cost` (FRR's default, equal on every veth,
+// when unset), and as many next hops as neighbors on a shortest path (RFC 2328 §16.1 equal-cost
+// multipath). Pairs BGP already expects keep BGP's answer.
+void add_igp_paths(const Plan& plan, PathTable& table) {
+  constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
+  struct Edge {
+    std::string to;
+    int cost;
+  };
+  std::map<std::string, std::vector<Edge>> out;  // node -> adjacencies it has
+  for (const auto& a : plan.adjacencies) {
+    if (a.version != 2) continue;
+    int cost = kDefaultCost;
+    if (const Node* n = plan.find(a.node))
+      for (const auto& oi : n->ospf_interfaces)
+        if (oi.name == a.interface && oi.version == 2 && oi.cost > 0) cost = oi.cost;
+    out[a.node].push_back({a.peer_node, cost});
+  }
+  for (const auto& [owner, unused] : out) {
+    // Dijkstra toward `owner`: dist[n] = cost of n's best path to it.
+    std::map<std::string, long> dist{{owner, 0}};
+    std::set<std::pair<long, std::string>> todo{{0, owner}};
+    while (!todo.empty()) {
+      auto [d, m] = *todo.begin();
+      todo.erase(todo.begin());
+      for (const auto& [n, edges] : out)
+        for (const auto& e : edges) {
+          if (e.to != m) continue;
+          long nd = d + e.cost;
+          auto it = dist.find(n);
+          if (it != dist.end() && it->second <= nd) continue;
+          if (it != dist.end()) todo.erase({it->second, n});
+          dist[n] = nd;
+          todo.insert({nd, n});
+        }
+    }
+    for (const auto& [n, d] : dist) {
+      if (n == owner || table.count({n, owner})) continue;
+      int width = 0;
+      for (const auto& e : out[n])
+        if (auto it = dist.find(e.to); it != dist.end() && it->second + e.cost == d) ++width;
+      if (width > 0) table[{n, owner}] = {width, 0};
+    }
+  }
+}
+
+}  // namespace
 
 PathTable expected_paths(const Plan& plan) {
   // Path-vector fixpoint, per destination owner. best[n] = AS path n advertises (its own ASN
@@ -515,6 +574,7 @@ PathTable expected_paths(const Plan& plan) {
       if (!changed) break;
     }
   }
+  add_igp_paths(plan, table);
   return table;
 }
 
@@ -530,7 +590,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 mgmt_mac)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version,
+                                                cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend, vm, netns,
                                                 run_dir, daemons, frr_profile, rp_filter, asn,
@@ -610,8 +671,11 @@ std::string render_plan_text(const Plan& p) {
   for (const auto& n : p.nodes) (n.kind == NodeKind::kFrr ? frr : hosts)++;
   o << "lab " << p.lab << " (" << p.topology_file << ")\n"
     << "  " << p.nodes.size() << " nodes (" << frr << " frr, " << hosts << " host), "
-    << p.links.size() << " links, " << p.sessions.size() << " BGP sessions expected, "
-    << p.prefixes.size() << " prefixes advertised\n"
+    << p.links.size() << " links, " << p.sessions.size() << " BGP sessions"
+    << (p.adjacencies.empty() ? "" : ", " + std::to_string(p.adjacencies.size()) +
+                                         " OSPF adjacencies")
+    << (p.bfd_peers.empty() ? "" : ", " + std::to_string(p.bfd_peers.size()) + " BFD peers")
+    << " expected, " << p.prefixes.size() << " prefixes advertised\n"
     << "  run directory " << p.run_dir << "\n\nnodes:\n";
   for (const auto& n : p.nodes) {
     o << "  " << n.name << "  kind " << to_string(n.kind) << ", image " << n.image << ", netns " << n.netns;
@@ -636,13 +700,23 @@ std::string render_plan_text(const Plan& p) {
       o << "    " << i.name << " -> " << i.peer_node << ":" << i.peer_interface << "  mtu " << i.mtu
         << "  mac " << i.mac;
       for (const auto& a : i.addresses) o << "  " << a;
+      if (auto it = n.config_addresses.find(i.name); it != n.config_addresses.end())
+        for (const auto& a : it->second) o << "  " << a << " (config)";
       if (i.fabric) o << "  (BGP unnumbered)";
+      for (const auto& oi : n.ospf_interfaces)
+        if (oi.name == i.name)
+          o << "  (OSPF" << (oi.version == 3 ? "v3" : "") << " area " << oi.area
+            << (oi.passive ? ", passive" : "") << ")";
       o << "\n";
     }
     for (const auto& r : n.routes) o << "    route " << r.destination << " via " << r.via << "\n";
     if (!n.daemons.empty()) {
       o << "    daemons:";
       for (const auto& d : n.daemons) o << " " << d;
+      // Daemons beyond the image's, and the config line that needs each.
+      std::string why;
+      for (const auto& [d, at] : n.daemon_reasons) why += (why.empty() ? "" : ", ") + d + " for " + at;
+      if (!why.empty()) o << "  (" << why << ")";
       o << "\n";
     }
     if (n.kind == NodeKind::kFrr)
@@ -652,6 +726,29 @@ std::string render_plan_text(const Plan& p) {
   for (const auto& l : p.links)
     o << "  " << l.a_node << ":" << l.a_interface << " <-> " << l.b_node << ":" << l.b_interface
       << "  mtu " << l.mtu << "\n";
+  // What own configs set up (a generated config's sessions follow from its links).
+  bool configured = false;
+  for (const auto& s : p.sessions)
+    if (!s.peer_address.empty() || !p.find(s.node)->config_generated) configured = true;
+  if (configured) {
+    o << "\nBGP sessions configured:\n";
+    for (const auto& s : p.sessions)
+      o << "  " << s.node << " -> " << s.peer_node << "  "
+        << (s.peer_address.empty() ? "unnumbered on " + s.interface : s.peer_address)
+        << (s.ibgp ? "  iBGP" : "  eBGP") << "\n";
+  }
+  if (!p.adjacencies.empty()) {
+    o << "\nOSPF adjacencies expected:\n";
+    for (const auto& a : p.adjacencies)
+      o << "  " << a.node << ":" << a.interface << " <-> " << a.peer_node << ":"
+        << a.peer_interface << "  area " << a.area << (a.version == 3 ? "  OSPFv3" : "") << "\n";
+  }
+  if (!p.bfd_peers.empty()) {
+    o << "\nBFD peers expected:\n";
+    for (const auto& b : p.bfd_peers)
+      o << "  " << b.node << " -> " << b.peer_node << "  "
+        << (b.peer_address.empty() ? "on " + b.interface : b.peer_address) << "\n";
+  }
   for (const auto& n : p.nodes) {
     if (!n.config_generated || n.kind != NodeKind::kFrr) continue;
     o << "\n--- " << n.name << " frr.conf ---\n" << n.frr_config;

@@ -207,6 +207,11 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
         } else if (starts(w, {"ipv6", "ospf6", "area"}) && w.size() >= 4) {
           need("ospf6d", lineno);
           c.ospf_interfaces.push_back({iface, normalize_area(w[3]), false, 3, lineno});
+        } else if (starts(w, {"ip", "ospf", "cost"}) && w.size() >= 4) {
+          try {
+            c.ospf_costs[iface] = std::stoi(w[3]);
+          } catch (const std::exception&) {  // FRR rejects it when the config is loaded
+          }
         } else if (starts(w, {"ip", "ospf", "passive"})) {
           c.ospf_passive.push_back(iface);
         } else if (starts(w, {"no", "ip", "ospf", "passive"})) {

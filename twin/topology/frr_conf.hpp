@@ -82,6 +82,7 @@ struct FrrConf {
   bool ospf_passive_default = false;               // `passive-interface default`
   std::vector<std::string> ospf_passive;           // `passive-interface IF` / `ip ospf passive`
   std::vector<std::string> ospf_active;            // `no passive-interface IF`, `no ip ospf passive`
+  std::map<std::string, int> ospf_costs;           // interface -> `ip ospf cost N` (v2)
 
   std::vector<StaticRouteConf> static_routes;
   std::vector<BfdPeerConf> bfd_peers;
