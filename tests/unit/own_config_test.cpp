@@ -1,0 +1,280 @@
+// Unit tests for labs of the users' own FRR configs: the frr.conf reader (topology/frr_conf),
+// the loader's checks of what a config needs (own_config), and what the planner expects of
+// such nodes — daemons, profile, numbered/iBGP/peer-group sessions, OSPF adjacencies, BFD
+// peers — instead of a session per link.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "twin/plan/plan.hpp"
+#include "twin/topology/frr_conf.hpp"
+#include "twin/topology/loader.hpp"
+#include "twin/topology/own_config.hpp"
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using twin::topology::parse_frr_conf;
+
+namespace {
+
+const char* kLeaf = R"(frr defaults datacenter
+hostname leaf1
+!
+interface eth1
+ ip address 10.0.12.1/30
+ ip ospf area 0
+ ip ospf cost 50
+exit
+!
+interface eth3
+ ip address 192.168.1.1/24
+ ip ospf area 0.0.0.1
+ ip ospf passive
+exit
+!
+interface lo
+ ip address 10.0.255.1/32
+exit
+!
+router bgp 65001
+ bgp router-id 10.0.255.1
+ neighbor SPINES peer-group
+ neighbor SPINES remote-as external
+ neighbor SPINES bfd
+ neighbor 10.0.12.2 peer-group SPINES
+ neighbor swp9 interface peer-group SPINES
+ neighbor 10.0.255.9 remote-as internal
+ neighbor 10.99.0.1 remote-as 65099
+ neighbor 10.99.0.1 shutdown
+ !
+ address-family ipv4 unicast
+  network 10.0.255.1/32
+ exit-address-family
+exit
+!
+router ospf
+ ospf router-id 10.0.255.1
+ network 10.0.255.1/32 area 0
+ passive-interface default
+ no passive-interface eth1
+exit
+!
+ip route 10.50.0.0/16 10.0.12.2
+ip route 0.0.0.0/0 blackhole
+!
+bfd
+ peer 10.0.12.2 interface eth1
+ exit
+exit
+)";
+
+TEST(FrrConf, ReadsWhatTheConfigSetsUpWithLines) {
+  auto c = parse_frr_conf(kLeaf, "/x/leaf1.conf");
+  EXPECT_EQ(c.file, "/x/leaf1.conf");
+  EXPECT_EQ(c.defaults, "datacenter");
+  EXPECT_EQ(c.hostname, "leaf1");
+  EXPECT_EQ(c.addresses["eth1"], std::vector<std::string>{"10.0.12.1/30"});
+  EXPECT_EQ(c.addresses["lo"], std::vector<std::string>{"10.0.255.1/32"});
+  // Each daemon at the first line that needs it.
+  EXPECT_EQ(c.needs.at("ospfd"), 6);
+  EXPECT_EQ(c.needs.at("bgpd"), 20);
+  EXPECT_EQ(c.needs.at("bfdd"), 24);
+  EXPECT_EQ(c.needs.at("staticd"), 43);
+  EXPECT_EQ(c.needs.count("zebra"), 0u);
+  ASSERT_TRUE(c.bgp_asn);
+  EXPECT_EQ(*c.bgp_asn, 65001u);
+  EXPECT_EQ(c.bgp_router_id, "10.0.255.1");
+  ASSERT_EQ(c.bgp_neighbors.size(), 4u);  // the peer group itself is not a neighbor
+  EXPECT_EQ(c.bgp_neighbors[0].peer, "10.0.12.2");
+  EXPECT_EQ(c.bgp_neighbors[0].remote_as, "external");  // from its group
+  EXPECT_TRUE(c.bgp_neighbors[0].bfd);                  // from its group
+  EXPECT_EQ(c.bgp_neighbors[0].line, 25);
+  EXPECT_EQ(c.bgp_neighbors[1].peer, "swp9");
+  EXPECT_TRUE(c.bgp_neighbors[1].unnumbered);
+  EXPECT_EQ(c.bgp_neighbors[2].remote_as, "internal");
+  EXPECT_EQ(c.bgp_neighbors[3].remote_as, "65099");
+  EXPECT_TRUE(c.bgp_neighbors[3].shutdown);
+  ASSERT_EQ(c.ospf_interfaces.size(), 2u);
+  EXPECT_EQ(c.ospf_interfaces[0].interface, "eth1");
+  EXPECT_EQ(c.ospf_interfaces[0].area, "0.0.0.0");  // FRR accepts "0", prints dotted
+  EXPECT_EQ(c.ospf_interfaces[1].area, "0.0.0.1");
+  EXPECT_EQ(c.ospf_costs.at("eth1"), 50);
+  EXPECT_THAT(c.ospf_passive, ElementsAre("eth3"));
+  EXPECT_TRUE(c.ospf_passive_default);
+  EXPECT_THAT(c.ospf_active, ElementsAre("eth1"));
+  ASSERT_EQ(c.ospf_networks.size(), 1u);
+  EXPECT_EQ(c.ospf_networks[0].prefix, "10.0.255.1/32");
+  EXPECT_EQ(c.ospf_router_id, "10.0.255.1");
+  ASSERT_EQ(c.static_routes.size(), 2u);
+  EXPECT_EQ(c.static_routes[0].via, "10.0.12.2");
+  EXPECT_EQ(c.static_routes[1].interface, "blackhole");
+  ASSERT_EQ(c.bfd_peers.size(), 1u);
+  EXPECT_EQ(c.bfd_peers[0].peer, "10.0.12.2");
+  EXPECT_EQ(c.bfd_peers[0].interface, "eth1");
+  EXPECT_TRUE(c.unsupported.empty());
+}
+
+TEST(FrrConf, DaemonForEachTopLevelCommand) {
+  using twin::topology::daemon_for_command;
+  EXPECT_EQ(daemon_for_command("router bgp 65000"), "bgpd");
+  EXPECT_EQ(daemon_for_command("router ospf"), "ospfd");
+  EXPECT_EQ(daemon_for_command("router ospf6"), "ospf6d");
+  EXPECT_EQ(daemon_for_command("router isis CORE"), "isisd");
+  EXPECT_EQ(daemon_for_command("ip route 10.0.0.0/8 10.0.0.1"), "staticd");
+  EXPECT_EQ(daemon_for_command("ipv6 route ::/0 fe80::1 eth1"), "staticd");
+  EXPECT_EQ(daemon_for_command("bfd"), "bfdd");
+  EXPECT_EQ(daemon_for_command("hostname r1"), "");
+}
+
+TEST(FrrConf, AreasAreDottedQuads) {
+  using twin::topology::normalize_area;
+  EXPECT_EQ(normalize_area("0"), "0.0.0.0");
+  EXPECT_EQ(normalize_area("1"), "0.0.0.1");
+  EXPECT_EQ(normalize_area("4294967295"), "255.255.255.255");
+  EXPECT_EQ(normalize_area("4294967296"), "");
+  EXPECT_EQ(normalize_area("0.0.0.10"), "0.0.0.10");
+  EXPECT_EQ(normalize_area("10.0.0.0/8"), "");
+  EXPECT_EQ(normalize_area("backbone"), "");
+}
+
+TEST(FrrConf, VrfLinesAreReportedAsUnsupported) {
+  auto c = parse_frr_conf("router bgp 65001 vrf RED\n neighbor 1.1.1.1 remote-as 1\nexit\n"
+                          "interface eth1 vrf RED\nexit\n",
+                          "r.conf");
+  ASSERT_EQ(c.unsupported.size(), 2u);
+  EXPECT_EQ(c.unsupported[0].line, 1);
+  EXPECT_EQ(c.unsupported[1].line, 4);
+  EXPECT_TRUE(c.bgp_neighbors.empty());  // the VRF's neighbors are not the default instance's
+}
+
+// A folder with a lab whose nodes boot the given configs.
+class OwnConfigLab : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("twin-own-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  std::optional<twin::topology::Topology> load(const std::string& yaml, twin::Diagnostics& d) {
+    return twin::topology::load_topology_text(yaml, (dir_ / "lab.yaml").string(), dir_.string(),
+                                              d);
+  }
+  twin::plan::Plan plan(const std::string& yaml) {
+    twin::Diagnostics d;
+    auto t = load(yaml, d);
+    if (!t) {
+      ADD_FAILURE() << "lab did not load";
+      for (const auto& i : d.items()) ADD_FAILURE() << i.message;
+      return {};
+    }
+    return twin::plan::make_plan(*t);
+  }
+  fs::path dir_;
+};
+
+const char* kTwoRouters = R"(version: 1
+name: ibgp
+nodes:
+  r1: {loopback: 10.0.255.1/32, config: r1.conf}
+  r2: {loopback: 10.0.255.2/32, config: r2.conf}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
+)";
+
+TEST_F(OwnConfigLab, NumberedAndLoopbackIbgpSessionsComeFromTheConfigNotTheLink) {
+  write("r1.conf",
+        "interface eth1\n ip address 10.0.12.1/30\n ip ospf area 0\nexit\n"
+        "interface lo\n ip ospf area 0\nexit\n"
+        "router bgp 65000\n neighbor 10.0.255.2 remote-as internal\n"
+        " neighbor 10.0.255.2 update-source lo\n neighbor 10.99.0.1 remote-as 65099\nexit\n"
+        "router ospf\nexit\n");
+  write("r2.conf",
+        "frr defaults datacenter\n"
+        "interface eth1\n ip address 10.0.12.2/30\n ip ospf area 0\nexit\n"
+        "interface lo\n ip ospf area 0\nexit\n"
+        "router bgp 65000\n neighbor 10.0.255.1 remote-as 65000\nexit\n");
+  auto p = plan(kTwoRouters);
+  ASSERT_EQ(p.sessions.size(), 2u);  // the neighbor outside the lab is expected of nobody
+  EXPECT_EQ(p.sessions[0].node, "r1");
+  EXPECT_EQ(p.sessions[0].peer_node, "r2");
+  EXPECT_EQ(p.sessions[0].peer_address, "10.0.255.2");
+  EXPECT_EQ(p.sessions[0].interface, "");  // a loopback session: no shared link
+  EXPECT_TRUE(p.sessions[0].ibgp);
+  EXPECT_EQ(p.sessions[1].peer_address, "10.0.255.1");
+  EXPECT_TRUE(p.sessions[1].ibgp);  // remote-as equal to its own ASN
+  // No unnumbered fabric on a link no config runs BGP on.
+  EXPECT_FALSE(p.find("r1")->interfaces[0].fabric);
+  // Daemons: the image's plus what the config needs, in FRR's start order.
+  EXPECT_THAT(p.find("r1")->daemons, ElementsAre("zebra", "bgpd", "ospfd", "staticd"));
+  EXPECT_EQ(p.find("r1")->daemon_reasons.at("ospfd"), (dir_ / "r1.conf").string() + ":3");
+  // FRR's default profile unless the config names one.
+  EXPECT_EQ(p.find("r1")->frr_profile, "traditional");
+  EXPECT_EQ(p.find("r2")->frr_profile, "datacenter");
+  ASSERT_EQ(p.adjacencies.size(), 2u);
+  EXPECT_EQ(p.adjacencies[0].interface, "eth1");
+  EXPECT_EQ(p.adjacencies[0].peer_interface, "eth1");
+}
+
+TEST_F(OwnConfigLab, NoAdjacencyWithAPassiveEndOrAnotherOspfVersion) {
+  write("r1.conf", "interface eth1\n ip address 10.0.12.1/30\n ip ospf area 0\n ip ospf passive\n"
+                   "exit\nrouter ospf\nexit\n");
+  write("r2.conf", "interface eth1\n ip address 10.0.12.2/30\n ipv6 ospf6 area 0\nexit\n"
+                   "router ospf6\nexit\n");
+  auto p = plan(kTwoRouters);
+  EXPECT_TRUE(p.adjacencies.empty());
+  EXPECT_TRUE(p.sessions.empty());
+  EXPECT_THAT(p.find("r2")->daemons, ElementsAre("zebra", "bgpd", "ospf6d", "staticd"));
+}
+
+TEST_F(OwnConfigLab, BfdPeersWhereBfddRuns) {
+  write("r1.conf", "interface eth1\n ip address 10.0.12.1/30\nexit\n"
+                   "router bgp 65001\n neighbor 10.0.12.2 remote-as 65002\n"
+                   " neighbor 10.0.12.2 bfd\nexit\n");
+  write("r2.conf", "interface eth1\n ip address 10.0.12.2/30\nexit\n"
+                   "router bgp 65002\n neighbor 10.0.12.1 remote-as 65001\nexit\n");
+  auto p = plan(kTwoRouters);
+  ASSERT_EQ(p.bfd_peers.size(), 1u);
+  EXPECT_EQ(p.bfd_peers[0].node, "r1");
+  EXPECT_EQ(p.bfd_peers[0].peer_node, "r2");
+  EXPECT_EQ(p.bfd_peers[0].interface, "eth1");
+  EXPECT_THAT(p.find("r1")->daemons, ElementsAre("zebra", "bgpd", "staticd", "bfdd"));
+}
+
+TEST_F(OwnConfigLab, AVrfIsRefusedAtItsLine) {
+  write("r1.conf", "hostname r1\nrouter bgp 65001 vrf RED\nexit\n");
+  write("r2.conf", "hostname r2\n");
+  twin::Diagnostics d;
+  EXPECT_FALSE(load(kTwoRouters, d));
+  ASSERT_EQ(d.items().size(), 1u);
+  EXPECT_EQ(d.items()[0].file, (dir_ / "r1.conf").string());
+  EXPECT_EQ(d.items()[0].line, 2);
+  EXPECT_THAT(d.items()[0].message, HasSubstr("VRFs are not supported"));
+}
+
+TEST_F(OwnConfigLab, ADaemonTheDaemonsFileSwitchesOffIsAnErrorNamingBothLines) {
+  write("r1.conf", "hostname r1\n!\nrouter ospf\nexit\nip route 10.0.0.0/8 blackhole\n");
+  write("r2.conf", "hostname r2\n");
+  twin::Diagnostics d;
+  auto t = load(kTwoRouters, d);
+  ASSERT_TRUE(t);
+  auto& r1 = t->nodes[0];
+  r1.daemon_settings = {{"zebra", true, "/etc/daemons", {1, 1}},
+                        {"ospfd", false, "/etc/daemons", {7, 1}}};
+  twin::Diagnostics d2;
+  twin::topology::read_own_configs(*t, d2);
+  ASSERT_EQ(d2.items().size(), 1u);  // staticd runs whatever the file says
+  EXPECT_EQ(d2.items()[0].line, 3);
+  EXPECT_THAT(d2.items()[0].message, HasSubstr("this line needs ospfd"));
+  EXPECT_THAT(d2.items()[0].message, HasSubstr("/etc/daemons:7 switches ospfd off"));
+}
+
+}  // namespace
