@@ -883,6 +883,7 @@ TEST(Diff, ProbeOutputIsFoldedAsDocumented) {
       twin::ok(json::parse(R"([{"dst": "10.1.0.0/16", "protocol": "bgp", "nexthops": [{}, {}, {}]},
           {"dst": "10.9.9.9", "protocol": "bgp", "dev": "swp1"},
           {"dst": "10.8.0.0/16", "protocol": "static", "dev": "swp1"},
+          {"dst": "10.6.0.0/16", "protocol": "ospf", "dev": "swp1"},
           {"dst": "10.7.0.0/16", "protocol": "kernel", "dev": "swp1"}])")),
       twin::ok(json::parse(R"([{"dst": "fd00::9", "protocol": "bgp", "dev": "swp1"}])"))};
   NetState s = twin::replay::state_from_observations(obs);
@@ -893,7 +894,8 @@ TEST(Diff, ProbeOutputIsFoldedAsDocumented) {
   EXPECT_EQ(s.sessions.at("r1 10.0.0.2").state, "Active");
   EXPECT_EQ(s.sessions.at("r1 10.0.0.2").pfx_v4, -1);
   EXPECT_EQ(s.sessions.at("r1 10.0.0.2").pfx_v6, -1);  // family not active
-  std::map<std::string, int> fib = {{"10.1.0.0/16", 3}, {"10.9.9.9/32", 1}, {"fd00::9/128", 1}};
+  std::map<std::string, int> fib = {
+      {"10.1.0.0/16", 3}, {"10.6.0.0/16", 1}, {"10.9.9.9/32", 1}, {"fd00::9/128", 1}};
   EXPECT_EQ(s.fib.at("r1"), fib);
   std::map<std::string, int> mtu = {{"r1:swp1", 9000}, {"r1:swp2", 1500}};
   EXPECT_EQ(s.mtu, mtu);

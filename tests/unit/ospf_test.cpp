@@ -12,6 +12,8 @@
 
 #include "twin/engine/lab.hpp"
 #include "twin/plan/plan.hpp"
+#include "twin/replay/gate.hpp"
+#include "twin/replay/steps.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/validator.hpp"
 #include "validators/ospf/ospf.hpp"
@@ -201,6 +203,27 @@ TEST(Convergence, TextNamesWhatTheLabWaitsFor) {
   c.full = 6;
   EXPECT_EQ(c.text(), "BGP 2/2 sessions Established, OSPF 6/6 adjacencies Full");
   EXPECT_TRUE(c.converged());
+}
+
+// The gate holds its settle for the dead interval of the OSPF interfaces a change touched: the
+// triangle's configs set hello 1 s / dead 4 s on router links (passive PC ports do not count).
+TEST(OspfSettle, FloorIsTheDeadIntervalOfTouchedOspfNodes) {
+  using namespace std::chrono_literals;
+  twin::replay::Touched t;
+  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), t), 0ms);
+  t.frr_nodes = {"r2"};
+  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), t), 4000ms);
+  twin::replay::Touched pcs;
+  pcs.host_added.emplace_back("pc1", "eth1", "192.168.1.11/24");
+  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), pcs), 0ms);  // a host runs no OSPF
+  twin::replay::Touched topo;
+  topo.topology = true;
+  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), topo), 4000ms);
+  auto p = plan();
+  for (auto& oi : p.nodes[0].ospf_interfaces) oi.dead_s = 40;  // FRR's default on r1
+  twin::replay::Touched r1;
+  r1.interfaces = {"r1:eth1"};
+  EXPECT_EQ(twin::replay::ospf_settle_floor(p, r1), 40000ms);
 }
 
 }  // namespace

@@ -76,6 +76,7 @@ struct OspfInterface {
   bool passive = false;
   int version = 2;   // 2: ospfd, 3: ospf6d
   int cost = 0;      // `ip ospf cost`; 0 = FRR's default (equal on every veth of a lab)
+  int dead_s = 40;   // dead interval, seconds (FRR's default 40; from the config when set)
 };
 struct BfdPeer {
   std::string peer;       // address

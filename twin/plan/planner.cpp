@@ -221,10 +221,15 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     auto it = c.ospf_costs.find(ifname);
     return it == c.ospf_costs.end() ? 0 : it->second;
   };
+  auto dead = [&](const std::string& ifname) {
+    auto it = c.ospf_dead_s.find(ifname);
+    return it == c.ospf_dead_s.end() ? 40 : it->second;
+  };
   for (const auto& o : c.ospf_interfaces)
     if (seen.insert({o.interface, o.version}).second)
       n.ospf_interfaces.push_back({o.interface, o.area, o.version == 2 && passive(o.interface),
-                                   o.version, o.version == 2 ? cost(o.interface) : 0});
+                                   o.version, o.version == 2 ? cost(o.interface) : 0,
+                                   dead(o.interface)});
   std::map<std::string, std::vector<IpPrefix>> addrs;  // interface -> addresses
   for (const auto& [ifn, list] : c.addresses)
     for (const auto& a : list)
@@ -240,7 +245,7 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     for (const auto& [ifn, list] : addrs)
       for (const auto& a : list)
         if (a.family == 4 && np->contains(a) && seen.insert({ifn, 2}).second)
-          n.ospf_interfaces.push_back({ifn, net.area, passive(ifn), 2, cost(ifn)});
+          n.ospf_interfaces.push_back({ifn, net.area, passive(ifn), 2, cost(ifn), dead(ifn)});
   }
 }
 
@@ -591,7 +596,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version,
-                                                cost)
+                                                cost, dead_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend, vm, netns,
                                                 run_dir, daemons, frr_profile, rp_filter, asn,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "twin/core/util.hpp"
 #include "twin/replay/observation.hpp"
@@ -21,7 +22,11 @@ std::string normalize_prefix(const std::string& dst) {
 void fold_routes(const Result<nlohmann::json>& routes, std::map<std::string, int>& fib) {
   if (!routes || !routes->is_array()) return;
   for (const auto& r : *routes) {
-    if (!r.is_object() || r.value("protocol", "") != "bgp" || !r.contains("dst")) continue;
+    // Routes a routing daemon installed (zebra marks them with its protocol in the kernel):
+    // what a change can lose. Connected and kernel routes follow the interfaces.
+    // Static routes are the change's own business (a step adds or removes them on purpose).
+    static const std::set<std::string> kRouting = {"bgp", "ospf", "isis"};
+    if (!r.is_object() || !kRouting.count(r.value("protocol", "")) || !r.contains("dst")) continue;
     int hops = 1;
     if (r.contains("nexthops") && r["nexthops"].is_array())
       hops = static_cast<int>(r["nexthops"].size());

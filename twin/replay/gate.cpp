@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <set>
 
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
@@ -15,6 +16,25 @@
 using namespace std::chrono_literals;
 
 namespace twin::replay {
+
+std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touched& t) {
+  std::set<std::string> nodes = t.frr_nodes;
+  for (const auto& key : t.interfaces) nodes.insert(key.substr(0, key.find(':')));
+  for (const auto& [node, ifname, addr] : t.host_added) nodes.insert(node);
+  for (const auto& [node, ifname, addr] : t.host_removed) nodes.insert(node);
+  // The adjacencies a touched node takes part in, at both ends (the peer's dead timer is the
+  // one that notices a silent neighbor).
+  int dead_s = 0;
+  for (const auto& a : plan.adjacencies) {
+    if (a.version != 2 || (!t.topology && !nodes.count(a.node) && !nodes.count(a.peer_node)))
+      continue;
+    const plan::Node* n = plan.find(a.node);
+    if (!n) continue;
+    for (const auto& oi : n->ospf_interfaces)
+      if (oi.name == a.interface && oi.version == 2) dead_s = std::max(dead_s, oi.dead_s);
+  }
+  return std::chrono::seconds(dead_s);
+}
 
 namespace {
 
@@ -40,7 +60,8 @@ class Gate {
   Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail);
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
-  std::string settle(const plan::Plan& plan);
+  // Waits until the network is quiet, and at least `floor` (ospf_settle_floor).
+  std::string settle(const plan::Plan& plan, std::chrono::milliseconds floor = {});
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
   Result<void> rollback(const Touched& t, std::string* detail);
@@ -126,7 +147,7 @@ void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds time
 }
 
 // What must stop moving before a validation means anything: which sessions are Established and
-// every FIB's BGP routes with their next-hop counts (session states that cycle through Idle,
+// every FIB's BGP and OSPF routes with their next-hop counts (session states that cycle through Idle,
 // Connect and Active while failing count as one "not Established").
 std::string fingerprint(const NetState& s) {
   std::string f;
@@ -141,7 +162,7 @@ std::string fingerprint(const NetState& s) {
 // Waits until the network is quiet: the fingerprint unchanged for kQuiet, polled every kPoll,
 // bounded by the convergence timeout. Right after a change, a validation could otherwise see
 // the old state (an update still in flight) and approve what is about to break.
-std::string Gate::settle(const plan::Plan& plan) {
+std::string Gate::settle(const plan::Plan& plan, std::chrono::milliseconds floor) {
   constexpr auto kQuiet = 1000ms;
   constexpr auto kPoll = 200ms;
   validate::SystemProbe probe(runner_, env_.drivers);
@@ -158,10 +179,14 @@ std::string Gate::settle(const plan::Plan& plan) {
       last_change = time_.now();
       ++changes;
     }
-    if (time_.now() - last_change >= kQuiet) {
+    if (time_.now() - last_change >= kQuiet && time_.now() - t0 >= floor) {
       quiet_ = true;
       return "quiet after " + std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms (" +
-             std::to_string(changes) + " change" + (changes == 1 ? "" : "s") + " seen)";
+             std::to_string(changes) + " change" + (changes == 1 ? "" : "s") + " seen" +
+             (floor.count() > 0 ? ", held at least " + std::to_string(floor.count() / 1000) +
+                                      " s: the OSPF dead interval of what changed"
+                                : std::string()) +
+             ")";
     }
     if (time_.ms_since(t0) > static_cast<double>(opts_.converge_timeout.count()))
       return "still changing after " + std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms";
@@ -282,7 +307,7 @@ void Gate::bisect(Touched& touched, size_t attempted) {
     }
     plan::Plan p = intended_plan(st_.plan, cs_, mid);
     say("bisect: first " + std::to_string(mid) + " of " + std::to_string(cs_.steps.size()) +
-        " steps; settling: " + settle(p));
+        " steps; settling: " + settle(p, ospf_settle_floor(p, touched)));
     Phase ph = validate_phase("bisect: first " + std::to_string(mid) + " steps", p);
     Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
     Verdict v =
@@ -387,7 +412,7 @@ Result<ApplyResult> Gate::run() {
     if (step_by_step && !broke && changes_network(s.kind()) &&
         res_.first_failing_step.empty()) {
       plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
-      say("settling: " + settle(p));
+      say("settling: " + settle(p, ospf_settle_floor(p, touched)));
       Phase ph = validate_phase("after step '" + s.name + "'", p);
       Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
       Verdict v = decide(res_.steps, ph.report, diff,
@@ -408,7 +433,7 @@ Result<ApplyResult> Gate::run() {
   // 3. Converge, validate against the intent, diff.
   plan::Plan intended = intended_plan(st_.plan, cs_);
   if (!res_.after) {  // (with --per-step, the validation after the breaking step is reused)
-    say("settling: " + settle(intended));
+    say("settling: " + settle(intended, ospf_settle_floor(intended, touched)));
     if (interrupted()) return abort_interrupted(touched, "while settling");
     res_.after = validate_phase("after", intended);
   }
@@ -435,7 +460,7 @@ Result<ApplyResult> Gate::run() {
     res_.rolled_back = true;
     std::string d;
     auto r = rollback(touched, &d);
-    say("settling: " + settle(st_.plan));
+    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched)));
     Phase ph = validate_phase("rollback", st_.plan);
     Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
     Verdict v =

@@ -34,6 +34,13 @@ struct GateEnv {
 };
 
 // apply() without the lab lock, through `env`. The caller holds the lock (apply() does).
+// How long settling must last at least after a change that touched `t`: the longest OSPF dead
+// interval of the expected adjacencies a touched node takes part in, at either end (every one
+// for a topology change); 0 when there are none. Until a dead interval has passed, a neighbor that stopped hearing hellos still
+// shows Full (RFC 2328 §10.3, InactivityTimer), so a quiet network proves nothing before it.
+struct Touched;  // steps.hpp
+std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touched& t);
+
 Result<ApplyResult> run_gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
                              GateEnv& env);
 

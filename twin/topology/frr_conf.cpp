@@ -1,6 +1,8 @@
 #include "twin/topology/frr_conf.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "twin/core/ip.hpp"
@@ -77,6 +79,16 @@ std::string daemon_for_command(const std::string& command) {
   return "";
 }
 
+namespace {
+// A non-negative decimal that fits an int; nullopt otherwise (FRR rejects such a line when the
+// config is loaded and reports it).
+std::optional<int> to_int(const std::string& s) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoi(s);
+}
+}  // namespace
+
 FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
   FrrConf c;
   c.file = file;
@@ -99,7 +111,8 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
   };
 
   Block block = Block::kNone;
-  std::string iface;  // current `interface` block
+  std::string iface;           // current `interface` block
+  std::set<std::string> dead_set;  // interfaces with an explicit dead interval
   std::istringstream in(text);
   std::string raw;
   int lineno = 0;
@@ -207,11 +220,18 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
         } else if (starts(w, {"ipv6", "ospf6", "area"}) && w.size() >= 4) {
           need("ospf6d", lineno);
           c.ospf_interfaces.push_back({iface, normalize_area(w[3]), false, 3, lineno});
-        } else if (starts(w, {"ip", "ospf", "cost"}) && w.size() >= 4) {
-          try {
-            c.ospf_costs[iface] = std::stoi(w[3]);
-          } catch (const std::exception&) {  // FRR rejects it when the config is loaded
+        } else if (starts(w, {"ip", "ospf", "dead-interval"}) && w.size() >= 4) {
+          if (w[3] == "minimal") {
+            c.ospf_dead_s[iface] = 1;
+            dead_set.insert(iface);
+          } else if (auto v = to_int(w[3])) {
+            c.ospf_dead_s[iface] = *v;
+            dead_set.insert(iface);
           }
+        } else if (starts(w, {"ip", "ospf", "hello-interval"}) && w.size() >= 4) {
+          if (auto v = to_int(w[3]); v && !dead_set.count(iface)) c.ospf_dead_s[iface] = 4 * *v;
+        } else if (starts(w, {"ip", "ospf", "cost"}) && w.size() >= 4) {
+          if (auto v = to_int(w[3])) c.ospf_costs[iface] = *v;
         } else if (starts(w, {"ip", "ospf", "passive"})) {
           c.ospf_passive.push_back(iface);
         } else if (starts(w, {"no", "ip", "ospf", "passive"})) {

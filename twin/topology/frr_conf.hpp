@@ -83,6 +83,10 @@ struct FrrConf {
   std::vector<std::string> ospf_passive;           // `passive-interface IF` / `ip ospf passive`
   std::vector<std::string> ospf_active;            // `no passive-interface IF`, `no ip ospf passive`
   std::map<std::string, int> ospf_costs;           // interface -> `ip ospf cost N` (v2)
+  // interface -> dead interval in seconds, where the config sets `ip ospf dead-interval` or
+  // `ip ospf hello-interval` (dead = 4 x hello then, RFC 2328 appendix C.3); 1 for
+  // `dead-interval minimal`. Absent: FRR's default, 40 s.
+  std::map<std::string, int> ospf_dead_s;
 
   std::vector<StaticRouteConf> static_routes;
   std::vector<BfdPeerConf> bfd_peers;
