@@ -22,8 +22,8 @@ struct SessionObs {
 };
 
 // One observation of the lab. Keys: sessions "node neighbor" (neighbor = interface for BGP
-// unnumbered); fib node -> prefix -> next hops (routes zebra installed from BGP, OSPF or IS-IS, the kernel's
-// view); interfaces "node:ifname" -> MTU (bytes, L3) and admin state; reachable/unreachable:
+// unnumbered); fib node -> prefix -> next hops (routes zebra installed from BGP, OSPF or
+// IS-IS, the kernel's view); interfaces "node:ifname" -> MTU (bytes, L3) and admin state; reachable/unreachable:
 // "src -> dst address" pairs the reachability validator probed.
 struct NetState {
   std::map<std::string, SessionObs> sessions;
