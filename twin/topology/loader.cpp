@@ -8,6 +8,7 @@
 
 #include "twin/core/yaml_reader.hpp"
 #include "twin/topology/checks.hpp"
+#include "twin/topology/containerlab.hpp"
 #include "twin/topology/daemons_file.hpp"
 #include "twin/topology/own_config.hpp"
 #include "twin/topology/image_profile.hpp"
@@ -510,6 +511,8 @@ class Loader {
 
 std::optional<Topology> load_topology_text(const std::string& text, const std::string& file,
                                            const std::string& dir, Diagnostics& diags) {
+  // A containerlab file is recognised by its shape, whatever its name.
+  if (looks_like_containerlab(text, file)) return load_containerlab_text(text, file, dir, diags);
   Loader l(file, dir, diags);
   return l.load(text);
 }
