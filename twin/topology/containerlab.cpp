@@ -214,11 +214,26 @@ class ClabLoader {
         error(links, "topology.links", "expected a list of links", "");
       else
         for (size_t i = 0; i < links.size(); ++i)
-          read_link(links[i], "topology.links[" + std::to_string(i) + "]");
+          read_link(links[i], "topology.links[" + std::to_string(i) + "]", i);
     }
     for (const auto& [name, items] : exec_) apply_exec(name, items);
-    check_topology(t_, places_, d_);
-    read_own_configs(t_, d_);
+    // The checks name fields as twin's format does (links[i], nodes.x): name them as this
+    // file does (topology.links[j] counts the links skipped above).
+    Diagnostics checked;
+    check_topology(t_, places_, checked);
+    read_own_configs(t_, checked);
+    static const std::regex link_re(R"(^links\[(\d+)\])");
+    for (Diagnostic d : checked.items()) {
+      std::smatch m;
+      if (std::regex_search(d.field, m, link_re)) {
+        size_t i = std::stoul(m[1]);
+        size_t j = i < link_index_.size() ? link_index_[i] : i;
+        d.field = "topology.links[" + std::to_string(j) + "]" + m.suffix().str();
+      } else if (d.field.rfind("nodes.", 0) == 0) {
+        d.field = "topology." + d.field;
+      }
+      d_.add(std::move(d));
+    }
     if (d_.items().size() != before) return std::nullopt;
     return t_;
   }
@@ -426,17 +441,15 @@ class ClabLoader {
     t_.nodes.push_back(std::move(n));
   }
 
-  // A node's binds: its own, then those of its group, kind and the defaults that bind
-  // another container path (containerlab merges bind lists; the more specific one wins).
+  // A node's binds: the list of the node, else its group, else its kind, else the defaults
+  // (the whole field, as for every field).
   std::vector<Bind> read_binds(const std::string& name, const YAML::Node& body,
                                const std::string& group, const std::string& kind) {
     std::vector<Bind> out;
     std::set<std::string> taken;
-    std::vector<std::pair<YAML::Node, std::string>> lists = {
-        {entry(body, "binds"), "topology.nodes." + name + ".binds"},
-        {entry(entry(groups_, group), "binds"), "topology.groups." + group + ".binds"},
-        {entry(entry(kinds_, kind), "binds"), "topology.kinds." + kind + ".binds"},
-        {entry(defaults_, "binds"), "topology.defaults.binds"}};
+    Field bf = field(name, body, group, kind, "binds");
+    std::vector<std::pair<YAML::Node, std::string>> lists;
+    if (bf) lists.emplace_back(bf.value, bf.path);
     for (const auto& [list, path] : lists) {
       if (!list) continue;
       if (!list.IsSequence()) {
@@ -540,7 +553,7 @@ class ClabLoader {
     return true;
   }
 
-  void read_link(const YAML::Node& ln, const std::string& f) {
+  void read_link(const YAML::Node& ln, const std::string& f, size_t index) {
     Link l;
     l.mark = mark_of(ln);
     l.mtu = 9500;  // containerlab's default veth MTU
@@ -581,6 +594,7 @@ class ClabLoader {
       }
     }
     t_.links.push_back(std::move(l));
+    link_index_.push_back(index);
     places_.link_mtu.push_back(mtu_at);
     places_.link_addresses.emplace_back();
   }
@@ -631,7 +645,7 @@ class ClabLoader {
       size_t li = t_.links.size();
       for (size_t k = 0; k < t_.links.size(); ++k)
         for (const Endpoint* e : {&t_.links[k].a, &t_.links[k].b})
-          if (e->node == name && e->interface == a->ifname) li = k;
+          if (e->node == name && e->interface == a->ifname && li == t_.links.size()) li = k;
       if (li == t_.links.size()) {
         if (a->what == ExecAction::kLinkUp && a->ifname == "lo") continue;
         error(items[i], f,
@@ -670,6 +684,7 @@ class ClabLoader {
   std::set<std::pair<int, int>> warned_;
   std::vector<std::pair<std::string, std::pair<YAML::Node, std::string>>> exec_;
   std::map<size_t, Mark> mtu_set_;
+  std::vector<size_t> link_index_;  // Topology::links index -> index in the file
 };
 
 }  // namespace
