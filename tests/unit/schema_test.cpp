@@ -55,7 +55,8 @@ const fs::path kImageSchema = kRepo / "images" / "schema" / "image.schema.json";
 // alone fails a test here until both, and this list, agree.
 const StringSet kTopKeys = {"version", "name", "defaults", "nodes", "links"};
 const StringSet kDefaultKeys = {"kind", "image", "mtu"};
-const StringSet kNodeKeys = {"kind", "image", "asn", "router-id", "loopback", "config", "gateway"};
+const StringSet kNodeKeys = {"kind",    "image",  "asn",         "router-id", "loopback",
+                             "config",  "gateway", "routes", "daemons-file"};
 const StringSet kLinkKeys = {"endpoints", "mtu", "addresses"};
 const StringSet kImageKeys = {
     "name",      "kind",        "backend",       "daemons",     "frr-profile",
@@ -167,6 +168,7 @@ class SchemaLoader : public ::testing::Test {
     dir_ = made;
     fs::create_directories(dir_ / "images");
     write("frr.conf", "frr defaults datacenter\n");
+    write("daemons", "bgpd=yes\n");
   }
   void TearDown() override {
     std::error_code ec;
@@ -315,6 +317,10 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"node.router-id", {"r1: {", "r1: {router-id: 10.255.0.11, "}},
       {"node.config", {"r1: {asn: 65001, loopback: 10.255.0.1/32}", "r1: {config: frr.conf}"}},
       {"node.gateway", {"h1: {kind: host}", "h1: {kind: host, gateway: 10.0.1.1}"}},
+      {"node.routes",
+       {"h1: {kind: host}", "h1: {kind: host, routes: [{to: 10.0.0.0/8, via: 10.0.1.1}]}"}},
+      {"node.daemons-file",
+       {"r1: {asn: 65001, loopback: 10.255.0.1/32}", "r1: {config: frr.conf, daemons-file: daemons}"}},
       {"link.endpoints", {"", ""}},
       {"link.addresses", {"", ""}},
       {"link.mtu", {"    addresses:", "    mtu: 1500\n    addresses:"}},

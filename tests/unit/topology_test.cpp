@@ -849,7 +849,7 @@ nodes:
 )");
   expect_at(d, 4, 25, "nodes.h1.asn");
   EXPECT_EQ(d.message, "'asn' does not apply to kind host");
-  EXPECT_EQ(d.hint, "a host has addresses on its links and a default route only");
+  EXPECT_EQ(d.hint, "a host has addresses on its links, a default route and static routes only");
 }
 
 TEST(LoaderErrors, AddressesOfANodeNotOnTheLink) {
@@ -914,7 +914,8 @@ links:
   expect_at(l.diags.items()[0], 4, 43, "nodes.r1.colour");
   EXPECT_EQ(l.diags.items()[0].message, "unknown field 'colour'");
   EXPECT_EQ(l.diags.items()[0].hint,
-            "expected one of: kind, image, asn, router-id, loopback, config, gateway");
+            "expected one of: kind, image, asn, router-id, loopback, config, gateway, routes, "
+            "daemons-file");
   expect_at(l.diags.items()[1], 8, 10, "links[0].mtu");
   EXPECT_EQ(l.diags.items()[1].message, "MTU 10 is outside 68-65535 bytes");
   expect_at(l.diags.items()[2], 7, 26, "links[0].endpoints[1]");
@@ -954,6 +955,18 @@ TEST(Diagnostics, FormatWithoutPlaceFieldOrHintAndInOrder) {
   d.add({"t.yaml", 0, 0, "", "no place", ""});
   d.add({"t.yaml", 2, 7, "name", "second", ""});
   EXPECT_EQ(d.format(), "t.yaml: error: no place\nt.yaml:2:7: error: name: second\n");
+}
+
+TEST(Diagnostics, WarningsAreKeptApartFromErrors) {
+  Diagnostics d;
+  d.warn({"lab.clab.yml", 3, 5, "mgmt", "ignored by twin", "twin has no management network"});
+  EXPECT_TRUE(d.empty());  // a warning does not fail a load
+  EXPECT_TRUE(d.items().empty());
+  ASSERT_EQ(d.warnings().size(), 1u);
+  EXPECT_EQ(d.format(), "");
+  EXPECT_EQ(d.format_warnings(),
+            "lab.clab.yml:3:5: warning: mgmt: ignored by twin (hint: twin has no management "
+            "network)\n");
 }
 
 TEST(Diagnostics, FormatOfALoaderResult) {

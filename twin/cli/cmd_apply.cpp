@@ -100,6 +100,7 @@ int load_change(const std::string& file, const std::string& configs, const plan:
   replay::check_against_lab(checked, plan, diags);
   if (auto r = replay::check_frr_syntax(checked, runner, diags); !r)
     return fail(r.error().message, exit_code(r.error()));
+  std::cerr << diags.format_warnings();
   if (!diags.empty()) {
     std::cerr << diags.format();
     std::cerr << "twin: " << diags.items().size() << " problem"
@@ -193,6 +194,7 @@ int run_scenario(const RunOptions& ro) {
   auto sc = replay::load_scenario(ro.scenario, diags);
   std::optional<topology::Topology> topo;
   if (sc) topo = topology::load_topology(sc->topology, diags);
+  std::cerr << diags.format_warnings();
   if (!diags.empty()) {
     std::cerr << diags.format();
     return 2;

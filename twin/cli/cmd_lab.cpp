@@ -24,6 +24,7 @@ namespace {
 std::optional<topology::Topology> load(const std::string& file) {
   Diagnostics diags;
   auto t = topology::load_topology(file, diags);
+  std::cerr << diags.format_warnings();
   if (!t) {
     std::cerr << diags.format();
     std::cerr << "twin: " << diags.items().size() << " problem"

@@ -102,6 +102,13 @@ struct GenClosOptions {
 };
 int run_gen_clos(const GenClosOptions& o);
 
+struct ConvertOptions {
+  std::string file;    // containerlab file
+  std::string output;  // "" or "-" = stdout
+  bool force = false;  // overwrite an existing output file
+};
+int run_convert(const ConvertOptions& o);
+
 // Prints an error line "twin: <message>" on stderr and returns its exit code.
 int fail(const std::string& message, int code);
 

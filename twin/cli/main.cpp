@@ -207,6 +207,15 @@ int main(int argc, char** argv) {
   gc->add_option("-o,--output", gen.output, "write to FILE instead of stdout");
   gc->callback([&] { code = twin::cli::run_gen_clos(gen); });
 
+  twin::cli::ConvertOptions conv;
+  auto* cv = app.add_subcommand(
+      "convert", "Write a containerlab file (*.clab.yml) as a twin topology file");
+  cv->add_option("file", conv.file, "containerlab topology file")->required();
+  cv->add_option("-o,--output", conv.output,
+                 "write to FILE instead of stdout (config paths become relative to its folder)");
+  cv->add_flag("--force", conv.force, "overwrite FILE if it exists");
+  cv->callback([&] { code = twin::cli::run_convert(conv); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex) {

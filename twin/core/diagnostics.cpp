@@ -9,10 +9,11 @@
 
 namespace twin {
 
-std::string Diagnostics::format() const {
+namespace {
+std::string format_sorted(const std::vector<Diagnostic>& items, const char* severity) {
   // By place in the file, as an editor lists them; problems without a place come first.
   std::vector<const Diagnostic*> sorted;
-  for (const auto& d : items_) sorted.push_back(&d);
+  for (const auto& d : items) sorted.push_back(&d);
   std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic* a, const Diagnostic* b) {
     return std::tie(a->file, a->line, a->column) < std::tie(b->file, b->line, b->column);
   });
@@ -21,7 +22,7 @@ std::string Diagnostics::format() const {
     const Diagnostic& d = *p;
     out << d.file;
     if (d.line > 0) out << ':' << d.line << ':' << d.column;
-    out << ": error: ";
+    out << ": " << severity << ": ";
     if (!d.field.empty()) out << d.field << ": ";
     out << d.message;
     if (!d.hint.empty()) out << " (hint: " << d.hint << ")";
@@ -29,6 +30,10 @@ std::string Diagnostics::format() const {
   }
   return out.str();
 }
+}  // namespace
+
+std::string Diagnostics::format() const { return format_sorted(items_, "error"); }
+std::string Diagnostics::format_warnings() const { return format_sorted(warnings_, "warning"); }
 
 namespace {
 size_t edit_distance(const std::string& a, const std::string& b) {

@@ -23,17 +23,25 @@ struct Diagnostic {
   std::string hint;     // how to fix it; may be empty
 };
 
+// Errors (`add`, `items`) fail a load; warnings (`warn`) do not: they say what was read but not
+// honoured (a containerlab field twin ignores). `empty()` and `items()` count errors only, so
+// loaders that compare `items().size()` before and after are unaffected by warnings.
 class Diagnostics {
  public:
   void add(Diagnostic d) { items_.push_back(std::move(d)); }
+  void warn(Diagnostic d) { warnings_.push_back(std::move(d)); }
   [[nodiscard]] bool empty() const { return items_.empty(); }
   [[nodiscard]] const std::vector<Diagnostic>& items() const { return items_; }
+  [[nodiscard]] const std::vector<Diagnostic>& warnings() const { return warnings_; }
   // "file:line:col: error: field: message (hint: ...)" one per line, sorted by file, line and
   // column (stable: problems at one place keep the order they were found in).
   [[nodiscard]] std::string format() const;
+  // The warnings the same way, with "warning:" for "error:".
+  [[nodiscard]] std::string format_warnings() const;
 
  private:
   std::vector<Diagnostic> items_;
+  std::vector<Diagnostic> warnings_;
 };
 
 // Reads a user's input file for a loader (`what`: "topology file", "change file"). A folder or

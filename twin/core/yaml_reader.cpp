@@ -27,6 +27,38 @@ std::optional<YAML::Node> parse(const std::string& text, const std::string& file
   }
 }
 
+Mark second_document(const std::string& text) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception&) {
+    return {};  // parse() reports syntax errors
+  }
+  if (docs.size() < 2) return {};
+  // The second document's `---` line: the first marker when content comes before it, else the
+  // second (a file may open with `---`).
+  int line = 0, markers = 0;
+  bool content = false;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string l = text.substr(pos, end - pos);
+    ++line;
+    bool marker = l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' ||
+                                             l[3] == '\r');
+    if (marker) {
+      ++markers;
+      if (content || markers == 2) return {line, 1};
+    } else if (size_t c = l.find_first_not_of(" \t\r");
+               c != std::string::npos && l[c] != '#' && l.rfind("%", 0) != 0) {
+      content = true;
+    }
+    pos = end + 1;
+  }
+  return mark_of(docs[1]);
+}
+
 Mark mark_of(const YAML::Node& n) {
   auto m = n.Mark();
   if (m.is_null()) return {};
@@ -82,6 +114,11 @@ std::optional<Value> Reader::document(const std::string& text, const std::string
                                       const std::string& hint) {
   auto parsed = parse(text, file_, d_);
   if (!parsed) return std::nullopt;
+  if (Mark second = second_document(text); second.line > 0) {
+    error(second, "", "a second YAML document starts here; twin reads one document per file",
+          "remove this `---` and what follows it, or move it to a file of its own");
+    return std::nullopt;
+  }
   Value root = at(*parsed, "");
   if (!root.node.IsMap()) {
     error(root, not_a_mapping, hint);

@@ -20,6 +20,10 @@ namespace twin::yaml {
 std::optional<YAML::Node> parse(const std::string& text, const std::string& file,
                                 Diagnostics& diags);
 
+// Where the second YAML document of `text` starts (its `---` line, column 1); {0, 0} when
+// `text` holds one document (or does not parse).
+Mark second_document(const std::string& text);
+
 // Where `n` was written; {0, 0} for a node that is not from a document.
 Mark mark_of(const YAML::Node& n);
 

@@ -313,6 +313,10 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     if (n.kind == NodeKind::kHost) {
       const auto* tn = topo.find_node(n.name);
       for (const auto& g : tn->gateways) n.routes.push_back({"default", g.address()});
+      // `routes:` after the gateways, in the file's order.
+      for (const auto& r : tn->routes)
+        n.routes.push_back(
+            {r.destination.length == 0 ? "default" : r.destination.str(), r.via.address()});
     }
   }
 

@@ -1,5 +1,6 @@
 #include "twin/topology/checks.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <regex>
 
@@ -50,6 +51,8 @@ class Checker {
     links();
     identities();
     gateways();
+    host_routes();
+    addresses();
   }
 
  private:
@@ -229,6 +232,18 @@ class Checker {
             if (k < given_at.size()) gw_at = given_at[k];
           }
         bool explicit_gw = gw.has_value();
+        // A default route under `routes:` is this family's gateway.
+        const HostRoute* default_route = nullptr;
+        for (const auto& r : n.routes)
+          if (r.destination.family == fam && r.destination.length == 0) default_route = &r;
+        if (default_route && explicit_gw) {
+          error(default_route->mark, "nodes." + n.name + ".routes",
+                "a default route is given both here and by `gateway` (line " +
+                    std::to_string(gw_at.mark.line) + ")",
+                "keep one of them");
+          continue;
+        }
+        if (default_route) continue;  // its next hop is checked with the other routes
         bool gw_on_link = false;
         for (const auto& l : t.links) {
           const std::string* peer = nullptr;
@@ -263,6 +278,75 @@ class Checker {
           g.length = fam == 4 ? 32 : 128;
           n.gateways.push_back(g);
         }
+      }
+    }
+  }
+
+  // An address belongs to one node: the same address on two nodes (both ends of a link, or
+  // anywhere in the lab) makes ARP/ND and routing pick either. Loopbacks count too (two
+  // loopbacks sharing one are reported by identities()).
+  void addresses() {
+    struct Owner {
+      std::string node, interface;
+      Where at;
+      size_t link;  // SIZE_MAX for a loopback
+    };
+    std::map<std::string, Owner> owner;  // address -> first place
+    auto place = [&](const Where& w) {
+      return t.file + ":" + std::to_string(w.mark.line) + ":" + std::to_string(w.mark.column);
+    };
+    auto see = [&](const IpPrefix& p, Owner o) {
+      auto [it, fresh] = owner.emplace(p.address(), o);
+      if (fresh || it->second.node == o.node) return;
+      const Owner& first = it->second;
+      if (first.link == SIZE_MAX && o.link == SIZE_MAX) return;
+      if (first.link == o.link)
+        error(o.at.mark, o.at.field,
+              "address " + p.address() + " is given to both ends of the link: " + first.node +
+                  ":" + first.interface + " (" + place(first.at) + ") and " + o.node + ":" +
+                  o.interface,
+              "each end needs its own address in the link's subnet");
+      else
+        error(o.at.mark, o.at.field,
+              "address " + p.address() + " of " + o.node + ":" + o.interface +
+                  " is also given to " + first.node + ":" + first.interface + " at " +
+                  place(first.at),
+              "an address belongs to one node; pick another one");
+    };
+    for (const auto& n : t.nodes) {
+      const auto& lo_at = find_or_none(places.loopbacks, n.name);
+      for (size_t k = 0; k < n.loopbacks.size() && k < lo_at.size(); ++k)
+        see(n.loopbacks[k], {n.name, "lo", lo_at[k], SIZE_MAX});
+    }
+    for (size_t i = 0; i < t.links.size() && i < places.link_addresses.size(); ++i) {
+      const Link& l = t.links[i];
+      for (const Endpoint* e : {&l.a, &l.b}) {  // in the file's order
+        auto ps = l.addresses.find(e->node);
+        auto at = places.link_addresses[i].find(e->node);
+        if (ps == l.addresses.end() || at == places.link_addresses[i].end()) continue;
+        for (size_t k = 0; k < ps->second.size() && k < at->second.size(); ++k)
+          see(ps->second[k], {e->node, e->interface, at->second[k], i});
+      }
+    }
+  }
+
+  // Hosts' static routes: each next hop on a subnet of the host's link addresses, as `ip route`
+  // needs (it refuses a gateway it cannot reach: "Nexthop has invalid gateway").
+  void host_routes() {
+    for (const auto& n : t.nodes) {
+      if (n.kind != NodeKind::kHost) continue;
+      const auto& via_at = find_or_none(places.route_via, n.name);
+      for (size_t k = 0; k < n.routes.size(); ++k) {
+        const auto& r = n.routes[k];
+        bool on_link = false;
+        for (const auto& l : t.links)
+          if (auto mine = l.addresses.find(n.name); mine != l.addresses.end())
+            for (const auto& a : mine->second) on_link = on_link || a.contains(r.via);
+        if (on_link) continue;
+        Where at = k < via_at.size() ? via_at[k] : Where{r.mark, "nodes." + n.name + ".routes"};
+        error(at.mark, at.field,
+              "next hop " + r.via.address() + " is not on any subnet of the host's links",
+              "a next hop is an address in the subnet of one of the host's link addresses");
       }
     }
   }

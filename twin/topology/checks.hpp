@@ -25,6 +25,9 @@ struct Places {
   std::map<std::string, Where> router_id;   // node -> its router-id (or the loopback it is from)
   std::set<std::string> router_id_derived;  // nodes whose router-id comes from a loopback
   std::map<std::string, std::vector<Where>> gateways;  // node -> parallel to given gateways
+  std::map<std::string, std::vector<Where>> route_via;  // node -> parallel to Node::routes
+  // per link: node -> places parallel to Link::addresses[node]
+  std::vector<std::map<std::string, std::vector<Where>>> link_addresses;
   std::vector<Where> link_mtu;  // per link: its own mtu value, or {link, ""} when inherited
   std::set<size_t> bad_mtu;     // links whose own mtu was invalid (already reported)
 };

@@ -8,6 +8,8 @@
 
 #include "twin/core/yaml_reader.hpp"
 #include "twin/topology/checks.hpp"
+#include "twin/topology/containerlab.hpp"
+#include "twin/topology/daemons_file.hpp"
 #include "twin/topology/own_config.hpp"
 #include "twin/topology/image_profile.hpp"
 
@@ -28,8 +30,10 @@ using yaml::mark_of;
 
 const std::vector<std::string> kTopKeys = {"version", "name", "defaults", "nodes", "links"};
 const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
-const std::vector<std::string> kNodeKeys = {"kind",     "image",  "asn",    "router-id",
-                                            "loopback", "config", "gateway"};
+const std::vector<std::string> kNodeKeys = {"kind",   "image",   "asn",    "router-id",
+                                            "loopback", "config", "gateway", "routes",
+                                            "daemons-file"};
+const std::vector<std::string> kRouteKeys = {"to", "via"};
 const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses"};
 const std::vector<std::string> kKinds = {"frr", "host"};
 const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
@@ -270,6 +274,23 @@ class Loader {
       }
       if (auto g = body["gateway"])
         n.gateways = as_prefixes(g, f + ".gateway", true, &places_.gateways[name]);
+      if (auto rt = body["routes"]) parse_routes(n, rt, f + ".routes");
+      if (auto df = body["daemons-file"]) {
+        if (auto s = r_.string(at(df, f + ".daemons-file"))) {
+          fs::path p = fs::path(*s).is_absolute() ? fs::path(*s) : fs::path(dir_) / *s;
+          if (!fs::is_regular_file(p))
+            error(df, f + ".daemons-file", "daemons file '" + p.string() + "' does not exist",
+                  "paths are relative to the topology file's folder");
+          else
+            n.daemon_settings = read_daemons_file(fs::weakly_canonical(p).string(), file_,
+                                                  mark_of(df), f + ".daemons-file", d_);
+          if (!body["config"] && kind != "host")
+            error(df, f + ".daemons-file",
+                  "a daemons file needs the node's own `config:`: the generated configuration "
+                  "picks its own daemons",
+                  "add `config: <frr.conf>` or remove `daemons-file`");
+        }
+      }
     }
     if (auto k = node_kind_from(kind)) {
       n.kind = *k;
@@ -290,11 +311,15 @@ class Loader {
               "pick an image of kind " + kind);
     }
     if (host) {
-      for (const char* k : {"asn", "router-id", "loopback", "config"})
+      for (const char* k : {"asn", "router-id", "loopback", "config", "daemons-file"})
         if (body && body.IsMap() && body[k])
           error(body[k], f + "." + k, std::string("'") + k + "' does not apply to kind host",
-                "a host has addresses on its links and a default route only");
-    } else if (n.config.empty() && !(body && body.IsMap() && body["config"])) {
+                "a host has addresses on its links, a default route and static routes only");
+    } else if (body && body.IsMap() && body["routes"]) {
+      error(body["routes"], f + ".routes", "'routes' applies to kind host only",
+            "an frr node's static routes go in its frr.conf (`ip route ...`)");
+    }
+    if (!host && n.config.empty() && !(body && body.IsMap() && body["config"])) {
       // The generated config needs an ASN and a loopback (and an IPv4 router-id).
       if (!n.asn && !asn_bad)
         error(key, f + ".asn", "missing; the generated BGP configuration needs an ASN",
@@ -317,6 +342,77 @@ class Loader {
     return n;
   }
 
+  // `routes:` of a host: a list of {to: PREFIX|default, via: ADDRESS}. Whether `via` lies on
+  // one of the host's subnets is checked with the links (checks.cpp).
+  void parse_routes(Node& n, const YAML::Node& rt, const std::string& f) {
+    if (!rt.IsSequence()) {
+      error(rt, f, "expected a list of routes",
+            "e.g. routes: [{to: 10.0.0.0/8, via: 192.168.1.1}]");
+      return;
+    }
+    std::map<std::string, Mark> seen;  // destination -> where
+    for (size_t i = 0; i < rt.size(); ++i) {
+      std::string rf = f + "[" + std::to_string(i) + "]";
+      const YAML::Node& r = rt[i];
+      if (!r.IsMap()) {
+        error(r, rf, "expected a mapping with to and via", "e.g. {to: 10.0.0.0/8, via: 192.168.1.1}");
+        continue;
+      }
+      r_.check_keys(at(r, rf), kRouteKeys);
+      auto to = r["to"], via = r["via"];
+      if (!to || !via) {
+        error(r, rf + (to ? ".via" : ".to"),
+              std::string("missing; a route needs ") + (to ? "a next hop `via`" : "a destination `to`"),
+              "e.g. {to: 10.0.0.0/8, via: 192.168.1.1}");
+        continue;
+      }
+      auto ts = r_.string(at(to, rf + ".to"));
+      auto vs = r_.string(at(via, rf + ".via"));
+      if (!ts || !vs) continue;
+      auto hop = IpPrefix::parse(*vs, true);
+      if (!hop) {
+        error(via, rf + ".via", "'" + *vs + "' is not an IPv4/IPv6 address", "e.g. 192.168.1.1");
+        continue;
+      }
+      hop->length = hop->family == 4 ? 32 : 128;
+      std::optional<IpPrefix> dst;
+      if (*ts == "default") {
+        dst = *IpPrefix::parse(hop->family == 4 ? "0.0.0.0/0" : "::/0");
+      } else {
+        dst = IpPrefix::parse(*ts, true);
+        if (!dst) {
+          error(to, rf + ".to", "'" + *ts + "' is not a prefix",
+                "write e.g. 10.0.0.0/8, 2001:db8::/32 or default");
+          continue;
+        }
+        if (dst->network() != *dst) {
+          error(to, rf + ".to", "'" + *ts + "' has host bits set",
+                "did you mean " + dst->network().str() + "?");
+          continue;
+        }
+        if (dst->family != hop->family) {
+          error(via, rf + ".via",
+                "next hop " + hop->address() + " is IPv" + std::to_string(hop->family) +
+                    " but the destination " + dst->str() + " is IPv" +
+                    std::to_string(dst->family),
+                "");
+          continue;
+        }
+      }
+      std::string key = dst->length == 0 ? "default (IPv" + std::to_string(dst->family) + ")"
+                                         : dst->str();
+      if (auto it = seen.find(key); it != seen.end()) {
+        error(to, rf + ".to",
+              "a route to " + key + " is already given at line " + std::to_string(it->second.line),
+              "one route per destination");
+        continue;
+      }
+      seen[key] = mark_of(to);
+      n.routes.push_back({*dst, *hop, mark_of(to)});
+      places_.route_via[n.name].push_back({mark_of(via), rf + ".via"});
+    }
+  }
+
   // The BGP identifier defaults to the first IPv4 loopback.
   void derive_router_id(Node& n) {
     for (size_t i = 0; i < n.loopbacks.size(); ++i)
@@ -335,6 +431,7 @@ class Loader {
     l.mtu = def_mtu;
     l.mtu_explicit = def_mtu_set;
     places_.link_mtu.push_back({l.mark, ""});
+    places_.link_addresses.emplace_back();
     if (!ln.IsMap()) {
       error(ln, f, "expected a mapping with endpoints",
             "e.g. - endpoints: [leaf1:swp1, spine1:swp1]");
@@ -393,7 +490,7 @@ class Loader {
                   "");
             continue;
           }
-          auto ps = as_prefixes(kv.second, af, false);
+          auto ps = as_prefixes(kv.second, af, false, &places_.link_addresses.back()[node]);
           auto& dst = l.addresses[node];
           dst.insert(dst.end(), ps.begin(), ps.end());
         }
@@ -414,6 +511,8 @@ class Loader {
 
 std::optional<Topology> load_topology_text(const std::string& text, const std::string& file,
                                            const std::string& dir, Diagnostics& diags) {
+  // A containerlab file is recognised by its shape, whatever its name.
+  if (looks_like_containerlab(text, file)) return load_containerlab_text(text, file, dir, diags);
   Loader l(file, dir, diags);
   return l.load(text);
 }

@@ -1,0 +1,239 @@
+// Unit tests for containerlab files (twin/topology/containerlab.hpp): recognised by shape,
+// inheritance node > group > kind > defaults, FRR nodes from binds, hosts from exec lines,
+// every refused input at its line:column, the reference lab planning like lab.yaml, and
+// `twin convert` output planning like its source.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <tuple>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/unit/support.hpp"
+#include "twin/core/diagnostics.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/replay/scenario.hpp"
+#include "twin/topology/containerlab.hpp"
+#include "twin/topology/loader.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using twin::Diagnostics;
+using twin::topology::load_topology;
+using twin_test::dump;
+
+const fs::path kData = fs::path(TWIN_TEST_DATA) / "clab";
+const fs::path kRepo = fs::path(TWIN_TEST_DATA).parent_path().parent_path();
+const fs::path kTriangle = kRepo / "topologies" / "ospf-triangle";
+
+// The plan as JSON without what legitimately differs between two files of one lab.
+nlohmann::json plan_json(const twin::topology::Topology& t, bool drop_daemons = false) {
+  auto j = twin::plan::to_json(twin::plan::make_plan(t));
+  j["topology_file"] = "";
+  if (drop_daemons)
+    for (auto& n : j["nodes"]) {
+      n.erase("daemons");
+      n.erase("daemon_reasons");
+    }
+  return j;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "twin-clab-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = fs::canonical(buf.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path write(const std::string& name, const std::string& content) const {
+    std::ofstream(path_ / name) << content;
+    return path_ / name;
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TEST(Containerlab, RecognisedByShapeOrName) {
+  using twin::topology::looks_like_containerlab;
+  EXPECT_TRUE(looks_like_containerlab("name: x\ntopology:\n  nodes: {}\n", "lab.yaml"));
+  EXPECT_TRUE(looks_like_containerlab("name: x\n", "lab.clab.yml"));
+  EXPECT_TRUE(looks_like_containerlab("", "dir/lab.clab.yaml"));
+  EXPECT_FALSE(looks_like_containerlab("version: 1\nname: x\nnodes: {}\n", "lab.yaml"));
+  EXPECT_FALSE(looks_like_containerlab("version: 1\ntopology:\n  nodes: {}\n", "lab.yaml"));
+  EXPECT_FALSE(looks_like_containerlab("[unclosed\n", "lab.yaml"));
+}
+
+TEST(Containerlab, OspfTriangleClabPlansLikeLabYaml) {
+  Diagnostics d1, d2;
+  auto clab = load_topology((kTriangle / "ospf-triangle.clab.yml").string(), d1);
+  ASSERT_TRUE(clab) << dump(d1);
+  auto lab = load_topology((kTriangle / "lab.yaml").string(), d2);
+  ASSERT_TRUE(lab) << dump(d2);
+  // mgmt and the alpine images are read and ignored, with a warning each.
+  ASSERT_EQ(d1.warnings().size(), 4u) << d1.format_warnings();
+  EXPECT_EQ(d1.warnings()[0].field, "mgmt");
+  EXPECT_EQ(d1.warnings()[0].line, 10);
+  EXPECT_EQ(plan_json(*clab, true), plan_json(*lab, true));
+  // The daemons: lab.yaml's routers run the image's (zebra bgpd staticd) plus ospfd for their
+  // config; the clab routers what configs/daemons enables.
+  auto pc = twin::plan::make_plan(*clab), pl = twin::plan::make_plan(*lab);
+  EXPECT_EQ(pc.find("r1")->daemons, (std::vector<std::string>{"zebra", "ospfd", "staticd"}));
+  EXPECT_EQ(pl.find("r1")->daemons,
+            (std::vector<std::string>{"zebra", "bgpd", "ospfd", "staticd"}));
+  const auto& r1 = *clab->find_node("r1");
+  EXPECT_EQ(r1.config, (kTriangle / "configs" / "r1.conf").string());
+  ASSERT_FALSE(r1.daemon_settings.empty());
+  EXPECT_EQ(r1.daemon_settings.front().file, (kTriangle / "configs" / "daemons").string());
+}
+
+TEST(Containerlab, InheritanceNodeGroupKindDefaults) {
+  Diagnostics d;
+  auto t = load_topology((kData / "inherit.clab.yml").string(), d);
+  ASSERT_TRUE(t) << dump(d);
+  const auto* r1 = t->find_node("r1");
+  const auto* r2 = t->find_node("r2");
+  const auto* h1 = t->find_node("h1");
+  // r1: image from the kind (an FRR image), its own binds replace the kind's: no daemons file.
+  EXPECT_EQ(r1->kind, twin::topology::NodeKind::kFrr);
+  EXPECT_EQ(r1->config, (kData / "configs" / "r1.conf").string());
+  EXPECT_TRUE(r1->daemon_settings.empty());
+  EXPECT_EQ(r1->loopbacks.at(0).str(), "10.0.255.1/32");  // from its frr.conf
+  EXPECT_EQ(r1->router_id->address(), "10.0.255.1");
+  // r2: the kind's binds (the daemons file) and its own startup-config.
+  EXPECT_EQ(r2->kind, twin::topology::NodeKind::kFrr);
+  EXPECT_EQ(r2->config, (kData / "configs" / "r2.conf").string());
+  ASSERT_EQ(r2->daemon_settings.size(), 2u);
+  EXPECT_EQ(r2->daemon_settings[1].daemon, "ospfd");
+  // h1: group pcs overrides the kind's image (alpine) and binds (none): a host.
+  EXPECT_EQ(h1->kind, twin::topology::NodeKind::kHost);
+  EXPECT_EQ(h1->image, "host");
+  ASSERT_EQ(h1->gateways.size(), 1u);
+  EXPECT_EQ(h1->gateways[0].address(), "192.168.1.1");
+  ASSERT_EQ(h1->routes.size(), 1u);
+  EXPECT_EQ(h1->routes[0].destination.str(), "10.0.0.0/8");
+  ASSERT_EQ(t->links.size(), 2u);
+  EXPECT_EQ(t->links[0].mtu, 9500);  // containerlab's default
+  EXPECT_EQ(t->links[1].mtu, 1500);  // ip link set eth1 mtu 1500
+  EXPECT_EQ(t->links[1].b.node, "h1");  // the type: veth form
+  EXPECT_EQ(t->links[1].addresses.at("h1").at(0).str(), "192.168.1.10/24");
+  // The defaults' env is warned about once, at its place; the group's image likewise.
+  ASSERT_EQ(d.warnings().size(), 2u) << d.format_warnings();
+  EXPECT_EQ(d.warnings()[0].field, "topology.defaults.env");
+  EXPECT_EQ(d.warnings()[0].line, 6);
+  EXPECT_EQ(d.warnings()[1].field, "topology.groups.pcs.image");
+  EXPECT_EQ(d.warnings()[1].line, 14);
+  EXPECT_EQ(d.warnings()[1].column, 14);
+}
+
+TEST(Containerlab, EveryRefusedInputAtItsPlace) {
+  Diagnostics d;
+  const std::string file = (kData / "bad.clab.yml").string();
+  EXPECT_FALSE(load_topology(file, d));
+  struct Want {
+    int line, column;
+    std::string field, message_start;
+  };
+  const std::vector<Want> want = {
+      {5, 13, "topology.nodes.ceos1.kind", "node ceos1 is of kind 'ceos', which needs a vendor"},
+      {8, 13, "topology.nodes.br1.kind", "node br1 is of kind 'bridge', a shared segment"},
+      {13, 11, "topology.nodes.h1.exec[1]",
+       "exec command 'sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'' is not run: twin does not "
+       "run arbitrary commands as root on this machine"},
+      {14, 11, "topology.nodes.h1.exec[2]",
+       "exec command 'ip route add 10.0.0.0/8 dev eth1' is not one twin models"},
+      {20, 19, "topology.links[1].endpoints", "interface h1:eth1 is already used by the link at line 19"},
+      {21, 19, "topology.links[2].endpoints[0]", "expected node:interface, got 'h1eth3'"},
+      {22, 30, "topology.links[3].endpoints[1]", "unknown node 'h9'"},
+  };
+  ASSERT_EQ(d.items().size(), want.size()) << dump(d);
+  auto got = d.items();  // in the file's order, as `format()` prints them
+  std::stable_sort(got.begin(), got.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(i);
+    const auto& g = got[i];
+    EXPECT_EQ(g.file, file);
+    EXPECT_EQ(g.line, want[i].line);
+    EXPECT_EQ(g.column, want[i].column);
+    EXPECT_EQ(g.field, want[i].field);
+    EXPECT_EQ(g.message.rfind(want[i].message_start, 0), 0u) << g.message;
+  }
+  EXPECT_NE(got[0].hint.find("image profile (images/, backend: libvirt)"), std::string::npos);
+}
+
+TEST(Containerlab, ShapeWinsOverTheFileName) {
+  // A containerlab lab saved as lab.yaml loads as containerlab.
+  TempDir dir;
+  auto p = dir.write("lab.yaml", R"(name: shaped
+topology:
+  nodes:
+    h1: {kind: linux, exec: ["ip addr add 10.0.0.1/24 dev eth1"]}
+    h2: {kind: linux, exec: ["ip addr add 10.0.0.2/24 dev eth1"]}
+  links:
+    - endpoints: ["h1:eth1", "h2:eth1"]
+)");
+  Diagnostics d;
+  auto t = load_topology(p.string(), d);
+  ASSERT_TRUE(t) << dump(d);
+  EXPECT_EQ(t->name, "shaped");
+  EXPECT_EQ(t->nodes.size(), 2u);
+}
+
+TEST(Containerlab, ConvertedFilePlansLikeTheSource) {
+  for (const fs::path& src : {kTriangle / "ospf-triangle.clab.yml", kData / "inherit.clab.yml"}) {
+    SCOPED_TRACE(src.string());
+    Diagnostics d;
+    auto t = load_topology(src.string(), d);
+    ASSERT_TRUE(t) << dump(d);
+    TempDir dir;
+    std::string yaml = twin::topology::to_twin_yaml(*t, src.filename().string(), dir.path());
+    EXPECT_EQ(yaml.rfind("# converted from " + src.filename().string() + " by twin convert\n", 0),
+              0u);
+    auto out = dir.write("lab.yaml", yaml);
+    Diagnostics d2;
+    auto back = load_topology(out.string(), d2);
+    ASSERT_TRUE(back) << dump(d2) << yaml;
+    EXPECT_TRUE(d2.warnings().empty());
+    EXPECT_EQ(plan_json(*back), plan_json(*t));
+    // Paths are relative to the output file's folder.
+    EXPECT_NE(yaml.find("config: \"" +
+                        fs::relative(t->nodes[0].config, dir.path()).string() + "\""),
+              std::string::npos)
+        << yaml;
+  }
+}
+
+TEST(Containerlab, AScenarioMayNameAContainerlabFile) {
+  TempDir dir;
+  const fs::path change = kRepo / "scenarios" / "clos-2x4" / "changes";
+  fs::path some_change;
+  for (const auto& e : fs::directory_iterator(change)) {
+    some_change = e.path();
+    break;
+  }
+  auto sc_path = dir.write("s.yaml", "version: 1\nname: s\ntopology: " +
+                                         (kTriangle / "ospf-triangle.clab.yml").string() +
+                                         "\nchange: " + some_change.string() + "\n");
+  Diagnostics d;
+  auto sc = twin::replay::load_scenario(sc_path.string(), d);
+  ASSERT_TRUE(sc) << dump(d);
+  auto t = load_topology(sc->topology, d);  // what twin run does with it
+  ASSERT_TRUE(t) << dump(d);
+  EXPECT_EQ(t->name, "ospf-triangle");
+}
+
+}  // namespace

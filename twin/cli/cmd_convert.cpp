@@ -1,0 +1,51 @@
+// twin convert: a containerlab file written in twin's topology format.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "twin/cli/commands.hpp"
+#include "twin/core/diagnostics.hpp"
+#include "twin/core/util.hpp"
+#include "twin/topology/containerlab.hpp"
+#include "twin/topology/loader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace twin::cli {
+
+int run_convert(const ConvertOptions& o) {
+  Diagnostics d;
+  auto text = read_input_file(o.file, "containerlab file", "give the .clab.yml file", d);
+  if (text && !topology::looks_like_containerlab(*text, o.file))
+    return fail(o.file + " is not a containerlab file (no top-level `topology:` with nodes)", 2);
+  std::optional<topology::Topology> t;
+  if (text) t = topology::load_containerlab(o.file, d);
+  std::cerr << d.format_warnings();
+  if (!t) {
+    std::cerr << d.format();
+    std::cerr << "twin: " << d.items().size() << " problem" << (d.items().size() == 1 ? "" : "s")
+              << " in " << o.file << "; nothing was written\n";
+    return 2;
+  }
+  const bool to_stdout = o.output.empty() || o.output == "-";
+  fs::path out_dir = to_stdout ? fs::current_path() : fs::absolute(o.output).parent_path();
+  std::string yaml = topology::to_twin_yaml(*t, o.file, out_dir.string());
+  // What we write must load: check it with the same loader `up` uses.
+  Diagnostics check;
+  if (!topology::load_topology_text(yaml, "<converted>", out_dir.string(), check))
+    return fail("the converted topology does not load (a bug in twin convert):\n" + check.format(),
+                3);
+  if (to_stdout) {
+    std::cout << yaml;
+    return 0;
+  }
+  if (fs::exists(o.output) && !o.force)
+    return fail(o.output + " exists; give --force to overwrite it", 2);
+  std::ofstream f(o.output);
+  f << yaml;
+  if (!f) return fail("cannot write " + o.output, 3);
+  std::cerr << "twin: wrote " << o.output << "\n";
+  return 0;
+}
+
+}  // namespace twin::cli

@@ -1,0 +1,801 @@
+#include "twin/topology/containerlab.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "twin/core/util.hpp"
+#include "twin/core/yaml_reader.hpp"
+#include "twin/topology/checks.hpp"
+#include "twin/topology/daemons_file.hpp"
+#include "twin/topology/frr_conf.hpp"
+#include "twin/topology/image_profile.hpp"
+#include "twin/topology/loader.hpp"
+#include "twin/topology/own_config.hpp"
+
+namespace fs = std::filesystem;
+
+namespace twin::topology {
+
+namespace {
+
+using yaml::at;
+using yaml::mark_of;
+
+const std::vector<std::string> kTopKeys = {"name", "prefix", "mgmt", "topology", "settings"};
+const std::vector<std::string> kTopologyKeys = {"nodes", "links", "kinds", "groups", "defaults"};
+// Node fields twin reads; every other one is ignored with a warning.
+const std::set<std::string> kReadNodeKeys = {"kind", "image", "group", "binds", "startup-config",
+                                             "exec"};
+// Kinds that are a shared segment or the host itself rather than a node: twin's links are
+// point-to-point veths between nodes.
+const std::set<std::string> kSegmentKinds = {"bridge", "ovs-bridge", "host", "ext-container"};
+const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
+
+const char* kExecHint =
+    "twin reads `ip address add A/N dev IF`, `ip route add|replace P|default via G` and "
+    "`ip link set IF up|mtu N`; give anything else as a field of twin's topology format, or "
+    "drop the line";
+
+std::vector<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+bool one_of(const std::string& s, std::initializer_list<const char*> v) {
+  return std::any_of(v.begin(), v.end(), [&](const char* x) { return s == x; });
+}
+
+// What an `exec:` line does, when twin can model it.
+struct ExecAction {
+  enum What { kAddress, kRoute, kLinkUp, kMtu } what = kLinkUp;
+  std::string ifname;
+  IpPrefix prefix;  // kAddress: the address; kRoute: the destination (length 0: default)
+  IpPrefix via;     // kRoute
+  int mtu = 0;      // kMtu
+};
+
+// Parses one `ip ...` line of iproute2; nullopt with `why` when it is not one twin models.
+std::optional<ExecAction> parse_ip(const std::string& line, std::string& why) {
+  auto w = words(line);
+  size_t i = 1;
+  if (w.empty() || w[0] != "ip") {
+    why = "not an `ip` command";
+    return std::nullopt;
+  }
+  while (i < w.size() && (w[i] == "-4" || w[i] == "-6")) ++i;
+  if (i + 1 >= w.size()) {
+    why = "incomplete";
+    return std::nullopt;
+  }
+  const std::string obj = w[i], op = w[i + 1];
+  std::vector<std::string> rest(w.begin() + static_cast<long>(i) + 2, w.end());
+  ExecAction a;
+  if (one_of(obj, {"a", "ad", "addr", "addre", "addres", "address"})) {
+    if (op != "add" || rest.size() != 3 || rest[1] != "dev") {
+      why = "expected `ip address add A/N dev IF`";
+      return std::nullopt;
+    }
+    auto p = IpPrefix::parse(rest[0]);
+    if (!p) {
+      why = "'" + rest[0] + "' is not an address with prefix length";
+      return std::nullopt;
+    }
+    a.what = ExecAction::kAddress;
+    a.prefix = *p;
+    a.ifname = rest[2];
+    return a;
+  }
+  if (one_of(obj, {"r", "ro", "rou", "rout", "route"})) {
+    if (!one_of(op, {"add", "replace"}) || !(rest.size() == 3 || rest.size() == 5) ||
+        rest[1] != "via" || (rest.size() == 5 && rest[3] != "dev")) {
+      why = "expected `ip route add|replace P|default via G [dev IF]`";
+      return std::nullopt;
+    }
+    auto via = IpPrefix::parse(rest[2], true);
+    if (!via || !via->is_host()) {
+      why = "'" + rest[2] + "' is not a next-hop address";
+      return std::nullopt;
+    }
+    std::optional<IpPrefix> dst = rest[0] == "default"
+                                      ? IpPrefix::parse(via->family == 4 ? "0.0.0.0/0" : "::/0")
+                                      : IpPrefix::parse(rest[0], true);
+    if (!dst || dst->network() != *dst || dst->family != via->family) {
+      why = "'" + rest[0] + "' is not a network prefix of the next hop's family";
+      return std::nullopt;
+    }
+    a.what = ExecAction::kRoute;
+    a.prefix = *dst;
+    a.via = *via;
+    if (rest.size() == 5) a.ifname = rest[4];
+    return a;
+  }
+  if (one_of(obj, {"l", "li", "lin", "link"}) && op == "set") {
+    size_t k = 0;
+    if (k < rest.size() && rest[k] == "dev") ++k;
+    if (k >= rest.size()) {
+      why = "expected `ip link set IF up|mtu N`";
+      return std::nullopt;
+    }
+    a.ifname = rest[k++];
+    bool any = false;
+    for (; k < rest.size(); ++k) {
+      if (rest[k] == "up") {
+        any = true;
+      } else if (rest[k] == "mtu" && k + 1 < rest.size() &&
+                 rest[k + 1].find_first_not_of("0123456789") == std::string::npos &&
+                 rest[k + 1].size() < 7) {
+        a.what = ExecAction::kMtu;
+        a.mtu = std::stoi(rest[++k]);
+        any = true;
+      } else {
+        why = "twin sets a link up and its MTU only ('" + rest[k] + "')";
+        return std::nullopt;
+      }
+    }
+    if (!any) {
+      why = "expected `ip link set IF up|mtu N`";
+      return std::nullopt;
+    }
+    return a;
+  }
+  why = "not an address, route or link setting twin models";
+  return std::nullopt;
+}
+
+// A value of a node's field and where it was written (the node, its group, its kind or the
+// defaults: containerlab's order).
+struct Field {
+  YAML::Node value;
+  std::string path;  // "topology.nodes.r1.binds", "topology.kinds.linux.image", ...
+  explicit operator bool() const { return value.IsDefined() && !value.IsNull(); }
+};
+
+// A bind "host:container[:options]" of a node.
+struct Bind {
+  std::string host;       // absolute
+  std::string container;  // without a trailing '/'
+  YAML::Node at;
+  std::string path;
+};
+
+class ClabLoader {
+ public:
+  ClabLoader(std::string file, std::string dir, Diagnostics& d)
+      : file_(std::move(file)), dir_(std::move(dir)), d_(d), r_(file_, d) {}
+
+  std::optional<Topology> load(const std::string& text) {
+    auto doc = r_.document(text, "expected a containerlab topology: a mapping with name and topology",
+                           "see topologies/ospf-triangle/ospf-triangle.clab.yml");
+    if (!doc) return std::nullopt;
+    size_t before = d_.items().size();
+    const YAML::Node root = doc->node;
+    t_.file = file_;
+    t_.dir = dir_;
+    ignore_others(root, kTopKeys, "");
+    for (const char* k : {"prefix", "mgmt", "settings"})
+      if (root[k])
+        warn(root[k], k, std::string("`") + k + "` is ignored by twin",
+             std::string(k) == "mgmt"
+                 ? "twin's nodes have no management network; reach them with twin exec"
+                 : "twin names namespaces tw-<lab>-<node>");
+    if (auto n = root["name"]; !n) {
+      error(root, "name", "missing; expected the lab name", "add e.g. `name: mylab`");
+    } else if (auto s = r_.string(at(n, "name"))) {
+      t_.name = *s;
+      if (!valid_lab_name(*s))
+        error(n, "name",
+              "invalid lab name '" + *s + "'; twin expects 1-" + std::to_string(kMaxLabName) +
+                  " of A-Z a-z 0-9 _ - starting with a letter or digit",
+              "the lab name prefixes namespace and cgroup names");
+    }
+    const YAML::Node topo = root["topology"];
+    if (!topo || !topo.IsMap()) {
+      error(topo ? topo : root, "topology", "expected a mapping with nodes and links", "");
+      return std::nullopt;
+    }
+    ignore_others(topo, kTopologyKeys, "topology");
+    defaults_ = map_or_report(topo["defaults"], "topology.defaults");
+    kinds_ = map_or_report(topo["kinds"], "topology.kinds");
+    groups_ = map_or_report(topo["groups"], "topology.groups");
+    const YAML::Node nodes = topo["nodes"];
+    if (!nodes || !nodes.IsMap()) {
+      error(nodes ? nodes : topo, "topology.nodes", "expected a mapping of node names", "");
+    } else {
+      for (const auto& kv : nodes) read_node(kv.first, kv.second);
+    }
+    if (auto links = topo["links"]) {
+      if (!links.IsSequence())
+        error(links, "topology.links", "expected a list of links", "");
+      else
+        for (size_t i = 0; i < links.size(); ++i)
+          read_link(links[i], "topology.links[" + std::to_string(i) + "]", i);
+    }
+    for (const auto& [name, items] : exec_) apply_exec(name, items);
+    // The checks name fields as twin's format does (links[i], nodes.x): name them as this
+    // file does (topology.links[j] counts the links skipped above).
+    Diagnostics checked;
+    check_topology(t_, places_, checked);
+    read_own_configs(t_, checked);
+    static const std::regex link_re(R"(^links\[(\d+)\])");
+    for (Diagnostic d : checked.items()) {
+      std::smatch m;
+      if (std::regex_search(d.field, m, link_re)) {
+        size_t i = std::stoul(m[1]);
+        size_t j = i < link_index_.size() ? link_index_[i] : i;
+        d.field = "topology.links[" + std::to_string(j) + "]" + m.suffix().str();
+      } else if (d.field.rfind("nodes.", 0) == 0) {
+        d.field = "topology." + d.field;
+      }
+      d_.add(std::move(d));
+    }
+    if (d_.items().size() != before) return std::nullopt;
+    return t_;
+  }
+
+ private:
+  void error(const YAML::Node& where, const std::string& field, const std::string& msg,
+             const std::string& hint) {
+    r_.error(mark_of(where), field, msg, hint);
+  }
+  void warn(const YAML::Node& where, const std::string& field, const std::string& msg,
+            const std::string& hint) {
+    Mark m = mark_of(where);
+    if (!warned_.insert({m.line, m.column}).second) return;  // a default shared by many nodes
+    d_.warn({file_, m.line, m.column, field, msg, hint});
+  }
+
+  void ignore_others(const YAML::Node& map, const std::vector<std::string>& known,
+                     const std::string& base) {
+    for (const auto& kv : map) {
+      std::string k = kv.first.Scalar();
+      if (std::find(known.begin(), known.end(), k) == known.end())
+        warn(kv.first, base.empty() ? k : base + "." + k,
+             "unknown containerlab field '" + k + "', ignored", "");
+    }
+  }
+
+  YAML::Node map_or_report(const YAML::Node& n, const std::string& field) {
+    if (n && !n.IsMap() && !n.IsNull()) error(n, field, "expected a mapping", "");
+    return n && n.IsMap() ? n : YAML::Node(YAML::NodeType::Undefined);
+  }
+
+  // `map`'s value at `key`; an undefined node (false) when there is none.
+  static YAML::Node entry(const YAML::Node& map, const std::string& key) {
+    if (!map || !map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    for (const auto& kv : map)
+      if (kv.first.Scalar() == key) return kv.second;
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+
+  // `key` for a node: its own, its group's, its kind's, the defaults' (containerlab's order).
+  Field field(const std::string& node, const YAML::Node& body, const std::string& group,
+              const std::string& kind, const std::string& key) {
+    if (auto v = entry(body, key)) return {v, "topology.nodes." + node + "." + key};
+    if (auto v = entry(entry(groups_, group), key))
+      return {v, "topology.groups." + group + "." + key};
+    if (auto v = entry(entry(kinds_, kind), key)) return {v, "topology.kinds." + kind + "." + key};
+    if (auto v = entry(defaults_, key)) return {v, "topology.defaults." + key};
+    return {};
+  }
+
+  std::optional<std::string> scalar(const Field& f) {
+    if (!f) return std::nullopt;
+    return r_.string(at(f.value, f.path));
+  }
+
+  std::string abs_path(const std::string& p) const {
+    fs::path q = fs::path(p).is_absolute() ? fs::path(p) : fs::path(dir_) / p;
+    return fs::weakly_canonical(q).string();
+  }
+
+  void read_node(const YAML::Node& key, const YAML::Node& body) {
+    const std::string name = key.Scalar();
+    const std::string f = "topology.nodes." + name;
+    if (!std::regex_match(name, kNameRe) || name.size() > 32) {
+      error(key, f,
+            "node name '" + name + "' is not one twin can use; expected 1-32 of A-Z a-z 0-9 _ - "
+            "starting with a letter or digit",
+            "rename the node (and its link endpoints)");
+      refused_.insert(name);
+      return;
+    }
+    if (body && !body.IsNull() && !body.IsMap()) {
+      error(body, f, "expected a mapping of node fields", "");
+      refused_.insert(name);
+      return;
+    }
+    std::string group;
+    if (auto g = entry(body, "group"); g && g.IsScalar())
+      group = g.Scalar();
+    else if (auto dg = entry(defaults_, "group"); dg && dg.IsScalar())
+      group = dg.Scalar();
+    // The kind: the node's, its group's, or the defaults' (`kinds` is keyed by kind).
+    Field kf;
+    if (auto v = entry(body, "kind")) kf = {v, f + ".kind"};
+    else if (auto gv = entry(entry(groups_, group), "kind")) kf = {gv, "topology.groups." + group + ".kind"};
+    else if (auto dv = entry(defaults_, "kind")) kf = {dv, "topology.defaults.kind"};
+    if (!kf) {
+      error(key, f + ".kind", "missing; containerlab needs a kind for every node",
+            "add `kind: linux` (FRR images and hosts)");
+      refused_.insert(name);
+      return;
+    }
+    auto kind = r_.string(at(kf.value, kf.path));
+    if (!kind) {
+      refused_.insert(name);
+      return;
+    }
+    if (*kind != "linux" && *kind != "frr") {
+      refused_.insert(name);
+      if (kSegmentKinds.count(*kind))
+        error(kf.value, kf.path,
+              "node " + name + " is of kind '" + *kind +
+                  "', a shared segment or the host itself; twin's links join two nodes",
+              "join the nodes with point-to-point links, or model the segment as an frr node");
+      else
+        error(kf.value, kf.path,
+              "node " + name + " is of kind '" + *kind +
+                  "', which needs a vendor container image twin does not run",
+              "twin runs FRR routers and Linux hosts in namespaces; for a vendor NOS write an "
+              "image profile (images/, backend: libvirt) that boots its VM image");
+      return;
+    }
+    // Fields twin does not read, wherever they are written.
+    auto ignore = [&](const YAML::Node& map, const std::string& base) {
+      if (!map || !map.IsMap()) return;
+      for (const auto& kv : map)
+        if (!kReadNodeKeys.count(kv.first.Scalar()))
+          warn(kv.first, base + "." + kv.first.Scalar(),
+               "`" + kv.first.Scalar() + "` is ignored by twin",
+               "twin runs the node in a network namespace: no container settings apply");
+    };
+    ignore(body, f);
+    ignore(entry(groups_, group), "topology.groups." + group);
+    ignore(entry(kinds_, *kind), "topology.kinds." + *kind);
+    ignore(defaults_, "topology.defaults");
+
+    Node n;
+    n.name = name;
+    n.mark = mark_of(key);
+    Field image = field(name, body, group, *kind, "image");
+    std::string image_name = scalar(image).value_or("");
+    std::vector<Bind> binds = read_binds(name, body, group, *kind);
+    const Bind *conf = nullptr, *daemons = nullptr, *etc = nullptr;
+    for (const auto& b : binds) {
+      if (b.container == "/etc/frr/frr.conf") conf = &b;
+      else if (b.container == "/etc/frr/daemons") daemons = &b;
+      else if (b.container == "/etc/frr") etc = &b;
+    }
+    std::string lower = image_name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    bool router = *kind == "frr" || lower.find("frr") != std::string::npos || conf || daemons || etc;
+    for (const auto& b : binds)
+      if (&b != conf && &b != daemons && &b != etc && b.container != "/etc/frr/vtysh.conf")
+        warn(b.at, b.path, "bind onto " + b.container + " is ignored by twin",
+             router ? "twin reads /etc/frr/frr.conf and /etc/frr/daemons binds"
+                    : "a host in twin is a namespace with this machine's programs");
+    Field startup = field(name, body, group, *kind, "startup-config");
+    if (router) {
+      n.kind = NodeKind::kFrr;
+      n.image = "frr-8.4";
+      std::string daemons_file;
+      Mark daemons_at = n.mark;
+      std::string daemons_field = f;
+      if (conf) {
+        n.config = conf->host;
+      } else if (etc && fs::is_regular_file(fs::path(etc->host) / "frr.conf")) {
+        n.config = (fs::path(etc->host) / "frr.conf").string();
+      } else if (auto s = scalar(startup)) {
+        n.config = abs_path(*s);
+        if (!fs::is_regular_file(n.config)) {
+          error(startup.value, startup.path, "startup-config '" + n.config + "' does not exist",
+                "paths are relative to the containerlab file's folder");
+          n.config.clear();
+        }
+      } else {
+        error(key, f,
+              "FRR node " + name + " has no frr.conf: twin needs the router's own configuration",
+              "bind it onto /etc/frr/frr.conf (binds: [r1/frr.conf:/etc/frr/frr.conf]) or give "
+              "startup-config");
+      }
+      if (daemons) {
+        daemons_file = daemons->host;
+        daemons_at = mark_of(daemons->at);
+        daemons_field = daemons->path;
+      } else if (etc && fs::is_regular_file(fs::path(etc->host) / "daemons")) {
+        daemons_file = (fs::path(etc->host) / "daemons").string();
+        daemons_at = mark_of(etc->at);
+        daemons_field = etc->path;
+      }
+      if (!daemons_file.empty())
+        n.daemon_settings = read_daemons_file(daemons_file, file_, daemons_at, daemons_field, d_);
+      loopbacks_from_config(n);
+    } else {
+      n.kind = NodeKind::kHost;
+      n.image = "host";
+      if (image)
+        warn(image.value, image.path, "image '" + image_name + "' is ignored by twin",
+             "a host in twin is a network namespace that runs this machine's programs");
+      if (startup)
+        warn(startup.value, startup.path, "startup-config is ignored on a linux host", "");
+    }
+    std::vector<std::string> looked;
+    std::string profile = find_image_profile(n.image, dir_, &looked);
+    if (profile.empty())
+      error(key, f, "twin's image profile " + n.image + " is missing (looked in " +
+                        join_names(looked) + ")", "");
+    else if (auto p = load_image_profile(n.image, profile, d_))
+      n.profile = *p;
+    if (Field ex = field(name, body, group, *kind, "exec")) {
+      if (!ex.value.IsSequence())
+        error(ex.value, ex.path, "expected a list of commands", "");
+      else
+        exec_.emplace_back(name, std::make_pair(ex.value, ex.path));
+    }
+    t_.nodes.push_back(std::move(n));
+  }
+
+  // A node's binds: the list of the node, else its group, else its kind, else the defaults
+  // (the whole field, as for every field).
+  std::vector<Bind> read_binds(const std::string& name, const YAML::Node& body,
+                               const std::string& group, const std::string& kind) {
+    std::vector<Bind> out;
+    std::set<std::string> taken;
+    Field bf = field(name, body, group, kind, "binds");
+    std::vector<std::pair<YAML::Node, std::string>> lists;
+    if (bf) lists.emplace_back(bf.value, bf.path);
+    for (const auto& [list, path] : lists) {
+      if (!list) continue;
+      if (!list.IsSequence()) {
+        error(list, path, "expected a list of host:container binds", "");
+        continue;
+      }
+      for (size_t i = 0; i < list.size(); ++i) {
+        std::string p = path + "[" + std::to_string(i) + "]";
+        auto s = r_.string(at(list[i], p));
+        if (!s) continue;
+        auto parts = split(*s, ':');
+        if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || parts[1].empty() ||
+            parts[1][0] != '/') {
+          error(list[i], p, "expected host-path:container-path[:options], got '" + *s + "'",
+                "e.g. r1/frr.conf:/etc/frr/frr.conf");
+          continue;
+        }
+        std::string c = parts[1];
+        while (c.size() > 1 && c.back() == '/') c.pop_back();
+        if (!taken.insert(c).second) continue;
+        Bind b{abs_path(parts[0]), c, list[i], p};
+        bool wanted = c == "/etc/frr/frr.conf" || c == "/etc/frr/daemons" || c == "/etc/frr";
+        if (wanted && !fs::exists(b.host)) {
+          error(list[i], p, "bound file '" + b.host + "' does not exist",
+                "host paths are relative to the containerlab file's folder");
+          continue;
+        }
+        if ((c == "/etc/frr") != fs::is_directory(b.host) && wanted) {
+          error(list[i], p,
+                "'" + b.host + "' is " + (c == "/etc/frr" ? "not a folder" : "a folder") +
+                    " but is bound onto " + c,
+                "");
+          continue;
+        }
+        out.push_back(std::move(b));
+      }
+    }
+    return out;
+  }
+
+  static std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+      if (c == sep) {
+        out.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    out.push_back(cur);
+    return out;
+  }
+
+  // A containerlab router declares its loopbacks in its frr.conf only: twin's validators expect
+  // to reach them, so they become the node's loopbacks (and the first IPv4 one its router-id, as
+  // in twin's format).
+  void loopbacks_from_config(Node& n) {
+    if (n.config.empty()) return;
+    auto text = read_file(n.config);
+    if (!text) return;  // read_own_configs reports it
+    FrrConf c = parse_frr_conf(*text, n.config);
+    if (auto lo = c.addresses.find("lo"); lo != c.addresses.end())
+      for (const auto& a : lo->second)
+        if (auto p = IpPrefix::parse(a); p && p->is_host()) {
+          n.loopbacks.push_back(*p);
+          places_.loopbacks[n.name].push_back({n.mark, "topology.nodes." + n.name});
+          if (!n.router_id && p->family == 4) n.router_id = *p;
+        }
+  }
+
+  // The node and interface of one endpoint; false after a diagnostic.
+  bool endpoint(const YAML::Node& e, const std::string& f, Endpoint& out) {
+    out.mark = mark_of(e);
+    if (e.IsMap()) {
+      auto node = e["node"], ifn = e["interface"];
+      if (!node || !ifn || !node.IsScalar() || !ifn.IsScalar()) {
+        error(e, f, "expected {node: NAME, interface: IF}", "");
+        return false;
+      }
+      out.node = node.Scalar();
+      out.interface = ifn.Scalar();
+      return true;
+    }
+    auto s = r_.string(at(e, f));
+    if (!s) return false;
+    auto colon = s->find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == s->size() ||
+        s->find(':', colon + 1) != std::string::npos) {
+      error(e, f, "expected node:interface, got '" + *s + "'", "e.g. \"r1:eth1\"");
+      return false;
+    }
+    out.node = s->substr(0, colon);
+    out.interface = s->substr(colon + 1);
+    if (one_of(out.node, {"host", "mgmt-net", "macvlan"})) {
+      error(e, f, "endpoint '" + *s + "' joins the lab to this machine; twin's labs are closed",
+            "remove the link");
+      return false;
+    }
+    return true;
+  }
+
+  void read_link(const YAML::Node& ln, const std::string& f, size_t index) {
+    Link l;
+    l.mark = mark_of(ln);
+    l.mtu = 9500;  // containerlab's default veth MTU
+    l.mtu_explicit = true;
+    if (!ln.IsMap()) {
+      error(ln, f, "expected a mapping with endpoints", "e.g. - endpoints: [\"r1:eth1\", \"r2:eth1\"]");
+      return;
+    }
+    for (const auto& kv : ln) {
+      std::string k = kv.first.Scalar();
+      if (!one_of(k, {"endpoints", "mtu", "type"}))
+        warn(kv.first, f + "." + k, "`" + k + "` is ignored by twin", "");
+    }
+    if (auto type = ln["type"]) {
+      auto s = r_.string(at(type, f + ".type"));
+      if (s && *s != "veth") {
+        error(type, f + ".type", "link type '" + *s + "' is not supported; twin's links are veths",
+              "use type: veth, or the brief form endpoints: [\"a:eth1\", \"b:eth1\"]");
+        return;
+      }
+    }
+    auto eps = ln["endpoints"];
+    if (!eps || !eps.IsSequence() || eps.size() != 2) {
+      error(eps ? eps : ln, f + ".endpoints", "expected exactly two endpoints",
+            "e.g. endpoints: [\"r1:eth1\", \"r2:eth1\"]");
+      return;
+    }
+    bool ok = endpoint(eps[0], f + ".endpoints[0]", l.a);
+    ok = endpoint(eps[1], f + ".endpoints[1]", l.b) && ok;
+    if (!ok) return;
+    // A node refused above was reported there; its links would only repeat it.
+    if (refused_.count(l.a.node) || refused_.count(l.b.node)) return;
+    Where mtu_at{l.mark, ""};
+    if (auto m = ln["mtu"]) {
+      if (auto v = r_.mtu(at(m, f + ".mtu"))) {
+        l.mtu = *v;
+        mtu_at = {mark_of(m), f + ".mtu"};
+      }
+    }
+    t_.links.push_back(std::move(l));
+    link_index_.push_back(index);
+    places_.link_mtu.push_back(mtu_at);
+    places_.link_addresses.emplace_back();
+  }
+
+  void apply_exec(const std::string& name,
+                  const std::pair<YAML::Node, std::string>& list) {
+    Node* n = nullptr;
+    for (auto& x : t_.nodes)
+      if (x.name == name) n = &x;
+    const YAML::Node& items = list.first;
+    for (size_t i = 0; i < items.size(); ++i) {
+      std::string f = list.second + "[" + std::to_string(i) + "]";
+      auto s = r_.string(at(items[i], f));
+      if (!s) continue;
+      std::string line = trim(*s);
+      auto w = words(line);
+      if (w.empty() || w[0] != "ip") {
+        error(items[i], f,
+              "exec command '" + line + "' is not run: twin does not run arbitrary commands as "
+              "root on this machine",
+              kExecHint);
+        continue;
+      }
+      std::string why;
+      auto a = parse_ip(line, why);
+      if (!a) {
+        error(items[i], f, "exec command '" + line + "' is not one twin models: " + why,
+              kExecHint);
+        continue;
+      }
+      Where where{mark_of(items[i]), f};
+      if (a->what == ExecAction::kRoute) {
+        if (n->kind != NodeKind::kHost) {
+          error(items[i], f, "a route on FRR node " + name + " belongs in its frr.conf",
+                "add `ip route " + a->prefix.str() + " " + a->via.address() + "` to its config");
+          continue;
+        }
+        if (a->prefix.length == 0) {
+          n->gateways.push_back(a->via);
+          places_.gateways[name].push_back(where);
+        } else {
+          n->routes.push_back({a->prefix, a->via, where.mark});
+          places_.route_via[name].push_back(where);
+        }
+        continue;
+      }
+      // The link whose endpoint is this interface.
+      size_t li = t_.links.size();
+      for (size_t k = 0; k < t_.links.size(); ++k)
+        for (const Endpoint* e : {&t_.links[k].a, &t_.links[k].b})
+          if (e->node == name && e->interface == a->ifname && li == t_.links.size()) li = k;
+      if (li == t_.links.size()) {
+        if (a->what == ExecAction::kLinkUp && a->ifname == "lo") continue;
+        error(items[i], f,
+              "interface " + a->ifname + " of " + name + " is on no link",
+              "twin creates only the interfaces links name");
+        continue;
+      }
+      Link& l = t_.links[li];
+      if (a->what == ExecAction::kAddress) {
+        l.addresses[name].push_back(a->prefix);
+        places_.link_addresses[li][name].push_back(where);
+      } else if (a->what == ExecAction::kMtu) {
+        if (a->mtu < kMinMtu || a->mtu > kMaxMtu) {
+          error(items[i], f, "MTU " + std::to_string(a->mtu) + " is outside 68-65535", "");
+        } else if (auto prev = mtu_set_.find(li); prev != mtu_set_.end() && l.mtu != a->mtu) {
+          error(items[i], f,
+                "MTU " + std::to_string(a->mtu) + " differs from " + std::to_string(l.mtu) +
+                    " set for the other end at line " + std::to_string(prev->second.line),
+                "twin gives both ends of a link one MTU");
+        } else {
+          l.mtu = a->mtu;
+          mtu_set_[li] = where.mark;
+          places_.link_mtu[li] = where;
+        }
+      }
+    }
+  }
+
+  std::string file_, dir_;
+  Diagnostics& d_;
+  yaml::Reader r_;
+  Topology t_;
+  Places places_;
+  YAML::Node defaults_, kinds_, groups_;
+  std::set<std::string> refused_;
+  std::set<std::pair<int, int>> warned_;
+  std::vector<std::pair<std::string, std::pair<YAML::Node, std::string>>> exec_;
+  std::map<size_t, Mark> mtu_set_;
+  std::vector<size_t> link_index_;  // Topology::links index -> index in the file
+};
+
+}  // namespace
+
+bool looks_like_containerlab(const std::string& text, const std::string& file) {
+  auto ends = [&](const std::string& suffix) {
+    return file.size() >= suffix.size() &&
+           file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends(".clab.yml") || ends(".clab.yaml")) return true;
+  try {
+    YAML::Node root = YAML::Load(text);
+    return root.IsMap() && !root["version"] && root["topology"] && root["topology"].IsMap() &&
+           root["topology"]["nodes"];
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+std::optional<Topology> load_containerlab_text(const std::string& text, const std::string& file,
+                                               const std::string& dir, Diagnostics& diags) {
+  ClabLoader l(file, dir, diags);
+  return l.load(text);
+}
+
+std::optional<Topology> load_containerlab(const std::string& path, Diagnostics& diags) {
+  auto text = read_input_file(path, "containerlab file", "give the .clab.yml file", diags);
+  if (!text) return std::nullopt;
+  fs::path abs = fs::absolute(path);
+  auto t = load_containerlab_text(*text, path, abs.parent_path().string(), diags);
+  if (t) t->file = abs.string();
+  return t;
+}
+
+}  // namespace twin::topology
+
+namespace twin::topology {
+
+namespace {
+std::string prefixes(const std::vector<IpPrefix>& v, bool address_only) {
+  std::string s;
+  for (const auto& p : v) {
+    std::string a = address_only ? p.address() : p.str();
+    s += (s.empty() ? "" : ", ") + (p.family == 6 ? "\"" + a + "\"" : a);
+  }
+  return v.size() == 1 ? s : "[" + s + "]";
+}
+std::string quoted(const std::string& s) {  // YAML double-quoted scalar
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+}  // namespace
+
+std::string to_twin_yaml(const Topology& t, const std::string& source, const std::string& out_dir) {
+  auto rel = [&](const std::string& p) {
+    std::error_code ec;
+    auto r = fs::relative(p, out_dir, ec);
+    return quoted(ec || r.empty() ? p : r.string());
+  };
+  std::ostringstream o;
+  o << "# converted from " << source << " by twin convert\n";
+  o << "version: 1\nname: " << t.name << "\nnodes:\n";
+  for (const auto& n : t.nodes) {
+    std::vector<std::string> f = {std::string("kind: ") + to_string(n.kind), "image: " + n.image};
+    if (n.asn) f.push_back("asn: " + std::to_string(*n.asn));
+    if (!n.loopbacks.empty()) f.push_back("loopback: " + prefixes(n.loopbacks, false));
+    bool derived = false;
+    for (const auto& l : n.loopbacks)
+      if (l.family == 4) {
+        derived = n.router_id && *n.router_id == l;
+        break;
+      }
+    if (n.router_id && !derived) f.push_back("router-id: " + n.router_id->address());
+    if (!n.config.empty()) f.push_back("config: " + rel(n.config));
+    if (!n.daemon_settings.empty())
+      f.push_back("daemons-file: " + rel(n.daemon_settings.front().file));
+    if (!n.gateways.empty()) f.push_back("gateway: " + prefixes(n.gateways, true));
+    if (!n.routes.empty()) {
+      std::string r = "routes: [";
+      for (size_t i = 0; i < n.routes.size(); ++i)
+        r += (i ? ", " : "") + std::string("{to: ") +
+             (n.routes[i].destination.length == 0 ? "default" : n.routes[i].destination.str()) +
+             ", via: " + n.routes[i].via.address() + "}";
+      f.push_back(r + "]");
+    }
+    o << "  " << n.name << ": {";
+    for (size_t i = 0; i < f.size(); ++i) o << (i ? ", " : "") << f[i];
+    o << "}\n";
+  }
+  if (!t.links.empty()) o << "links:\n";
+  for (const auto& l : t.links) {
+    o << "  - endpoints: [" << l.a.node << ":" << l.a.interface << ", " << l.b.node << ":"
+      << l.b.interface << "]\n";
+    o << "    mtu: " << l.mtu << "\n";
+    if (!l.addresses.empty()) {
+      o << "    addresses: {";
+      bool first = true;
+      for (const std::string* node : {&l.a.node, &l.b.node}) {
+        auto it = l.addresses.find(*node);
+        if (it == l.addresses.end()) continue;
+        o << (first ? "" : ", ") << *node << ": " << prefixes(it->second, false);
+        first = false;
+      }
+      o << "}\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace twin::topology
