@@ -124,6 +124,26 @@ TEST_F(OspfTriangle, PassiveTransitInterfaceIsNamed) {
   expect_all_pass();
 }
 
+// The same lab from its containerlab file, as published labs write it: up unchanged, the same
+// expectations and the same passing verdict, nothing left behind.
+TEST(OspfClab, TheContainerlabFileRunsUnchanged) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string lab = unique_lab("ospfclab");
+  auto up = twin("up " + kRepo + "/topologies/ospf-triangle/ospf-triangle.clab.yml --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  EXPECT_THAT(up.out, HasSubstr("OSPF 6/6 adjacencies Full"));
+  EXPECT_THAT(up.err, HasSubstr("mgmt"));  // ignored, and said so
+  auto rep = validate(lab, "bgp,ospf,routes,mtu,reachability", 30);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
+  std::map<std::pair<std::string, int>, int> n;
+  for (const auto& r : rep["results"]) n[{r["validator"], r["test"]}]++;
+  EXPECT_EQ((n[{"ospf", 0}]), 6);
+  EXPECT_EQ((n[{"reachability", 1}]), 6);  // the PCs' exec lines became their addresses
+  auto down = twin("down --lab " + lab);
+  EXPECT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}
+
 // FRR's defaults: broadcast network, hello 10 s, dead 40 s. Both routers start together, so
 // each waits out its wait timer (the dead interval) before electing a DR: `up` must say it is
 // waiting for that timer, and wait for it rather than fail.
