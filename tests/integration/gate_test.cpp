@@ -25,10 +25,10 @@ namespace {
 
 const std::string kScenarios = kRepo + "/scenarios/clos-2x4";
 
-std::vector<std::string> scenario_files() {
+std::vector<std::string> scenario_files(const std::string& folder = "clos-2x4") {
   std::vector<std::string> v;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(kScenarios, ec))
+  for (const auto& e : fs::directory_iterator(kRepo + "/scenarios/" + folder, ec))
     if (e.is_regular_file() && e.path().extension() == ".yaml") v.push_back(e.path().string());
   std::sort(v.begin(), v.end());
   return v;
@@ -55,58 +55,28 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
-}  // namespace
+void expect_back_at_baseline(const json& j) {
+  EXPECT_TRUE(j.value("rollback_ran", false));
+  EXPECT_TRUE(j.value("rollback_ok", false)) << j.value("rollback_detail", "");
+  // Sessions, FIB entries with their ECMP width, reachability, MTU and admin state all equal
+  // the baseline's.
+  EXPECT_TRUE(j.value("rollback_diff", json::array()).empty()) << j["rollback_diff"].dump(1);
+  ASSERT_TRUE(j["rollback"].is_object());
+  EXPECT_EQ(j["rollback"]["verdict"], "pass");
+  EXPECT_EQ(j["rollback"]["summary"]["total"], j["baseline"]["summary"]["total"]);
+}
 
-class Gate : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (!root()) return;
-    lab_ = unique_lab("gate");
-    auto r = twin_it::twin("up " + kRepo + "/topologies/clos-2x4.yaml --name " + lab_);
-    up_ok_ = r.code == 0;
-    if (!up_ok_) std::cerr << "gate lab did not come up: " << r.err;
-  }
-  static void TearDownTestSuite() {
-    if (lab_.empty()) return;
-    auto r = twin_it::twin("down --lab " + lab_);
-    EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_TRUE(leftovers(lab_).empty());
-    std::error_code ec;
-    fs::remove_all("/tmp/twin-gate-" + std::to_string(getpid()), ec);
-  }
-  void SetUp() override {
-    if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
-    ASSERT_TRUE(up_ok_) << "the shared clos-2x4 lab did not come up";
-  }
-  // `twin apply` with JSON output; short windows keep CI fast (the network is settled first).
-  static CmdResult apply(const std::string& args) {
-    return twin_it::twin("apply --lab " + lab_ + " --json --converge-timeout 6 " + args);
-  }
-  static void expect_back_at_baseline(const json& j) {
-    EXPECT_TRUE(j.value("rollback_ran", false));
-    EXPECT_TRUE(j.value("rollback_ok", false)) << j.value("rollback_detail", "");
-    // Sessions, FIB entries with their ECMP width, reachability, MTU and admin state all equal
-    // the baseline's.
-    EXPECT_TRUE(j.value("rollback_diff", json::array()).empty()) << j["rollback_diff"].dump(1);
-    ASSERT_TRUE(j["rollback"].is_object());
-    EXPECT_EQ(j["rollback"]["verdict"], "pass");
-    EXPECT_EQ(j["rollback"]["summary"]["total"], j["baseline"]["summary"]["total"]);
-  }
-
-  static std::string lab_;
-  static bool up_ok_;
-};
-std::string Gate::lab_;
-bool Gate::up_ok_ = false;
-
-class GateScenario : public Gate, public ::testing::WithParamInterface<std::string> {};
-
-TEST_P(GateScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
+// `twin apply` of one scenario's change on `lab` (--revert for approved ones, so every test
+// leaves the lab at its baseline): its verdict, first reason and failing step are the
+// scenario's, and the lab is proven back at its baseline afterwards.
+void check_scenario(const std::string& lab, const std::string& file) {
   twin::Diagnostics d;
-  auto sc = twin::replay::load_scenario(GetParam(), d);
+  auto sc = twin::replay::load_scenario(file, d);
   ASSERT_TRUE(sc) << d.format();
   ASSERT_FALSE(sc->expect.verdict.empty()) << "every shipped scenario states its verdict";
-  auto r = apply(sc->change + " --revert" + (sc->per_step ? " --per-step" : ""));
+  // Short windows keep CI fast (the network is settled first).
+  auto r = twin_it::twin("apply --lab " + lab + " --json --converge-timeout 6 " + sc->change +
+                         " --revert" + (sc->per_step ? " --per-step" : ""));
   json j = parse_or_fail(r);
   bool approve = sc->expect.verdict == "approve";
   EXPECT_EQ(r.code, approve ? 0 : 1) << r.err;
@@ -124,6 +94,12 @@ TEST_P(GateScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
     EXPECT_NE(first["message"].get<std::string>().find(sc->expect.reason_contains),
               std::string::npos)
         << first["message"];
+    for (const auto& want : sc->expect.reasons_include) {
+      bool found = false;
+      for (const auto& reason : j["reasons"])
+        found |= reason["message"].get<std::string>().find(want) != std::string::npos;
+      EXPECT_TRUE(found) << "no reason mentions '" << want << "': " << j["reasons"].dump(1);
+    }
   }
   if (!sc->expect.failing_step.empty()) {
     EXPECT_EQ(j.value("first_failing_step", ""), sc->expect.failing_step);
@@ -131,12 +107,84 @@ TEST_P(GateScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
   expect_back_at_baseline(j);
 }
 
+}  // namespace
+
+// A lab shared by a fixture's tests: up once from `topology`, down once, nothing left behind.
+struct SharedLab {
+  std::string lab;
+  bool up_ok = false;
+  void up(const std::string& topology, const std::string& tag) {
+    if (!root()) return;
+    lab = unique_lab(tag);
+    auto r = twin_it::twin("up " + kRepo + "/topologies/" + topology + " --name " + lab);
+    up_ok = r.code == 0;
+    if (!up_ok) std::cerr << tag << " lab did not come up: " << r.err;
+  }
+  void down() {
+    if (lab.empty()) return;
+    auto r = twin_it::twin("down --lab " + lab);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(leftovers(lab).empty());
+  }
+  void require() const {
+    if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+    ASSERT_TRUE(up_ok) << "the shared " << lab << " lab did not come up";
+  }
+};
+
+class Gate : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    shared_.up("clos-2x4.yaml", "gate");
+    lab_ = shared_.lab;
+  }
+  static void TearDownTestSuite() {
+    shared_.down();
+    std::error_code ec;
+    fs::remove_all("/tmp/twin-gate-" + std::to_string(getpid()), ec);
+  }
+  void SetUp() override { shared_.require(); }
+  // `twin apply` with JSON output; short windows keep CI fast (the network is settled first).
+  static CmdResult apply(const std::string& args) {
+    return twin_it::twin("apply --lab " + lab_ + " --json --converge-timeout 6 " + args);
+  }
+  static inline SharedLab shared_;
+  static inline std::string lab_;
+};
+
+class GateScenario : public Gate, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(GateScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
+  check_scenario(lab_, GetParam());
+}
+
+std::string scenario_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = fs::path(info.param).stem().string();
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
+}
+
 INSTANTIATE_TEST_SUITE_P(Clos2x4, GateScenario, ::testing::ValuesIn(scenario_files()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = fs::path(info.param).stem().string();
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+                         scenario_name);
+
+// The same gate on a lab of the users' own configs: iBGP with a route reflector over OSPF.
+// Each seeded fault (an OSPF area, hello/dead or MTU mismatch on one end, a passive transit
+// port, route-reflector clients left out, a static route to a wrong next hop) is rejected, the
+// good changes are approved, and the lab is proven back at its baseline after each.
+class IbgpRrScenario : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() { shared_.up("ibgp-rr/lab.yaml", "rr"); }
+  static void TearDownTestSuite() { shared_.down(); }
+  void SetUp() override { shared_.require(); }
+  static inline SharedLab shared_;
+};
+
+TEST_P(IbgpRrScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
+  check_scenario(shared_.lab, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(IbgpRr, IbgpRrScenario, ::testing::ValuesIn(scenario_files("ibgp-rr")),
+                         scenario_name);
 
 TEST_F(Gate, BadChangeIsRefusedWithPlacesAndNothingApplied) {
   std::string before = running_config(lab_, "leaf1");

@@ -1371,16 +1371,23 @@ TEST(Verdict, ExitCodesAndNames) {
 
 const StringSet kScenarioKeys = {"version", "name",     "description", "topology",
                                  "change",  "per-step", "expect"};
-const StringSet kExpectKeys = {"verdict", "reason", "reason-contains", "failing-step"};
+const StringSet kExpectKeys = {"verdict", "reason", "reason-contains", "reasons-include",
+                               "failing-step"};
 const StringSet kReasonCategories = {
     "step-failed",         "session-lost",   "prefix-lost",           "reachability-lost",
     "validator-failed",    "ecmp-shrunk",    "session-prefixes-lost", "mtu-changed",
     "admin-state-changed", "validator-error"};
 
+// Scenario folder -> the topology its scenarios run on.
+const std::map<std::string, std::string> kScenarioFolders = {
+    {"clos-2x4", "topologies/clos-2x4.yaml"}, {"ibgp-rr", "topologies/ibgp-rr/lab.yaml"}};
+
 std::vector<std::string> shipped_scenarios() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kRepo + "/scenarios/clos-2x4"))
-    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(e.path().string());
+  for (const auto& [folder, topology] : kScenarioFolders)
+    for (const auto& e : fs::directory_iterator(kRepo + "/scenarios/" + folder))
+      if (e.is_regular_file() && e.path().extension() == ".yaml")
+        out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -1433,10 +1440,11 @@ TEST(Scenario, EveryShippedScenarioLoads) {
         "reject-isolate-leaf2", "reject-maintenance-with-a-slip", "reject-misspelled-route-map",
         "reject-mtu-one-end", "reject-withdraw-loopback", "reject-wrong-remote-as"})
     EXPECT_TRUE(names.count(n)) << n;
-  ASSERT_GE(files.size(), 12u);
-  const std::string topo = kRepo + "/topologies/clos-2x4.yaml";
+  ASSERT_GE(files.size(), 20u);  // and the eight of scenarios/ibgp-rr
   for (const auto& f : files) {
     SCOPED_TRACE(f);
+    const std::string folder = fs::path(f).parent_path().filename().string();
+    const std::string topo = kRepo + "/" + kScenarioFolders.at(folder);
     Diagnostics d;
     auto s = twin::replay::load_scenario(f, d);
     ASSERT_TRUE(s) << dump(d);
@@ -1446,7 +1454,7 @@ TEST(Scenario, EveryShippedScenarioLoads) {
     EXPECT_EQ(s->file, fs::path(f).lexically_normal().string());
     EXPECT_EQ(fs::weakly_canonical(s->topology), fs::weakly_canonical(topo));
     EXPECT_TRUE(fs::is_regular_file(s->change));
-    EXPECT_THAT(s->change, HasSubstr("/scenarios/clos-2x4/changes/"));
+    EXPECT_THAT(s->change, HasSubstr("/scenarios/" + folder + "/changes/"));
     EXPECT_FALSE(s->description.empty());
     EXPECT_EQ(s->expect.verdict, stem.rfind("approve-", 0) == 0 ? "approve" : "reject");
     if (s->expect.verdict == "reject") {
@@ -1632,6 +1640,20 @@ TEST_F(ScenarioFiles, EveryProblemIsReportedAtOnce) {
   EXPECT_EQ(d.items()[4].hint, "did you mean mtu-changed?");
 }
 
+TEST(Scenario, ReasonsIncludeLooksAtEveryReason) {
+  twin::replay::ScenarioExpect e;
+  e.verdict = "reject";
+  e.reasons_include = {"area 0.0.0.1 here", "leaf2"};
+  const std::vector<std::string> all = {
+      "BGP sessions lost: 2 (leaf2 10.0.255.1 (Established -> Active))",
+      "ospf.1 interfaces-agree failed on 2 subjects: leaf2 eth1: ends disagree: area 0.0.0.1 "
+      "here, 0.0.0.0 on rr1:eth2"};
+  std::string why;
+  EXPECT_TRUE(twin::replay::meets(e, "reject", "session-lost", all[0], "", &why, all)) << why;
+  EXPECT_FALSE(twin::replay::meets(e, "reject", "session-lost", all[0], "", &why, {all[0]}));
+  EXPECT_EQ(why, "expected a reason to mention 'area 0.0.0.1 here'; none of 1 does");
+}
+
 TEST(Scenario, MeetsEachMismatchAndTheMatch) {
   twin::replay::ScenarioExpect e;
   e.verdict = "reject";
@@ -1695,7 +1717,7 @@ TEST(ScenarioSchema, IsDraft202012WithDescriptions) {
       EXPECT_FALSE(prop.value("description", "").empty()) << name;
       ++described;
     }
-  EXPECT_EQ(described, 11);
+  EXPECT_EQ(described, 12);
 }
 
 TEST(ScenarioSchema, FieldsEqualTheLoaderKeyLists) {
@@ -1736,7 +1758,7 @@ TEST_F(ScenarioFiles, LoaderAcceptsEverySchemaField) {
       "version: 1\nname: every-field\ndescription: all of them\ntopology: topo.yaml\n"
       "change: change.yaml\nper-step: true\n"
       "expect:\n  verdict: reject\n  reason: session-lost\n  reason-contains: leaf2 swp1\n"
-      "  failing-step: a\n";
+      "  reasons-include: [area, leaf2]\n  failing-step: a\n";
   YAML::Node y = YAML::Load(text);
   StringSet used, used_expect;
   for (const auto& kv : y) used.insert(kv.first.Scalar());
@@ -1755,6 +1777,7 @@ TEST_F(ScenarioFiles, LoaderAcceptsEverySchemaField) {
   EXPECT_EQ(s->expect.reason, "session-lost");
   EXPECT_EQ(s->expect.reason_contains, "leaf2 swp1");
   EXPECT_EQ(s->expect.failing_step, "a");
+  EXPECT_EQ(s->expect.reasons_include, (std::vector<std::string>{"area", "leaf2"}));
   // Every reason category of the schema is one the loader accepts.
   for (const auto& r :
        string_enum(scenario_schema().at("properties").at("expect").at("properties").at("reason"))) {

@@ -240,8 +240,11 @@ int run_scenario(const RunOptions& ro) {
   const auto* first = r->verdict.reasons.empty() ? nullptr : &r->verdict.reasons.front();
   std::string why;
   bool has_expect = !sc->expect.verdict.empty();
+  std::vector<std::string> messages;
+  for (const auto& reason : r->verdict.reasons) messages.push_back(reason.message);
   bool met = has_expect && replay::meets(sc->expect, verdict, first ? first->category : "",
-                                         first ? first->message : "", r->first_failing_step, &why);
+                                         first ? first->message : "", r->first_failing_step, &why,
+                                         messages);
   code = r->exit_code();
   // The scenario states what the gate must decide: its exit code is whether it did.
   if (has_expect && code != 4 && code != 3) code = met ? 0 : 1;

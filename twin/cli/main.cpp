@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
 
   twin::cli::UpOptions up;
   auto* u =
-      app.add_subcommand("up", "Create the lab: namespaces, links, FRR daemons; wait for BGP");
+      app.add_subcommand("up", "Create the lab: namespaces, links, FRR daemons; wait for its BGP "
+                               "sessions and OSPF adjacencies");
   u->add_option("file", up.file, "topology file")->required();
   u->add_option("--name", up.name,
                 "lab name (overrides the file's `name`; lets CI jobs run "

@@ -17,7 +17,7 @@ namespace {
 const std::vector<std::string> kKeys = {"version", "name",     "description", "topology",
                                         "change",  "per-step", "expect"};
 const std::vector<std::string> kExpectKeys = {"verdict", "reason", "reason-contains",
-                                              "failing-step"};
+                                              "reasons-include", "failing-step"};
 const std::vector<std::string> kVerdicts = {"approve", "reject"};
 
 }  // namespace
@@ -79,7 +79,7 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
     if (!e.node.IsMap()) {
       r.error(e,
               "expected a mapping with verdict and optionally reason, reason-contains, "
-              "failing-step");
+              "reasons-include, failing-step");
     } else {
       r.check_keys(e, kExpectKeys);
       if (auto v = field(e.node, "verdict", "expect.verdict"))
@@ -102,6 +102,14 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
         }
       if (auto v = field(e.node, "reason-contains", "expect.reason-contains"))
         if (auto n = r.string(v)) s.expect.reason_contains = *n;
+      if (auto v = field(e.node, "reasons-include", "expect.reasons-include")) {
+        if (!v.node.IsSequence() || v.node.size() == 0)
+          r.error(v, "expected a list of texts some reason must mention",
+                  "e.g. reasons-include: [\"area 0.0.0.1 here\"]");
+        else
+          for (size_t i = 0; i < v.node.size(); ++i)
+            if (auto n = r.string(yaml::item(v, i))) s.expect.reasons_include.push_back(*n);
+      }
       if (auto v = field(e.node, "failing-step", "expect.failing-step"))
         if (auto n = r.string(v)) s.expect.failing_step = *n;
       if (s.expect.verdict.empty())
@@ -113,7 +121,8 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
 }
 
 bool meets(const ScenarioExpect& e, const std::string& verdict, const std::string& category,
-           const std::string& message, const std::string& failing_step, std::string* why) {
+           const std::string& message, const std::string& failing_step, std::string* why,
+           const std::vector<std::string>& all_messages) {
   if (!e.verdict.empty() && e.verdict != verdict) {
     *why = "expected verdict " + e.verdict + ", got " + verdict;
     return false;
@@ -126,6 +135,13 @@ bool meets(const ScenarioExpect& e, const std::string& verdict, const std::strin
     *why = "expected the first reason to mention '" + e.reason_contains + "', got: " + message;
     return false;
   }
+  for (const auto& want : e.reasons_include)
+    if (std::none_of(all_messages.begin(), all_messages.end(),
+                     [&](const std::string& m) { return m.find(want) != std::string::npos; })) {
+      *why = "expected a reason to mention '" + want + "'; none of " +
+             std::to_string(all_messages.size()) + " does";
+      return false;
+    }
   if (!e.failing_step.empty() && e.failing_step != failing_step) {
     *why = "expected failing step '" + e.failing_step + "', got '" + failing_step + "'";
     return false;

@@ -16,6 +16,9 @@ struct ScenarioExpect {
   std::string reason;           // category of the first (most severe) reason, e.g. "prefix-lost"
   std::string reason_contains;  // substring of the first reason's message
   std::string failing_step;     // with per-step: the step named as the first that broke
+  // Each a substring of some reason's message, any of them: the cause a test must report
+  // beside the first (most severe) reason, e.g. "area 0.0.0.1 here".
+  std::vector<std::string> reasons_include;
 };
 
 struct Scenario {
@@ -34,10 +37,12 @@ struct Scenario {
 // Every problem is reported with file:line:column; nullopt when there is any.
 std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags);
 
-// Whether `first_reason_category` / `first_reason_message` / `verdict` / `failing_step` meet
-// `e`; `why` gets the first mismatch ("expected verdict reject, got approve").
+// Whether `first_reason_category` / `first_reason_message` / `verdict` / `failing_step` and
+// the messages of all reasons meet `e`; `why` gets the first mismatch ("expected verdict
+// reject, got approve").
 bool meets(const ScenarioExpect& e, const std::string& verdict,
            const std::string& first_reason_category, const std::string& first_reason_message,
-           const std::string& failing_step, std::string* why);
+           const std::string& failing_step, std::string* why,
+           const std::vector<std::string>& all_reason_messages = {});
 
 }  // namespace twin::replay
