@@ -284,7 +284,7 @@ class Loader {
           else
             n.daemon_settings = read_daemons_file(fs::weakly_canonical(p).string(), file_,
                                                   mark_of(df), f + ".daemons-file", d_);
-          if (!body["config"] && kind != "host")
+          if (!body["config"] && node_kind_from(kind) != NodeKind::kHost)
             error(df, f + ".daemons-file",
                   "a daemons file needs the node's own `config:`: the generated configuration "
                   "picks its own daemons",
