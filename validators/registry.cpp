@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "validators/bfd/bfd.hpp"
 #include "validators/bgp/bgp.hpp"
 #include "validators/mtu/mtu.hpp"
 #include "validators/ospf/ospf.hpp"
@@ -17,6 +18,7 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> r = {
       {"bgp", [] { return std::make_unique<BgpValidator>(); }},
       {"ospf", [] { return std::make_unique<OspfValidator>(); }},
+      {"bfd", [] { return std::make_unique<BfdValidator>(); }},
       {"routes", [] { return std::make_unique<RoutesValidator>(); }},
       {"mtu", [] { return std::make_unique<MtuValidator>(); }},
       {"reachability", [] { return std::make_unique<ReachabilityValidator>(); }},

@@ -176,3 +176,26 @@ TEST(OspfDefaults, UpSaysItWaitsForTheWaitTimerAndConverges) {
   EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
   fs::remove_all(dir);
 }
+
+// BFD from the users' configs on real bfdd (each node its own control socket): the configured
+// peers are up, and a peer shut down on one side is reported with FRR's diagnostic.
+TEST(BfdLab, ConfiguredPeersAreUpAndAShutdownIsCaught) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string lab = unique_lab("bfd");
+  auto up = twin("up " + kRepo + "/tests/data/frr84/bfd/lab/lab.yaml --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  auto rep = validate(lab, "bgp,bfd", 10);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
+  ASSERT_NE(result_for(rep, "bfd", 0, "r1", "10.9.0.2"), nullptr);
+  auto shut = twin("exec --lab " + lab + " r2 -- vtysh -c 'configure terminal' -c bfd -c " +
+                   "'peer 10.9.0.1 interface eth1' -c shutdown");
+  EXPECT_EQ(shut.code, 0) << shut.err;
+  rep = validate(lab, "bfd", 5);
+  const auto* r = result_for(rep, "bfd", 0, "r1", "10.9.0.2");
+  ASSERT_NE(r, nullptr) << rep.dump(1).substr(0, 3000);
+  EXPECT_EQ((*r)["status"], "failed");
+  EXPECT_THAT((*r)["message"].get<std::string>(), HasSubstr("neighbor signaled session down"));
+  auto down = twin("down --lab " + lab);
+  EXPECT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}

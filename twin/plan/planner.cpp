@@ -198,7 +198,8 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
   for (const auto& d : topology::frr_daemon_order())
     if (run.count(d)) n.daemons.push_back(d);
   if (c.bgp_asn && !n.asn) n.asn = *c.bgp_asn;
-  if (n.router_id.empty()) n.router_id = c.bgp_router_id;
+  // The config's `bgp router-id` is what FRR runs with; the topology's only when it has none.
+  if (!c.bgp_router_id.empty()) n.router_id = c.bgp_router_id;
   for (const auto& b : c.bgp_neighbors)
     n.bgp_neighbors.push_back(
         {b.peer, b.unnumbered,
@@ -443,6 +444,10 @@ void derive_configured(Plan& p) {
         e.peer_node = i->peer_node;
       }
       if (const Interface* i = find_interface(n, e.interface); i && !link_usable(p, n, *i)) return;
+      // A `bfd peer` block and a BGP neighbor's `bfd` toward one address are one session.
+      for (const auto& b : p.bfd_peers)
+        if (b.node == e.node && b.peer_address == e.peer_address && b.interface == e.interface)
+          return;
       p.bfd_peers.push_back(e);
     };
     if (std::find(n.daemons.begin(), n.daemons.end(), "bfdd") == n.daemons.end()) continue;

@@ -29,8 +29,8 @@ inline const std::vector<std::string> kCheck = {"tests", "expect", "failing", "t
 inline const std::vector<std::string> kTopology = {"file"};
 
 // Values.
-inline const std::vector<std::string> kTestFamilies = {"bgp", "ospf", "routes", "mtu",
-                                                          "reachability"};
+inline const std::vector<std::string> kTestFamilies = {"bgp", "ospf", "bfd", "routes",
+                                                          "mtu", "reachability"};
 inline const std::vector<std::string> kUntil = {"converged", "duration"};
 inline const std::vector<std::string> kExpect = {"pass", "fail"};
 inline const std::vector<std::string> kState = {"up", "down"};

@@ -92,7 +92,12 @@ std::vector<std::string> boot_config_argv(const plan::Node& node) {
 Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daemon,
                                  const std::string& command, std::chrono::milliseconds timeout) {
   auto what = "node " + node.name + ": " + daemon + " '" + command + "'";
-  auto r = vty_command(node.run_dir + "/" + daemon + ".vty", command, timeout);
+  const std::string socket = node.run_dir + "/" + daemon + ".vty";
+  auto r = vty_command(socket, command, timeout);
+  // Some daemons install their `show` commands in ENABLE_NODE only (FRR 8.4's bfdd: `show bfd
+  // peers`), which a fresh connection is not in; vtysh sends `enable` first, and so do we then.
+  constexpr int kCmdErrNoMatch = 2;  // FRR lib/command.h CMD_ERR_NO_MATCH
+  if (r && r->status == kCmdErrNoMatch) r = vty_commands(socket, {"enable", command}, timeout);
   if (!r) return r.error().with_context("node " + node.name);
   if (r->status != 0) {
     std::string msg = r->output;

@@ -33,8 +33,10 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
 }
 }  // namespace
 
-Result<VtyReply> vty_command(const std::string& socket_path, const std::string& command,
-                             std::chrono::milliseconds timeout) {
+Result<VtyReply> vty_commands(const std::string& socket_path,
+                              const std::vector<std::string>& commands,
+                              std::chrono::milliseconds timeout) {
+  const std::string command = commands.empty() ? "" : commands.back();
   auto deadline = Clock::now() + timeout;
   auto fail = [&](const std::string& why) -> Result<VtyReply> {
     return harness_error("vty " + socket_path + ": '" + command + "': " + why);
@@ -47,7 +49,8 @@ Result<VtyReply> vty_command(const std::string& socket_path, const std::string& 
   if (s.fd < 0) return fail(std::string("socket: ") + std::strerror(errno));
   if (::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     return fail(std::string("connect: ") + std::strerror(errno) + " (is the daemon running?)");
-  std::string line = command;
+  for (size_t k = 0; k < commands.size(); ++k) {
+  std::string line = commands[k];
   line.push_back('\0');
   size_t sent = 0;
   while (sent < line.size()) {
@@ -67,7 +70,8 @@ Result<VtyReply> vty_command(const std::string& socket_path, const std::string& 
       r.status = static_cast<unsigned char>(buf.back());
       buf.resize(buf.size() - 4);
       r.output = std::move(buf);
-      return r;
+      if (k + 1 == commands.size() || r.status != 0) return r;
+      break;  // an earlier command (`enable`) succeeded: send the next
     }
     if (!wait_for(s.fd, POLLIN, deadline))
       return fail("no complete reply within " + std::to_string(timeout.count()) + " ms");
@@ -77,6 +81,13 @@ Result<VtyReply> vty_command(const std::string& socket_path, const std::string& 
     if (n == 0) return fail("the daemon closed the connection before its reply ended");
     buf.append(chunk, static_cast<size_t>(n));
   }
+  }
+  return fail("no command to send");
+}
+
+Result<VtyReply> vty_command(const std::string& socket_path, const std::string& command,
+                             std::chrono::milliseconds timeout) {
+  return vty_commands(socket_path, {command}, timeout);
 }
 
 }  // namespace twin::runtime

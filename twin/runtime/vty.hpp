@@ -10,6 +10,7 @@
 // code (0 = CMD_SUCCESS). A new connection starts in VIEW_NODE: `show` commands work as is.
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "twin/core/error.hpp"
 
@@ -26,5 +27,10 @@ struct VtyReply {
 // connection per call); never blocks past `timeout`.
 Result<VtyReply> vty_command(const std::string& socket_path, const std::string& command,
                              std::chrono::milliseconds timeout);
+// Several commands on one connection, in order (e.g. {"enable", "show bfd peers json"}); the
+// reply of the last, or of the first that did not succeed. Same errors as vty_command.
+Result<VtyReply> vty_commands(const std::string& socket_path,
+                              const std::vector<std::string>& commands,
+                              std::chrono::milliseconds timeout);
 
 }  // namespace twin::runtime

@@ -518,8 +518,8 @@ class ClabLoader {
         if (auto p = IpPrefix::parse(a); p && p->is_host()) {
           n.loopbacks.push_back(*p);
           places_.loopbacks[n.name].push_back({n.mark, "topology.nodes." + n.name});
-          if (!n.router_id && p->family == 4) n.router_id = *p;
         }
+    // No router-id from the loopback: the config's `bgp router-id`, or FRR's own choice, is it.
   }
 
   // The node and interface of one endpoint; false after a diagnostic.
@@ -755,13 +755,7 @@ std::string to_twin_yaml(const Topology& t, const std::string& source, const std
     std::vector<std::string> f = {std::string("kind: ") + to_string(n.kind), "image: " + n.image};
     if (n.asn) f.push_back("asn: " + std::to_string(*n.asn));
     if (!n.loopbacks.empty()) f.push_back("loopback: " + prefixes(n.loopbacks, false));
-    bool derived = false;
-    for (const auto& l : n.loopbacks)
-      if (l.family == 4) {
-        derived = n.router_id && *n.router_id == l;
-        break;
-      }
-    if (n.router_id && !derived) f.push_back("router-id: " + n.router_id->address());
+    if (n.router_id) f.push_back("router-id: " + n.router_id->address());
     if (!n.config.empty()) f.push_back("config: " + rel(n.config));
     if (!n.daemon_settings.empty())
       f.push_back("daemons-file: " + rel(n.daemon_settings.front().file));

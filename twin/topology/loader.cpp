@@ -336,9 +336,10 @@ class Loader {
                 "missing; an IPv6-only node needs an explicit IPv4 router-id (RFC 6286)",
                 "add e.g. `router-id: 10.255.0.1`");
       }
-    } else if (!n.router_id) {
-      derive_router_id(n);
     }
+    // A node with its own config keeps the router-id its config sets (`bgp router-id`), or
+    // the one FRR picks: deriving one from the topology's loopback would expect an ID FRR
+    // never chose.
     return n;
   }
 

@@ -1,0 +1,72 @@
+#include "validators/bfd/bfd.hpp"
+
+#include <set>
+
+namespace twin::validators {
+
+using validate::make_result;
+using validate::Status;
+using validate::TestResult;
+
+std::vector<TestResult> evaluate_bfd(const plan::Plan& plan,
+                                     const std::map<std::string, Result<nlohmann::json>>& peers) {
+  std::vector<TestResult> out;
+  for (const auto& e : plan.bfd_peers) {
+    const std::string subject = e.peer_address.empty() ? e.interface : e.peer_address;
+    const std::string expected = "up with " + e.peer_node;
+    auto it = peers.find(e.node);
+    if (it == peers.end() || !it->second || !it->second->is_array()) {
+      std::string why = it == peers.end() ? "not probed"
+                        : !it->second     ? it->second.error().message
+                                          : "`show bfd peers json` did not return a list";
+      out.push_back(make_result("bfd", 0, "peer-up", Status::kError, e.node, subject, expected,
+                                "no data", "cannot read BFD state: " + why));
+      continue;
+    }
+    // The session toward the address (bound to the interface when FRR says which); the best
+    // state when FRR lists several.
+    const nlohmann::json* found = nullptr;
+    for (const auto& p : *it->second) {
+      if (!p.is_object() || p.value("peer", "") != e.peer_address) continue;
+      if (p.contains("interface") && !e.interface.empty() && p.value("interface", "") != e.interface)
+        continue;
+      if (!found || p.value("status", "") == "up") found = &p;
+    }
+    if (!found) {
+      out.push_back(make_result("bfd", 0, "peer-up", Status::kFailed, e.node, subject, expected,
+                                "no session",
+                                "no BFD session toward " + subject + " (" + e.peer_node + ")"));
+      continue;
+    }
+    std::string status = found->value("status", "unknown");
+    bool up = status == "up";
+    std::string diag = found->value("diagnostic", "");
+    std::string remote = found->value("remote-diagnostic", "");
+    std::string why = status;
+    if (!up && !diag.empty() && diag != "ok") why += ": " + diag;
+    if (!up && !remote.empty() && remote != "ok") why += " (" + e.peer_node + ": " + remote + ")";
+    out.push_back(make_result("bfd", 0, "peer-up", up ? Status::kPassed : Status::kFailed, e.node,
+                              subject, expected, status,
+                              up ? "BFD session with " + e.peer_node + " is up"
+                                 : "BFD session toward " + subject + " (" + e.peer_node +
+                                       ") is " + why));
+  }
+  return out;
+}
+
+std::vector<TestResult> BfdValidator::run(validate::Context& ctx) {
+  std::vector<const plan::Node*> nodes;
+  std::set<std::string> seen;
+  for (const auto& e : ctx.plan.bfd_peers)
+    if (seen.insert(e.node).second)
+      if (const auto* n = ctx.plan.find(e.node)) nodes.push_back(n);
+  std::vector<std::optional<Result<nlohmann::json>>> got(nodes.size());
+  validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
+    got[i] = ctx.probe.frr_json(*nodes[i], "bfdd", "show bfd peers json");
+  });
+  std::map<std::string, Result<nlohmann::json>> peers;
+  for (size_t i = 0; i < nodes.size(); ++i) peers.emplace(nodes[i]->name, std::move(*got[i]));
+  return evaluate_bfd(ctx.plan, peers);
+}
+
+}  // namespace twin::validators
