@@ -145,6 +145,13 @@ TEST(HostRoutes, ANextHopOffTheHostsSubnetsIsReportedAtIt) {
   EXPECT_EQ(d.message, "next hop 10.0.9.1 is not on any subnet of the host's links");
 }
 
+TEST(HostRoutes, TheHostsOwnAddressIsNoNextHop) {
+  auto d = only_problem(host_lab("    routes:\n"
+                                 "      - {to: 10.9.0.0/16, via: 10.0.1.10}\n"));
+  expect_at(d, 8, 32, "nodes.h1.routes[0].via");
+  EXPECT_EQ(d.message, "next hop 10.0.1.10 is the host's own address");
+}
+
 TEST(HostRoutes, BadDestinations) {
   auto l = load(host_lab("    routes:\n"
                          "      - {to: 10.9.0.1/16, via: 10.0.1.1}\n"

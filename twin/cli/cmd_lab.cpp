@@ -46,7 +46,19 @@ std::string secs(double ms) {
 
 }  // namespace
 
+namespace {
+// `--name` becomes namespace and path names: `plan` refuses what `up` would (exit 2).
+bool bad_name(const std::string& name) {
+  if (name.empty() || topology::valid_lab_name(name)) return false;
+  fail("invalid --name '" + name + "'; expected 1-" + std::to_string(topology::kMaxLabName) +
+           " of A-Z a-z 0-9 _ - starting with a letter or digit",
+       2);
+  return true;
+}
+}  // namespace
+
 int run_plan(const PlanOptions& o) {
+  if (bad_name(o.name)) return 2;
   auto t = load(o.file);
   if (!t) return 2;
   auto p = plan::make_plan(*t, o.name);
@@ -58,11 +70,7 @@ int run_plan(const PlanOptions& o) {
 }
 
 int run_up(const UpOptions& o) {
-  if (!o.name.empty() && !topology::valid_lab_name(o.name))
-    return fail("invalid --name '" + o.name + "'; expected 1-" +
-                    std::to_string(topology::kMaxLabName) +
-                    " of A-Z a-z 0-9 _ - starting with a letter or digit",
-                2);
+  if (bad_name(o.name)) return 2;
   auto t = load(o.file);
   if (!t) return 2;
   engine::UpOptions eo;

@@ -338,12 +338,21 @@ class Checker {
       const auto& via_at = find_or_none(places.route_via, n.name);
       for (size_t k = 0; k < n.routes.size(); ++k) {
         const auto& r = n.routes[k];
-        bool on_link = false;
+        bool on_link = false, own = false;
         for (const auto& l : t.links)
           if (auto mine = l.addresses.find(n.name); mine != l.addresses.end())
-            for (const auto& a : mine->second) on_link = on_link || a.contains(r.via);
-        if (on_link) continue;
+            for (const auto& a : mine->second) {
+              on_link = on_link || a.contains(r.via);
+              own = own || a.address() == r.via.address();
+            }
         Where at = k < via_at.size() ? via_at[k] : Where{r.mark, "nodes." + n.name + ".routes"};
+        if (own) {
+          // The kernel takes it, and the host then ARPs for every destination itself.
+          error(at.mark, at.field, "next hop " + r.via.address() + " is the host's own address",
+                "the next hop is a router's address on the host's subnet");
+          continue;
+        }
+        if (on_link) continue;
         error(at.mark, at.field,
               "next hop " + r.via.address() + " is not on any subnet of the host's links",
               "a next hop is an address in the subnet of one of the host's link addresses");
