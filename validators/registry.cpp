@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "validators/bgp/bgp.hpp"
+#include "validators/checks/checks.hpp"
 #include "validators/mtu/mtu.hpp"
 #include "validators/ospf/ospf.hpp"
 #include "validators/reachability/reachability.hpp"
@@ -20,6 +21,7 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
       {"routes", [] { return std::make_unique<RoutesValidator>(); }},
       {"mtu", [] { return std::make_unique<MtuValidator>(); }},
       {"reachability", [] { return std::make_unique<ReachabilityValidator>(); }},
+      {"checks", [] { return std::make_unique<ChecksValidator>(); }},
   };
   return r;
 }
