@@ -5,6 +5,7 @@
 
 #include "validators/bfd/bfd.hpp"
 #include "validators/bgp/bgp.hpp"
+#include "validators/checks/checks.hpp"
 #include "validators/mtu/mtu.hpp"
 #include "validators/ospf/ospf.hpp"
 #include "validators/reachability/reachability.hpp"
@@ -22,6 +23,7 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
       {"routes", [] { return std::make_unique<RoutesValidator>(); }},
       {"mtu", [] { return std::make_unique<MtuValidator>(); }},
       {"reachability", [] { return std::make_unique<ReachabilityValidator>(); }},
+      {"checks", [] { return std::make_unique<ChecksValidator>(); }},
   };
   return r;
 }

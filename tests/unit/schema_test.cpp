@@ -53,7 +53,12 @@ const fs::path kImageSchema = kRepo / "images" / "schema" / "image.schema.json";
 // The loader's accepted fields (kTopKeys, kDefaultKeys, kNodeKeys, kLinkKeys, kImageKeys in
 // twin/topology/loader.cpp), copied on purpose: a field added to the loader or the schema
 // alone fails a test here until both, and this list, agree.
-const StringSet kTopKeys = {"version", "name", "defaults", "nodes", "links"};
+const StringSet kTopKeys = {"version", "name", "defaults", "nodes", "links", "checks"};
+// kCheckKeys, kReachKeys, kRouteCheckKeys, kFrrCheckKeys in twin/topology/declared_checks.hpp.
+const StringSet kCheckKeys = {"name", "wait", "reach", "route", "frr"};
+const StringSet kReachKeys = {"from", "to", "expect"};
+const StringSet kRouteCheckKeys = {"node", "prefix", "nexthops", "protocol"};
+const StringSet kFrrCheckKeys = {"node", "command", "match"};
 const StringSet kDefaultKeys = {"kind", "image", "mtu"};
 const StringSet kNodeKeys = {"kind",    "image",  "asn",         "router-id", "loopback",
                              "config",  "gateway", "routes", "daemons-file"};
@@ -112,6 +117,8 @@ const json& link_object() {
   return resolve(root, root.at("properties").at("links").at("items"));
 }
 const json& def(const std::string& name) { return topology_schema().at("$defs").at(name); }
+const json& check_object() { return def("check"); }
+const json& check_kind(const std::string& kind) { return check_object().at("properties").at(kind); }
 
 // "expected one of: a, b, c" -> {a, b, c}, from the first diagnostic whose message starts
 // with `message_start`; empty when there is none.
@@ -249,6 +256,10 @@ TEST(SchemaFields, EqualTheLoaderKeyLists) {
   EXPECT_EQ(property_names(defaults_object()), kDefaultKeys);
   EXPECT_EQ(property_names(node_object()), kNodeKeys);
   EXPECT_EQ(property_names(link_object()), kLinkKeys);
+  EXPECT_EQ(property_names(check_object()), kCheckKeys);
+  EXPECT_EQ(property_names(check_kind("reach")), kReachKeys);
+  EXPECT_EQ(property_names(check_kind("route")), kRouteCheckKeys);
+  EXPECT_EQ(property_names(check_kind("frr")), kFrrCheckKeys);
   EXPECT_EQ(property_names(image_schema()), kImageKeys);
   EXPECT_EQ(property_names(image_schema().at("properties").at("vm")), kVmKeys);
   EXPECT_EQ(image_schema().at("properties").at("vm").at("additionalProperties"), json(false));
@@ -287,6 +298,16 @@ TEST_F(SchemaLoader, LoaderListsTheSchemaFields) {
       {"link", lab_with("    addresses:", "    " + kFar + ": 1\n    addresses:"),
        property_names(link_object())},
       {"image", lab_with("r1: {", "r1: {image: probe-unknown, "), property_names(image_schema())},
+      {"check", kBaseLab + "checks: [{" + kFar + ": 1, reach: {from: h1, to: r2}}]\n",
+       property_names(check_object())},
+      {"reach", kBaseLab + "checks: [{reach: {from: h1, to: r2, " + kFar + ": 1}}]\n",
+       property_names(check_kind("reach"))},
+      {"route", kBaseLab + "checks: [{route: {node: r1, prefix: 10.0.1.0/24, " + kFar + ": 1}}]\n",
+       property_names(check_kind("route"))},
+      {"frr",
+       kBaseLab + "checks: [{frr: {node: r1, command: show bgp summary json, match: {a: 1}, " +
+           kFar + ": 1}}]\n",
+       property_names(check_kind("frr"))},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
@@ -306,6 +327,7 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"name", {"", ""}},
       {"nodes", {"", ""}},
       {"links", {"", ""}},
+      {"checks", {"links:\n", "checks: [{reach: {from: h1, to: r2}}]\nlinks:\n"}},
       {"defaults", {"nodes:\n", "defaults: {kind: frr, image: frr-8.4, mtu: 9216}\nnodes:\n"}},
       {"defaults.kind", {"nodes:\n", "defaults: {kind: frr}\nnodes:\n"}},
       {"defaults.image", {"nodes:\n", "defaults: {image: frr-8.4}\nnodes:\n"}},

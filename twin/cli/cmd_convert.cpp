@@ -7,6 +7,7 @@
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
 #include "twin/topology/containerlab.hpp"
+#include "twin/topology/declared_checks.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace fs = std::filesystem;
@@ -20,6 +21,13 @@ int run_convert(const ConvertOptions& o) {
     return fail(o.file + " is not a containerlab file (no top-level `topology:` with nodes)", 2);
   std::optional<topology::Topology> t;
   if (text) t = topology::load_containerlab(o.file, d);
+  // The companion checks file goes into the twin file as its `checks:` section, verbatim.
+  const std::string companion = topology::companion_checks_path(o.file);
+  std::optional<std::string> checks_text;
+  if (t && fs::exists(companion)) {
+    checks_text = read_input_file(companion, "checks file", "", d);
+    if (!checks_text || !topology::load_checks_file(companion, *t, d)) t.reset();
+  }
   std::cerr << d.format_warnings();
   if (!t) {
     std::cerr << d.format();
@@ -30,6 +38,7 @@ int run_convert(const ConvertOptions& o) {
   const bool to_stdout = o.output.empty() || o.output == "-";
   fs::path out_dir = to_stdout ? fs::current_path() : fs::absolute(o.output).parent_path();
   std::string yaml = topology::to_twin_yaml(*t, o.file, out_dir.string());
+  if (checks_text) yaml += "\n# From " + companion + ":\n" + *checks_text;
   // What we write must load: check it with the same loader `up` uses.
   Diagnostics check;
   if (!topology::load_topology_text(yaml, "<converted>", out_dir.string(), check))

@@ -169,6 +169,9 @@ struct Plan {
   std::vector<ExpectedPrefix> prefixes;
   std::vector<ExpectedAdjacency> adjacencies;
   std::vector<ExpectedBfdPeer> bfd_peers;
+  // The checks the user declared (topology `checks:`), asserted by the `checks` family. In the
+  // state file only when there are some.
+  std::vector<topology::Check> checks;
 
   // The node named `name`, or nullptr. O(1) on average: validators call it millions of times
   // at 256 nodes. Thread-safe for concurrent readers.

@@ -257,6 +257,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
   p.lab = lab_name.empty() ? topo.name : lab_name;
   p.topology_file = topo.file;
   p.run_dir = std::string(kRunRoot) + "/" + p.lab;
+  p.checks = topo.checks;
   uint32_t lab_hash = fnv1a(p.lab);
 
   for (size_t ni = 0; ni < topo.nodes.size(); ++ni) {
@@ -622,12 +623,54 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedAdjacency, node, interfa
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedBfdPeer, node, peer_address, interface,
                                                 peer_node)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedPrefix, prefix, owner, kind)
+}  // namespace twin::plan
+namespace twin::topology {
+// A declared check: its kind's fields only, `match` as the JSON it is.
+void to_json(nlohmann::json& j, const Check& c) {
+  j = {{"kind", topology::spelling_of(c.kind, topology::kCheckKindNames)},
+       {"name", c.name},
+       {"wait_s", c.wait_s},
+       {"node", c.node}};
+  switch (c.kind) {
+    case topology::CheckKind::kReach:
+      j["to"] = c.to;
+      j["reachable"] = c.reachable;
+      break;
+    case topology::CheckKind::kRoute:
+      j["prefix"] = c.prefix;
+      if (c.nexthops) j["nexthops"] = c.nexthops;
+      if (!c.protocol.empty()) j["protocol"] = c.protocol;
+      break;
+    case topology::CheckKind::kFrr:
+      j["command"] = c.command;
+      j["daemon"] = c.daemon;
+      j["match"] = nlohmann::json::parse(c.match.empty() ? "{}" : c.match);
+      break;
+  }
+}
+void from_json(const nlohmann::json& j, Check& c) {
+  enum_from_json(j.at("kind"), c.kind, topology::kCheckKindNames);
+  j.at("name").get_to(c.name);
+  c.wait_s = j.value("wait_s", topology::kDefaultCheckWaitS);
+  j.at("node").get_to(c.node);
+  c.to = j.value("to", "");
+  c.reachable = j.value("reachable", true);
+  c.prefix = j.value("prefix", "");
+  c.nexthops = j.value("nexthops", 0);
+  c.protocol = j.value("protocol", "");
+  c.command = j.value("command", "");
+  c.daemon = j.value("daemon", "");
+  c.match = j.contains("match") ? j["match"].dump() : "";
+}
+}  // namespace twin::topology
+namespace twin::plan {
 // A plan's core fields are required (a state file without them is not a plan); the configured
 // expectations default, so a state file written before they existed still reads.
 void to_json(nlohmann::json& j, const Plan& p) {
   j = {{"lab", p.lab},     {"topology_file", p.topology_file}, {"run_dir", p.run_dir},
        {"nodes", p.nodes}, {"links", p.links},                 {"sessions", p.sessions},
-       {"prefixes", p.prefixes}, {"adjacencies", p.adjacencies}, {"bfd_peers", p.bfd_peers}};
+       {"prefixes", p.prefixes}, {"adjacencies", p.adjacencies}, {"bfd_peers", p.bfd_peers},
+       {"checks", p.checks}};
 }
 void from_json(const nlohmann::json& j, Plan& p) {
   j.at("lab").get_to(p.lab);
@@ -639,6 +682,7 @@ void from_json(const nlohmann::json& j, Plan& p) {
   j.at("prefixes").get_to(p.prefixes);
   p.adjacencies = j.value("adjacencies", std::vector<ExpectedAdjacency>{});
   p.bfd_peers = j.value("bfd_peers", std::vector<ExpectedBfdPeer>{});
+  p.checks = j.value("checks", std::vector<topology::Check>{});
 }
 
 namespace {
@@ -672,7 +716,7 @@ nlohmann::json to_json(const Plan& plan) {
   for (auto& s : j["sessions"])
     for (const char* k : {"peer_address", "ibgp"})
       if (blank(s[k])) s.erase(k);
-  for (const char* k : {"adjacencies", "bfd_peers"})
+  for (const char* k : {"adjacencies", "bfd_peers", "checks"})
     if (blank(j[k])) j.erase(k);
   return j;
 }

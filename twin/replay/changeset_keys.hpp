@@ -30,7 +30,7 @@ inline const std::vector<std::string> kTopology = {"file"};
 
 // Values.
 inline const std::vector<std::string> kTestFamilies = {"bgp", "ospf", "bfd", "routes",
-                                                          "mtu", "reachability"};
+                                                          "mtu", "reachability", "checks"};
 inline const std::vector<std::string> kUntil = {"converged", "duration"};
 inline const std::vector<std::string> kExpect = {"pass", "fail"};
 inline const std::vector<std::string> kState = {"up", "down"};

@@ -10,6 +10,7 @@
 #include "twin/topology/checks.hpp"
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/daemons_file.hpp"
+#include "twin/topology/declared_checks.hpp"
 #include "twin/topology/own_config.hpp"
 #include "twin/topology/image_profile.hpp"
 
@@ -28,7 +29,8 @@ namespace {
 using yaml::at;
 using yaml::mark_of;
 
-const std::vector<std::string> kTopKeys = {"version", "name", "defaults", "nodes", "links"};
+const std::vector<std::string> kTopKeys = {"version", "name", "defaults", "nodes", "links",
+                                           "checks"};
 const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
 const std::vector<std::string> kNodeKeys = {"kind",   "image",   "asn",    "router-id",
                                             "loopback", "config", "gateway", "routes",
@@ -125,6 +127,8 @@ class Loader {
               parse_link(ln[i], "links[" + std::to_string(i) + "]", def_mtu, def_mtu_set, t));
       }
     }
+
+    if (yaml::Value c = yaml::child(*doc, "checks")) t.checks = read_checks(r_, c, t);
 
     check_topology(t, places_, d_);
     read_own_configs(t, d_);
@@ -526,6 +530,13 @@ std::optional<Topology> load_topology(const std::string& path, Diagnostics& diag
   fs::path abs = fs::absolute(path);
   auto t = load_topology_text(*text, path, abs.parent_path().string(), diags);
   if (t) t->file = abs.string();
+  // A containerlab file has no place for twin's checks: they come from its companion file
+  // `<name>.checks.yaml` beside it, when there is one.
+  // (Read once the lab loaded: checks name its nodes.)
+  if (t && looks_like_containerlab(*text, path)) {
+    std::string companion = companion_checks_path(path);
+    if (fs::exists(companion) && !load_checks_file(companion, *t, diags)) return std::nullopt;
+  }
   return t;
 }
 

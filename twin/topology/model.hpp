@@ -158,6 +158,33 @@ struct Link {
   Mark mark;
 };
 
+// A check the user declares in the topology's `checks:` section (or, beside a containerlab
+// file, in its companion `<name>.checks.yaml`): asserted by the `checks` validator family
+// (validators/checks/) like any other test. Loaded by declared_checks.hpp.
+enum class CheckKind { kReach, kRoute, kFrr };  // `reach:` | `route:` | `frr:`
+inline constexpr std::pair<CheckKind, const char*> kCheckKindNames[] = {
+    {CheckKind::kReach, "reach"}, {CheckKind::kRoute, "route"}, {CheckKind::kFrr, "frr"}};
+inline constexpr int kDefaultCheckWaitS = 10;
+
+struct Check {
+  CheckKind kind = CheckKind::kReach;
+  std::string name;               // as given, or generated: "reach pc1->pc3"
+  int wait_s = kDefaultCheckWaitS;  // a failing check is retried for this long
+  std::string node;               // reach: `from`; route, frr: `node`
+  // reach
+  std::string to;          // a node name or an address
+  bool reachable = true;   // `expect: reachable` (default) | `unreachable`
+  // route
+  std::string prefix;      // "192.168.3.0/24", host bits clear
+  int nexthops = 0;        // 0 = any number
+  std::string protocol;    // "" = any (FRR's name: ospf, bgp, connected, static, ...)
+  // frr
+  std::string command;     // "show ip ospf neighbor json"
+  std::string daemon;      // the daemon that answers it (from the command)
+  std::string match;       // the JSON the output must contain, as JSON text
+  Mark mark;               // where the check was written
+};
+
 struct Topology {
   std::string file;  // absolute path of the topology file
   std::string dir;   // its folder: relative paths resolve against it
@@ -165,6 +192,7 @@ struct Topology {
   std::string name;  // lab name
   std::vector<Node> nodes;
   std::vector<Link> links;
+  std::vector<Check> checks;  // `checks:`, in file order
 
   [[nodiscard]] const Node* find_node(const std::string& name) const;
 };

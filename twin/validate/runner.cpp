@@ -1,6 +1,8 @@
 #include "twin/validate/runner.hpp"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "twin/core/util.hpp"
 
@@ -22,11 +24,12 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   Report report;
   TimeSource& time = opts.time ? *opts.time : TimeSource::real();
   auto t0 = time.now();
-  auto deadline = t0 + opts.converge_timeout;
   std::map<std::string, double> first_pass;
   std::vector<std::vector<TestResult>> latest(validators.size());
   std::vector<bool> done(validators.size(), false);
   std::vector<int> attempts(validators.size(), 0);
+  // Until when each family is retried: the latest window among its results that do not pass.
+  std::vector<Clock::time_point> deadline(validators.size(), t0 + opts.converge_timeout);
   for (;;) {
     for (size_t i = 0; i < validators.size(); ++i) {
       if (done[i]) continue;
@@ -50,6 +53,13 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
         if (r.status == Status::kPassed) first_pass.emplace(key_of(r), at);
       }
       done[i] = opts.settled ? opts.settled(latest[i]) : settled(latest[i]);
+      std::optional<std::chrono::milliseconds> window;
+      for (const auto& r : latest[i]) {
+        if (r.status != Status::kFailed && r.status != Status::kError) continue;
+        auto w = validators[i]->retry_window(ctx, r).value_or(opts.converge_timeout);
+        window = window ? std::max(*window, w) : w;
+      }
+      deadline[i] = t0 + window.value_or(opts.converge_timeout);
       if (opts.progress) {
         int bad = 0;
         for (const auto& r : latest[i])
@@ -59,8 +69,11 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
                       " (attempt " + std::to_string(attempts[i]) + ")");
       }
     }
+    auto now = time.now();
+    for (size_t i = 0; i < validators.size(); ++i)
+      if (now >= deadline[i]) done[i] = true;  // out of time: its results are final
     bool all = std::all_of(done.begin(), done.end(), [](bool b) { return b; });
-    if (all || time.now() >= deadline || interrupted()) break;
+    if (all || interrupted()) break;
     time.sleep_for(opts.retry_interval);  // poll interval inside the window
   }
   for (size_t i = 0; i < validators.size(); ++i) {

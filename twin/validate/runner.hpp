@@ -23,6 +23,8 @@ struct RunOptions {
   TimeSource* time = nullptr;  // the window's clock; nullptr = TimeSource::real()
 };
 
+// A family stops being retried when its results settle or when every result that does not
+// pass is past its window (Validator::retry_window, else converge_timeout).
 // Runs `validators` in order and fills a Report (lab, versions and timing are the caller's).
 // Each result's time_to_pass_ms is measured from the start of this call to the first attempt
 // in which that (test, subject) passed; attempts counts the family's runs.

@@ -6,9 +6,11 @@
 // Data/logic split: each family collects raw observations (FRR JSON, `ip -j` JSON, ping
 // results) through the probe, then evaluates them with a pure function, so unit tests feed
 // FRR 8.4 JSON recorded from a real run.
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -56,6 +58,13 @@ class Validator {
   [[nodiscard]] virtual std::string name() const = 0;  // "bgp"
   // One result per (test, subject). Missing data is Status::kError, never kPassed.
   virtual std::vector<TestResult> run(Context& ctx) = 0;
+  // How long, from the start of the validation, a result of this family that does not pass is
+  // retried; nullopt = the run's convergence window (RunOptions::converge_timeout). Declared
+  // checks carry their own `wait:`.
+  [[nodiscard]] virtual std::optional<std::chrono::milliseconds> retry_window(
+      const Context& /*ctx*/, const TestResult& /*result*/) const {
+    return std::nullopt;
+  }
 };
 
 // Creates validator families by name, all of them when `only` is empty; names it does not know
