@@ -13,7 +13,7 @@ if grep -q 'integration\.' build/ctest-output.txt; then
   echo
   echo "integration suites (CTest entry, result, time):"
   grep -E 'Test +#[0-9]+: integration\.' build/ctest-output.txt |
-    sed -E 's/.*: (integration\.[a-z]+) [ .*]*(Passed|\*\*\*Failed|\*\*\*Timeout|\*\*\*Skipped|Not Run|Skipped)? *([0-9.]+ sec).*/  \1  \2  \3/'
+    sed -E 's/.*: (integration\.[a-z-]+) [ .*]*(Passed|\*\*\*Failed|\*\*\*Timeout|\*\*\*Skipped|Not Run|Skipped)? *([0-9.]+ sec).*/  \1  \2  \3/'
   # ctest's own closing line last, for whoever reads the end of the log.
   echo
   grep -E 'tests passed, [0-9]+ tests failed out of' build/ctest-output.txt | tail -1
