@@ -81,7 +81,7 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
       if (!asked_ospf) nbrs = driver.frr_json(n, "ospfd", "show ip ospf neighbor json", nullptr);
       asked_ospf = true;
       std::string state = nbrs ? validate::ospf_neighbor_state(*nbrs, a.interface) : "";
-      if (state.rfind("Full", 0) == 0) {
+      if (validate::ospf_full(state)) {
         ++p.full;
         continue;
       }

@@ -119,11 +119,12 @@ int ospf_state_rank(const std::string& s) {
   return -1;
 }
 
-std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::string& ifname) {
-  if (!neighbors.is_object() || !neighbors.contains("neighbors")) return "";
+std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
+                                               const std::string& ifname) {
+  if (!neighbors.is_object() || !neighbors.contains("neighbors")) return std::nullopt;
   const auto& all = neighbors["neighbors"];
-  if (!all.is_object()) return "";
-  std::string best;
+  if (!all.is_object()) return std::nullopt;
+  std::optional<OspfNeighbor> best;
   for (const auto& [rid, list] : all.items()) {
     if (!list.is_array()) continue;
     for (const auto& e : list) {
@@ -131,10 +132,15 @@ std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::stri
       std::string iface = e.value("ifaceName", "");
       if (iface.substr(0, iface.find(':')) != ifname) continue;
       std::string st = e.value("nbrState", e.value("state", ""));
-      if (best.empty() || ospf_state_rank(st) > ospf_state_rank(best)) best = st;
+      if (!best || ospf_state_rank(st) > ospf_state_rank(best->state)) best = OspfNeighbor{rid, st};
     }
   }
   return best;
+}
+
+std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::string& ifname) {
+  auto n = find_ospf_neighbor(neighbors, ifname);
+  return n ? n->state : "";
 }
 
 bool is_ipv6(const std::string& a) { return a.find(':') != std::string::npos; }

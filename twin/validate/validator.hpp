@@ -123,6 +123,15 @@ const nlohmann::json* find_bgp_peer(const nlohmann::json& summary, const std::st
 // (FRR 8.4: {"neighbors": {"<router-id>": [{"nbrState": "Full/-", "ifaceName": "eth1:10.0.12.1"}]}}),
 // the most advanced when it lists several; "" when there is none. Tolerates any JSON shape.
 std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::string& ifname);
+// The same neighbor with its router-id (the key it is listed under); nullopt when none.
+struct OspfNeighbor {
+  std::string router_id;
+  std::string state;  // "Full/-", "ExStart/-", "2-Way/DROther", ...
+};
+std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
+                                               const std::string& ifname);
+// True for "Full/…": the adjacency is up (RFC 2328 §10.1).
+inline bool ospf_full(const std::string& state) { return state.rfind("Full", 0) == 0; }
 // OSPF neighbor states in the order an adjacency passes them (RFC 2328 §10.1); -1 unknown.
 int ospf_state_rank(const std::string& state);
 

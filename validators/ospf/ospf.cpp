@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
 
 namespace twin::validators {
@@ -37,23 +38,11 @@ std::string router_id_of(const OspfObservation* o) {
 
 // The neighbor FRR has on `ifname`, the most advanced state when it lists several (a duplicate
 // router-id shows twice under one key).
-struct Neighbor {
-  std::string router_id;
-  std::string state;  // "Full/-", "ExStart/-", "2-Way/DROther", ...
-};
+using Neighbor = validate::OspfNeighbor;
 std::optional<Neighbor> neighbor_on(const OspfObservation* o, const std::string& ifname) {
   const auto* j = o ? object_of(o->neighbors) : nullptr;
-  if (!j) return std::nullopt;
-  std::string state = validate::ospf_neighbor_state(*j, ifname);
-  if (state.empty()) return std::nullopt;
-  for (const auto& [rid, list] : (*j)["neighbors"].items())
-    for (const auto& e : list)
-      if (e.is_object() && e.value("nbrState", e.value("state", "")) == state &&
-          e.value("ifaceName", "").rfind(ifname + ":", 0) == 0)
-        return Neighbor{rid, state};
-  return Neighbor{"", state};
+  return j ? validate::find_ospf_neighbor(*j, ifname) : std::nullopt;
 }
-bool full(const std::string& state) { return state.rfind("Full", 0) == 0; }
 
 // What both ends must agree on, as "name value" pairs in a fixed order.
 struct Params {
@@ -172,7 +161,7 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     const auto* here_if = interface_json(here, a.interface);
     const auto* there_if = interface_json(there, a.peer_interface);
     auto nbr = neighbor_on(here, a.interface);
-    bool is_full = nbr && full(nbr->state);
+    bool is_full = nbr && validate::ospf_full(nbr->state);
     out.push_back(make_result(
         kFamily, 0, "adjacency-full", is_full ? Status::kPassed : Status::kFailed, a.node,
         subject, "Full with " + a.peer_node, nbr ? nbr->state : "no neighbor",
@@ -233,9 +222,9 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
       bool dup = !others.empty();
       out.push_back(make_result(kFamily, 2, "router-id-unique",
                                 dup ? Status::kFailed : Status::kPassed, node, "", "unique",
-                                rid + (dup ? " (also " + join(others, ", ") + ")" : ""),
+                                rid + (dup ? " (also " + join_names(others) + ")" : ""),
                                 dup ? "OSPF router-id " + rid + " is shared with " +
-                                          join(others, ", ")
+                                          join_names(others)
                                     : ""));
     }
 
