@@ -144,6 +144,26 @@ TEST(OspfClab, TheContainerlabFileRunsUnchanged) {
   EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
 }
 
+// A typo in a user's frr.conf is FRR's own parser's finding, at the file's line, before any
+// namespace exists: exit 2, nothing created (real vtysh -C).
+TEST(OspfClab, ALineFrrRejectsStopsUpAtItsPlace) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string lab = unique_lab("ospftypo");
+  const fs::path dir = fs::temp_directory_path() / lab;
+  fs::remove_all(dir);
+  fs::copy(kRepo + "/topologies/ospf-triangle", dir, fs::copy_options::recursive);
+  auto sed = sh("sed -i '10s/hello-interval/helo-interval/' " + (dir / "configs/r2.conf").string());
+  ASSERT_EQ(sed.code, 0);
+  auto up = twin("up " + (dir / "ospf-triangle.clab.yml").string() + " --name " + lab);
+  EXPECT_EQ(up.code, 2) << up.out << up.err;
+  EXPECT_THAT(up.err, HasSubstr((dir / "configs/r2.conf").string() +
+                                ":10:2: error: node r2: FRR rejects this line: Unknown command: "
+                                "ip ospf helo-interval 1"));
+  EXPECT_THAT(up.err, HasSubstr("nothing was created"));
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  fs::remove_all(dir);
+}
+
 // FRR's defaults: broadcast network, hello 10 s, dead 40 s. Both routers start together, so
 // each waits out its wait timer (the dead interval) before electing a DR: `up` must say it is
 // waiting for that timer, and wait for it rather than fail.

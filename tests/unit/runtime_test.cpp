@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <mutex>
 #include <thread>
 
 #include "twin/plan/plan.hpp"
 #include "twin/runtime/frr.hpp"
+#include "twin/runtime/frr_config.hpp"
 #include "twin/runtime/netlink.hpp"
 #include "twin/runtime/vty.hpp"
 #include "twin/topology/loader.hpp"
@@ -199,3 +201,54 @@ TEST(Netlink, IpArgumentsServedInProcess) {
 }
 
 }  // namespace
+
+// vtysh -C's answer for one file, as FRR 8.4.4 printed it for r1.conf with `ip ospf helo-interval 1`
+// on line 10; every other file passes.
+class SyntaxRunner final : public twin::proc::ProcessRunner {
+ public:
+  explicit SyntaxRunner(std::string bad) : bad_(std::move(bad)) {}
+  twin::Result<twin::proc::Output> run(const twin::proc::Command& cmd) override {
+    std::lock_guard lk(mu);
+    files.push_back(cmd.argv.back());
+    twin::proc::Output o;
+    o.exit_code = 0;
+    if (cmd.argv.back() == bad_) {
+      o.exit_code = 2;
+      o.out = "line 10: % Unknown command[17]:  ip ospf helo-interval 1\n";
+    }
+    return o;
+  }
+  std::mutex mu;
+  std::vector<std::string> files;
+
+ private:
+  std::string bad_;
+};
+
+TEST(OwnConfigSyntax, RejectedLineIsADiagnosticAtItsPlaceBeforeAnythingIsCreated) {
+  twin::Diagnostics d;
+  const std::string dir = std::string(TWIN_DATA_DIR) + "/topologies/ospf-triangle";
+  auto t = twin::topology::load_topology(dir + "/lab.yaml", d);
+  ASSERT_TRUE(t) << d.format();
+  SyntaxRunner runner(dir + "/configs/r1.conf");
+  ASSERT_TRUE(twin::runtime::check_own_configs(*t, runner, d));
+  // One vtysh -C per own config, hosts have none.
+  EXPECT_EQ(runner.files.size(), 3u);
+  ASSERT_EQ(d.items().size(), 1u) << d.format();
+  const auto& i = d.items()[0];
+  EXPECT_EQ(i.file, dir + "/configs/r1.conf");
+  EXPECT_EQ(i.line, 10);
+  EXPECT_EQ(i.column, 2);  // the command, past the block's indent
+  EXPECT_EQ(i.field, "node r1");
+  EXPECT_EQ(i.message, "FRR rejects this line: Unknown command: ip ospf helo-interval 1");
+}
+
+TEST(OwnConfigSyntax, ComplaintsDropFrrsReturnCodesAndPadding) {
+  // `vtysh -C -f` of FRR 8.4.4 on a file with `bogus line` (3) and `ip ospf area` (6).
+  auto c = twin::runtime::vtysh_complaints(
+      "line 3: % Unknown command[25]:  bogus line\n"
+      "line 6: % Command incomplete[17]:  ip ospf area\n");
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0], (std::pair<int, std::string>{3, "Unknown command: bogus line"}));
+  EXPECT_EQ(c[1], (std::pair<int, std::string>{6, "Command incomplete: ip ospf area"}));
+}

@@ -13,6 +13,7 @@
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/scenario.hpp"
 #include "twin/report/apply_report.hpp"
+#include "twin/runtime/frr_config.hpp"
 #include "twin/report/report.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/validator.hpp"
@@ -194,6 +195,10 @@ int run_scenario(const RunOptions& ro) {
   auto sc = replay::load_scenario(ro.scenario, diags);
   std::optional<topology::Topology> topo;
   if (sc) topo = topology::load_topology(sc->topology, diags);
+  proc::SystemRunner runner;
+  if (topo)
+    if (auto c = runtime::check_own_configs(*topo, runner, diags); !c)
+      return fail(c.error().message, 3);
   std::cerr << diags.format_warnings();
   if (!diags.empty()) {
     std::cerr << diags.format();
@@ -203,7 +208,6 @@ int run_scenario(const RunOptions& ro) {
     return fail("invalid lab name '" + ro.name + "' (--name)", 2);
   // Check the change against the plan before anything is created.
   plan::Plan plan = plan::make_plan(*topo, ro.name);
-  proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
   if (int c = load_change(sc->change, "", plan, runner, &cs, o); c) return c;
   if (int c = check_outputs(o.junit, o.evidence); c) return c;

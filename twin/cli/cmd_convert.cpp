@@ -6,6 +6,7 @@
 #include "twin/cli/commands.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
+#include "twin/runtime/frr_config.hpp"
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/declared_checks.hpp"
 #include "twin/topology/loader.hpp"
@@ -21,6 +22,11 @@ int run_convert(const ConvertOptions& o) {
     return fail(o.file + " is not a containerlab file (no top-level `topology:` with nodes)", 2);
   std::optional<topology::Topology> t;
   if (text) t = topology::load_containerlab(o.file, d);
+  if (t) {
+    proc::SystemRunner runner;
+    if (auto c = runtime::check_own_configs(*t, runner, d); !c) return fail(c.error().message, 3);
+    if (!d.empty()) t.reset();
+  }
   // The companion checks file goes into the twin file as its `checks:` section, verbatim.
   const std::string companion = topology::companion_checks_path(o.file);
   std::optional<std::string> checks_text;

@@ -9,6 +9,7 @@
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/plan/plan.hpp"
+#include "twin/runtime/frr_config.hpp"
 #include "twin/runtime/libvirt.hpp"
 #include "twin/topology/loader.hpp"
 
@@ -24,6 +25,15 @@ namespace {
 std::optional<topology::Topology> load(const std::string& file) {
   Diagnostics diags;
   auto t = topology::load_topology(file, diags);
+  // FRR's parser on the user's own configs now, so a typo is exit 2 before anything exists.
+  if (t) {
+    proc::SystemRunner runner;
+    if (auto c = runtime::check_own_configs(*t, runner, diags); !c) {
+      fail(c.error().message, 3);
+      return std::nullopt;
+    }
+    if (!diags.empty()) t.reset();
+  }
   std::cerr << diags.format_warnings();
   if (!t) {
     std::cerr << diags.format();

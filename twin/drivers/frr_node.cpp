@@ -10,6 +10,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
+#include "twin/runtime/frr_config.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -121,10 +122,15 @@ Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
     if (!r) return r.error().with_context("applying frr.conf");
     // vtysh -b reports each rejected line; a non-zero exit means part of the config failed.
     if (r->exit_code != 0) {
-      std::string msg = r->out + r->err;
-      return input_error("applying " + n.run_dir + "/frr.conf" +
-                         (n.config_source.empty() ? "" : " (from " + n.config_source + ")") +
-                         " failed (vtysh -b exit " + std::to_string(r->exit_code) + "): " + msg);
+      // Own configs passed FRR's parser before `up` (check_own_configs): what remains is a
+      // line a daemon refused at run time, named by its line in the user's file.
+      const std::string file = n.config_source.empty() ? n.run_dir + "/frr.conf" : n.config_source;
+      std::string msg;
+      for (const auto& [line, what] : runtime::vtysh_complaints(r->out + r->err))
+        msg += (msg.empty() ? "" : "; ") + file + ":" + std::to_string(line) + ": " + what;
+      if (msg.empty()) msg = trim_end(r->out + r->err);
+      return input_error("node " + n.name + ": FRR rejected its configuration (vtysh -b exit " +
+                         std::to_string(r->exit_code) + "): " + msg);
     }
   }
   return started;

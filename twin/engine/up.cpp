@@ -80,14 +80,14 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
     state.status = "failed";
     (void)state::save_state(state);
     if (opts.keep_on_failure) {
-      return e.with_context("twin up (lab '" + plan.lab +
-                            "' kept for inspection: twin down --lab " + plan.lab + ")");
+      return Error{e.kind, e.message + " (lab " + plan.lab +
+                               " kept for inspection: twin down --lab " + plan.lab + ")"};
     }
     progress("tearing down lab " + plan.lab + " after failure");
     auto d = down_locked(plan.lab, runner);
     if (!d)
-      return e.with_context("twin up").with_context("teardown also failed: " + d.error().message);
-    return e.with_context("twin up");
+      return Error{e.kind, e.message + "; teardown also failed: " + d.error().message};
+    return e;
   };
   // Unless the caller chose a timeout, nodes that take long to be ready (a NOS under TCG may
   // take 10 minutes to boot) get their drivers' ready timeout plus 120 s.

@@ -17,40 +17,41 @@ Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner,
                               Diagnostics& diags) {
   TempDir tmp;
   if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
-  if (auto w = write_file(tmp.path + "/vtysh.conf", "service integrated-vtysh-config\n"); !w)
-    return w.error();
+  std::vector<size_t> steps;       // the frr steps checked, in order
+  std::vector<std::string> paths;  // what vtysh -C reads for each
   for (size_t i = 0; i < cs.steps.size(); ++i) {
     const Step& s = cs.steps[i];
     if (s.kind() != StepKind::kFrr) continue;
-    std::string path, file = cs.file;
-    int first = s.frr().text_line;
     if (!s.frr().replace.empty()) {
       if (!fs::is_regular_file(s.frr().replace)) continue;  // the loader reports a missing file
-      path = s.frr().replace;
-      file = s.frr().replace;
-      first = 1;
+      paths.push_back(s.frr().replace);
     } else {
-      path = tmp.path + "/step" + std::to_string(i) + ".conf";
-      if (auto w = write_file(path, s.frr().add.empty() ? s.frr().remove : s.frr().add); !w)
+      paths.push_back(tmp.path + "/step" + std::to_string(i) + ".conf");
+      if (auto w = write_file(paths.back(), s.frr().add.empty() ? s.frr().remove : s.frr().add);
+          !w)
         return w.error();
     }
-    auto r = runner.run({{"vtysh", "--config_dir", tmp.path, "-C", "-f", path}, "", 30s});
-    if (!r) return r.error().with_context("FRR syntax check (vtysh -C)");
-    if (r->exit_code == 0) continue;
-    auto complaints = runtime::vtysh_complaints(r->out + r->err);
+    steps.push_back(i);
+  }
+  auto checked = runtime::frr_syntax_check(runner, paths);
+  if (!checked) return checked.error();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const size_t i = steps[k];
+    const Step& s = cs.steps[i];
+    const bool replace = !s.frr().replace.empty();
+    const std::string file = replace ? s.frr().replace : cs.file;
+    const int first = replace ? 1 : s.frr().text_line;
     std::string field = "steps[" + std::to_string(i) + "].frr." +
-                        (!s.frr().replace.empty() ? "replace"
-                         : s.frr().add.empty()    ? "remove"
-                                                : "add");
-    if (complaints.empty())
-      diags.add({file, s.mark.line, s.mark.column, field,
-                 "FRR rejects this configuration (vtysh -C exit " + std::to_string(r->exit_code) +
-                     "): " + trim_end(r->out + r->err),
-                 ""});
-    for (const auto& [line, what] : complaints)
-      diags.add({file, first > 0 ? first + line - 1 : s.mark.line, first > 0 ? 1 : s.mark.column,
-                 field, "FRR rejects this line: " + what,
-                 "check the command against FRR's documentation for this version"});
+                        (replace ? "replace" : s.frr().add.empty() ? "remove" : "add");
+    for (const auto& [line, what] : (*checked)[k]) {
+      if (line == 0)
+        diags.add({file, s.mark.line, s.mark.column, field,
+                   "FRR rejects this configuration: " + what, ""});
+      else
+        diags.add({file, first > 0 ? first + line - 1 : s.mark.line, first > 0 ? 1 : s.mark.column,
+                   field, "FRR rejects this line: " + what,
+                   "check the command against FRR's documentation for this version"});
+    }
   }
   return {};
 }

@@ -1,6 +1,7 @@
 #include "twin/runtime/frr_config.hpp"
 
 #include <cstring>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -18,6 +19,18 @@ proc::Command vtysh_command(const plan::Node& n, std::vector<std::string> args,
   return c;
 }
 
+namespace {
+// "% Unknown command:  ip ospf x" -> "Unknown command: ip ospf x": FRR's "%" marks its messages
+// on a terminal, and it pads the echoed line with a space of its own.
+std::string tidy(const std::string& s) {
+  std::string out;
+  size_t i = s.rfind("% ", 0) == 0 ? 2 : 0;
+  for (; i < s.size(); ++i)
+    if (!(s[i] == ' ' && !out.empty() && out.back() == ' ')) out += s[i];
+  return trim_end(out);
+}
+}  // namespace
+
 std::vector<std::pair<int, std::string>> vtysh_complaints(const std::string& out) {
   static const std::regex kVtyshLine(R"(line (\d+): (.*))");
   // FRR appends internal return codes ("Unknown command[25]"): not for people.
@@ -29,12 +42,12 @@ std::vector<std::pair<int, std::string>> vtysh_complaints(const std::string& out
   std::string pending;  // a daemon's own "% ..." explanation precedes vtysh's "line N:" note
   while (std::getline(in, line)) {
     if (std::regex_search(line, m, kVtyshLine)) {
-      std::string what = std::regex_replace(std::string(m[2]), kReturnCode, "");
+      std::string what = tidy(std::regex_replace(std::string(m[2]), kReturnCode, ""));
       if (!pending.empty()) what = pending + " (" + what + ")";
       v.emplace_back(std::stoi(m[1]), what);
       pending.clear();
     } else if (line.rfind("%", 0) == 0) {
-      pending += (pending.empty() ? "" : " ") + line;
+      pending += (pending.empty() ? "" : " ") + tidy(line);
     }
   }
   return v;
@@ -83,6 +96,68 @@ Result<void> vtysh_apply(proc::ProcessRunner& runner, const plan::Node& n, const
   if (msg.empty())
     msg = "vtysh exit " + std::to_string(r->exit_code) + ": " + trim_end(r->out + r->err);
   return input_error(n.name + " rejected: " + msg);
+}
+
+Result<std::vector<std::vector<Complaint>>> frr_syntax_check(proc::ProcessRunner& runner,
+                                                             const std::vector<std::string>& paths) {
+  std::vector<std::vector<Complaint>> out(paths.size());
+  if (paths.empty()) return out;
+  // vtysh -C still reads vtysh.conf from its config folder: give it an empty one of ours rather
+  // than the host's /etc/frr.
+  TempDir tmp;
+  if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
+  if (auto w = write_file(tmp.path + "/vtysh.conf", "service integrated-vtysh-config\n"); !w)
+    return w.error();
+  std::vector<proc::Command> cmds;
+  for (const auto& p : paths)
+    cmds.push_back({{"vtysh", "--config_dir", tmp.path, "-C", "-f", p}, "", std::chrono::seconds(30)});
+  auto results = proc::run_all(runner, cmds, 4);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto& r = results[i];
+    if (!r) return r.error().with_context("FRR syntax check (vtysh -C) of " + paths[i]);
+    if (r->exit_code == 0) continue;
+    out[i] = vtysh_complaints(r->out + r->err);
+    if (out[i].empty())
+      out[i].emplace_back(0, "vtysh -C exit " + std::to_string(r->exit_code) + ": " +
+                                 trim_end(r->out + r->err));
+  }
+  return out;
+}
+
+Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunner& runner,
+                               Diagnostics& diags) {
+  std::map<std::string, std::vector<std::string>> users;  // config file -> nodes, file order
+  std::vector<std::string> paths;
+  for (const auto& n : topo.nodes) {
+    if (n.config.empty()) continue;
+    auto& u = users[n.config];
+    if (u.empty()) paths.push_back(n.config);
+    u.push_back(n.name);
+  }
+  auto checked = frr_syntax_check(runner, paths);
+  if (!checked) return checked.error();
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if ((*checked)[i].empty()) continue;
+    std::vector<std::string> lines;
+    if (auto text = read_file(paths[i])) {
+      std::istringstream in(*text);
+      for (std::string l; std::getline(in, l);) lines.push_back(l);
+    }
+    const auto& nodes = users[paths[i]];
+    std::string who = (nodes.size() == 1 ? "node " : "nodes ") + join_some(nodes);
+    for (const auto& [line, what] : (*checked)[i]) {
+      int column = 0;
+      if (line >= 1 && static_cast<size_t>(line) <= lines.size()) {
+        auto first = lines[line - 1].find_first_not_of(" \t");
+        column = first == std::string::npos ? 1 : static_cast<int>(first) + 1;
+      }
+      diags.add({paths[i], line, column, who,
+                 "FRR rejects this line: " + what,
+                 "check it against FRR's documentation for the version installed here "
+                 "(`vtysh -C -f " + paths[i] + "` repeats this check)"});
+    }
+  }
+  return {};
 }
 
 }  // namespace twin::runtime
