@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <mutex>
@@ -251,4 +252,31 @@ TEST(OwnConfigSyntax, ComplaintsDropFrrsReturnCodesAndPadding) {
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0], (std::pair<int, std::string>{3, "Unknown command: bogus line"}));
   EXPECT_EQ(c[1], (std::pair<int, std::string>{6, "Command incomplete: ip ospf area"}));
+}
+
+TEST(OwnConfigSyntax, ADaemonFrrDoesNotShipIsRefusedAtItsLine) {
+  if (std::filesystem::exists("/usr/lib/frr/sharpd")) GTEST_SKIP() << "this FRR ships sharpd";
+  const auto dir = std::filesystem::temp_directory_path() / ("twin-sharpd-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(std::string(TWIN_DATA_DIR) + "/topologies/ospf-triangle", dir,
+                        std::filesystem::copy_options::recursive);
+  {
+    std::ifstream in(dir / "configs/daemons");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.replace(text.find("sharpd=no"), 9, "sharpd=yes");
+    std::ofstream(dir / "configs/daemons") << text;
+  }
+  twin::Diagnostics d;
+  auto t = twin::topology::load_topology((dir / "ospf-triangle.clab.yml").string(), d);
+  ASSERT_TRUE(t) << d.format();
+  SyntaxRunner runner("");
+  ASSERT_TRUE(twin::runtime::check_own_configs(*t, runner, d));
+  ASSERT_EQ(d.items().size(), 1u) << d.format();  // once, for the three routers sharing it
+  EXPECT_EQ(d.items()[0].field, "nodes r1, r2, r3");
+  EXPECT_EQ(d.items()[0].file, (dir / "configs/daemons").string());
+  EXPECT_EQ(d.items()[0].line, 16);
+  EXPECT_NE(d.items()[0].message.find("sharpd is switched on, but FRR on this machine does not"),
+            std::string::npos)
+      << d.format();
+  std::filesystem::remove_all(dir);
 }

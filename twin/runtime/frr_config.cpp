@@ -1,11 +1,15 @@
 #include "twin/runtime/frr_config.hpp"
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
 
 #include "twin/core/util.hpp"
+#include "twin/runtime/frr.hpp"
+
+namespace fs = std::filesystem;
 
 namespace twin::runtime {
 
@@ -133,6 +137,38 @@ Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunn
     auto& u = users[n.config];
     if (u.empty()) paths.push_back(n.config);
     u.push_back(n.name);
+  }
+  // A daemon the config needs that FRR here does not ship would fail mid-`up`: say it now, at
+  // the line that needs it.
+  for (const auto& n : topo.nodes) {
+    if (!n.own) continue;
+    for (const auto& [daemon, line] : n.own->needs) {
+      std::error_code ec;
+      if (fs::is_regular_file(daemon_path(daemon), ec)) continue;
+      diags.add({n.config, line, 1, "node " + n.name,
+                 "this line needs " + daemon + ", which FRR on this machine does not have (no " +
+                     daemon_path(daemon) + ")",
+                 "install FRR's full package (tools/install-deps.sh) or drop the stanza"});
+    }
+  }
+  // Likewise a daemon a daemons file switches on (FRR's file lists sharpd, which Debian's FRR
+  // package does not ship): once per setting, naming the nodes that share the file.
+  std::map<std::pair<std::string, int>, std::vector<std::string>> off_nodes;
+  std::map<std::pair<std::string, int>, const topology::DaemonSetting*> off;
+  for (const auto& n : topo.nodes)
+    for (const auto& s : n.daemon_settings) {
+      std::error_code ec;
+      if (!s.enabled || fs::is_regular_file(daemon_path(s.daemon), ec)) continue;
+      off[{s.file, s.mark.line}] = &s;
+      off_nodes[{s.file, s.mark.line}].push_back(n.name);
+    }
+  for (const auto& [at, s] : off) {
+    const auto& nodes = off_nodes[at];
+    diags.add({s->file, s->mark.line, s->mark.column,
+               (nodes.size() == 1 ? "node " : "nodes ") + join_some(nodes),
+               s->daemon + " is switched on, but FRR on this machine does not have it (no " +
+                   daemon_path(s->daemon) + ")",
+               "set " + s->daemon + "=no"});
   }
   auto checked = frr_syntax_check(runner, paths);
   if (!checked) return checked.error();

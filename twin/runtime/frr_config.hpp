@@ -39,7 +39,8 @@ Result<std::vector<std::vector<Complaint>>> frr_syntax_check(proc::ProcessRunner
 // frr_syntax_check before anything is created: each rejected line becomes a diagnostic at the
 // config's file:line:column (first non-blank character), naming the nodes that use the file, so
 // `plan`/`up`/`run`/`convert` stop with exit 2 rather than fail mid-`up` with a half-built lab.
-// A file shared by several nodes is checked once. Errors: as frr_syntax_check.
+// A file shared by several nodes is checked once. A line needing a daemon FRR here does not ship
+// (no /usr/lib/frr/<daemon>) is a diagnostic too. Errors: as frr_syntax_check.
 Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunner& runner,
                                Diagnostics& diags);
 
