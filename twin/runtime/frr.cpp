@@ -1,8 +1,11 @@
 #include "twin/runtime/frr.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "twin/core/util.hpp"
+#include "twin/runtime/frr_config.hpp"
 #include "twin/runtime/vty.hpp"
 
 namespace twin::runtime {
@@ -152,6 +155,17 @@ Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& n,
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     return input_error("node " + n.name + ": frr-reload.py exit " + std::to_string(r->exit_code) +
                        ": " + msg);
+  }
+  // Some BGP settings apply only to routes exchanged afterwards (RFC 8212's `bgp
+  // ebgp-requires-policy`, seen here: restoring it left the peer's routes withdrawn). A soft
+  // clear re-runs inbound and outbound policy without dropping a session, so the node behaves
+  // as its new configuration says (FRR's docs, "clear bgp * soft").
+  if (!test && std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end()) {
+    auto clear = runner.run(vtysh_command(n, {"-c", "clear bgp * soft"}));
+    if (!clear) return clear.error().with_context("node " + n.name + ": clear bgp * soft");
+    if (clear->exit_code != 0)
+      return harness_error("node " + n.name + ": clear bgp * soft: " +
+                           trim_end(clear->out + clear->err));
   }
   return {};
 }

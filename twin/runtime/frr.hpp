@@ -67,6 +67,8 @@ Result<nlohmann::json> ip_json(proc::ProcessRunner& runner, const std::string& n
 // Makes the node's running configuration equal to the file `config_path` by applying only the
 // difference, with FRR's own frr-reload.py (package frr-pythontools). `test` only computes the
 // difference (frr-reload.py --test) and leaves the node alone; `out` gets the tool's stdout.
+// After a reload, a node running bgpd gets `clear bgp * soft` so policy settings apply to routes
+// already exchanged.
 // Errors: the tool could not run (kHarness), or it failed (kInput: FRR refused a line).
 Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& node,
                         const std::string& config_path, bool test, std::string* out = nullptr);
