@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include "twin/plan/plan.hpp"
@@ -278,3 +279,107 @@ TEST_F(OwnConfigLab, ADaemonTheDaemonsFileSwitchesOffIsAnErrorNamingBothLines) {
 }
 
 }  // namespace
+
+TEST(FrrConf, WhatTheConfigOriginatesAndItsEbgpPolicy) {
+  auto c = parse_frr_conf(
+      "router bgp 65001\n"
+      " no bgp ebgp-requires-policy\n"
+      " bgp bestpath as-path multipath-relax\n"
+      " neighbor UP peer-group\n"
+      " neighbor UP remote-as external\n"
+      " neighbor 10.0.12.2 peer-group UP\n"
+      " neighbor 10.0.13.2 remote-as 65003\n"
+      " redistribute static\n"  // no address family: IPv4 unicast
+      " !\n"
+      " address-family ipv4 unicast\n"
+      "  network 10.1.0.7/24\n"
+      "  neighbor UP route-map IN in\n"
+      "  neighbor 10.0.13.2 route-map OUT out\n"
+      " exit-address-family\n"
+      " !\n"
+      " address-family ipv6 unicast\n"
+      "  redistribute connected\n"
+      " exit-address-family\n"
+      " address-family l2vpn evpn\n"
+      "  redistribute connected\n"  // not unicast: no IP prefixes
+      " exit-address-family\n"
+      "exit\n"
+      "router ospf\n redistribute connected\nexit\n",
+      "r.conf");
+  EXPECT_EQ(c.ebgp_requires_policy, std::optional<bool>(false));
+  EXPECT_TRUE(c.bgp_multipath_relax);
+  EXPECT_THAT(c.bgp_networks, ElementsAre("10.1.0.0/24"));  // as FRR stores it: host bits cleared
+  EXPECT_THAT(c.redistribute["bgp4"], ElementsAre("static"));
+  EXPECT_THAT(c.redistribute["bgp6"], ElementsAre("connected"));
+  EXPECT_THAT(c.redistribute["ospf"], ElementsAre("connected"));
+  EXPECT_EQ(c.redistribute.size(), 3u);
+  ASSERT_EQ(c.bgp_neighbors.size(), 2u);
+  EXPECT_TRUE(c.bgp_neighbors[0].route_map_in);  // from its group
+  EXPECT_FALSE(c.bgp_neighbors[0].route_map_out);
+  EXPECT_FALSE(c.bgp_neighbors[1].route_map_in);
+  EXPECT_TRUE(c.bgp_neighbors[1].route_map_out);
+  EXPECT_FALSE(parse_frr_conf("router bgp 1\nexit\n", "r.conf").ebgp_requires_policy.has_value());
+}
+
+// topologies/ebgp-diamond: numbered eBGP only, no IGP. Routes follow the configured sessions
+// (AS hops), loopbacks come from the configs, and ECMP follows multipath-relax.
+class EbgpDiamond : public ::testing::Test {
+ protected:
+  static twin::plan::Plan load(const std::string& file = std::string(TWIN_DATA_DIR) + "/topologies/ebgp-diamond/lab.yaml") {
+    twin::Diagnostics d;
+    auto t = twin::topology::load_topology(file, d);
+    if (!t) throw std::runtime_error(d.format());
+    return twin::plan::make_plan(*t);
+  }
+  static int ecmp(const twin::plan::PathTable& t, const std::string& n, const std::string& o) {
+    auto it = t.find({n, o});
+    return it == t.end() ? 0 : it->second.ecmp;
+  }
+};
+
+TEST_F(EbgpDiamond, RoutesFollowTheConfiguredSessionsAndMultipathRelax) {
+  auto p = load();
+  ASSERT_EQ(p.sessions.size(), 8u);
+  for (const auto& s : p.sessions) EXPECT_TRUE(s.carries_routes) << s.node << " " << s.key();
+  EXPECT_THAT(p.find("r1")->loopbacks, ElementsAre("10.0.255.1/32"));  // the config's lo
+  EXPECT_THAT(p.find("r1")->advertised, ElementsAre("10.0.255.1/32", "10.1.0.0/24"));
+  // r2 redistributes connected: its loopback and both /30s.
+  EXPECT_THAT(p.find("r2")->advertised,
+              ElementsAre("10.0.12.0/30", "10.0.24.0/30", "10.0.255.2/32"));
+  EXPECT_EQ(p.prefixes.size(), 6u);  // four loopbacks, two server subnets
+  auto paths = twin::plan::expected_paths(p);
+  EXPECT_EQ(ecmp(paths, "r1", "r4"), 2);  // via 65002 and 65003: relax lets both in
+  EXPECT_EQ(ecmp(paths, "r4", "r1"), 1);  // no relax on r4: one neighboring AS
+  EXPECT_EQ(ecmp(paths, "r2", "r3"), 1);
+  EXPECT_EQ(paths.at({"r2", "r3"}).as_path_len, 2);
+  EXPECT_EQ(ecmp(paths, "r1", "r2"), 1);
+  // Path MTU follows the same sessions: one AS hop per link.
+  const auto& r1 = *p.find("r1");
+  EXPECT_EQ(twin::plan::forwarding_cost(p, r1, r1.interfaces[0]), 10);  // eth1 to r2
+  EXPECT_EQ(twin::plan::forwarding_cost(p, r1, r1.interfaces[2]), 0);   // eth3 to h1
+}
+
+TEST_F(EbgpDiamond, WithoutPolicyTheTraditionalProfileCarriesNoEbgpRoutes) {
+  // The same configs without `no bgp ebgp-requires-policy`: FRR's traditional profile then
+  // sends and accepts nothing on eBGP sessions without route-maps (RFC 8212).
+  const fs::path dir = fs::temp_directory_path() / ("twin-diamond-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::copy(std::string(TWIN_DATA_DIR) + "/topologies/ebgp-diamond", dir, fs::copy_options::recursive);
+  for (const char* r : {"r1", "r2", "r3", "r4"}) {
+    const fs::path f = dir / "configs" / (std::string(r) + ".conf");
+    std::ifstream in(f);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto at = text.find(" no bgp ebgp-requires-policy\n");
+    ASSERT_NE(at, std::string::npos) << r;
+    text.erase(at, std::string(" no bgp ebgp-requires-policy\n").size());
+    std::ofstream(f) << text;
+  }
+  auto p = load((dir / "lab.yaml").string());
+  fs::remove_all(dir);
+  ASSERT_EQ(p.sessions.size(), 8u);  // still expected Established
+  for (const auto& s : p.sessions) EXPECT_FALSE(s.carries_routes) << s.node << " " << s.key();
+  auto paths = twin::plan::expected_paths(p);
+  EXPECT_EQ(ecmp(paths, "r1", "r4"), 0);
+  EXPECT_EQ(ecmp(paths, "r2", "r1"), 0);
+  EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("carries no routes: eBGP without route-map"));
+}

@@ -69,6 +69,10 @@ struct BgpNeighbor {
   bool ibgp = false;        // remote-as internal, or the node's own ASN
   bool shutdown = false;
   bool bfd = false;
+  // Whether routes pass in / out on this session. False on an eBGP session without a route-map
+  // in that direction where the node requires policy (RFC 8212; FRR's `bgp
+  // ebgp-requires-policy`, on in the traditional profile): FRR accepts / sends nothing there.
+  bool routes_in = true, routes_out = true;
 };
 struct OspfInterface {
   std::string name;
@@ -116,6 +120,13 @@ struct Node {
   std::vector<BfdPeer> bfd_peers;
   std::map<std::string, std::vector<std::string>> config_addresses;
   std::string ospf_router_id;  // `ospf router-id` of the own config; "" = FRR picks
+  // Own config only: the node's loopbacks and host subnets its config originates into some
+  // protocol (an OSPF-enabled interface's subnet, `network`, `redistribute connected`). The
+  // others are not expected anywhere else. Unused for generated configs, which originate all.
+  std::vector<std::string> advertised;
+  // FRR multipaths eBGP routes learned from different neighboring ASes only with
+  // `bgp bestpath as-path multipath-relax` (FRR's docs, "Multipath"); generated configs have it.
+  bool bgp_multipath_relax = true;
   // Why a daemon beyond the image's runs: daemon -> "frr.conf:12" (the line that needs it).
   std::map<std::string, std::string> daemon_reasons;
 };
@@ -132,6 +143,9 @@ struct ExpectedSession {
   std::string node, interface, peer_node;
   std::string peer_address;  // "" = unnumbered on `interface`
   bool ibgp = false;
+  // Routes from peer_node reach `node` over this session: the peer sends and the node accepts
+  // (BgpNeighbor::routes_out / routes_in of both ends). Generated fabrics: always.
+  bool carries_routes = true;
   // The neighbor's name in FRR's JSON: the address, or the interface of an unnumbered one.
   [[nodiscard]] const std::string& key() const {
     return peer_address.empty() ? interface : peer_address;
@@ -200,6 +214,13 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name = "")
 // True if BGP is expected to run over `iface` of `node`: a fabric interface, intended up, and
 // neither end drained. Sessions, paths, path MTU and reachability expectations all use this.
 bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface);
+
+// What forwarding out of `iface` costs `node` on its way to any destination, 0 when the node
+// learns no route over it: the interface's OSPF cost where an expected adjacency runs on it
+// (FRR's default 10 when unset), else 10 where BGP carries routes over it (a fabric link, or a
+// configured eBGP session on it that carries routes: one AS hop each). Path MTU expectations
+// follow the cheapest paths by this cost. Intended state (drains, down links) is honoured.
+int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface);
 
 // Recomputes plan.sessions and plan.prefixes from nodes and interfaces (after intent edits):
 // a session per interface that carries_bgp; every loopback and host subnet of an FRR node plus

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "twin/plan/plan.hpp"
@@ -200,11 +201,18 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
   if (c.bgp_asn && !n.asn) n.asn = *c.bgp_asn;
   // The config's `bgp router-id` is what FRR runs with; the topology's only when it has none.
   if (!c.bgp_router_id.empty()) n.router_id = c.bgp_router_id;
-  for (const auto& b : c.bgp_neighbors)
-    n.bgp_neighbors.push_back(
-        {b.peer, b.unnumbered,
-         b.remote_as == "internal" || (c.bgp_asn && b.remote_as == std::to_string(*c.bgp_asn)),
-         b.shutdown, b.bfd});
+  // RFC 8212: FRR's traditional profile passes no eBGP route without a policy in that direction
+  // (FRR's docs, "Require policy on EBGP"; `show running-config` prints the `no` form there).
+  const bool requires_policy = c.ebgp_requires_policy.value_or(n.frr_profile == "traditional");
+  for (const auto& b : c.bgp_neighbors) {
+    BgpNeighbor bn{b.peer, b.unnumbered,
+                   b.remote_as == "internal" || (c.bgp_asn && b.remote_as == std::to_string(*c.bgp_asn)),
+                   b.shutdown, b.bfd};
+    bn.routes_in = bn.ibgp || !requires_policy || b.route_map_in;
+    bn.routes_out = bn.ibgp || !requires_policy || b.route_map_out;
+    n.bgp_neighbors.push_back(bn);
+  }
+  n.bgp_multipath_relax = c.bgp_multipath_relax;
   for (const auto& b : c.bfd_peers) n.bfd_peers.push_back({b.peer, b.interface});
   n.config_addresses = c.addresses;
   n.ospf_router_id = c.ospf_router_id;
@@ -248,6 +256,39 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
         if (a.family == 4 && np->contains(a) && seen.insert({ifn, 2}).second)
           n.ospf_interfaces.push_back({ifn, net.area, passive(ifn), 2, cost(ifn), dead(ifn)});
   }
+  // The config's own loopback addresses are the node's loopbacks as much as the topology's.
+  if (auto lo = c.addresses.find("lo"); lo != c.addresses.end())
+    for (const auto& a : lo->second)
+      if (auto pf = IpPrefix::parse(a); pf && pf->length == (pf->family == 4 ? 32 : 128) &&
+                                        std::find(n.loopbacks.begin(), n.loopbacks.end(),
+                                                  pf->str()) == n.loopbacks.end())
+        n.loopbacks.push_back(pf->str());
+  // What it originates: subnets of the interfaces OSPF runs on (passive ones too: OSPF
+  // advertises them as stub networks), `network` statements, and every connected subnet of a
+  // family a protocol redistributes connected routes into.
+  auto redistributes_connected = [&](const std::string& key) {
+    auto it = c.redistribute.find(key);
+    return it != c.redistribute.end() &&
+           std::find(it->second.begin(), it->second.end(), "connected") != it->second.end();
+  };
+  const bool bgp = c.bgp_asn.has_value();
+  const bool ospf = n.daemons.end() != std::find(n.daemons.begin(), n.daemons.end(), "ospfd");
+  const bool ospf6 = n.daemons.end() != std::find(n.daemons.begin(), n.daemons.end(), "ospf6d");
+  std::set<std::string> adv;
+  if (bgp)
+    for (const auto& net : c.bgp_networks) adv.insert(net);
+  for (const auto& [ifn, list] : addrs)
+    for (const auto& a : list) {
+      const bool v4 = a.family == 4;
+      bool on_ospf = false;
+      for (const auto& oi : n.ospf_interfaces)
+        if (oi.name == ifn && oi.version == (v4 ? 2 : 3)) on_ospf = true;
+      if (on_ospf || (bgp && redistributes_connected(v4 ? "bgp4" : "bgp6")) ||
+          (v4 && ospf && redistributes_connected("ospf")) ||
+          (!v4 && ospf6 && redistributes_connected("ospf6")))
+        adv.insert(a.network().str());
+    }
+  n.advertised.assign(adv.begin(), adv.end());
 }
 
 }  // namespace
@@ -350,6 +391,23 @@ bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface) {
   return false;
 }
 
+int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface) {
+  constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
+  if (node.drained || !iface.up) return 0;
+  for (const auto& a : plan.adjacencies) {
+    if (a.node != node.name || a.interface != iface.name || a.version != 2) continue;
+    for (const auto& oi : node.ospf_interfaces)
+      if (oi.name == iface.name && oi.version == 2 && oi.cost > 0) return oi.cost;
+    return kDefaultCost;
+  }
+  if (carries_bgp(plan, node, iface)) return kDefaultCost;
+  for (const auto& s : plan.sessions)
+    if (s.node == node.name && s.interface == iface.name && !s.peer_address.empty() && !s.ibgp &&
+        s.carries_routes)
+      return kDefaultCost;
+  return 0;
+}
+
 namespace {
 
 const Interface* find_interface(const Node& n, const std::string& name) {
@@ -401,8 +459,17 @@ void derive_configured(Plan& p) {
       if (b.shutdown) continue;
       if (b.unnumbered) {
         // Counted with the fabric interfaces above; mark iBGP ones.
-        for (auto& s : p.sessions)
-          if (s.node == n.name && s.interface == b.peer && s.peer_address.empty()) s.ibgp = b.ibgp;
+        for (auto& s : p.sessions) {
+          if (s.node != n.name || s.interface != b.peer || !s.peer_address.empty()) continue;
+          s.ibgp = b.ibgp;
+          s.carries_routes = b.routes_in;
+          const Interface* i = find_interface(n, b.peer);
+          const Node* peer = p.find(s.peer_node);
+          if (i && peer && !peer->config_generated)
+            for (const auto& pb : peer->bgp_neighbors)
+              if (pb.unnumbered && pb.peer == i->peer_interface)
+                s.carries_routes = s.carries_routes && pb.routes_out;
+        }
         continue;
       }
       auto o = owner.find(b.peer);
@@ -416,6 +483,13 @@ void derive_configured(Plan& p) {
       s.peer_node = peer.name;
       s.peer_address = b.peer;
       s.ibgp = b.ibgp;
+      // Routes flow peer -> n when n accepts and the peer's end toward n sends.
+      s.carries_routes = b.routes_in;
+      if (!peer.config_generated)
+        for (const auto& pb : peer.bgp_neighbors)
+          if (auto po = owner.find(pb.peer); !pb.unnumbered && po != owner.end() &&
+                                             po->second.first == &n)
+            s.carries_routes = s.carries_routes && pb.routes_out;
       p.sessions.push_back(s);
     }
     for (const auto& oi : n.ospf_interfaces) {
@@ -468,6 +542,11 @@ void derive_expectations(Plan& p) {
     if (n.kind != NodeKind::kFrr) continue;
     auto add = [&](const std::string& prefix, const char* kind) {
       if (std::find(n.withdraws.begin(), n.withdraws.end(), prefix) != n.withdraws.end()) return;
+      // An own config that originates a prefix into no protocol keeps it to itself.
+      if (!n.config_generated &&
+          std::find(n.advertised.begin(), n.advertised.end(), IpPrefix::parse(prefix)->network().str()) ==
+              n.advertised.end())
+        return;
       if (seen_prefix.insert(prefix).second) p.prefixes.push_back({prefix, n.name, kind});
     };
     for (const auto& l : n.loopbacks) add(l, "loopback");
@@ -542,11 +621,36 @@ void add_igp_paths(const Plan& plan, PathTable& table) {
 
 PathTable expected_paths(const Plan& plan) {
   // Path-vector fixpoint, per destination owner. best[n] = AS path n advertises (its own ASN
-  // first), empty optional = no route.
+  // first), empty optional = no route. Routes cross the eBGP sessions the plan expects (one per
+  // fabric link of a generated config, the configured ones of an own config) that carry routes;
+  // iBGP is left to the IGP's share below.
   std::map<std::string, uint64_t> asn;
   uint64_t pseudo = 1ull << 33;  // beyond 32-bit ASNs: unique stand-ins for "no ASN given"
   for (const auto& n : plan.nodes)
     if (n.kind == NodeKind::kFrr) asn[n.name] = n.asn ? n.asn : pseudo++;
+  // node -> the peers it learns routes from, one entry per session (parallel links count twice).
+  // Fabric links are read live (carries_bgp), as callers change interfaces and drains without
+  // re-deriving sessions; numbered sessions come from the derived list.
+  std::map<std::string, std::vector<std::string>> learns_from;
+  {
+    std::map<std::pair<std::string, std::string>, const ExpectedSession*> unnumbered;
+    std::set<std::tuple<std::string, std::string, std::string>> seen;  // node, peer, interface
+    for (const auto& s : plan.sessions) {
+      if (s.peer_address.empty()) {
+        unnumbered[{s.node, s.interface}] = &s;
+      } else if (!s.ibgp && s.carries_routes &&
+                 seen.insert({s.node, s.peer_node, s.interface}).second) {
+        learns_from[s.node].push_back(s.peer_node);
+      }
+    }
+    for (const auto& n : plan.nodes)
+      for (const auto& i : n.interfaces) {
+        if (!carries_bgp(plan, n, i)) continue;
+        auto it = unnumbered.find({n.name, i.name});
+        if (it != unnumbered.end() && (it->second->ibgp || !it->second->carries_routes)) continue;
+        learns_from[n.name].push_back(i.peer_node);
+      }
+  }
   PathTable table;
   for (const auto& owner : plan.nodes) {
     if (owner.kind != NodeKind::kFrr) continue;
@@ -558,29 +662,33 @@ PathTable expected_paths(const Plan& plan) {
       for (const auto& n : plan.nodes) {
         if (n.kind != NodeKind::kFrr || n.name == owner.name) continue;
         size_t best_len = SIZE_MAX;
-        int width = 0;
-        std::vector<uint64_t> chosen;
-        for (const auto& i : n.interfaces) {
-          if (!carries_bgp(plan, n, i)) continue;
-          auto it = best.find(i.peer_node);
+        std::vector<const std::vector<uint64_t>*> shortest;
+        for (const auto& peer : learns_from[n.name]) {
+          auto it = best.find(peer);
           if (it == best.end()) continue;
           const auto& path = it->second;
           if (std::find(path.begin(), path.end(), asn[n.name]) != path.end()) continue;
           if (path.size() < best_len) {
             best_len = path.size();
-            width = 1;
-            chosen = path;
-          } else if (path.size() == best_len) {
-            ++width;
+            shortest.clear();
           }
+          if (path.size() == best_len) shortest.push_back(&path);
         }
-        if (width == 0) {
+        if (shortest.empty()) {
           if (next.erase(n.name)) changed = true;
           table.erase({n.name, owner.name});
           continue;
         }
+        // Without multipath-relax FRR spreads only over paths through one neighboring AS, the
+        // best path's, which router-id tie-breaks pick: expect the smallest such group.
+        int width = static_cast<int>(shortest.size());
+        if (!n.bgp_multipath_relax) {
+          std::map<uint64_t, int> by_neighbor_as;
+          for (const auto* path : shortest) ++by_neighbor_as[path->front()];
+          for (const auto& [as, count] : by_neighbor_as) width = std::min(width, count);
+        }
         std::vector<uint64_t> adv = {asn[n.name]};
-        adv.insert(adv.end(), chosen.begin(), chosen.end());
+        adv.insert(adv.end(), shortest.front()->begin(), shortest.front()->end());
         if (next[n.name] != adv) changed = true;
         next[n.name] = adv;
         table[{n.name, owner.name}] = {width, static_cast<int>(best_len)};
@@ -604,7 +712,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 agent, console_log, agent_socket, mgmt_tap,
                                                 mgmt_mac)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd,
+                                                routes_in, routes_out)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version,
                                                 cost, dead_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
@@ -614,10 +723,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend
                                                 config_generated, config_source, frr_config,
                                                 drained, originates, withdraws, bgp_neighbors,
                                                 ospf_interfaces, bfd_peers, config_addresses,
-                                                ospf_router_id, daemon_reasons)
+                                                ospf_router_id, daemon_reasons, advertised,
+                                                bgp_multipath_relax)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
-                                                peer_address, ibgp)
+                                                peer_address, ibgp, carries_routes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedAdjacency, node, interface, peer_node,
                                                 peer_interface, area, version)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedBfdPeer, node, peer_address, interface,
@@ -709,13 +819,17 @@ nlohmann::json to_json(const Plan& plan) {
   }
   // Own-config facts and configured expectations only where there are some: a generated lab's
   // plan reads as it did before they existed.
-  for (auto& n : j["nodes"])
+  for (auto& n : j["nodes"]) {
     for (const char* k : {"bgp_neighbors", "ospf_interfaces", "bfd_peers", "config_addresses",
-                          "ospf_router_id", "daemon_reasons"})
+                          "ospf_router_id", "daemon_reasons", "advertised"})
       if (blank(n[k])) n.erase(k);
-  for (auto& s : j["sessions"])
+    if (n["bgp_multipath_relax"] == true) n.erase("bgp_multipath_relax");  // the default
+  }
+  for (auto& s : j["sessions"]) {
     for (const char* k : {"peer_address", "ibgp"})
       if (blank(s[k])) s.erase(k);
+    if (s["carries_routes"] == true) s.erase("carries_routes");  // the default
+  }
   for (const char* k : {"adjacencies", "bfd_peers", "checks"})
     if (blank(j[k])) j.erase(k);
   return j;
@@ -793,7 +907,12 @@ std::string render_plan_text(const Plan& p) {
     for (const auto& s : p.sessions)
       o << "  " << s.node << " -> " << s.peer_node << "  "
         << (s.peer_address.empty() ? "unnumbered on " + s.interface : s.peer_address)
-        << (s.ibgp ? "  iBGP" : "  eBGP") << "\n";
+        << (s.ibgp ? "  iBGP" : "  eBGP")
+        << (s.carries_routes ? ""
+                             : "  carries no routes: eBGP without route-map in and out under FRR's "
+                               "traditional profile (RFC 8212; `no bgp ebgp-requires-policy` "
+                               "lifts it)")
+        << "\n";
   }
   if (!p.adjacencies.empty()) {
     o << "\nOSPF adjacencies expected:\n";
@@ -806,6 +925,20 @@ std::string render_plan_text(const Plan& p) {
     for (const auto& b : p.bfd_peers)
       o << "  " << b.node << " -> " << b.peer_node << "  "
         << (b.peer_address.empty() ? "on " + b.interface : b.peer_address) << "\n";
+  }
+  // Loopbacks an own config keeps to itself: expected nowhere else, and said so.
+  bool kept_header = false;
+  for (const auto& n : p.nodes) {
+    if (n.config_generated || n.kind != NodeKind::kFrr) continue;
+    std::vector<std::string> kept;
+    for (const auto& l : n.loopbacks)
+      if (std::find(n.advertised.begin(), n.advertised.end(), l) == n.advertised.end())
+        kept.push_back(l);
+    if (kept.empty()) continue;
+    if (!kept_header) o << "\nNot advertised (expected nowhere else):\n";
+    kept_header = true;
+    o << "  " << n.name << " loopback " << join_names(kept)
+      << ": no OSPF on lo, no `network`, no `redistribute connected`\n";
   }
   for (const auto& n : p.nodes) {
     if (!n.config_generated || n.kind != NodeKind::kFrr) continue;

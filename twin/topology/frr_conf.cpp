@@ -98,6 +98,8 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
   // Peer groups: name → remote-as; members resolved at the end.
   std::map<std::string, std::string> group_as;
   std::map<std::string, bool> group_bfd;
+  std::map<std::string, std::pair<bool, bool>> group_rm;  // group -> (route-map in, out)
+  std::string bgp_af = "bgp4";  // the open address family's key in c.redistribute, "" = other
   std::map<std::string, size_t> neighbor_at;  // peer → index in bgp_neighbors
   auto neighbor = [&](const std::string& peer, int line) -> BgpNeighborConf& {
     auto it = neighbor_at.find(peer);
@@ -129,6 +131,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
     }
     bool indented = raw[0] == ' ' || raw[0] == '\t';
     if (w[0] == "exit" || w[0] == "exit-address-family" || w[0] == "exit-vrf") {
+      bgp_af = "bgp4";
       if (block == Block::kBgpAf || block == Block::kBgpOther) block = Block::kBgp;
       else if (block == Block::kBfdPeer) block = Block::kBfd;
       else block = Block::kNone;
@@ -255,8 +258,23 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
       case Block::kBgpAf: {
         if (starts(w, {"bgp", "router-id"}) && w.size() >= 3) {
           c.bgp_router_id = w[2];
+        } else if (starts(w, {"bgp", "bestpath", "as-path", "multipath-relax"})) {
+          c.bgp_multipath_relax = true;
+        } else if (starts(w, {"bgp", "ebgp-requires-policy"})) {
+          c.ebgp_requires_policy = true;
+        } else if (starts(w, {"no", "bgp", "ebgp-requires-policy"})) {
+          c.ebgp_requires_policy = false;
+        } else if (w[0] == "network" && w.size() >= 2 && !bgp_af.empty()) {
+          if (auto pf = IpPrefix::parse(w[1])) c.bgp_networks.push_back(pf->network().str());
+        } else if (w[0] == "redistribute" && w.size() >= 2 && !bgp_af.empty()) {
+          c.redistribute[bgp_af].push_back(w[1]);
         } else if (w[0] == "address-family") {
           block = Block::kBgpAf;
+          bgp_af = starts(w, {"address-family", "ipv4"}) && (w.size() == 2 || w[2] == "unicast")
+                       ? "bgp4"
+                   : starts(w, {"address-family", "ipv6"}) && (w.size() == 2 || w[2] == "unicast")
+                       ? "bgp6"
+                       : "";
         } else if (w[0] == "neighbor" && w.size() >= 3) {
           const std::string& peer = w[1];
           bool addr = is_address(peer);
@@ -277,6 +295,13 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
             neighbor(peer, lineno).peer_group = w[3];
           } else if (w[2] == "shutdown") {
             if (!group_as.count(peer)) neighbor(peer, lineno).shutdown = true;
+          } else if (w[2] == "route-map" && w.size() >= 5 && (w[4] == "in" || w[4] == "out")) {
+            auto set = [&](bool& in, bool& out) { (w[4] == "in" ? in : out) = true; };
+            if (group_as.count(peer)) set(group_rm[peer].first, group_rm[peer].second);
+            else {
+              auto& n = neighbor(peer, lineno);
+              set(n.route_map_in, n.route_map_out);
+            }
           } else if (w[2] == "bfd") {
             need("bfdd", lineno);
             if (group_as.count(peer)) group_bfd[peer] = true;
@@ -298,6 +323,8 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
           c.ospf_passive.push_back(w[1]);
         else if (starts(w, {"no", "passive-interface"}) && w.size() >= 3)
           c.ospf_active.push_back(w[2]);
+        else if (w[0] == "redistribute" && w.size() >= 2)
+          c.redistribute["ospf"].push_back(w[1]);
         break;
       }
       case Block::kOspf6: {
@@ -305,6 +332,8 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
           c.ospf6_router_id = w.back();
         else if (w[0] == "interface" && w.size() >= 4 && w[2] == "area")  // pre-8.x syntax
           c.ospf_interfaces.push_back({w[1], normalize_area(w[3]), false, 3, lineno});
+        else if (w[0] == "redistribute" && w.size() >= 2)
+          c.redistribute["ospf6"].push_back(w[1]);
         break;
       }
       case Block::kBfd:
@@ -329,6 +358,10 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
     if (n.peer_group.empty()) continue;
     if (n.remote_as.empty()) n.remote_as = group_as[n.peer_group];
     if (group_bfd[n.peer_group]) n.bfd = true;
+    if (auto g = group_rm.find(n.peer_group); g != group_rm.end()) {
+      n.route_map_in = n.route_map_in || g->second.first;
+      n.route_map_out = n.route_map_out || g->second.second;
+    }
   }
   // Group names used as neighbors (`neighbor PG remote-as` before `neighbor PG peer-group`
   // cannot happen in FRR's output, but hand-written files may order freely).

@@ -31,6 +31,9 @@ struct BgpNeighborConf {
   std::string peer_group;  // "" when not in a group
   bool shutdown = false;
   bool bfd = false;
+  // `neighbor X route-map NAME in|out` (any address family; from its peer group if unset):
+  // RFC 8212 policy, without which FRR's traditional profile exchanges no eBGP routes.
+  bool route_map_in = false, route_map_out = false;
   int line = 0;            // where the neighbor is first named
 };
 
@@ -87,6 +90,16 @@ struct FrrConf {
   // `ip ospf hello-interval` (dead = 4 x hello then, RFC 2328 appendix C.3); 1 for
   // `dead-interval minimal`. Absent: FRR's default, 40 s.
   std::map<std::string, int> ospf_dead_s;
+
+  // What the config originates: `network P` under router bgp (any unicast family), and the
+  // sources of `redistribute SRC` per protocol and family: "bgp4" (router bgp, IPv4 unicast or
+  // no address family), "bgp6", "ospf", "ospf6" -> {"connected", "static", ...}.
+  std::vector<std::string> bgp_networks;
+  std::map<std::string, std::vector<std::string>> redistribute;
+  bool bgp_multipath_relax = false;  // `bgp bestpath as-path multipath-relax`
+  // `[no] bgp ebgp-requires-policy`; nullopt = the profile's default (FRR's docs, "Require
+  // policy on EBGP": on in the traditional profile, off in datacenter).
+  std::optional<bool> ebgp_requires_policy;
 
   std::vector<StaticRouteConf> static_routes;
   std::vector<BfdPeerConf> bfd_peers;

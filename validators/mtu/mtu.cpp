@@ -158,27 +158,37 @@ std::vector<PingProbe> link_df_probes(const plan::Plan& plan,
 }
 
 namespace {
-// Hop distance of every node to `dst` over links that carry BGP (breadth-first).
+// Cost of every node's cheapest path to `dst` (Dijkstra over plan::forwarding_cost), so path MTU
+// follows the paths routing takes: AS hops over BGP, OSPF costs over adjacencies.
 std::map<std::string, int> distances_to(const plan::Plan& plan, const std::string& dst) {
-  std::map<std::string, int> dist;
-  std::deque<std::string> q{dst};
-  dist[dst] = 0;
-  while (!q.empty()) {
-    auto u = q.front();
-    q.pop_front();
-    const auto* n = plan.find(u);
-    if (!n) continue;
-    for (const auto& i : n->interfaces) {
-      if (!plan::carries_bgp(plan, *n, i) || dist.count(i.peer_node)) continue;
-      dist[i.peer_node] = dist[u] + 1;
-      q.push_back(i.peer_node);
+  std::map<std::string, int> dist{{dst, 0}};
+  std::set<std::pair<int, std::string>> todo{{0, dst}};
+  while (!todo.empty()) {
+    auto [du, u] = *todo.begin();
+    todo.erase(todo.begin());
+    const auto* un = plan.find(u);
+    if (!un) continue;
+    for (const auto& i : un->interfaces) {
+      // The peer forwards toward u over its end of this link.
+      const auto* vn = plan.find(i.peer_node);
+      if (!vn) continue;
+      const plan::Interface* back = nullptr;
+      for (const auto& vi : vn->interfaces)
+        if (vi.name == i.peer_interface) back = &vi;
+      int w = back ? plan::forwarding_cost(plan, *vn, *back) : 0;
+      if (w <= 0) continue;
+      auto it = dist.find(vn->name);
+      if (it != dist.end() && it->second <= du + w) continue;
+      if (it != dist.end()) todo.erase({it->second, vn->name});
+      dist[vn->name] = du + w;
+      todo.insert({du + w, vn->name});
     }
   }
   return dist;
 }
 
-// The smallest MTU over every shortest path from src down `dist` (distances to the
-// destination): ECMP may use any of them.
+// The smallest MTU over every cheapest path from src down `dist` (costs to the destination):
+// ECMP may use any of them.
 int path_mtu_over(const plan::Plan& plan, const std::string& src,
                   const std::map<std::string, int>& dist) {
   if (!dist.count(src)) return 0;
@@ -192,7 +202,8 @@ int path_mtu_over(const plan::Plan& plan, const std::string& src,
     int du = dist.at(u);
     for (const auto& i : un->interfaces) {
       auto d = dist.find(i.peer_node);
-      if (d == dist.end() || d->second != du - 1 || !plan::carries_bgp(plan, *un, i)) continue;
+      int w = plan::forwarding_cost(plan, *un, i);
+      if (w <= 0 || d == dist.end() || d->second != du - w) continue;
       // A veth drops frames above the receiver's MTU too: the link carries the smaller end's.
       best = std::min({best, i.mtu, intended_mtu(plan, i.peer_node, i.peer_interface, i.mtu)});
       if (seen.insert(i.peer_node).second) walk.push_back(i.peer_node);
