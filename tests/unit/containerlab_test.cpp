@@ -237,3 +237,35 @@ TEST(Containerlab, AScenarioMayNameAContainerlabFile) {
 }
 
 }  // namespace
+
+TEST(Containerlab, ANodeGivenTwiceIsReportedAtTheSecond) {
+  const fs::path file = fs::temp_directory_path() / ("twin-dup-" + std::to_string(getpid()) + ".clab.yml");
+  std::ofstream(file) << "name: dup\n"
+                         "topology:\n"
+                         "  nodes:\n"
+                         "    h1: {kind: linux}\n"
+                         "    h2: {kind: linux}\n"
+                         "    h1: {kind: linux, image: alpine}\n"
+                         "  links:\n"
+                         "    - endpoints: [\"h1:eth1\", \"h2:eth1\"]\n";
+  Diagnostics d;
+  EXPECT_FALSE(load_topology(file.string(), d));
+  fs::remove(file);
+  ASSERT_EQ(d.items().size(), 1u) << dump(d);
+  EXPECT_EQ(d.items()[0].line, 6);
+  EXPECT_EQ(d.items()[0].field, "topology.nodes.h1");
+  EXPECT_EQ(d.items()[0].message, "node h1 is given twice (first at line 4)");
+}
+
+TEST(Containerlab, NameGivesALabNameTheFileCannot) {
+  const std::string text = "name: srl.frr-lab\ntopology:\n  nodes:\n    h1: {kind: linux}\n";
+  Diagnostics bad;
+  EXPECT_FALSE(twin::topology::load_topology_text(text, "x.clab.yml", ".", bad));
+  ASSERT_EQ(bad.items().size(), 1u) << dump(bad);
+  EXPECT_EQ(bad.items()[0].field, "name");
+  EXPECT_NE(bad.items()[0].hint.find("give --name NAME"), std::string::npos);
+  Diagnostics ok;
+  auto t = twin::topology::load_topology_text(text, "x.clab.yml", ".", ok, "srl-frr");
+  ASSERT_TRUE(t) << dump(ok);
+  EXPECT_EQ(t->name, "srl-frr");
+}

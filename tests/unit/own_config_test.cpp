@@ -383,3 +383,74 @@ TEST_F(EbgpDiamond, WithoutPolicyTheTraditionalProfileCarriesNoEbgpRoutes) {
   EXPECT_EQ(ecmp(paths, "r2", "r1"), 0);
   EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("carries no routes: eBGP without route-map"));
 }
+
+const char* kRouterAndHost = R"(version: 1
+name: gw
+nodes:
+  r1: {config: r1.conf}
+  h1: {kind: host}
+links:
+  - endpoints: [r1:eth1, h1:eth0]
+    addresses: {h1: 10.1.0.10/24}
+)";
+
+TEST_F(OwnConfigLab, AHostsGatewayIsItsRoutersConfigAddress) {
+  write("r1.conf", "interface eth1\n ip address 10.1.0.1/24\nexit\n");
+  auto p = plan(kRouterAndHost);
+  const auto* h1 = p.find("h1");
+  ASSERT_NE(h1, nullptr);
+  ASSERT_EQ(h1->routes.size(), 1u);
+  EXPECT_EQ(h1->routes[0].destination, "default");
+  EXPECT_EQ(h1->routes[0].via, "10.1.0.1");
+}
+
+TEST_F(OwnConfigLab, AConfigAddressAnotherNodeHoldsIsReportedAtItsLine) {
+  // r1's frr.conf gives its port the host's own address.
+  write("r1.conf", "interface eth1\n ip address 10.1.0.1/24\n ip address 10.1.0.10/24\nexit\n");
+  twin::Diagnostics d;
+  EXPECT_FALSE(load(kRouterAndHost, d));
+  bool found = false;
+  for (const auto& i : d.items())
+    if (i.message.find("address 10.1.0.10 is given to both ends of the link: h1:eth0") !=
+        std::string::npos) {
+      found = true;
+      EXPECT_EQ(i.file, (dir_ / "r1.conf").string());
+      EXPECT_EQ(i.line, 3);
+      EXPECT_EQ(i.field, "node r1");
+    }
+  EXPECT_TRUE(found) << d.format();
+}
+
+TEST_F(OwnConfigLab, TwoConfigsGivingTheSameAddressAreReported) {
+  write("r1.conf", "interface eth1\n ip address 10.0.12.1/30\nexit\n");
+  write("r2.conf", "interface eth1\n ip address 10.0.12.1/30\nexit\n");
+  twin::Diagnostics d;
+  EXPECT_FALSE(load(kTwoRouters, d));
+  ASSERT_EQ(d.items().size(), 1u) << d.format();
+  EXPECT_EQ(d.items()[0].file, (dir_ / "r2.conf").string());
+  EXPECT_EQ(d.items()[0].line, 2);
+  EXPECT_THAT(d.items()[0].message, HasSubstr("is given to both ends of the link: r1:eth1 (" +
+                                              (dir_ / "r1.conf").string() + ":2:2)"));
+}
+
+TEST_F(OwnConfigLab, TopologyAsnOrRouterIdContradictingTheConfigIsAnError) {
+  write("r1.conf", "router bgp 65001\n bgp router-id 10.0.255.1\nexit\n");
+  write("r2.conf", "router bgp 65002\nexit\n");
+  twin::Diagnostics d;
+  EXPECT_FALSE(load(R"(version: 1
+name: x
+nodes:
+  r1: {asn: 65009, router-id: 10.9.9.9, config: r1.conf}
+  r2: {asn: 65002, config: r2.conf}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
+)",
+                    d));
+  ASSERT_EQ(d.items().size(), 2u) << d.format();
+  EXPECT_EQ(d.items()[0].field, "nodes.r1.asn");
+  EXPECT_THAT(d.items()[0].message,
+              HasSubstr("asn 65009 contradicts the config's `router bgp 65001` (" +
+                        (dir_ / "r1.conf").string() + ":1)"));
+  EXPECT_EQ(d.items()[1].field, "nodes.r1.router-id");
+  EXPECT_THAT(d.items()[1].message, HasSubstr("`bgp router-id 10.0.255.1`"));
+}

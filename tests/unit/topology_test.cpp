@@ -373,7 +373,7 @@ nodes:
 )");
   expect_at(d, 1, 1, "name");
   EXPECT_EQ(d.message, "missing; expected the lab name");
-  EXPECT_EQ(d.hint, "add e.g. `name: mylab`");
+  EXPECT_EQ(d.hint, "add e.g. `name: mylab`, or give --name");
 }
 
 TEST(LoaderErrors, UnknownTopLevelFieldSuggestsTheNearest) {

@@ -191,10 +191,12 @@ int run_scenario(const RunOptions& ro) {
   if (o.no_rollback && o.revert)
     return fail("--no-rollback and --revert contradict each other; choose one", 2);
   if (o.dry_run) return fail("twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
+  if (!ro.name.empty() && !topology::valid_lab_name(ro.name))
+    return fail("invalid lab name '" + ro.name + "' (--name)", 2);
   Diagnostics diags;
   auto sc = replay::load_scenario(ro.scenario, diags);
   std::optional<topology::Topology> topo;
-  if (sc) topo = topology::load_topology(sc->topology, diags);
+  if (sc) topo = topology::load_topology(sc->topology, diags, ro.name);
   proc::SystemRunner runner;
   if (topo)
     if (auto c = runtime::check_own_configs(*topo, runner, diags); !c)
@@ -204,8 +206,6 @@ int run_scenario(const RunOptions& ro) {
     std::cerr << diags.format();
     return 2;
   }
-  if (!ro.name.empty() && !topology::valid_lab_name(ro.name))
-    return fail("invalid lab name '" + ro.name + "' (--name)", 2);
   // Check the change against the plan before anything is created.
   plan::Plan plan = plan::make_plan(*topo, ro.name);
   std::optional<replay::ChangeSet> cs;

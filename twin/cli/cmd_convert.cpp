@@ -21,7 +21,9 @@ int run_convert(const ConvertOptions& o) {
   if (text && !topology::looks_like_containerlab(*text, o.file))
     return fail(o.file + " is not a containerlab file (no top-level `topology:` with nodes)", 2);
   std::optional<topology::Topology> t;
-  if (text) t = topology::load_containerlab(o.file, d);
+  if (!o.name.empty() && !topology::valid_lab_name(o.name))
+    return fail("invalid --name '" + o.name + "'", 2);
+  if (text) t = topology::load_containerlab(o.file, d, o.name);
   if (t) {
     proc::SystemRunner runner;
     if (auto c = runtime::check_own_configs(*t, runner, d); !c) return fail(c.error().message, 3);

@@ -22,9 +22,9 @@ int fail(const std::string& message, int code) {
 
 namespace {
 
-std::optional<topology::Topology> load(const std::string& file) {
+std::optional<topology::Topology> load(const std::string& file, const std::string& name) {
   Diagnostics diags;
-  auto t = topology::load_topology(file, diags);
+  auto t = topology::load_topology(file, diags, name);
   // FRR's parser on the user's own configs now, so a typo is exit 2 before anything exists.
   if (t) {
     proc::SystemRunner runner;
@@ -69,7 +69,7 @@ bool bad_name(const std::string& name) {
 
 int run_plan(const PlanOptions& o) {
   if (bad_name(o.name)) return 2;
-  auto t = load(o.file);
+  auto t = load(o.file, o.name);
   if (!t) return 2;
   auto p = plan::make_plan(*t, o.name);
   if (o.json)
@@ -81,7 +81,7 @@ int run_plan(const PlanOptions& o) {
 
 int run_up(const UpOptions& o) {
   if (bad_name(o.name)) return 2;
-  auto t = load(o.file);
+  auto t = load(o.file, o.name);
   if (!t) return 2;
   engine::UpOptions eo;
   eo.name = o.name;

@@ -106,6 +106,7 @@ struct ConvertOptions {
   std::string file;    // containerlab file
   std::string output;  // "" or "-" = stdout
   bool force = false;  // overwrite an existing output file
+  std::string name;    // lab name for the output ("" = the file's)
 };
 int run_convert(const ConvertOptions& o);
 

@@ -215,6 +215,7 @@ int main(int argc, char** argv) {
   cv->add_option("-o,--output", conv.output,
                  "write to FILE instead of stdout (config paths become relative to its folder)");
   cv->add_flag("--force", conv.force, "overwrite FILE if it exists");
+  cv->add_option("--name", conv.name, "the lab's name in the output (default: the file's `name`)");
   cv->callback([&] { code = twin::cli::run_convert(conv); });
 
   try {

@@ -259,9 +259,17 @@ class Checker {
               gw_on_link = gw_on_link || a.contains(*gw);
               continue;
             }
-            auto theirs = l.addresses.find(*peer);
-            if (theirs == l.addresses.end()) continue;
-            for (const auto& b : theirs->second)
+            std::vector<IpPrefix> candidates;
+            if (auto theirs = l.addresses.find(*peer); theirs != l.addresses.end())
+              candidates = theirs->second;
+            // A router with its own config holds the addresses its frr.conf gives the port.
+            const Node* pn = t.find_node(*peer);
+            const std::string& pif = l.a.node == n.name ? l.b.interface : l.a.interface;
+            if (pn && pn->own)
+              if (auto it = pn->own->addresses.find(pif); it != pn->own->addresses.end())
+                for (const auto& s : it->second)
+                  if (auto pf = IpPrefix::parse(s)) candidates.push_back(*pf);
+            for (const auto& b : candidates)
               if (!gw && b.family == fam && a.contains(b)) gw = b;
           }
         }
@@ -289,11 +297,16 @@ class Checker {
     struct Owner {
       std::string node, interface;
       Where at;
-      size_t link;  // SIZE_MAX for a loopback
+      size_t link;       // SIZE_MAX for a loopback
+      std::string file;  // where `at` is: the topology, or an own config
     };
     std::map<std::string, Owner> owner;  // address -> first place
-    auto place = [&](const Where& w) {
-      return t.file + ":" + std::to_string(w.mark.line) + ":" + std::to_string(w.mark.column);
+    auto place = [&](const Owner& o) {
+      return o.file + ":" + std::to_string(o.at.mark.line) + ":" +
+             std::to_string(o.at.mark.column);
+    };
+    auto error_at = [&](const Owner& o, const std::string& msg, const std::string& hint) {
+      d_.add({o.file, o.at.mark.line, o.at.mark.column, o.at.field, msg, hint});
     };
     auto see = [&](const IpPrefix& p, Owner o) {
       auto [it, fresh] = owner.emplace(p.address(), o);
@@ -301,22 +314,22 @@ class Checker {
       const Owner& first = it->second;
       if (first.link == SIZE_MAX && o.link == SIZE_MAX) return;
       if (first.link == o.link)
-        error(o.at.mark, o.at.field,
+        error_at(o,
               "address " + p.address() + " is given to both ends of the link: " + first.node +
-                  ":" + first.interface + " (" + place(first.at) + ") and " + o.node + ":" +
+                  ":" + first.interface + " (" + place(first) + ") and " + o.node + ":" +
                   o.interface,
               "each end needs its own address in the link's subnet");
       else
-        error(o.at.mark, o.at.field,
+        error_at(o,
               "address " + p.address() + " of " + o.node + ":" + o.interface +
                   " is also given to " + first.node + ":" + first.interface + " at " +
-                  place(first.at),
+                  place(first),
               "an address belongs to one node; pick another one");
     };
     for (const auto& n : t.nodes) {
       const auto& lo_at = find_or_none(places.loopbacks, n.name);
       for (size_t k = 0; k < n.loopbacks.size() && k < lo_at.size(); ++k)
-        see(n.loopbacks[k], {n.name, "lo", lo_at[k], SIZE_MAX});
+        see(n.loopbacks[k], {n.name, "lo", lo_at[k], SIZE_MAX, t.file});
     }
     for (size_t i = 0; i < t.links.size() && i < places.link_addresses.size(); ++i) {
       const Link& l = t.links[i];
@@ -325,7 +338,24 @@ class Checker {
         auto at = places.link_addresses[i].find(e->node);
         if (ps == l.addresses.end() || at == places.link_addresses[i].end()) continue;
         for (size_t k = 0; k < ps->second.size() && k < at->second.size(); ++k)
-          see(ps->second[k], {e->node, e->interface, at->second[k], i});
+          see(ps->second[k], {e->node, e->interface, at->second[k], i, t.file});
+      }
+    }
+    // Own configs' addresses, at their lines: an frr.conf that reuses a host's address or gives
+    // both routers of a link the same one.
+    for (const auto& n : t.nodes) {
+      if (!n.own) continue;
+      for (const auto& [ifname, list] : n.own->addresses) {
+        size_t link = SIZE_MAX;
+        for (size_t i = 0; i < t.links.size(); ++i)
+          if ((t.links[i].a.node == n.name && t.links[i].a.interface == ifname) ||
+              (t.links[i].b.node == n.name && t.links[i].b.interface == ifname))
+            link = i;
+        if (link == SIZE_MAX && ifname != "lo") continue;  // a port twin does not wire
+        const auto& lines = n.own->address_lines.at(ifname);
+        for (size_t k = 0; k < list.size() && k < lines.size(); ++k)
+          if (auto p = IpPrefix::parse(list[k]))
+            see(*p, {n.name, ifname, Where{Mark{lines[k], 2}, "node " + n.name}, link, n.config});
       }
     }
   }

@@ -166,6 +166,8 @@ struct Bind {
 
 class ClabLoader {
  public:
+  std::string lab_name;  // set by the caller: overrides the file's `name`
+
   ClabLoader(std::string file, std::string dir, Diagnostics& d)
       : file_(std::move(file)), dir_(std::move(dir)), d_(d), r_(file_, d) {}
 
@@ -184,15 +186,18 @@ class ClabLoader {
              std::string(k) == "mgmt"
                  ? "twin's nodes have no management network; reach them with twin exec"
                  : "twin names namespaces tw-<lab>-<node>");
-    if (auto n = root["name"]; !n) {
-      error(root, "name", "missing; expected the lab name", "add e.g. `name: mylab`");
+    if (!lab_name.empty()) {
+      t_.name = lab_name;  // given by the caller (--name): the file's own is not used
+    } else if (auto n = root["name"]; !n) {
+      error(root, "name", "missing; expected the lab name",
+            "add e.g. `name: mylab`, or give --name");
     } else if (auto s = r_.string(at(n, "name"))) {
       t_.name = *s;
       if (!valid_lab_name(*s))
         error(n, "name",
               "invalid lab name '" + *s + "'; twin expects 1-" + std::to_string(kMaxLabName) +
                   " of A-Z a-z 0-9 _ - starting with a letter or digit",
-              "the lab name prefixes namespace and cgroup names");
+              "the lab name prefixes namespace and cgroup names; give --name NAME to use another");
     }
     const YAML::Node topo = root["topology"];
     if (!topo || !topo.IsMap()) {
@@ -207,7 +212,19 @@ class ClabLoader {
     if (!nodes || !nodes.IsMap()) {
       error(nodes ? nodes : topo, "topology.nodes", "expected a mapping of node names", "");
     } else {
-      for (const auto& kv : nodes) read_node(kv.first, kv.second);
+      // yaml-cpp keeps both of two equal keys; containerlab's YAML reader refuses them.
+      std::map<std::string, int> seen;  // node name -> line
+      for (const auto& kv : nodes) {
+        const std::string name = kv.first.Scalar();
+        if (auto [it, fresh] = seen.emplace(name, kv.first.Mark().line + 1); !fresh) {
+          error(kv.first, "topology.nodes." + name,
+                "node " + name + " is given twice (first at line " + std::to_string(it->second) +
+                    ")",
+                "node names must be unique; rename one of them");
+          continue;
+        }
+        read_node(kv.first, kv.second);
+      }
     }
     if (auto links = topo["links"]) {
       if (!links.IsSequence())
@@ -220,8 +237,8 @@ class ClabLoader {
     // The checks name fields as twin's format does (links[i], nodes.x): name them as this
     // file does (topology.links[j] counts the links skipped above).
     Diagnostics checked;
-    check_topology(t_, places_, checked);
     read_own_configs(t_, checked);
+    check_topology(t_, places_, checked);
     static const std::regex link_re(R"(^links\[(\d+)\])");
     for (Diagnostic d : checked.items()) {
       std::smatch m;
@@ -705,16 +722,19 @@ bool looks_like_containerlab(const std::string& text, const std::string& file) {
 }
 
 std::optional<Topology> load_containerlab_text(const std::string& text, const std::string& file,
-                                               const std::string& dir, Diagnostics& diags) {
+                                               const std::string& dir, Diagnostics& diags,
+                                               const std::string& lab_name) {
   ClabLoader l(file, dir, diags);
+  l.lab_name = lab_name;
   return l.load(text);
 }
 
-std::optional<Topology> load_containerlab(const std::string& path, Diagnostics& diags) {
+std::optional<Topology> load_containerlab(const std::string& path, Diagnostics& diags,
+                                          const std::string& lab_name) {
   auto text = read_input_file(path, "containerlab file", "give the .clab.yml file", diags);
   if (!text) return std::nullopt;
   fs::path abs = fs::absolute(path);
-  auto t = load_containerlab_text(*text, path, abs.parent_path().string(), diags);
+  auto t = load_containerlab_text(*text, path, abs.parent_path().string(), diags, lab_name);
   if (t) t->file = abs.string();
   return t;
 }

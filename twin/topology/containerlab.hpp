@@ -21,9 +21,11 @@ bool looks_like_containerlab(const std::string& text, const std::string& file);
 // Loads a containerlab file: like load_topology, nullopt with every problem in `diags` (file:
 // line:column), and warnings for fields twin ignores. The result has passed the same checks as
 // a twin topology (check_topology, read_own_configs).
-std::optional<Topology> load_containerlab(const std::string& path, Diagnostics& diags);
+std::optional<Topology> load_containerlab(const std::string& path, Diagnostics& diags,
+                                          const std::string& lab_name = "");
 std::optional<Topology> load_containerlab_text(const std::string& text, const std::string& file,
-                                               const std::string& dir, Diagnostics& diags);
+                                               const std::string& dir, Diagnostics& diags,
+                                               const std::string& lab_name = "");
 
 // `t` written in twin's topology format: a header naming `source`, every value explicit
 // (kinds, images, MTUs, gateways), file paths relative to `out_dir` (the output file's folder).

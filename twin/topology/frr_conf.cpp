@@ -158,6 +158,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
           continue;
         }
         block = Block::kBgp;
+        c.bgp_line = lineno;
         if (w.size() >= 3) {
           try {
             c.bgp_asn = static_cast<uint32_t>(std::stoul(w[2]));
@@ -215,8 +216,10 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
     switch (block) {
       case Block::kInterface: {
         if ((starts(w, {"ip", "address"}) || starts(w, {"ipv6", "address"})) && w.size() >= 3 &&
-            IpPrefix::parse(w[2]))
+            IpPrefix::parse(w[2])) {
           c.addresses[iface].push_back(w[2]);
+          c.address_lines[iface].push_back(lineno);
+        }
         else if (starts(w, {"ip", "ospf", "area"}) && w.size() >= 4) {
           need("ospfd", lineno);
           c.ospf_interfaces.push_back({iface, normalize_area(w[3]), false, 2, lineno});
@@ -258,6 +261,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
       case Block::kBgpAf: {
         if (starts(w, {"bgp", "router-id"}) && w.size() >= 3) {
           c.bgp_router_id = w[2];
+          c.bgp_router_id_line = lineno;
         } else if (starts(w, {"bgp", "bestpath", "as-path", "multipath-relax"})) {
           c.bgp_multipath_relax = true;
         } else if (starts(w, {"bgp", "ebgp-requires-policy"})) {

@@ -74,9 +74,11 @@ struct FrrConf {
   std::map<std::string, int> needs;
   // interface → addresses the config puts on it ("10.0.0.1/30"), `interface lo` included.
   std::map<std::string, std::vector<std::string>> addresses;
+  std::map<std::string, std::vector<int>> address_lines;  // parallel to `addresses`
 
   std::optional<uint32_t> bgp_asn;
   std::string bgp_router_id;
+  int bgp_line = 0, bgp_router_id_line = 0;  // `router bgp N`, `bgp router-id X`
   std::vector<BgpNeighborConf> bgp_neighbors;  // peer groups resolved; groups themselves omitted
 
   std::string ospf_router_id, ospf6_router_id;

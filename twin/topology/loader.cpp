@@ -43,6 +43,8 @@ const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
 // Reads a topology file into a Topology; check_topology() then checks it as a whole.
 class Loader {
  public:
+  std::string lab_name;  // set by the caller: overrides the file's `name`
+
   Loader(std::string file, std::string dir, Diagnostics& d)
       : file_(std::move(file)),
         dir_(std::move(dir)),
@@ -65,8 +67,11 @@ class Loader {
     } else if (auto n = r_.integer(at(v, "version")); n && *n != 1) {
       error(v, "version", "unsupported version " + std::to_string(*n) + "; expected 1", "");
     }
-    if (auto n = root["name"]; !n) {
-      error(root, "name", "missing; expected the lab name", "add e.g. `name: mylab`");
+    if (!lab_name.empty()) {
+      t.name = lab_name;  // given by the caller (--name): the file's own is not used
+    } else if (auto n = root["name"]; !n) {
+      error(root, "name", "missing; expected the lab name",
+            "add e.g. `name: mylab`, or give --name");
     } else if (auto s = r_.string(at(n, "name"))) {
       t.name = *s;
       check_lab_name(n, t.name);
@@ -130,8 +135,9 @@ class Loader {
 
     if (yaml::Value c = yaml::child(*doc, "checks")) t.checks = read_checks(r_, c, t);
 
-    check_topology(t, places_, d_);
+    // Own configs first: the checks see their addresses (duplicates, hosts' gateways).
     read_own_configs(t, d_);
+    check_topology(t, places_, d_);
     if (d_.items().size() != before) return std::nullopt;
     return t;
   }
@@ -515,20 +521,24 @@ class Loader {
 }  // namespace
 
 std::optional<Topology> load_topology_text(const std::string& text, const std::string& file,
-                                           const std::string& dir, Diagnostics& diags) {
+                                           const std::string& dir, Diagnostics& diags,
+                                           const std::string& lab_name) {
   // A containerlab file is recognised by its shape, whatever its name.
-  if (looks_like_containerlab(text, file)) return load_containerlab_text(text, file, dir, diags);
+  if (looks_like_containerlab(text, file))
+    return load_containerlab_text(text, file, dir, diags, lab_name);
   Loader l(file, dir, diags);
+  l.lab_name = lab_name;
   return l.load(text);
 }
 
-std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags) {
+std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags,
+                                      const std::string& lab_name) {
   auto text = read_input_file(path, "topology file",
                               "give the YAML file, e.g. topologies/clos-2x4.yaml", diags);
   if (!text) return std::nullopt;
   // Diagnostics name the file as the user wrote it; the model keeps the absolute path.
   fs::path abs = fs::absolute(path);
-  auto t = load_topology_text(*text, path, abs.parent_path().string(), diags);
+  auto t = load_topology_text(*text, path, abs.parent_path().string(), diags, lab_name);
   if (t) t->file = abs.string();
   // A containerlab file has no place for twin's checks: they come from its companion file
   // `<name>.checks.yaml` beside it, when there is one.

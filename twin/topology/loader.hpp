@@ -17,13 +17,16 @@ std::vector<std::string> image_search_path(const std::string& topology_dir);
 
 // Loads and checks `path`. On any problem, returns nullopt and fills `diags` with every problem
 // found (file:line:column, field, expectation, hint); the Topology is returned only when
-// `diags` gained nothing.
-std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags);
+// `diags` gained nothing. A non-empty `lab_name` (`--name`) is the lab's name: the file's
+// `name` is then neither required nor checked (a containerlab name twin cannot use is fine).
+std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags,
+                                      const std::string& lab_name = "");
 
 // Same, from text already in memory; `file` names it in diagnostics and relative paths resolve
 // against `dir`. Used by tests and by `twin up -` (stdin).
 std::optional<Topology> load_topology_text(const std::string& text, const std::string& file,
-                                           const std::string& dir, Diagnostics& diags);
+                                           const std::string& dir, Diagnostics& diags,
+                                           const std::string& lab_name = "");
 
 // True if `name` is a valid lab name: 1..kMaxLabName of A-Z a-z 0-9 _ -, starting with a letter
 // or digit. Lab names become path components (/run/twin/<lab>): anything else is refused.

@@ -23,6 +23,20 @@ void read_own_configs(Topology& t, Diagnostics& diags) {
       diags.add({n.config, u.line, 1, field,
                  "'" + trim(u.text) + "': VRFs are not supported by twin yet",
                  "run the lab without VRFs, or model each VRF as its own node"});
+    // What the topology says of the node and its config says otherwise: FRR runs the config,
+    // so the topology's value would be a silent lie in every expectation built on it.
+    if (n.asn && c.bgp_asn && *n.asn != *c.bgp_asn)
+      diags.add({t.file, n.mark.line, n.mark.column, "nodes." + n.name + ".asn",
+                 "asn " + std::to_string(*n.asn) + " contradicts the config's `router bgp " +
+                     std::to_string(*c.bgp_asn) + "` (" + n.config + ":" +
+                     std::to_string(c.bgp_line) + ")",
+                 "drop `asn:` (the config decides) or make them equal"});
+    if (n.router_id && !c.bgp_router_id.empty() && n.router_id->address() != c.bgp_router_id)
+      diags.add({t.file, n.mark.line, n.mark.column, "nodes." + n.name + ".router-id",
+                 "router-id " + n.router_id->address() + " contradicts the config's `bgp router-id " +
+                     c.bgp_router_id + "` (" + n.config + ":" +
+                     std::to_string(c.bgp_router_id_line) + ")",
+                 "drop `router-id:` (the config decides) or make them equal"});
     if (n.daemon_settings.empty()) continue;
     for (const auto& [daemon, line] : c.needs) {
       if (daemon == "staticd") continue;  // FRR's init starts it whatever the file says
