@@ -164,6 +164,26 @@ TEST(OspfClab, ALineFrrRejectsStopsUpAtItsPlace) {
   fs::remove_all(dir);
 }
 
+// OSPFv3 only (the two-router lab JSON was recorded from): up waits for the ospf6d
+// adjacencies, and the ospf family checks them.
+TEST(Ospf6Lab, UpWaitsForOspfv3AndTheFamilyChecksIt) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string lab = unique_lab("ospf6");
+  auto up = twin("up " + kRepo + "/tests/data/frr84/ospf6/lab.yaml --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  EXPECT_THAT(up.out, HasSubstr("OSPF 2/2 adjacencies Full"));
+  auto rep = validate(lab, "ospf,routes,reachability", 20);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
+  std::map<std::pair<std::string, int>, int> n;
+  for (const auto& r : rep["results"]) n[{r["validator"], r["test"]}]++;
+  EXPECT_EQ((n[{"ospf", 0}]), 2);
+  EXPECT_EQ((n[{"routes", 0}]), 2);  // each router's IPv6 loopback at the other
+  EXPECT_EQ((n[{"reachability", 0}]), 2);
+  auto down = twin("down --lab " + lab);
+  EXPECT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}
+
 // FRR's defaults: broadcast network, hello 10 s, dead 40 s. Both routers start together, so
 // each waits out its wait timer (the dead interval) before electing a DR: `up` must say it is
 // waiting for that timer, and wait for it rather than fail.

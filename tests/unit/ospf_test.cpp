@@ -227,3 +227,57 @@ TEST(OspfSettle, FloorIsTheDeadIntervalOfTouchedOspfNodes) {
 }
 
 }  // namespace
+
+namespace {
+// tests/data/frr84/ospf6/: two routers, OSPFv3 only, recorded healthy and with an area mismatch.
+std::map<std::string, OspfObservation> ospf6_lab(const std::string& r2_case) {
+  std::map<std::string, OspfObservation> m;
+  const std::string dir = std::string(TWIN_TEST_DATA) + "/frr84/ospf6/";
+  for (const char* n : {"r1", "r2"}) {
+    const std::string c = std::string(n) == "r2" ? r2_case : "healthy";
+    OspfObservation o;
+    o.neighbors6 = twin::ok(read_json(dir + c + "/" + n + "-neighbor.json"));
+    o.interfaces6 = twin::ok(read_json(dir + c + "/" + n + "-interface.json"));
+    m.emplace(n, std::move(o));
+  }
+  // r1's view after the change is recorded too: its neighbor list is empty.
+  if (r2_case != "healthy") {
+    m["r1"].neighbors6 = twin::ok(read_json(dir + r2_case + "/r1-neighbor.json"));
+  }
+  return m;
+}
+
+twin::plan::Plan ospf6_plan() {
+  twin::Diagnostics d;
+  auto t = twin::topology::load_topology(std::string(TWIN_TEST_DATA) + "/frr84/ospf6/lab.yaml", d);
+  if (!t) throw std::runtime_error(d.format());
+  return twin::plan::make_plan(*t, "o6");
+}
+}  // namespace
+
+TEST(Ospf6, AdjacenciesAreFullAndBothEndsAgree) {
+  auto p = ospf6_plan();
+  ASSERT_EQ(p.adjacencies.size(), 2u);
+  EXPECT_EQ(p.adjacencies[0].version, 3);
+  EXPECT_TRUE(twin::validators::runs_ospf(*p.find("r1"), 3));
+  EXPECT_FALSE(twin::validators::runs_ospf(*p.find("r1"), 2));
+  auto rs = twin::validators::evaluate_ospf(p, ospf6_lab("healthy"));
+  EXPECT_EQ(count(rs, 0, Status::kPassed), 2);
+  EXPECT_EQ(count(rs, 1, Status::kPassed), 2);
+  const auto* r = find(rs, 1, "r1", "eth1 (OSPFv3)");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->observed, "area 0.0.0.0, hello 1000 ms, dead 4 s, POINTOPOINT, MTU 1500");
+}
+
+TEST(Ospf6, AreaMismatchIsNamedWithBothAreas) {
+  auto rs = twin::validators::evaluate_ospf(ospf6_plan(), ospf6_lab("area-mismatch"));
+  const auto* full = find(rs, 0, "r1", "eth1 (OSPFv3)");
+  ASSERT_NE(full, nullptr);
+  EXPECT_EQ(full->status, Status::kFailed);
+  EXPECT_EQ(full->observed, "no neighbor");
+  EXPECT_THAT(full->message, HasSubstr("area 0.0.0.0 here, 0.0.0.1 on r2:eth1"));
+  const auto* agree = find(rs, 1, "r2", "eth1 (OSPFv3)");
+  ASSERT_NE(agree, nullptr);
+  EXPECT_EQ(agree->status, Status::kFailed);
+  EXPECT_THAT(agree->message, HasSubstr("area 0.0.0.1 here, 0.0.0.0 on r1:eth1"));
+}

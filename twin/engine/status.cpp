@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "twin/core/util.hpp"
@@ -35,20 +37,15 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
                             const drivers::DriverLookup& drivers) {
   SessionCount c;
   c.expected = static_cast<int>(plan.sessions.size());
-  for (const auto& a : plan.adjacencies)
-    if (a.version == 2) ++c.adjacencies;
+  c.adjacencies = static_cast<int>(plan.adjacencies.size());
+  // Each node's share, indexed once: a poll then asks each node only about its own.
+  std::map<std::string, std::vector<const plan::ExpectedSession*>> sessions_of;
+  std::map<std::string, std::vector<const plan::ExpectedAdjacency*>> adjacencies_of;
+  for (const auto& s : plan.sessions) sessions_of[s.node].push_back(&s);
+  for (const auto& a : plan.adjacencies) adjacencies_of[a.node].push_back(&a);
   std::vector<const plan::Node*> nodes;
-  auto has = [](const plan::Node& n, const char* d) {
-    return std::find(n.daemons.begin(), n.daemons.end(), d) != n.daemons.end();
-  };
-  for (const auto& n : plan.nodes) {
-    bool bgp = has(n, "bgpd") && std::any_of(plan.sessions.begin(), plan.sessions.end(),
-                                              [&](const auto& s) { return s.node == n.name; });
-    bool ospf = has(n, "ospfd") &&
-                std::any_of(plan.adjacencies.begin(), plan.adjacencies.end(),
-                            [&](const auto& a) { return a.node == n.name && a.version == 2; });
-    if (bgp || ospf) nodes.push_back(&n);
-  }
+  for (const auto& n : plan.nodes)
+    if (sessions_of.count(n.name) || adjacencies_of.count(n.name)) nodes.push_back(&n);
   struct PerNode {
     int established = 0, full = 0;
     std::vector<std::string> down, waiting;
@@ -58,12 +55,11 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
     const auto& n = *nodes[i];
     const auto& driver = drivers(n);
     auto& p = per[i];
-    bool asked_bgp = false;
+    const auto& my_sessions = sessions_of[n.name];
     Result<nlohmann::json> bgp = ok(nlohmann::json());
-    for (const auto& s : plan.sessions) {
-      if (s.node != n.name) continue;
-      if (!asked_bgp) bgp = driver.frr_json(n, "bgpd", "show bgp summary json", nullptr);
-      asked_bgp = true;
+    if (!my_sessions.empty()) bgp = driver.frr_json(n, "bgpd", "show bgp summary json", nullptr);
+    for (const auto* sp : my_sessions) {
+      const auto& s = *sp;
       const nlohmann::json* peer = bgp ? validate::find_bgp_peer(*bgp, s.key()) : nullptr;
       std::string state = !bgp   ? "no answer from bgpd"
                           : peer ? peer->value("state", "unknown")
@@ -73,21 +69,27 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
       else
         p.down.push_back(s.node + " " + s.key() + " -> " + s.peer_node + ": " + state);
     }
-    bool asked_ospf = false;
-    Result<nlohmann::json> nbrs = ok(nlohmann::json());
-    std::vector<std::string> not_full;
-    for (const auto& a : plan.adjacencies) {
-      if (a.node != n.name || a.version != 2) continue;
-      if (!asked_ospf) nbrs = driver.frr_json(n, "ospfd", "show ip ospf neighbor json", nullptr);
-      asked_ospf = true;
-      std::string state = nbrs ? validate::ospf_neighbor_state(*nbrs, a.interface) : "";
+    // OSPFv2 from ospfd, OSPFv3 from ospf6d: each asked once, when the node has such an
+    // adjacency.
+    std::optional<Result<nlohmann::json>> nbrs[2];
+    std::vector<std::string> not_full;  // OSPFv2 interfaces, for the wait-timer note below
+    for (const auto* ap : adjacencies_of[n.name]) {
+      const auto& a = *ap;
+      const bool v3 = a.version == 3;
+      auto& got = nbrs[v3 ? 1 : 0];
+      if (!got)
+        got = v3 ? driver.frr_json(n, "ospf6d", "show ipv6 ospf6 neighbor json", nullptr)
+                 : driver.frr_json(n, "ospfd", "show ip ospf neighbor json", nullptr);
+      std::string state = *got ? validate::ospf_neighbor_state(**got, a.interface) : "";
       if (validate::ospf_full(state)) {
         ++p.full;
         continue;
       }
       p.down.push_back(n.name + " " + a.interface + " -> " + a.peer_node + ": " +
-                       (!nbrs ? "no answer from ospfd" : state.empty() ? "no neighbor" : state));
-      not_full.push_back(a.interface);
+                       (!*got ? std::string("no answer from ") + (v3 ? "ospf6d" : "ospfd")
+                        : state.empty() ? "no neighbor"
+                                        : state));
+      if (!v3) not_full.push_back(a.interface);
     }
     if (not_full.empty()) return;
     // Say why it takes long where FRR says so: an interface still in its wait timer.

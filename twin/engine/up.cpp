@@ -73,8 +73,7 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   sum.nodes = static_cast<int>(plan.nodes.size());
   sum.links = static_cast<int>(plan.links.size());
   sum.sessions_expected = static_cast<int>(plan.sessions.size());
-  for (const auto& a : plan.adjacencies)
-    if (a.version == 2) ++sum.adjacencies_expected;
+  sum.adjacencies_expected = static_cast<int>(plan.adjacencies.size());
 
   auto fail = [&](const Error& e) -> Result<UpSummary> {
     state.status = "failed";

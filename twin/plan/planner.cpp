@@ -395,9 +395,9 @@ int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface) 
   constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
   if (node.drained || !iface.up) return 0;
   for (const auto& a : plan.adjacencies) {
-    if (a.node != node.name || a.interface != iface.name || a.version != 2) continue;
+    if (a.node != node.name || a.interface != iface.name) continue;
     for (const auto& oi : node.ospf_interfaces)
-      if (oi.name == iface.name && oi.version == 2 && oi.cost > 0) return oi.cost;
+      if (oi.name == iface.name && oi.version == a.version && oi.cost > 0) return oi.cost;
     return kDefaultCost;
   }
   if (carries_bgp(plan, node, iface)) return kDefaultCost;
@@ -570,7 +570,8 @@ void derive_expectations(Plan& p) {
 
 namespace {
 
-// OSPF's share of the path table (own configs): shortest paths over the expected adjacencies,
+// OSPF's share of the path table (own configs): shortest paths over the expected adjacencies
+// (OSPFv2 and v3 alike: a pair's table entry does not say which family),
 // each hop costing its outgoing interface's `ip ospf cost` (FRR's default, equal on every veth,
 // when unset), and as many next hops as neighbors on a shortest path (RFC 2328 §16.1 equal-cost
 // multipath). Pairs BGP already expects keep BGP's answer.
@@ -582,11 +583,10 @@ void add_igp_paths(const Plan& plan, PathTable& table) {
   };
   std::map<std::string, std::vector<Edge>> out;  // node -> adjacencies it has
   for (const auto& a : plan.adjacencies) {
-    if (a.version != 2) continue;
     int cost = kDefaultCost;
     if (const Node* n = plan.find(a.node))
       for (const auto& oi : n->ospf_interfaces)
-        if (oi.name == a.interface && oi.version == 2 && oi.cost > 0) cost = oi.cost;
+        if (oi.name == a.interface && oi.version == a.version && oi.cost > 0) cost = oi.cost;
     out[a.node].push_back({a.peer_node, cost});
   }
   for (const auto& [owner, unused] : out) {

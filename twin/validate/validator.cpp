@@ -123,8 +123,18 @@ std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
                                                const std::string& ifname) {
   if (!neighbors.is_object() || !neighbors.contains("neighbors")) return std::nullopt;
   const auto& all = neighbors["neighbors"];
-  if (!all.is_object()) return std::nullopt;
   std::optional<OspfNeighbor> best;
+  // OSPFv3 (`show ipv6 ospf6 neighbor json`): a list of {"neighborId", "state", "interfaceName"}.
+  if (all.is_array()) {
+    for (const auto& e : all) {
+      if (!e.is_object() || e.value("interfaceName", "") != ifname) continue;
+      std::string st = e.value("state", "");
+      if (!best || ospf_state_rank(st) > ospf_state_rank(best->state))
+        best = OspfNeighbor{e.value("neighborId", ""), st};
+    }
+    return best;
+  }
+  if (!all.is_object()) return std::nullopt;
   for (const auto& [rid, list] : all.items()) {
     if (!list.is_array()) continue;
     for (const auto& e : list) {

@@ -123,7 +123,9 @@ const nlohmann::json* find_bgp_peer(const nlohmann::json& summary, const std::st
 // (FRR 8.4: {"neighbors": {"<router-id>": [{"nbrState": "Full/-", "ifaceName": "eth1:10.0.12.1"}]}}),
 // the most advanced when it lists several; "" when there is none. Tolerates any JSON shape.
 std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::string& ifname);
-// The same neighbor with its router-id (the key it is listed under); nullopt when none.
+// The same neighbor with its router-id (the key it is listed under); nullopt when none. Also
+// reads OSPFv3's `show ipv6 ospf6 neighbor json` (FRR 8.4: {"neighbors": [{"neighborId",
+// "state": "Full", "interfaceName": "eth1"}]}).
 struct OspfNeighbor {
   std::string router_id;
   std::string state;  // "Full/-", "ExStart/-", "2-Way/DROther", ...

@@ -22,9 +22,15 @@ const nlohmann::json* object_of(const Result<nlohmann::json>& r) {
   return &*r;
 }
 
-const nlohmann::json* interface_json(const OspfObservation* o, const std::string& ifname) {
+const nlohmann::json* interface_json(const OspfObservation* o, const std::string& ifname,
+                                    int version) {
   if (!o) return nullptr;
-  const auto* j = object_of(o->interfaces);
+  const auto* j = object_of(version == 3 ? o->interfaces6 : o->interfaces);
+  if (j && version == 3) {  // keyed by interface at the top
+    auto it = j->find(ifname);
+    return it == j->end() || !it->is_object() || !it->value("attachedToArea", false) ? nullptr
+                                                                                   : &*it;
+  }
   if (!j || !j->contains("interfaces") || !(*j)["interfaces"].is_object()) return nullptr;
   const auto& all = (*j)["interfaces"];
   auto it = all.find(ifname);
@@ -39,8 +45,9 @@ std::string router_id_of(const OspfObservation* o) {
 // The neighbor FRR has on `ifname`, the most advanced state when it lists several (a duplicate
 // router-id shows twice under one key).
 using Neighbor = validate::OspfNeighbor;
-std::optional<Neighbor> neighbor_on(const OspfObservation* o, const std::string& ifname) {
-  const auto* j = o ? object_of(o->neighbors) : nullptr;
+std::optional<Neighbor> neighbor_on(const OspfObservation* o, const std::string& ifname,
+                                    int version) {
+  const auto* j = o ? object_of(version == 3 ? o->neighbors6 : o->neighbors) : nullptr;
   return j ? validate::find_ospf_neighbor(*j, ifname) : std::nullopt;
 }
 
@@ -50,8 +57,16 @@ struct Params {
   long hello_ms = -1, dead_s = -1, mtu = -1;
   bool passive = false;
 };
-Params params_of(const nlohmann::json& i) {
+Params params_of(const nlohmann::json& i, int version) {
   Params p;
+  if (version == 3) {
+    p.area = i.value("areaId", "");
+    p.network_type = i.value("operatingAsType", "");
+    p.hello_ms = i.value("timerIntervalsConfigHello", -1L) * 1000;
+    p.dead_s = i.value("timerIntervalsConfigDead", -1L);
+    p.mtu = i.value("interfaceMtu", -1L);
+    return p;
+  }
   p.area = i.value("area", "");
   p.network_type = i.value("networkType", "");
   p.hello_ms = i.value("timerMsecs", -1L);
@@ -90,12 +105,12 @@ std::string diagnose(const plan::ExpectedAdjacency& a, const nlohmann::json* her
   const std::string peer_at = a.peer_node + ":" + a.peer_interface;
   if (!here_if) return "OSPF does not run on " + a.interface;
   std::vector<std::string> why;
-  Params p = params_of(*here_if);
+  Params p = params_of(*here_if, a.version);
   if (p.passive) why.push_back(a.interface + " is passive");
   if (!there_if) {
     why.push_back("OSPF does not run on " + peer_at);
   } else {
-    Params q = params_of(*there_if);
+    Params q = params_of(*there_if, a.version);
     if (q.passive) why.push_back(peer_at + " is passive");
     auto m = mismatches(p, q, peer_at);
     // The MTU matters only once database description packets flow (RFC 2328 §10.6): in
@@ -107,7 +122,8 @@ std::string diagnose(const plan::ExpectedAdjacency& a, const nlohmann::json* her
     why.insert(why.end(), m.begin(), m.end());
   }
   std::string rid = router_id_of(here), peer_rid = router_id_of(there);
-  if (!rid.empty() && rid == peer_rid) why.push_back("duplicate router-id " + rid);
+  if (a.version == 2 && !rid.empty() && rid == peer_rid)
+    why.push_back("duplicate router-id " + rid);
   if (!why.empty()) return join(why, "; ");
   if (!nbr) return "no OSPF neighbor on " + a.interface;
   return "neighbor " + nbr->router_id + " is " + nbr->state;
@@ -128,11 +144,12 @@ const OspfObservation* find(const std::map<std::string, OspfObservation>& m,
 
 }  // namespace
 
-bool runs_ospf(const plan::Node& n) {
+bool runs_ospf(const plan::Node& n, int version) {
+  const char* daemon = version == 3 ? "ospf6d" : "ospfd";
   return n.kind == topology::NodeKind::kFrr &&
-         std::find(n.daemons.begin(), n.daemons.end(), "ospfd") != n.daemons.end() &&
+         std::find(n.daemons.begin(), n.daemons.end(), daemon) != n.daemons.end() &&
          std::any_of(n.ospf_interfaces.begin(), n.ospf_interfaces.end(),
-                     [](const plan::OspfInterface& i) { return i.version == 2; });
+                     [&](const plan::OspfInterface& i) { return i.version == version; });
 }
 
 std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
@@ -141,16 +158,18 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
 
   // Tests 0 and 1, per expected adjacency end.
   for (const auto& a : plan.adjacencies) {
-    if (a.version != 2) continue;
+    const bool v3 = a.version == 3;
     const auto* here = find(observed, a.node);
     const auto* there = find(observed, a.peer_node);
-    const std::string subject = a.interface;
+    const std::string subject = v3 ? a.interface + " (OSPFv3)" : a.interface;
     const std::string peer_at = a.peer_node + ":" + a.peer_interface;
-    if (!here || !object_of(here->neighbors) || !object_of(here->interfaces)) {
-      std::string why = !here ? "not probed"
-                        : !here->neighbors ? here->neighbors.error().message
-                        : !here->interfaces ? here->interfaces.error().message
-                                            : "not a JSON object";
+    const auto* nbrs = here ? &(v3 ? here->neighbors6 : here->neighbors) : nullptr;
+    const auto* ifs = here ? &(v3 ? here->interfaces6 : here->interfaces) : nullptr;
+    if (!here || !object_of(*nbrs) || !object_of(*ifs)) {
+      std::string why = !here    ? "not probed"
+                        : !*nbrs ? nbrs->error().message
+                        : !*ifs  ? ifs->error().message
+                                 : "not a JSON object";
       for (int t : {0, 1})
         out.push_back(make_result(kFamily, t, t == 0 ? "adjacency-full" : "interfaces-agree",
                                   Status::kError, a.node, subject,
@@ -158,9 +177,9 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
                                   "no data", "cannot read OSPF state: " + why));
       continue;
     }
-    const auto* here_if = interface_json(here, a.interface);
-    const auto* there_if = interface_json(there, a.peer_interface);
-    auto nbr = neighbor_on(here, a.interface);
+    const auto* here_if = interface_json(here, a.interface, a.version);
+    const auto* there_if = interface_json(there, a.peer_interface, a.version);
+    auto nbr = neighbor_on(here, a.interface, a.version);
     bool is_full = nbr && validate::ospf_full(nbr->state);
     out.push_back(make_result(
         kFamily, 0, "adjacency-full", is_full ? Status::kPassed : Status::kFailed, a.node,
@@ -169,7 +188,7 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
                 : "adjacency with " + a.peer_node + " on " + a.interface + " is not Full: " +
                       diagnose(a, here_if, there_if, nbr, here, there)));
 
-    if (!there || !object_of(there->interfaces)) {
+    if (!there || !object_of(v3 ? there->interfaces6 : there->interfaces)) {
       out.push_back(make_result(kFamily, 1, "interfaces-agree", Status::kError, a.node, subject,
                                 "agree with " + peer_at, "no data",
                                 "cannot read OSPF interfaces of " + a.peer_node));
@@ -182,7 +201,7 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
                                 "OSPF does not run on " + missing));
       continue;
     }
-    Params p = params_of(*here_if), q = params_of(*there_if);
+    Params p = params_of(*here_if, a.version), q = params_of(*there_if, a.version);
     auto m = mismatches(p, q, peer_at);
     if (p.passive) m.insert(m.begin(), a.interface + " is passive");
     if (q.passive) m.insert(m.begin(), peer_at + " is passive");
@@ -285,14 +304,20 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
 std::vector<TestResult> OspfValidator::run(validate::Context& ctx) {
   std::vector<const plan::Node*> nodes;
   for (const auto& n : ctx.plan.nodes)
-    if (runs_ospf(n)) nodes.push_back(&n);
+    if (runs_ospf(n, 2) || runs_ospf(n, 3)) nodes.push_back(&n);
   std::vector<OspfObservation> got(nodes.size());
   validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
     auto& o = got[i];
-    o.neighbors = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf neighbor json");
-    o.interfaces = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf interface json");
-    o.instance = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf json");
-    o.routes = ctx.probe.frr_json(*nodes[i], "zebra", "show ip route json");
+    if (runs_ospf(*nodes[i], 2)) {
+      o.neighbors = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf neighbor json");
+      o.interfaces = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf interface json");
+      o.instance = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf json");
+      o.routes = ctx.probe.frr_json(*nodes[i], "zebra", "show ip route json");
+    }
+    if (runs_ospf(*nodes[i], 3)) {
+      o.neighbors6 = ctx.probe.frr_json(*nodes[i], "ospf6d", "show ipv6 ospf6 neighbor json");
+      o.interfaces6 = ctx.probe.frr_json(*nodes[i], "ospf6d", "show ipv6 ospf6 interface json");
+    }
   });
   std::map<std::string, OspfObservation> observed;
   for (size_t i = 0; i < nodes.size(); ++i) observed.emplace(nodes[i]->name, std::move(got[i]));

@@ -1,5 +1,5 @@
 #pragma once
-// ospf validator family (OSPFv2, ospfd). Tests:
+// ospf validator family (OSPFv2, ospfd; OSPFv3, ospf6d, for tests 0 and 1). Tests:
 //   0 adjacency-full      every expected adjacency (plan::ExpectedAdjacency: both ends run OSPF
 //                         on the link, neither passive) is Full; otherwise the reason, from both
 //                         ends' JSON: a passive end, area / hello / dead / network-type
@@ -18,7 +18,11 @@
 // (hello, ms), "timerDeadSecs", "mtuBytes", "timerPassiveIface", "state", "ipAddress",
 // "ipAddressPrefixlen", ...}}}, `show ip ospf json` {"routerId", "areas": {...}}, and zebra's
 // `show ip route json` {"<prefix>": [{"installed": true, ...}]}. FRR 8.4's interface JSON has
-// no authentication field: authentication is not compared here.
+// no authentication field: authentication is not compared here. OSPFv3 (recorded in
+// tests/data/frr84/ospf6/): `show ipv6 ospf6 neighbor json` {"neighbors": [{"neighborId",
+// "state", "interfaceName"}]} and `show ipv6 ospf6 interface json` {"eth1": {"areaId",
+// "operatingAsType", "timerIntervalsConfigHello" (s), "timerIntervalsConfigDead",
+// "interfaceMtu", ...}}.
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -38,10 +42,14 @@ struct OspfObservation {
   Result<nlohmann::json> interfaces{boost::system::in_place_error, harness_error("not probed")};
   Result<nlohmann::json> instance{boost::system::in_place_error, harness_error("not probed")};
   Result<nlohmann::json> routes{boost::system::in_place_error, harness_error("not probed")};
+  // OSPFv3, where ospf6d runs
+  Result<nlohmann::json> neighbors6{boost::system::in_place_error, harness_error("not probed")};
+  Result<nlohmann::json> interfaces6{boost::system::in_place_error, harness_error("not probed")};
 };
 
-// Nodes the family looks at: FRR nodes that run ospfd and have OSPF interfaces in the plan.
-bool runs_ospf(const plan::Node& n);
+// Nodes the family looks at: FRR nodes that run ospfd (ospf6d) and have OSPFv2 (v3) interfaces
+// in the plan; `version` 2 or 3.
+bool runs_ospf(const plan::Node& n, int version = 2);
 
 // Pure evaluation over the observations of the OSPF routers (keyed by node name). Exposed for
 // unit tests with recorded FRR output.
