@@ -84,9 +84,7 @@ TEST(Checks, DeclaredChecksPassFailWithTheirReasonAndPassAgain) {
   auto again = validate(lab, "checks", 30);
   EXPECT_EQ(again.value("verdict", ""), "pass") << again.dump(1).substr(0, 4000);
 
-  auto down = twin("down --lab " + lab);
-  EXPECT_EQ(down.code, 0) << down.err;
-  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  expect_down_clean(lab);
 }
 
 TEST(Checks, ABadCheckStopsUpWithItsPlaceAndCreatesNothing) {

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
+#include <map>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -109,6 +111,52 @@ inline std::vector<json> failures(const json& report, const std::string& validat
 }
 
 inline bool root() { return geteuid() == 0; }
+
+// How many results each (validator, test) has in a report, whatever their status.
+inline std::map<std::pair<std::string, int>, int> result_counts(const json& report) {
+  std::map<std::pair<std::string, int>, int> n;
+  for (const auto& r : report.value("results", json::array())) n[{r["validator"], r["test"]}]++;
+  return n;
+}
+
+// `twin down` of `lab` succeeds and leaves nothing of it behind.
+inline void expect_down_clean(const std::string& lab) {
+  auto down = twin("down --lab " + lab);
+  EXPECT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+}
+
+// A lab shared by a test suite's tests: up once from `topology` (relative to topologies/), down
+// once, nothing left behind. Tests that change it restore it (the gate's rollback).
+struct SharedLab {
+  std::string lab;
+  bool up_ok = false;
+  void up(const std::string& topology, const std::string& tag) {
+    if (!root()) return;
+    lab = unique_lab(tag);
+    auto r = twin("up " + kRepo + "/topologies/" + topology + " --name " + lab);
+    up_ok = r.code == 0;
+    if (!up_ok) std::cerr << tag << " lab did not come up: " << r.err;
+  }
+  void down() {
+    if (!lab.empty()) expect_down_clean(lab);
+  }
+  void require() const {
+    if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+    ASSERT_TRUE(up_ok) << "the shared " << lab << " lab did not come up";
+  }
+};
+
+// A test suite over one SharedLab: `Lab` names it (static constexpr const char* kTopology,
+// kTag); `Base` is ::testing::Test or ::testing::TestWithParam<...>.
+template <class Lab, class Base = ::testing::Test>
+class SharedLabSuite : public Base {
+ protected:
+  static void SetUpTestSuite() { shared_.up(Lab::kTopology, Lab::kTag); }
+  static void TearDownTestSuite() { shared_.down(); }
+  void SetUp() override { shared_.require(); }
+  static inline SharedLab shared_;
+};
 
 // Polls until `pred` holds (a seeded fault has propagated) or 20 s pass. Without it, a
 // validator could pass on its first attempt before the fault reaches the node it looks at.

@@ -109,29 +109,6 @@ void check_scenario(const std::string& lab, const std::string& file) {
 
 }  // namespace
 
-// A lab shared by a fixture's tests: up once from `topology`, down once, nothing left behind.
-struct SharedLab {
-  std::string lab;
-  bool up_ok = false;
-  void up(const std::string& topology, const std::string& tag) {
-    if (!root()) return;
-    lab = unique_lab(tag);
-    auto r = twin_it::twin("up " + kRepo + "/topologies/" + topology + " --name " + lab);
-    up_ok = r.code == 0;
-    if (!up_ok) std::cerr << tag << " lab did not come up: " << r.err;
-  }
-  void down() {
-    if (lab.empty()) return;
-    auto r = twin_it::twin("down --lab " + lab);
-    EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_TRUE(leftovers(lab).empty());
-  }
-  void require() const {
-    if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
-    ASSERT_TRUE(up_ok) << "the shared " << lab << " lab did not come up";
-  }
-};
-
 class Gate : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -171,13 +148,11 @@ INSTANTIATE_TEST_SUITE_P(Clos2x4, GateScenario, ::testing::ValuesIn(scenario_fil
 // Each seeded fault (an OSPF area, hello/dead or MTU mismatch on one end, a passive transit
 // port, route-reflector clients left out, a static route to a wrong next hop) is rejected, the
 // good changes are approved, and the lab is proven back at its baseline after each.
-class IbgpRrScenario : public ::testing::TestWithParam<std::string> {
- protected:
-  static void SetUpTestSuite() { shared_.up("ibgp-rr/lab.yaml", "rr"); }
-  static void TearDownTestSuite() { shared_.down(); }
-  void SetUp() override { shared_.require(); }
-  static inline SharedLab shared_;
+struct IbgpRr {
+  static constexpr const char* kTopology = "ibgp-rr/lab.yaml";
+  static constexpr const char* kTag = "rr";
 };
+class IbgpRrScenario : public SharedLabSuite<IbgpRr, ::testing::TestWithParam<std::string>> {};
 
 TEST_P(IbgpRrScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
   check_scenario(shared_.lab, GetParam());
@@ -189,13 +164,11 @@ INSTANTIATE_TEST_SUITE_P(IbgpRr, IbgpRrScenario, ::testing::ValuesIn(scenario_fi
 // Numbered eBGP from the users' own configs, no IGP (topologies/ebgp-diamond): routes are
 // expected along the configured sessions, ECMP where multipath-relax allows it, loopbacks from
 // the configs' `interface lo`; path MTU and the loopback mesh follow the same paths.
-class EbgpDiamondLab : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { shared_.up("ebgp-diamond/lab.yaml", "ebgp"); }
-  static void TearDownTestSuite() { shared_.down(); }
-  void SetUp() override { shared_.require(); }
-  static inline SharedLab shared_;
+struct EbgpDiamond {
+  static constexpr const char* kTopology = "ebgp-diamond/lab.yaml";
+  static constexpr const char* kTag = "ebgp";
 };
+class EbgpDiamondLab : public SharedLabSuite<EbgpDiamond> {};
 
 TEST_F(EbgpDiamondLab, RoutesEcmpAndPathsFollowTheConfiguredSessions) {
   auto rep = twin_it::validate(shared_.lab, "bgp,routes,mtu,reachability", 20);
@@ -218,13 +191,8 @@ TEST_F(EbgpDiamondLab, RoutesEcmpAndPathsFollowTheConfiguredSessions) {
 
 // Its seeded faults (an RFC 8212 policy requirement without route-maps, multipath-relax
 // removed) are rejected and the good change approved, the lab proven back after each.
-class EbgpDiamondScenario : public ::testing::TestWithParam<std::string> {
- protected:
-  static void SetUpTestSuite() { shared_.up("ebgp-diamond/lab.yaml", "ebgps"); }
-  static void TearDownTestSuite() { shared_.down(); }
-  void SetUp() override { shared_.require(); }
-  static inline SharedLab shared_;
-};
+class EbgpDiamondScenario
+    : public SharedLabSuite<EbgpDiamond, ::testing::TestWithParam<std::string>> {};
 
 TEST_P(EbgpDiamondScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
   check_scenario(shared_.lab, GetParam());

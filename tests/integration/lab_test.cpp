@@ -62,8 +62,7 @@ class Clos : public ::testing::Test {
 TEST_F(Clos, EveryValidatorPassesWithRealCounts) {
   auto rep = validate(lab_, "bgp,routes,mtu,reachability", 30);
   ASSERT_EQ(rep["verdict"], "pass") << rep.dump(1).substr(0, 4000);
-  std::map<std::pair<std::string, int>, int> n;
-  for (const auto& r : rep["results"]) n[{r["validator"], r["test"]}]++;
+  auto n = result_counts(rep);
   EXPECT_EQ((n[{"bgp", 0}]), 16);  // 8 fabric links, a session at each end
   EXPECT_EQ((n[{"mtu", 0}]), 10);  // every link
   EXPECT_EQ((n[{"mtu", 1}]), 20);  // a DF ping from each end of each link
@@ -244,9 +243,7 @@ TEST(Lab, TwoNodeUpValidateDownLeavesNothing) {
         .out;
   };
   EXPECT_NE(sleeping(), "");
-  auto down = twin("down --lab " + lab);
-  EXPECT_EQ(down.code, 0) << down.err;
-  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  expect_down_clean(lab);
   EXPECT_EQ(sleeping(), "");
   // Removing it again is nothing to remove, not an error.
   EXPECT_EQ(twin("down --lab " + lab).code, 0);
@@ -357,9 +354,7 @@ TEST(Lab, DownAfterUpWasKilledLeavesNothing) {
   int st = 0;
   waitpid(pid, &st, 0);
   ASSERT_TRUE(fs::exists("/run/twin/" + lab + "/state.json"));
-  auto down = twin("down --lab " + lab);
-  EXPECT_EQ(down.code, 0) << down.err;
-  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  expect_down_clean(lab);
 }
 
 TEST(Lab, SigtermDuringUpCleansUp) {

@@ -72,8 +72,7 @@ TEST_F(OspfTriangle, UpWaitsForTheConfiguredAdjacenciesOnly) {
 TEST_F(OspfTriangle, EveryValidatorPassesWithRealCounts) {
   auto rep = validate(lab_, "bgp,ospf,routes,mtu,reachability", 30);
   ASSERT_EQ(rep["verdict"], "pass") << rep.dump(1).substr(0, 4000);
-  std::map<std::pair<std::string, int>, int> n;
-  for (const auto& r : rep["results"]) n[{r["validator"], r["test"]}]++;
+  auto n = result_counts(rep);
   EXPECT_EQ((n[{"bgp", 0}]), 0);   // nobody configured BGP: nothing expected of it
   EXPECT_EQ((n[{"ospf", 0}]), 6);  // 3 router links, an adjacency at each end
   EXPECT_EQ((n[{"ospf", 1}]), 6);
@@ -135,13 +134,10 @@ TEST(OspfClab, TheContainerlabFileRunsUnchanged) {
   EXPECT_THAT(up.err, HasSubstr("mgmt"));  // ignored, and said so
   auto rep = validate(lab, "bgp,ospf,routes,mtu,reachability", 30);
   EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
-  std::map<std::pair<std::string, int>, int> n;
-  for (const auto& r : rep["results"]) n[{r["validator"], r["test"]}]++;
+  auto n = result_counts(rep);
   EXPECT_EQ((n[{"ospf", 0}]), 6);
   EXPECT_EQ((n[{"reachability", 1}]), 6);  // the PCs' exec lines became their addresses
-  auto down = twin("down --lab " + lab);
-  EXPECT_EQ(down.code, 0) << down.err;
-  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  expect_down_clean(lab);
 }
 
 // A typo in a user's frr.conf is FRR's own parser's finding, at the file's line, before any
@@ -174,14 +170,11 @@ TEST(Ospf6Lab, UpWaitsForOspfv3AndTheFamilyChecksIt) {
   EXPECT_THAT(up.out, HasSubstr("OSPF 2/2 adjacencies Full"));
   auto rep = validate(lab, "ospf,routes,reachability", 20);
   EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
-  std::map<std::pair<std::string, int>, int> n;
-  for (const auto& r : rep["results"]) n[{r["validator"], r["test"]}]++;
+  auto n = result_counts(rep);
   EXPECT_EQ((n[{"ospf", 0}]), 2);
   EXPECT_EQ((n[{"routes", 0}]), 2);  // each router's IPv6 loopback at the other
   EXPECT_EQ((n[{"reachability", 0}]), 2);
-  auto down = twin("down --lab " + lab);
-  EXPECT_EQ(down.code, 0) << down.err;
-  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  expect_down_clean(lab);
 }
 
 // FRR's defaults: broadcast network, hello 10 s, dead 40 s. Both routers start together, so
@@ -211,9 +204,7 @@ TEST(OspfDefaults, UpSaysItWaitsForTheWaitTimerAndConverges) {
   const auto* agree = result_for(rep, "ospf", 1, "r1", "eth1");
   ASSERT_NE(agree, nullptr);
   EXPECT_EQ((*agree)["observed"], "area 0.0.0.0, hello 10000 ms, dead 40 s, BROADCAST, MTU 1500");
-  auto down = twin("down --lab " + lab);
-  EXPECT_EQ(down.code, 0) << down.err;
-  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  expect_down_clean(lab);
   fs::remove_all(dir);
 }
 
@@ -235,7 +226,5 @@ TEST(BfdLab, ConfiguredPeersAreUpAndAShutdownIsCaught) {
   ASSERT_NE(r, nullptr) << rep.dump(1).substr(0, 3000);
   EXPECT_EQ((*r)["status"], "failed");
   EXPECT_THAT((*r)["message"].get<std::string>(), HasSubstr("neighbor signaled session down"));
-  auto down = twin("down --lab " + lab);
-  EXPECT_EQ(down.code, 0) << down.err;
-  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  expect_down_clean(lab);
 }
