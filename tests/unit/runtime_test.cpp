@@ -16,6 +16,7 @@
 
 #include "twin/plan/plan.hpp"
 #include "twin/runtime/frr.hpp"
+#include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/frr_config.hpp"
 #include "twin/runtime/netlink.hpp"
 #include "twin/runtime/vty.hpp"

@@ -13,7 +13,7 @@
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/scenario.hpp"
 #include "twin/report/apply_report.hpp"
-#include "twin/runtime/frr_config.hpp"
+#include "twin/runtime/frr_check.hpp"
 #include "twin/report/report.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/validator.hpp"

@@ -6,7 +6,7 @@
 #include "twin/cli/commands.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
-#include "twin/runtime/frr_config.hpp"
+#include "twin/runtime/frr_check.hpp"
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/declared_checks.hpp"
 #include "twin/topology/loader.hpp"

@@ -9,7 +9,7 @@
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/runtime/frr_config.hpp"
+#include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/libvirt.hpp"
 #include "twin/topology/loader.hpp"
 

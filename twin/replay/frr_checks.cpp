@@ -6,6 +6,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/replay/apply.hpp"
+#include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/frr_config.hpp"
 
 namespace fs = std::filesystem;
