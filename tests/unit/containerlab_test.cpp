@@ -269,3 +269,14 @@ TEST(Containerlab, NameGivesALabNameTheFileCannot) {
   ASSERT_TRUE(t) << dump(ok);
   EXPECT_EQ(t->name, "srl-frr");
 }
+
+TEST(Containerlab, ARefusedNodeIsReportedOnceNotAgainAtItsNeighboursExec) {
+  const std::string text =
+      "name: c\ntopology:\n  nodes:\n    r3: {kind: ceos}\n    h2:\n      kind: linux\n"
+      "      exec: [ip addr add 10.0.0.2/24 dev eth1]\n  links:\n"
+      "    - endpoints: [\"r3:eth1\", \"h2:eth1\"]\n";
+  Diagnostics d;
+  EXPECT_FALSE(twin::topology::load_topology_text(text, "c.clab.yml", ".", d));
+  ASSERT_EQ(d.items().size(), 1u) << dump(d);  // not also "interface eth1 of h2 is on no link"
+  EXPECT_EQ(d.items()[0].field, "topology.nodes.r3.kind");
+}

@@ -15,6 +15,7 @@
 #include "twin/topology/frr_conf.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/topology/own_config.hpp"
+#include "twin/validate/validator.hpp"
 
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
@@ -181,6 +182,15 @@ class OwnConfigLab : public ::testing::Test {
   }
   fs::path dir_;
 };
+
+const char* kTwoRoutersNoLoopback = R"(version: 1
+name: two
+nodes:
+  r1: {config: r1.conf}
+  r2: {config: r2.conf}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
+)";
 
 const char* kTwoRouters = R"(version: 1
 name: ibgp
@@ -381,7 +391,7 @@ TEST_F(EbgpDiamond, WithoutPolicyTheTraditionalProfileCarriesNoEbgpRoutes) {
   auto paths = twin::plan::expected_paths(p);
   EXPECT_EQ(ecmp(paths, "r1", "r4"), 0);
   EXPECT_EQ(ecmp(paths, "r2", "r1"), 0);
-  EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("carries no routes: eBGP without route-map"));
+  EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("no routes from r2: an eBGP end without a route-map that way"));
 }
 
 const char* kRouterAndHost = R"(version: 1
@@ -453,4 +463,79 @@ links:
                         (dir_ / "r1.conf").string() + ":1)"));
   EXPECT_EQ(d.items()[1].field, "nodes.r1.router-id");
   EXPECT_THAT(d.items()[1].message, HasSubstr("`bgp router-id 10.0.255.1`"));
+}
+
+TEST_F(OwnConfigLab, TwoConfigsGivingTheSameLoopbackAreReported) {
+  write("r1.conf", "interface lo\n ip address 10.0.255.1/32\nexit\n");
+  write("r2.conf", "interface lo\n ip address 10.0.255.7/32\n ip address 10.0.255.1/32\nexit\n");
+  twin::Diagnostics d;
+  EXPECT_FALSE(load(R"(version: 1
+name: x
+nodes:
+  r1: {config: r1.conf}
+  r2: {config: r2.conf}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
+)", d));
+  ASSERT_EQ(d.items().size(), 1u) << d.format();
+  EXPECT_EQ(d.items()[0].file, (dir_ / "r2.conf").string());
+  EXPECT_EQ(d.items()[0].line, 3);
+  EXPECT_THAT(d.items()[0].message, HasSubstr("loopback address 10.0.255.1 of r2 is also r1's, at " +
+                                              (dir_ / "r1.conf").string() + ":2:2"));
+}
+
+TEST_F(OwnConfigLab, OspfV2AndV3OnOneLinkAreOneNextHop) {
+  for (int i : {1, 2, 3}) {
+    std::string r = std::to_string(i);
+    std::string text;
+    for (int e : {1, 2})
+      text += "interface eth" + std::to_string(e) + "\n ip ospf area 0\n ipv6 ospf6 area 0\nexit\n";
+    text += "interface lo\n ip address 10.0.255." + r + "/32\n ipv6 address fd00::" + r +
+            "/128\n ip ospf area 0\n ipv6 ospf6 area 0\nexit\nrouter ospf\nexit\nrouter ospf6\nexit\n";
+    write("r" + r + ".conf", text);
+  }
+  auto p = plan(R"(version: 1
+name: line
+nodes:
+  r1: {config: r1.conf}
+  r2: {config: r2.conf}
+  r3: {config: r3.conf}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
+  - endpoints: [r2:eth2, r3:eth1]
+)");
+  EXPECT_EQ(p.adjacencies.size(), 8u);  // v2 and v3, both ends of both links
+  auto paths = twin::plan::expected_paths(p);
+  ASSERT_TRUE(paths.count({"r1", "r3"}));
+  EXPECT_EQ(paths.at({"r1", "r3"}).ecmp, 1);
+}
+
+TEST_F(OwnConfigLab, ALoopbackNoProtocolCarriesIsNotPinged) {
+  // r2's IPv6 loopback is on lo but in no protocol: not a destination, not a source.
+  write("r1.conf", "interface eth1\n ip ospf area 0\nexit\ninterface lo\n ip address 10.0.255.1/32\n"
+                   " ip ospf area 0\nexit\nrouter ospf\nexit\n");
+  write("r2.conf", "interface eth1\n ip ospf area 0\nexit\ninterface lo\n ip address 10.0.255.2/32\n"
+                   " ipv6 address fd00::2/128\n ip ospf area 0\nexit\nrouter ospf\nexit\n");
+  auto p = plan(kTwoRoutersNoLoopback);
+  EXPECT_THAT(p.find("r2")->loopbacks, ElementsAre("10.0.255.2/32", "fd00::2/128"));
+  EXPECT_THAT(twin::validate::advertised_loopbacks(*p.find("r2")), ElementsAre("10.0.255.2/32"));
+}
+
+TEST_F(OwnConfigLab, NoPingIsExpectedWithoutAPathBack) {
+  // r2 requires eBGP policy and has an outbound route-map only: it sends r1 its routes but
+  // accepts none, so r1's pings to r2 could not be answered.
+  write("r1.conf", "interface eth1\n ip address 10.0.12.1/30\nexit\ninterface lo\n"
+                   " ip address 10.0.255.1/32\nexit\nrouter bgp 65001\n no bgp ebgp-requires-policy\n"
+                   " neighbor 10.0.12.2 remote-as 65002\n address-family ipv4 unicast\n"
+                   "  network 10.0.255.1/32\n exit-address-family\nexit\n");
+  write("r2.conf", "interface eth1\n ip address 10.0.12.2/30\nexit\ninterface lo\n"
+                   " ip address 10.0.255.2/32\nexit\nroute-map ALL permit 10\nexit\n"
+                   "router bgp 65002\n neighbor 10.0.12.1 remote-as 65001\n"
+                   " address-family ipv4 unicast\n  network 10.0.255.2/32\n"
+                   "  neighbor 10.0.12.1 route-map ALL out\n exit-address-family\nexit\n");
+  auto p = plan(kTwoRoutersNoLoopback);
+  auto paths = twin::plan::expected_paths(p);
+  EXPECT_EQ(paths.count({"r1", "r2"}) ? paths.at({"r1", "r2"}).ecmp : 0, 1);  // r2 sends
+  EXPECT_EQ(paths.count({"r2", "r1"}) ? paths.at({"r2", "r1"}).ecmp : 0, 0);  // r2 accepts none
+  EXPECT_TRUE(twin::validate::routed_frr_pairs(p).empty());
 }

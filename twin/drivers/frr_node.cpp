@@ -77,6 +77,7 @@ Result<void> write_frr_files(const plan::Node& n) {
     config = *text;
   }
   fs::create_directories(n.run_dir + "/tmp", ec);
+  if (!ec) fs::create_directories(n.run_dir + "/log", ec);
   if (ec) return harness_error("creating " + n.run_dir + "/tmp: " + ec.message());
   if (auto r = write_file(n.run_dir + "/frr.conf", config); !r) return r;
   // vtysh inside `twin exec` reads /etc/frr/vtysh.conf (bind-mounted from here); integrated
@@ -84,7 +85,8 @@ Result<void> write_frr_files(const plan::Node& n) {
   if (auto r = write_file(n.run_dir + "/vtysh.conf", "service integrated-vtysh-config\n"); !r)
     return r;
   for (const auto& p :
-       {n.run_dir, n.run_dir + "/tmp", n.run_dir + "/frr.conf", n.run_dir + "/vtysh.conf"})
+       {n.run_dir, n.run_dir + "/tmp", n.run_dir + "/log", n.run_dir + "/frr.conf",
+        n.run_dir + "/vtysh.conf"})
     if (auto r = chown_frr(p); !r) return r;
   if (auto parts = own_configs(n))
     for (const auto& [daemon, text] : *parts) {
@@ -105,6 +107,10 @@ Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
     // the PID before daemonising); a private bind keeps them in the node's run folder, which
     // `down` removes, and lets --artifacts collect them.
     c.bind_mounts = {{n.run_dir + "/tmp", "/var/tmp/frr"}};
+    // A user's `log file /var/log/frr/...` (where FRR's packages log) lands in the node's run
+    // folder too, not in this machine's: `down` removes it, --artifacts collects it.
+    if (std::error_code e; fs::is_directory("/var/log/frr", e))
+      c.bind_mounts.push_back({n.run_dir + "/log", "/var/log/frr"});
     c.output_file = n.run_dir + "/" + d + ".out";
     c.hostname = n.name;
     auto r = proc::run_checked(ctx.runner, c, "starting " + d);

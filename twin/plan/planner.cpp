@@ -582,7 +582,10 @@ void add_igp_paths(const Plan& plan, PathTable& table) {
     int cost;
   };
   std::map<std::string, std::vector<Edge>> out;  // node -> adjacencies it has
+  // One next hop per interface: OSPFv2 and v3 on the same link are one way out, not two.
+  std::set<std::pair<std::string, std::string>> seen;  // node, interface
   for (const auto& a : plan.adjacencies) {
+    if (!seen.insert({a.node, a.interface}).second) continue;
     int cost = kDefaultCost;
     if (const Node* n = plan.find(a.node))
       for (const auto& oi : n->ospf_interfaces)
@@ -893,6 +896,9 @@ std::string render_plan_text(const Plan& p) {
     }
     if (n.kind == NodeKind::kFrr)
       o << "    config: " << (n.config_generated ? "generated" : n.config_source) << "\n";
+    if (n.kind == NodeKind::kFrr && !n.config_generated)
+      o << "    originates: " << (n.advertised.empty() ? "nothing" : join_names(n.advertised))
+        << "\n";
   }
   o << "\nlinks:\n";
   for (const auto& l : p.links)
@@ -909,9 +915,10 @@ std::string render_plan_text(const Plan& p) {
         << (s.peer_address.empty() ? "unnumbered on " + s.interface : s.peer_address)
         << (s.ibgp ? "  iBGP" : "  eBGP")
         << (s.carries_routes ? ""
-                             : "  carries no routes: eBGP without route-map in and out under FRR's "
-                               "traditional profile (RFC 8212; `no bgp ebgp-requires-policy` "
-                               "lifts it)")
+                             : "  no routes from " + s.peer_node +
+                                   ": an eBGP end without a route-map that way under FRR's "
+                                   "traditional profile (RFC 8212; `no bgp "
+                                   "ebgp-requires-policy` lifts it)")
         << "\n";
   }
   if (!p.adjacencies.empty()) {

@@ -19,14 +19,23 @@ std::string normalize_prefix(const std::string& dst) {
   return dst + (dst.find(':') == std::string::npos ? "/32" : "/128");
 }
 
-void fold_routes(const Result<nlohmann::json>& routes, std::map<std::string, int>& fib) {
+void fold_routes(const Result<nlohmann::json>& routes, std::map<std::string, int>& fib,
+                 std::map<std::string, std::string>& others) {
   if (!routes || !routes->is_array()) return;
   for (const auto& r : *routes) {
     // Routes a routing daemon installed (zebra marks them with its protocol in the kernel):
     // what a change can lose. Connected and kernel routes follow the interfaces.
-    // Static routes are the change's own business (a step adds or removes them on purpose).
+    // Static routes are the change's own business (a step adds or removes them on purpose),
+    // but one that takes a routed prefix over is named when that prefix leaves the protocol.
     static const std::set<std::string> kRouting = {"bgp", "ospf", "isis"};
-    if (!r.is_object() || !kRouting.count(r.value("protocol", "")) || !r.contains("dst")) continue;
+    if (!r.is_object() || !r.contains("dst") || !r["dst"].is_string()) continue;
+    if (!kRouting.count(r.value("protocol", ""))) {
+      std::string text = r.value("protocol", "kernel");
+      if (r.contains("gateway")) text += " via " + r.value("gateway", "");
+      if (r.contains("dev")) text += " dev " + r.value("dev", "");
+      others[normalize_prefix(r["dst"].get<std::string>())] = text;
+      continue;
+    }
     int hops = 1;
     if (r.contains("nexthops") && r["nexthops"].is_array())
       hops = static_cast<int>(r["nexthops"].size());
@@ -104,8 +113,9 @@ NetState state_from_observations(const std::map<std::string, NodeObservation>& o
       s.gaps.push_back(node + ": links: " + o.links.error().message);
     }
     auto& fib = s.fib[node];
-    fold_routes(o.routes4, fib);
-    fold_routes(o.routes6, fib);
+    auto& others = s.other_routes[node];
+    fold_routes(o.routes4, fib, others);
+    fold_routes(o.routes6, fib, others);
     if (!o.routes4) s.gaps.push_back(node + ": routes: " + o.routes4.error().message);
     if (!o.routes6) s.gaps.push_back(node + ": routes (IPv6): " + o.routes6.error().message);
   }
@@ -131,7 +141,10 @@ NetState observe(const plan::Plan& plan, validate::LabProbe& probe, int parallel
                                     harness_error("not probed"), harness_error("not probed")});
   parallel_for(nodes.size(), parallel, [&](size_t i) {
     const auto& n = *nodes[i];
-    bool bgp = std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end();
+    // bgpd without a `router bgp` (an own config of an OSPF-only router, on an image that starts
+    // bgpd anyway) answers `{}` with an error: nothing to observe there.
+    bool bgp = std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end() &&
+               (n.asn != 0 || n.config_generated);
     if (bgp)
       obs[i].bgp_summary = probe.frr_json(n, "bgpd", "show bgp summary json");
     else
@@ -194,9 +207,14 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
         bool ok_loss =
             !intended.find(node) || (owner_was && !owner_now) || (owner_now && want == 0);
         if (!ok_loss) nodes_with_unintended_prefix_loss.insert(node);
+        // Still in the FIB, from another origin: a static route took it over.
+        std::string now = "missing";
+        if (auto oi = after.other_routes.find(node); oi != after.other_routes.end())
+          if (auto o = oi->second.find(prefix); o != oi->second.end()) now = "replaced by " + o->second;
         d.changes.push_back(
-            {"prefix-lost", node, prefix, hops_text(hops), "missing", ok_loss,
-             node + " lost the route to " + prefix +
+            {"prefix-lost", node, prefix, hops_text(hops), now, ok_loss,
+             node + (now == "missing" ? " lost the route to " + prefix
+                                      : "'s route to " + prefix + " was " + now) +
                  (owner_was ? " (" + owner_was->kind + " of " + owner_was->owner + ")" : "")});
       } else if (f->second < hops) {
         bool ok_shrink = owner_now && want > 0 && f->second >= want;

@@ -28,6 +28,9 @@ struct SessionObs {
 struct NetState {
   std::map<std::string, SessionObs> sessions;
   std::map<std::string, std::map<std::string, int>> fib;
+  // node -> prefix -> "static via 10.1.0.10 dev eth2": routes of other origins (static, kernel)
+  // in the kernel FIB, so a routed prefix a static route took over is said to be that, not lost.
+  std::map<std::string, std::map<std::string, std::string>> other_routes;
   std::map<std::string, int> mtu;
   std::map<std::string, bool> admin_up;
   std::set<std::string> reachable, unreachable;
@@ -38,7 +41,8 @@ struct NetState {
 struct NodeObservation;
 
 // Pure: folds observations (node name -> observation) into a NetState. Only routes with
-// protocol "bgp" count in the FIB; multipath routes count their next hops.
+// protocol bgp, ospf or isis count in the FIB; multipath routes count their next hops. Others
+// are kept as text in other_routes.
 NetState state_from_observations(const std::map<std::string, NodeObservation>& obs);
 // Adds the reachability validator's results (test 0 and 1) of `report`.
 void add_reachability(NetState& state, const validate::Report& report);

@@ -60,8 +60,12 @@ class Gate {
   Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail);
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
-  // Waits until the network is quiet, and at least `floor` (ospf_settle_floor).
-  std::string settle(const plan::Plan& plan, std::chrono::milliseconds floor = {});
+  // Waits until the network is quiet, and at least `floor` (ospf_settle_floor). With `target`
+  // (a rollback: the baseline), quiet counts only once sessions and FIB equal the target's,
+  // or the convergence timeout passes: OSPF can sit still for seconds (adjacency forming, SPF
+  // hold-down) before its routes come back.
+  std::string settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
+                     const NetState* target = nullptr);
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
   Result<void> rollback(const Touched& t, std::string* detail);
@@ -162,7 +166,8 @@ std::string fingerprint(const NetState& s) {
 // Waits until the network is quiet: the fingerprint unchanged for kQuiet, polled every kPoll,
 // bounded by the convergence timeout. Right after a change, a validation could otherwise see
 // the old state (an update still in flight) and approve what is about to break.
-std::string Gate::settle(const plan::Plan& plan, std::chrono::milliseconds floor) {
+std::string Gate::settle(const plan::Plan& plan, std::chrono::milliseconds floor,
+                         const NetState* target) {
   constexpr auto kQuiet = 1000ms;
   constexpr auto kPoll = 200ms;
   validate::SystemProbe probe(runner_, env_.drivers);
@@ -170,6 +175,7 @@ std::string Gate::settle(const plan::Plan& plan, std::chrono::milliseconds floor
   auto t0 = time_.now();
   auto last_change = t0;
   std::string last = fingerprint(observe(plan, probe, opts_.parallel));
+  const std::string want = target ? fingerprint(*target) : "";
   int changes = 0;
   while (!interrupted()) {
     time_.sleep_for(kPoll);
@@ -179,7 +185,8 @@ std::string Gate::settle(const plan::Plan& plan, std::chrono::milliseconds floor
       last_change = time_.now();
       ++changes;
     }
-    if (time_.now() - last_change >= kQuiet && time_.now() - t0 >= floor) {
+    if (time_.now() - last_change >= kQuiet && time_.now() - t0 >= floor &&
+        (!target || cur == want)) {
       quiet_ = true;
       return "quiet after " + std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms (" +
              std::to_string(changes) + " change" + (changes == 1 ? "" : "s") + " seen" +
@@ -189,7 +196,9 @@ std::string Gate::settle(const plan::Plan& plan, std::chrono::milliseconds floor
              ")";
     }
     if (time_.ms_since(t0) > static_cast<double>(opts_.converge_timeout.count()))
-      return "still changing after " + std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms";
+      return (time_.now() - last_change >= kQuiet ? "quiet but not back at the baseline after "
+                                                  : "still changing after ") +
+             std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms";
   }
   return "interrupted";
 }
@@ -460,7 +469,8 @@ Result<ApplyResult> Gate::run() {
     res_.rolled_back = true;
     std::string d;
     auto r = rollback(touched, &d);
-    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched)));
+    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
+                              &res_.baseline.state));
     Phase ph = validate_phase("rollback", st_.plan);
     Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
     Verdict v =

@@ -312,7 +312,17 @@ class Checker {
       auto [it, fresh] = owner.emplace(p.address(), o);
       if (fresh || it->second.node == o.node) return;
       const Owner& first = it->second;
-      if (first.link == SIZE_MAX && o.link == SIZE_MAX) return;
+      if (first.link == SIZE_MAX && o.link == SIZE_MAX) {
+        // Two topology loopbacks sharing one are identities()'s to report; one from a config is
+        // ours. (An anycast loopback is a design twin does not model: routes to it would have
+        // two owners.)
+        if (first.file != t.file || o.file != t.file)
+          error_at(o,
+                   "loopback address " + p.address() + " of " + o.node + " is also " + first.node +
+                       "'s, at " + place(first),
+                   "give each router its own loopback (twin does not model anycast addresses)");
+        return;
+      }
       if (first.link == o.link)
         error_at(o,
               "address " + p.address() + " is given to both ends of the link: " + first.node +

@@ -601,8 +601,13 @@ class ClabLoader {
     bool ok = endpoint(eps[0], f + ".endpoints[0]", l.a);
     ok = endpoint(eps[1], f + ".endpoints[1]", l.b) && ok;
     if (!ok) return;
-    // A node refused above was reported there; its links would only repeat it.
-    if (refused_.count(l.a.node) || refused_.count(l.b.node)) return;
+    // A node refused above was reported there; its links would only repeat it (and the other
+    // end's interface is not "on no link": its link leads to the refused node).
+    if (refused_.count(l.a.node) || refused_.count(l.b.node)) {
+      dropped_ends_.insert({l.a.node, l.a.interface});
+      dropped_ends_.insert({l.b.node, l.b.interface});
+      return;
+    }
     Where mtu_at{l.mark, ""};
     if (auto m = ln["mtu"]) {
       if (auto v = r_.mtu(at(m, f + ".mtu"))) {
@@ -665,6 +670,7 @@ class ClabLoader {
           if (e->node == name && e->interface == a->ifname && li == t_.links.size()) li = k;
       if (li == t_.links.size()) {
         if (a->what == ExecAction::kLinkUp && a->ifname == "lo") continue;
+        if (dropped_ends_.count({name, a->ifname})) continue;  // its link's other end was refused
         error(items[i], f,
               "interface " + a->ifname + " of " + name + " is on no link",
               "twin creates only the interfaces links name");
@@ -698,6 +704,7 @@ class ClabLoader {
   Places places_;
   YAML::Node defaults_, kinds_, groups_;
   std::set<std::string> refused_;
+  std::set<std::pair<std::string, std::string>> dropped_ends_;  // node, interface
   std::set<std::pair<int, int>> warned_;
   std::vector<std::pair<std::string, std::pair<YAML::Node, std::string>>> exec_;
   std::map<size_t, Mark> mtu_set_;

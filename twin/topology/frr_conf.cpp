@@ -194,6 +194,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
         block = Block::kNone;
         if (w[0] == "frr" && w.size() >= 3 && w[1] == "defaults") c.defaults = w[2];
         else if (w[0] == "hostname" && w.size() >= 2) c.hostname = w[1];
+        else if (w[0] == "log" && w.size() >= 3 && w[1] == "file") c.log_files.push_back({lineno, w[2]});
         else if ((w[0] == "ip" || w[0] == "ipv6") && w.size() >= 4 && w[1] == "route") {
           need("staticd", lineno);
           StaticRouteConf r;

@@ -103,6 +103,9 @@ struct FrrConf {
   // policy on EBGP": on in the traditional profile, off in datacenter).
   std::optional<bool> ebgp_requires_policy;
 
+  // `log file PATH`: FRR's daemons write there (twin keeps /var/log/frr inside the node).
+  std::vector<ConfLine> log_files;  // text = the path
+
   std::vector<StaticRouteConf> static_routes;
   std::vector<BfdPeerConf> bfd_peers;
   // Lines twin cannot model and that change what a lab must expect (a VRF's `router bgp`):

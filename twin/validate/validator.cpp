@@ -90,8 +90,12 @@ std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     if (src.kind != topology::NodeKind::kFrr) continue;
     for (const auto& dst : plan.nodes) {
       if (dst.kind != topology::NodeKind::kFrr || dst.name == src.name) continue;
+      // A ping needs its reply: a path both ways (RFC 8212 or a filter can leave one way only).
       auto pe = paths.find({src.name, dst.name});
-      if (pe != paths.end() && pe->second.ecmp > 0) out.emplace_back(&src, &dst);
+      auto back = paths.find({dst.name, src.name});
+      if (pe != paths.end() && pe->second.ecmp > 0 && back != paths.end() &&
+          back->second.ecmp > 0)
+        out.emplace_back(&src, &dst);
     }
   }
   return out;
@@ -167,9 +171,15 @@ std::vector<PingProbe> sample_evenly(std::vector<PingProbe> probes, int max) {
 
 std::vector<std::string> advertised_loopbacks(const plan::Node& node) {
   std::vector<std::string> out;
-  for (const auto& l : node.loopbacks)
-    if (std::find(node.withdraws.begin(), node.withdraws.end(), l) == node.withdraws.end())
-      out.push_back(l);
+  for (const auto& l : node.loopbacks) {
+    if (std::find(node.withdraws.begin(), node.withdraws.end(), l) != node.withdraws.end())
+      continue;
+    // An own config's loopback it originates into no protocol (plan::Node::advertised).
+    if (!node.config_generated &&
+        std::find(node.advertised.begin(), node.advertised.end(), l) == node.advertised.end())
+      continue;
+    out.push_back(l);
+  }
   return out;
 }
 

@@ -102,8 +102,9 @@ TestResult ping_result(const std::string& validator, const PingProbe& probe,
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     const plan::Plan& plan);
 
-// The node's loopbacks it still advertises (not in Node::withdraws): a withdrawn loopback is
-// neither a destination nor a usable source (replies to it have no route back).
+// The node's loopbacks it still advertises (not in Node::withdraws; for an own config, among
+// Node::advertised): one it does not is neither a destination nor a usable source (replies to
+// it have no route back).
 std::vector<std::string> advertised_loopbacks(const plan::Node& node);
 
 // "fd00::1/128" or "fd00::1" -> true; IPv4 -> false.
