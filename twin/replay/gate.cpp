@@ -61,7 +61,7 @@ class Gate {
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
   // Waits until the network is quiet, and at least `floor` (ospf_settle_floor). With `target`
-  // (a rollback: the baseline), quiet counts only once sessions and FIB equal the target's,
+  // (a rollback: the baseline), quiet counts only once the target's sessions and routes are back,
   // or the convergence timeout passes: OSPF can sit still for seconds (adjacency forming, SPF
   // hold-down) before its routes come back.
   std::string settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
@@ -163,6 +163,25 @@ std::string fingerprint(const NetState& s) {
   return f;
 }
 
+// Whether `now` has everything `base` had: its Established sessions, and its routes with at
+// least as many next hops (what a rollback must bring back; more is the diff's to judge).
+bool restores(const NetState& now, const NetState& base) {
+  for (const auto& [k, v] : base.sessions) {
+    if (v.state != "Established") continue;
+    auto it = now.sessions.find(k);
+    if (it == now.sessions.end() || it->second.state != "Established") return false;
+  }
+  for (const auto& [node, fib] : base.fib) {
+    auto nf = now.fib.find(node);
+    for (const auto& [prefix, hops] : fib) {
+      if (nf == now.fib.end()) return false;
+      auto r = nf->second.find(prefix);
+      if (r == nf->second.end() || r->second < hops) return false;
+    }
+  }
+  return true;
+}
+
 // Waits until the network is quiet: the fingerprint unchanged for kQuiet, polled every kPoll,
 // bounded by the convergence timeout. Right after a change, a validation could otherwise see
 // the old state (an update still in flight) and approve what is about to break.
@@ -175,18 +194,18 @@ std::string Gate::settle(const plan::Plan& plan, std::chrono::milliseconds floor
   auto t0 = time_.now();
   auto last_change = t0;
   std::string last = fingerprint(observe(plan, probe, opts_.parallel));
-  const std::string want = target ? fingerprint(*target) : "";
   int changes = 0;
   while (!interrupted()) {
     time_.sleep_for(kPoll);
-    std::string cur = fingerprint(observe(plan, probe, opts_.parallel));
+    NetState now = observe(plan, probe, opts_.parallel);
+    std::string cur = fingerprint(now);
     if (cur != last) {
       last = cur;
       last_change = time_.now();
       ++changes;
     }
     if (time_.now() - last_change >= kQuiet && time_.now() - t0 >= floor &&
-        (!target || cur == want)) {
+        (!target || restores(now, *target))) {
       quiet_ = true;
       return "quiet after " + std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms (" +
              std::to_string(changes) + " change" + (changes == 1 ? "" : "s") + " seen" +
