@@ -1818,3 +1818,28 @@ TEST(ScenarioSchema, ShippedScenariosConform) {
 }
 
 }  // namespace
+
+TEST(Diff, ARoutedPrefixAStaticRouteTookOverIsNamedSo) {
+  // leaf1's route to leaf4's servers: BGP with 2 next hops before, a static route after (the
+  // shape `ip -j route` printed on the ibgp-rr lab for the static-wrong-next-hop scenario).
+  auto before = twin::replay::state_from_observations(
+      load_observations(kGate + "/drain-spine2/baseline.observe.jsonl"));
+  auto obs = load_observations(kGate + "/drain-spine2/baseline.observe.jsonl");
+  auto& routes = *obs["leaf1"].routes4;
+  for (auto& r : routes)
+    if (r.value("dst", "") == "10.0.4.0/24")
+      r = json::parse(R"({"dst": "10.0.4.0/24", "gateway": "10.0.1.10", "dev": "swp3",
+                          "protocol": "static", "metric": 20, "flags": []})");
+  auto after = twin::replay::state_from_observations(obs);
+  EXPECT_EQ(after.other_routes["leaf1"]["10.0.4.0/24"], "static via 10.0.1.10 dev swp3");
+  twin::plan::Plan p = clos();
+  Diff d = twin::replay::diff_states(before, after, p, p);
+  bool found = false;
+  for (const auto& c : d.changes)
+    if (c.category == "prefix-lost" && c.node == "leaf1" && c.subject == "10.0.4.0/24") {
+      found = true;
+      EXPECT_EQ(c.after, "replaced by static via 10.0.1.10 dev swp3");
+      EXPECT_FALSE(c.intended);
+    }
+  EXPECT_TRUE(found) << to_json(d).dump(1);
+}
