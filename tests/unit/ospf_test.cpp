@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 
 #include "twin/engine/lab.hpp"
 #include "twin/plan/plan.hpp"
@@ -271,13 +272,14 @@ TEST(Ospf6, AdjacenciesAreFullAndBothEndsAgree) {
 
 TEST(Ospf6, AreaMismatchIsNamedWithBothAreas) {
   auto rs = twin::validators::evaluate_ospf(ospf6_plan(), ospf6_lab("area-mismatch"));
-  const auto* full = find(rs, 0, "r1", "eth1 (OSPFv3)");
-  ASSERT_NE(full, nullptr);
-  EXPECT_EQ(full->status, Status::kFailed);
-  EXPECT_EQ(full->observed, "no neighbor");
-  EXPECT_THAT(full->message, HasSubstr("area 0.0.0.0 here, 0.0.0.1 on r2:eth1"));
-  const auto* agree = find(rs, 1, "r2", "eth1 (OSPFv3)");
-  ASSERT_NE(agree, nullptr);
-  EXPECT_EQ(agree->status, Status::kFailed);
-  EXPECT_THAT(agree->message, HasSubstr("area 0.0.0.1 here, 0.0.0.0 on r1:eth1"));
+  // As OSPFv2's (Ospf.AreaMismatchNamesBothAreas), on the OSPFv3 subjects.
+  for (const auto& [test, node, text] :
+       {std::tuple{0, "r1", "area 0.0.0.0 here, 0.0.0.1 on r2:eth1"},
+        std::tuple{1, "r2", "area 0.0.0.1 here, 0.0.0.0 on r1:eth1"}}) {
+    const auto* r = find(rs, test, node, "eth1 (OSPFv3)");
+    ASSERT_NE(r, nullptr) << node;
+    EXPECT_EQ(r->status, Status::kFailed);
+    EXPECT_THAT(r->message, HasSubstr(text));
+  }
+  EXPECT_EQ(find(rs, 0, "r1", "eth1 (OSPFv3)")->observed, "no neighbor");
 }

@@ -394,6 +394,15 @@ TEST_F(EbgpDiamond, WithoutPolicyTheTraditionalProfileCarriesNoEbgpRoutes) {
   EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("no routes from r2: an eBGP end without a route-map that way"));
 }
 
+// `d` holds exactly one problem, at `file`:`line`, whose message contains `text`.
+void expect_one_problem(const twin::Diagnostics& d, const fs::path& file, int line,
+                        const std::string& text) {
+  ASSERT_EQ(d.items().size(), 1u) << d.format();
+  EXPECT_EQ(d.items()[0].file, file.string());
+  EXPECT_EQ(d.items()[0].line, line);
+  EXPECT_THAT(d.items()[0].message, HasSubstr(text));
+}
+
 const char* kRouterAndHost = R"(version: 1
 name: gw
 nodes:
@@ -436,11 +445,9 @@ TEST_F(OwnConfigLab, TwoConfigsGivingTheSameAddressAreReported) {
   write("r2.conf", "interface eth1\n ip address 10.0.12.1/30\nexit\n");
   twin::Diagnostics d;
   EXPECT_FALSE(load(kTwoRouters, d));
-  ASSERT_EQ(d.items().size(), 1u) << d.format();
-  EXPECT_EQ(d.items()[0].file, (dir_ / "r2.conf").string());
-  EXPECT_EQ(d.items()[0].line, 2);
-  EXPECT_THAT(d.items()[0].message, HasSubstr("is given to both ends of the link: r1:eth1 (" +
-                                              (dir_ / "r1.conf").string() + ":2:2)"));
+  expect_one_problem(d, dir_ / "r2.conf", 2,
+                     "is given to both ends of the link: r1:eth1 (" + (dir_ / "r1.conf").string() +
+                         ":2:2)");
 }
 
 TEST_F(OwnConfigLab, TopologyAsnOrRouterIdContradictingTheConfigIsAnError) {
@@ -477,11 +484,9 @@ nodes:
 links:
   - endpoints: [r1:eth1, r2:eth1]
 )", d));
-  ASSERT_EQ(d.items().size(), 1u) << d.format();
-  EXPECT_EQ(d.items()[0].file, (dir_ / "r2.conf").string());
-  EXPECT_EQ(d.items()[0].line, 3);
-  EXPECT_THAT(d.items()[0].message, HasSubstr("loopback address 10.0.255.1 of r2 is also r1's, at " +
-                                              (dir_ / "r1.conf").string() + ":2:2"));
+  expect_one_problem(d, dir_ / "r2.conf", 3,
+                     "loopback address 10.0.255.1 of r2 is also r1's, at " +
+                         (dir_ / "r1.conf").string() + ":2:2");
 }
 
 TEST_F(OwnConfigLab, OspfV2AndV3OnOneLinkAreOneNextHop) {
