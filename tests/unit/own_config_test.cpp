@@ -544,3 +544,50 @@ TEST_F(OwnConfigLab, NoPingIsExpectedWithoutAPathBack) {
   EXPECT_EQ(paths.count({"r2", "r1"}) ? paths.at({"r2", "r1"}).ecmp : 0, 0);  // r2 accepts none
   EXPECT_TRUE(twin::validate::routed_frr_pairs(p).empty());
 }
+
+TEST(FrrConf, OnlyABarePermitRouteMapIsTransparent) {
+  auto c = parse_frr_conf("route-map ALL permit 10\n description lets all through\nexit\n"
+                          "route-map ONLY permit 10\n match ip address prefix-list P\nexit\n"
+                          "route-map PREPEND permit 10\n set as-path prepend 65001\nexit\n"
+                          "route-map NONE deny 10\nexit\n"
+                          "router bgp 65001\n neighbor 10.0.0.2 remote-as 65002\n"
+                          " address-family ipv4 unicast\n  neighbor 10.0.0.2 route-map ALL in\n"
+                          "  neighbor 10.0.0.2 prefix-list P out\n exit-address-family\nexit\n",
+                          "r.conf");
+  EXPECT_TRUE(c.route_map_transparent.at("ALL"));
+  EXPECT_FALSE(c.route_map_transparent.at("ONLY"));
+  EXPECT_FALSE(c.route_map_transparent.at("PREPEND"));  // changes path length
+  EXPECT_FALSE(c.route_map_transparent.at("NONE"));
+  ASSERT_EQ(c.bgp_neighbors.size(), 1u);
+  EXPECT_EQ(c.bgp_neighbors[0].route_map_in_name, "ALL");
+  EXPECT_FALSE(c.bgp_neighbors[0].list_in);
+  EXPECT_TRUE(c.bgp_neighbors[0].list_out);
+}
+
+TEST_F(OwnConfigLab, NoPathIsExpectedThroughAFilterTwinDoesNotEvaluate) {
+  // r2 takes r1's routes through a prefix-list: what passes is the list's business. r1 takes
+  // r2's through a bare-permit route-map: transparent, so expected.
+  write("r1.conf", "interface eth1\n ip address 10.0.12.1/30\nexit\ninterface lo\n"
+                   " ip address 10.0.255.1/32\nexit\nroute-map ALL permit 10\nexit\n"
+                   "router bgp 65001\n neighbor 10.0.12.2 remote-as 65002\n"
+                   " address-family ipv4 unicast\n  network 10.0.255.1/32\n"
+                   "  neighbor 10.0.12.2 route-map ALL in\n  neighbor 10.0.12.2 route-map ALL out\n"
+                   " exit-address-family\nexit\n");
+  write("r2.conf", "interface eth1\n ip address 10.0.12.2/30\nexit\ninterface lo\n"
+                   " ip address 10.0.255.2/32\nexit\nroute-map ALL permit 10\nexit\n"
+                   "router bgp 65002\n neighbor 10.0.12.1 remote-as 65001\n"
+                   " address-family ipv4 unicast\n  network 10.0.255.2/32\n"
+                   "  neighbor 10.0.12.1 prefix-list ONLY-LOOPBACKS in\n"
+                   "  neighbor 10.0.12.1 route-map ALL in\n  neighbor 10.0.12.1 route-map ALL out\n"
+                   " exit-address-family\nexit\n");
+  auto p = plan(kTwoRoutersNoLoopback);
+  ASSERT_EQ(p.sessions.size(), 2u);
+  for (const auto& s : p.sessions) {
+    EXPECT_TRUE(s.carries_routes) << s.node;
+    EXPECT_EQ(s.predictable, s.node == "r1") << s.node;  // r2's end filters with a list
+  }
+  auto paths = twin::plan::expected_paths(p);
+  EXPECT_EQ(paths.count({"r1", "r2"}), 1u);
+  EXPECT_EQ(paths.count({"r2", "r1"}), 0u);
+  EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("routes from r1 cross a route-map or list"));
+}

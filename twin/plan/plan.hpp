@@ -73,6 +73,10 @@ struct BgpNeighbor {
   // in that direction where the node requires policy (RFC 8212; FRR's `bgp
   // ebgp-requires-policy`, on in the traditional profile): FRR accepts / sends nothing there.
   bool routes_in = true, routes_out = true;
+  // A policy twin does not evaluate filters or changes routes that way: a route-map that is
+  // not a bare permit, a prefix-, filter- or distribute-list. Expectations across it are not
+  // derived (the user declares them in `checks:`).
+  bool opaque_in = false, opaque_out = false;
 };
 struct OspfInterface {
   std::string name;
@@ -146,6 +150,9 @@ struct ExpectedSession {
   // Routes from peer_node reach `node` over this session: the peer sends and the node accepts
   // (BgpNeighbor::routes_out / routes_in of both ends). Generated fabrics: always.
   bool carries_routes = true;
+  // Routes from peer_node cross no policy twin does not evaluate (BgpNeighbor::opaque_in/out
+  // of both ends): only then are paths through this session expected.
+  bool predictable = true;
   // The neighbor's name in FRR's JSON: the address, or the interface of an unnumbered one.
   [[nodiscard]] const std::string& key() const {
     return peer_address.empty() ? interface : peer_address;

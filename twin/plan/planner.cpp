@@ -210,6 +210,14 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
                    b.shutdown, b.bfd};
     bn.routes_in = bn.ibgp || !requires_policy || b.route_map_in;
     bn.routes_out = bn.ibgp || !requires_policy || b.route_map_out;
+    auto opaque = [&](const std::string& rm, bool list) {
+      if (list) return true;
+      if (rm.empty()) return false;
+      auto it = c.route_map_transparent.find(rm);
+      return it == c.route_map_transparent.end() || !it->second;  // undefined: FRR denies all
+    };
+    bn.opaque_in = opaque(b.route_map_in_name, b.list_in);
+    bn.opaque_out = opaque(b.route_map_out_name, b.list_out);
     n.bgp_neighbors.push_back(bn);
   }
   n.bgp_multipath_relax = c.bgp_multipath_relax;
@@ -463,12 +471,15 @@ void derive_configured(Plan& p) {
           if (s.node != n.name || s.interface != b.peer || !s.peer_address.empty()) continue;
           s.ibgp = b.ibgp;
           s.carries_routes = b.routes_in;
+          s.predictable = !b.opaque_in;
           const Interface* i = find_interface(n, b.peer);
           const Node* peer = p.find(s.peer_node);
           if (i && peer && !peer->config_generated)
             for (const auto& pb : peer->bgp_neighbors)
-              if (pb.unnumbered && pb.peer == i->peer_interface)
+              if (pb.unnumbered && pb.peer == i->peer_interface) {
                 s.carries_routes = s.carries_routes && pb.routes_out;
+                s.predictable = s.predictable && !pb.opaque_out;
+              }
         }
         continue;
       }
@@ -485,11 +496,14 @@ void derive_configured(Plan& p) {
       s.ibgp = b.ibgp;
       // Routes flow peer -> n when n accepts and the peer's end toward n sends.
       s.carries_routes = b.routes_in;
+      s.predictable = !b.opaque_in;
       if (!peer.config_generated)
         for (const auto& pb : peer.bgp_neighbors)
           if (auto po = owner.find(pb.peer); !pb.unnumbered && po != owner.end() &&
-                                             po->second.first == &n)
+                                             po->second.first == &n) {
             s.carries_routes = s.carries_routes && pb.routes_out;
+            s.predictable = s.predictable && !pb.opaque_out;
+          }
       p.sessions.push_back(s);
     }
     for (const auto& oi : n.ospf_interfaces) {
@@ -641,7 +655,7 @@ PathTable expected_paths(const Plan& plan) {
     for (const auto& s : plan.sessions) {
       if (s.peer_address.empty()) {
         unnumbered[{s.node, s.interface}] = &s;
-      } else if (!s.ibgp && s.carries_routes &&
+      } else if (!s.ibgp && s.carries_routes && s.predictable &&
                  seen.insert({s.node, s.peer_node, s.interface}).second) {
         learns_from[s.node].push_back(s.peer_node);
       }
@@ -650,7 +664,9 @@ PathTable expected_paths(const Plan& plan) {
       for (const auto& i : n.interfaces) {
         if (!carries_bgp(plan, n, i)) continue;
         auto it = unnumbered.find({n.name, i.name});
-        if (it != unnumbered.end() && (it->second->ibgp || !it->second->carries_routes)) continue;
+        if (it != unnumbered.end() &&
+            (it->second->ibgp || !it->second->carries_routes || !it->second->predictable))
+          continue;
         learns_from[n.name].push_back(i.peer_node);
       }
   }
@@ -716,7 +732,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 mgmt_mac)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd,
-                                                routes_in, routes_out)
+                                                routes_in, routes_out, opaque_in, opaque_out)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version,
                                                 cost, dead_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
@@ -730,7 +746,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend
                                                 bgp_multipath_relax)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
-                                                peer_address, ibgp, carries_routes)
+                                                peer_address, ibgp, carries_routes,
+                                                predictable)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedAdjacency, node, interface, peer_node,
                                                 peer_interface, area, version)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedBfdPeer, node, peer_address, interface,
@@ -831,7 +848,8 @@ nlohmann::json to_json(const Plan& plan) {
   for (auto& s : j["sessions"]) {
     for (const char* k : {"peer_address", "ibgp"})
       if (blank(s[k])) s.erase(k);
-    if (s["carries_routes"] == true) s.erase("carries_routes");  // the default
+    for (const char* k : {"carries_routes", "predictable"})
+      if (s[k] == true) s.erase(k);  // the defaults
   }
   for (const char* k : {"adjacencies", "bfd_peers", "checks"})
     if (blank(j[k])) j.erase(k);
@@ -919,6 +937,11 @@ std::string render_plan_text(const Plan& p) {
                                    ": an eBGP end without a route-map that way under FRR's "
                                    "traditional profile (RFC 8212; `no bgp "
                                    "ebgp-requires-policy` lifts it)")
+        << (!s.carries_routes || s.predictable
+                ? ""
+                : "  routes from " + s.peer_node +
+                      " cross a route-map or list twin does not evaluate: none expected through "
+                      "it (declare them in `checks:`)")
         << "\n";
   }
   if (!p.adjacencies.empty()) {

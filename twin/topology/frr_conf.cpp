@@ -30,7 +30,9 @@ bool is_address(const std::string& s) {
   return IpPrefix::parse(s, true).has_value() && s.find('/') == std::string::npos;
 }
 
-enum class Block { kNone, kInterface, kBgp, kBgpAf, kBgpOther, kOspf, kOspf6, kBfd, kBfdPeer, kOther };
+enum class Block {
+  kNone, kInterface, kBgp, kBgpAf, kBgpOther, kOspf, kOspf6, kBfd, kBfdPeer, kRouteMap, kOther
+};
 
 }  // namespace
 
@@ -99,7 +101,10 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
   std::map<std::string, std::string> group_as;
   std::map<std::string, bool> group_bfd;
   std::map<std::string, std::pair<bool, bool>> group_rm;  // group -> (route-map in, out)
+  std::map<std::string, std::pair<std::string, std::string>> group_rm_name;  // group -> (in, out)
+  std::map<std::string, std::pair<bool, bool>> group_list;  // group -> (a list in, out)
   std::string bgp_af = "bgp4";  // the open address family's key in c.redistribute, "" = other
+  std::string route_map;        // the open `route-map` block's name
   std::map<std::string, size_t> neighbor_at;  // peer → index in bgp_neighbors
   auto neighbor = [&](const std::string& peer, int line) -> BgpNeighborConf& {
     auto it = neighbor_at.find(peer);
@@ -181,6 +186,14 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
       if (w.size() == 1 && w[0] == "bfd") {
         need("bfdd", lineno);
         block = Block::kBfd;
+        continue;
+      }
+      if (w[0] == "route-map" && w.size() >= 3) {
+        // `route-map NAME permit|deny SEQ`: a bare permit entry keeps it transparent.
+        auto [it, fresh] = c.route_map_transparent.emplace(w[1], true);
+        if (w[2] != "permit") it->second = false;
+        route_map = w[1];
+        block = Block::kRouteMap;
         continue;
       }
       if (w[0] == "router" || w[0] == "vrf" || w[0] == "route-map" || w[0] == "segment-routing" ||
@@ -302,10 +315,23 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
             if (!group_as.count(peer)) neighbor(peer, lineno).shutdown = true;
           } else if (w[2] == "route-map" && w.size() >= 5 && (w[4] == "in" || w[4] == "out")) {
             auto set = [&](bool& in, bool& out) { (w[4] == "in" ? in : out) = true; };
-            if (group_as.count(peer)) set(group_rm[peer].first, group_rm[peer].second);
-            else {
+            if (group_as.count(peer)) {
+              set(group_rm[peer].first, group_rm[peer].second);
+              (w[4] == "in" ? group_rm_name[peer].first : group_rm_name[peer].second) = w[3];
+            } else {
               auto& n = neighbor(peer, lineno);
               set(n.route_map_in, n.route_map_out);
+              (w[4] == "in" ? n.route_map_in_name : n.route_map_out_name) = w[3];
+            }
+          } else if ((w[2] == "prefix-list" || w[2] == "filter-list" ||
+                      w[2] == "distribute-list") &&
+                     w.size() >= 5 && (w[4] == "in" || w[4] == "out")) {
+            auto& flags = group_list[peer];
+            if (group_as.count(peer)) {
+              (w[4] == "in" ? flags.first : flags.second) = true;
+            } else {
+              auto& n = neighbor(peer, lineno);
+              (w[4] == "in" ? n.list_in : n.list_out) = true;
             }
           } else if (w[2] == "bfd") {
             need("bfdd", lineno);
@@ -341,6 +367,11 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
           c.redistribute["ospf6"].push_back(w[1]);
         break;
       }
+      case Block::kRouteMap: {
+        // Anything in an entry but a description can drop or change routes.
+        if (w[0] != "description") c.route_map_transparent[route_map] = false;
+        break;
+      }
       case Block::kBfd:
       case Block::kBfdPeer: {
         if (w[0] == "peer" && w.size() >= 2) {
@@ -366,6 +397,14 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
     if (auto g = group_rm.find(n.peer_group); g != group_rm.end()) {
       n.route_map_in = n.route_map_in || g->second.first;
       n.route_map_out = n.route_map_out || g->second.second;
+    }
+    if (auto g = group_rm_name.find(n.peer_group); g != group_rm_name.end()) {
+      if (n.route_map_in_name.empty()) n.route_map_in_name = g->second.first;
+      if (n.route_map_out_name.empty()) n.route_map_out_name = g->second.second;
+    }
+    if (auto g = group_list.find(n.peer_group); g != group_list.end()) {
+      n.list_in = n.list_in || g->second.first;
+      n.list_out = n.list_out || g->second.second;
     }
   }
   // Group names used as neighbors (`neighbor PG remote-as` before `neighbor PG peer-group`

@@ -34,6 +34,10 @@ struct BgpNeighborConf {
   // `neighbor X route-map NAME in|out` (any address family; from its peer group if unset):
   // RFC 8212 policy, without which FRR's traditional profile exchanges no eBGP routes.
   bool route_map_in = false, route_map_out = false;
+  // The route-maps by name ("" = none), and whether a prefix-list, filter-list or
+  // distribute-list filters that way: policy twin does not evaluate (see route_map_transparent).
+  std::string route_map_in_name, route_map_out_name;
+  bool list_in = false, list_out = false;
   int line = 0;            // where the neighbor is first named
 };
 
@@ -99,6 +103,10 @@ struct FrrConf {
   std::vector<std::string> bgp_networks;
   std::map<std::string, std::vector<std::string>> redistribute;
   bool bgp_multipath_relax = false;  // `bgp bestpath as-path multipath-relax`
+  // route-map name -> true when every entry is a bare `permit` (no match, set, call, deny):
+  // the common way to satisfy RFC 8212 without filtering. Any other route-map can drop or
+  // change routes, which twin does not evaluate.
+  std::map<std::string, bool> route_map_transparent;
   // `[no] bgp ebgp-requires-policy`; nullopt = the profile's default (FRR's docs, "Require
   // policy on EBGP": on in the traditional profile, off in datacenter).
   std::optional<bool> ebgp_requires_policy;
