@@ -126,6 +126,15 @@ inline void expect_down_clean(const std::string& lab) {
   EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
 }
 
+// Takes `lab` down when the test ends however it ends (a failed ASSERT returns early), so a
+// failing test leaves nothing running; `twin down` of a lab already down is a no-op.
+struct LabGuard {
+  std::string lab;
+  ~LabGuard() {
+    if (!lab.empty()) (void)twin("down --lab " + lab);
+  }
+};
+
 // A lab shared by a test suite's tests: up once from `topology` (relative to topologies/), down
 // once, nothing left behind. Tests that change it restore it (the gate's rollback).
 struct SharedLab {

@@ -128,6 +128,7 @@ TEST_F(OspfTriangle, PassiveTransitInterfaceIsNamed) {
 TEST(OspfClab, TheContainerlabFileRunsUnchanged) {
   if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
   const std::string lab = unique_lab("ospfclab");
+  LabGuard guard{lab};
   auto up = twin("up " + kRepo + "/topologies/ospf-triangle/ospf-triangle.clab.yml --name " + lab);
   ASSERT_EQ(up.code, 0) << up.out << up.err;
   EXPECT_THAT(up.out, HasSubstr("OSPF 6/6 adjacencies Full"));
@@ -165,6 +166,7 @@ TEST(OspfClab, ALineFrrRejectsStopsUpAtItsPlace) {
 TEST(Ospf6Lab, UpWaitsForOspfv3AndTheFamilyChecksIt) {
   if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
   const std::string lab = unique_lab("ospf6");
+  LabGuard guard{lab};
   auto up = twin("up " + kRepo + "/tests/data/frr84/ospf6/lab.yaml --name " + lab);
   ASSERT_EQ(up.code, 0) << up.out << up.err;
   EXPECT_THAT(up.out, HasSubstr("OSPF 2/2 adjacencies Full"));
@@ -195,6 +197,7 @@ TEST(OspfDefaults, UpSaysItWaitsForTheWaitTimerAndConverges) {
                                   << "  r2: {loopback: 10.1.255.2/32, config: r2.conf}\n"
                                   << "links:\n  - endpoints: [r1:eth1, r2:eth1]\n";
   const std::string lab = unique_lab("ospfdef");
+  LabGuard guard{lab};
   auto up = twin("up " + (dir / "lab.yaml").string() + " --name " + lab);
   EXPECT_EQ(up.code, 0) << up.out << up.err;
   EXPECT_THAT(up.err, HasSubstr("waiting for FRR's wait timer"));
@@ -215,6 +218,7 @@ TEST(OspfDefaults, UpSaysItWaitsForTheWaitTimerAndConverges) {
 TEST(BfdLab, ConfiguredPeersAreUpAndAShutdownIsCaught) {
   if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
   const std::string lab = unique_lab("bfd");
+  LabGuard guard{lab};
   auto up = twin("up " + kRepo + "/tests/data/frr84/bfd/lab/lab.yaml --name " + lab);
   ASSERT_EQ(up.code, 0) << up.out << up.err;
   auto rep = validate(lab, "bgp,bfd", 10);
