@@ -402,6 +402,9 @@ bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface) {
 int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface) {
   constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
   if (node.drained || !iface.up) return 0;
+  // Adjacencies and numbered sessions are own configs' only: a generated node's cost needs no
+  // scan of them (path MTU calls this per interface per destination, at 512 nodes too).
+  if (node.config_generated) return carries_bgp(plan, node, iface) ? kDefaultCost : 0;
   for (const auto& a : plan.adjacencies) {
     if (a.node != node.name || a.interface != iface.name) continue;
     for (const auto& oi : node.ospf_interfaces)
@@ -431,6 +434,22 @@ bool link_usable(const Plan& p, const Node& n, const Interface& i) {
   if (!peer || peer->drained) return false;
   const Interface* pi = find_interface(*peer, i.peer_interface);
   return pi && pi->up;
+}
+
+// Whether routes flow over session `s` from its peer to its node: the node's end `mine` accepts
+// them and the peer's end toward the node (the neighbor `toward_node` picks; a generated peer
+// always sends) sends them, and neither end runs policy twin does not evaluate.
+template <class TowardNode>
+void set_route_flow(ExpectedSession& s, const BgpNeighbor& mine, const Node* peer,
+                    TowardNode toward_node) {
+  s.carries_routes = mine.routes_in;
+  s.predictable = !mine.opaque_in;
+  if (!peer || peer->config_generated) return;
+  for (const auto& pb : peer->bgp_neighbors)
+    if (toward_node(pb)) {
+      s.carries_routes = s.carries_routes && pb.routes_out;
+      s.predictable = s.predictable && !pb.opaque_out;
+    }
 }
 
 // Sessions, adjacencies and BFD peers of nodes with their own config: what they configure,
@@ -470,16 +489,11 @@ void derive_configured(Plan& p) {
         for (auto& s : p.sessions) {
           if (s.node != n.name || s.interface != b.peer || !s.peer_address.empty()) continue;
           s.ibgp = b.ibgp;
-          s.carries_routes = b.routes_in;
-          s.predictable = !b.opaque_in;
           const Interface* i = find_interface(n, b.peer);
           const Node* peer = p.find(s.peer_node);
-          if (i && peer && !peer->config_generated)
-            for (const auto& pb : peer->bgp_neighbors)
-              if (pb.unnumbered && pb.peer == i->peer_interface) {
-                s.carries_routes = s.carries_routes && pb.routes_out;
-                s.predictable = s.predictable && !pb.opaque_out;
-              }
+          set_route_flow(s, b, peer, [&](const BgpNeighbor& pb) {
+            return i && pb.unnumbered && pb.peer == i->peer_interface;
+          });
         }
         continue;
       }
@@ -494,16 +508,10 @@ void derive_configured(Plan& p) {
       s.peer_node = peer.name;
       s.peer_address = b.peer;
       s.ibgp = b.ibgp;
-      // Routes flow peer -> n when n accepts and the peer's end toward n sends.
-      s.carries_routes = b.routes_in;
-      s.predictable = !b.opaque_in;
-      if (!peer.config_generated)
-        for (const auto& pb : peer.bgp_neighbors)
-          if (auto po = owner.find(pb.peer); !pb.unnumbered && po != owner.end() &&
-                                             po->second.first == &n) {
-            s.carries_routes = s.carries_routes && pb.routes_out;
-            s.predictable = s.predictable && !pb.opaque_out;
-          }
+      set_route_flow(s, b, &peer, [&](const BgpNeighbor& pb) {
+        auto po = owner.find(pb.peer);
+        return !pb.unnumbered && po != owner.end() && po->second.first == &n;
+      });
       p.sessions.push_back(s);
     }
     for (const auto& oi : n.ospf_interfaces) {

@@ -84,7 +84,11 @@ std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validat
 
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     const plan::Plan& plan) {
-  auto paths = plan::expected_paths(plan);
+  return routed_frr_pairs(plan, plan::expected_paths(plan));
+}
+
+std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
+    const plan::Plan& plan, const plan::PathTable& paths) {
   std::vector<std::pair<const plan::Node*, const plan::Node*>> out;
   for (const auto& src : plan.nodes) {
     if (src.kind != topology::NodeKind::kFrr) continue;

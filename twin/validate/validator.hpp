@@ -97,10 +97,13 @@ std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validat
 TestResult ping_result(const std::string& validator, const PingProbe& probe,
                        const PingResult& result);
 
-// Ordered pairs of distinct FRR nodes the fabric should route between
-// (plan::expected_paths gives them ECMP > 0), in plan order.
+// Ordered pairs of distinct FRR nodes the fabric should route between, both ways
+// (plan::expected_paths gives ECMP > 0 there and back: a ping needs its reply), in plan order.
+// The second form takes paths the caller already computed (they cost a fixpoint per owner).
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     const plan::Plan& plan);
+std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
+    const plan::Plan& plan, const plan::PathTable& paths);
 
 // The node's loopbacks it still advertises (not in Node::withdraws; for an own config, among
 // Node::advertised): one it does not is neither a destination nor a usable source (replies to

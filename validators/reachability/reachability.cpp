@@ -43,7 +43,7 @@ bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const pl
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<validate::PingProbe> loop, host;
   const auto paths = plan::expected_paths(plan);
-  for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan)) {
+  for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan, paths)) {
     const auto& src = *srcp;
     const auto& dst = *dstp;
     {
