@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -971,21 +972,96 @@ TEST(Diff, SessionLostIsIntendedOnlyWhenTheIntentDropsIt) {
   EXPECT_TRUE(gone.changes[0].intended);
 }
 
-TEST(Diff, PrefixGainedIsIntended) {
+TEST(Diff, PrefixGainedIsIntendedOnlyWhenThePlanExpectsIt) {
   NetState before, after;
-  before.fib["leaf1"] = {{"10.255.1.2/32", 2}};
-  after.fib["leaf1"] = {{"10.255.1.2/32", 2}, {"10.200.3.0/24", 2}};
-  after.fib["leaf9"] = {{"10.255.1.3/32", 1}};  // a node new in the after state
-  Diff d = twin::replay::diff_states(before, after, clos(), clos());
-  ASSERT_EQ(d.changes.size(), 2u);
+  before.fib["leaf1"] = {{"10.255.1.2/32", 2}, {"10.0.4.0/24", 2}};
+  after.fib["leaf1"] = {{"10.255.1.2/32", 2},
+                        {"10.0.4.0/24", 2},
+                        {"10.200.3.0/24", 2},   // declared below
+                        {"10.200.9.0/24", 2},   // declared nowhere
+                        {"10.0.4.128/25", 2}};  // a more-specific of leaf4's server subnet
+  after.fib["leaf9"] = {{"10.255.1.3/32", 1}};  // a node new in the after state: leaf3's loopback
+  twin::replay::ChangeSet cs;
+  cs.intent.add_prefixes = {{"leaf3", "10.200.3.0/24", {}}};
+  Plan intended = twin::replay::intended_plan(clos(), cs);
+  Diff d = twin::replay::diff_states(before, after, clos(), intended);
+  ASSERT_EQ(d.changes.size(), 4u);
   EXPECT_EQ(subjects(d, "prefix-gained"),
-            (StringSet{"leaf1 10.200.3.0/24", "leaf9 10.255.1.3/32"}));
+            (StringSet{"leaf1 10.0.4.128/25", "leaf1 10.200.3.0/24", "leaf1 10.200.9.0/24",
+                       "leaf9 10.255.1.3/32"}));
+  std::map<std::string, const Change*> by;
   for (const auto& c : d.changes) {
-    EXPECT_TRUE(c.intended);
     EXPECT_EQ(c.before, "missing");
+    by[c.subject] = &c;
   }
-  EXPECT_EQ(d.changes[0].after, "2 next hops");
-  EXPECT_EQ(d.changes[0].message, "leaf1 learned 10.200.3.0/24");
+  EXPECT_TRUE(by["10.200.3.0/24"]->intended);
+  EXPECT_TRUE(by["10.255.1.3/32"]->intended);
+  EXPECT_FALSE(by["10.200.9.0/24"]->intended);
+  EXPECT_EQ(by["10.200.9.0/24"]->covering, "");
+  EXPECT_EQ(by["10.200.9.0/24"]->message, "leaf1 learned 10.200.9.0/24");
+  EXPECT_FALSE(by["10.0.4.128/25"]->intended);
+  EXPECT_EQ(by["10.0.4.128/25"]->covering, "10.0.4.0/24");
+  EXPECT_EQ(by["10.0.4.128/25"]->message,
+            "leaf1 learned 10.0.4.128/25, a more-specific of 10.0.4.0/24 (host-subnet of leaf4): "
+            "it takes that prefix's traffic");
+  EXPECT_EQ(by["10.200.3.0/24"]->after, "2 next hops");
+  // Judged against the topology alone, the declared one is undeclared too.
+  Diff plain = twin::replay::diff_states(before, after, clos(), clos());
+  EXPECT_EQ(plain.count("prefix-gained", false), 3);
+  Verdict v = twin::replay::decide({}, Report{}, d, nullptr);
+  ASSERT_FALSE(v.reasons.empty());
+  EXPECT_EQ(v.reasons[0].category, "prefix-gained");
+  EXPECT_EQ(v.reasons[0].message,
+            "prefixes gained that the change does not declare: 2 (10.0.4.128/25, in leaf1's FIB, "
+            "a more-specific of 10.0.4.0/24, 10.200.9.0/24, in leaf1's FIB)");
+}
+
+TEST(Diff, LinkSubnetsGainedAreInfrastructure) {
+  // An OSPF lab's transit /30s reach every FIB: they are interface subnets, not originations.
+  Plan p = clos();
+  for (auto& n : p.nodes)
+    if (n.name == "spine1") n.config_addresses["swp9"] = {"10.9.0.1/30"};
+  NetState before, after;
+  after.fib["leaf1"] = {{"10.9.0.0/30", 1}};
+  Diff d = twin::replay::diff_states(before, after, p, p);
+  ASSERT_EQ(d.changes.size(), 1u);
+  EXPECT_TRUE(d.changes[0].intended);
+}
+
+TEST(Diff, OriginFromTheBgpPath) {
+  const Plan& p = clos();
+  // FRR 8.4's `show bgp ipv4 unicast 10.200.9.0/24 json` on leaf1 (shape as recorded).
+  json via_spines = json::parse(R"({"prefix":"10.200.9.0/24","paths":[
+    {"aspath":{"string":"65000 65103","segments":[{"type":"as-sequence","list":[65000,65103]}],
+     "length":2},"bestpath":{"overall":true,"selectionReason":"First path received"},
+     "peer":{"peerId":"fe80::1","routerId":"10.255.0.1","type":"external"}},
+    {"aspath":{"string":"65000 65103","length":2},
+     "peer":{"peerId":"fe80::2","routerId":"10.255.0.2","type":"external"}}]})");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(via_spines, p, "leaf1"), "leaf3");
+  // From a spine: the spines share AS 65000; a one-AS path came from its originator.
+  json from_spine = json::parse(R"({"paths":[{"aspath":{"string":"65000"},
+    "bestpath":{"overall":true},"peer":{"routerId":"10.255.0.2"}}]})");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(from_spine, p, "leaf1"), "spine2");
+  // Seen further away, nothing narrows the shared AS down.
+  json far = json::parse(R"({"paths":[{"aspath":{"string":"65102 65000"},
+    "bestpath":{"overall":true},"peer":{"routerId":"10.255.1.2"}}]})");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(far, p, "leaf1"), "AS 65000 (spine1, spine2)");
+  // iBGP through a route reflector: ORIGINATOR_ID names the originator.
+  json reflected = json::parse(R"({"paths":[{"aspath":{"string":"Local","length":0},
+    "bestpath":{"overall":true},"originatorId":"10.255.1.4","peer":{"routerId":"10.255.0.1"}}]})");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(reflected, p, "leaf1"), "leaf4");
+  json direct = json::parse(R"({"paths":[{"aspath":{"string":""},"bestpath":{"overall":true},
+    "peer":{"routerId":"10.255.1.2"}}]})");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(direct, p, "leaf1"), "leaf2");
+  json sourced = json::parse(R"({"paths":[{"aspath":{"string":"Local"},"sourced":true,
+    "bestpath":{"overall":true}}]})");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(sourced, p, "leaf3"), "leaf3");
+  // An aggregate's AS_SET names no single origin; an unknown AS is said as such.
+  json unknown = json::parse(R"({"paths":[{"aspath":{"string":"65000 64999"},
+    "bestpath":{"overall":true}}]})");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(unknown, p, "leaf1"), "AS 64999");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(json::object(), p, "leaf1"), "");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(json::parse(R"({"paths":[]})"), p, "leaf1"), "");
 }
 
 TEST(Diff, PrefixLostIntendedOnlyWhenNoLongerExpected) {
@@ -1137,22 +1213,22 @@ TEST(Verdict, WithdrawLoopbackRejectsWithPrefixLostFirst) {
   EXPECT_EQ(twin::replay::exit_code(v), 1);
   ASSERT_EQ(v.reasons.size(), 6u);
   EXPECT_EQ(v.reasons[0].category, "prefix-lost");
-  EXPECT_EQ(v.reasons[0].rank, 3);
+  EXPECT_EQ(v.reasons[0].rank, 4);
   EXPECT_EQ(v.reasons[0].step, "");
   EXPECT_EQ(v.reasons[0].subjects.size(), 5u);
   EXPECT_EQ(v.reasons[0].subjects[0], "leaf2 10.255.1.1/32 (2 next hops -> missing)");
   EXPECT_THAT(v.reasons[0].message, StartsWith("prefixes lost: 5 ("));
   EXPECT_THAT(v.reasons[0].message, HasSubstr("… (1 more)"));
   EXPECT_EQ(v.reasons[1].category, "reachability-lost");
-  EXPECT_EQ(v.reasons[1].rank, 4);
+  EXPECT_EQ(v.reasons[1].rank, 5);
   EXPECT_EQ(v.reasons[1].subjects.size(), 10u);
   EXPECT_EQ(v.reasons[2].category, "validator-failed");
-  EXPECT_EQ(v.reasons[2].rank, 5);
+  EXPECT_EQ(v.reasons[2].rank, 8);
   EXPECT_THAT(v.reasons[2].message, StartsWith("routes.0 fib-complete failed on 5 subjects: "));
   EXPECT_THAT(v.reasons[3].message, StartsWith("mtu.2 path-mtu failed on 10 subjects"));
   EXPECT_THAT(v.reasons[4].message, StartsWith("reachability.0 loopback-mesh failed on 10"));
   EXPECT_EQ(v.reasons[5].category, "session-prefixes-lost");
-  EXPECT_EQ(v.reasons[5].rank, 7);
+  EXPECT_EQ(v.reasons[5].rank, 11);
   EXPECT_EQ(to_json(v.reasons), r.verdict.at("reasons"));
   EXPECT_EQ(twin::replay::to_string(v.decision), r.verdict.at("verdict").get<std::string>());
 }
@@ -1172,7 +1248,7 @@ TEST(Verdict, DrainSpine2Approves) {
   EXPECT_EQ(bad.decision, Decision::kReject);
   ASSERT_FALSE(bad.reasons.empty());
   EXPECT_EQ(bad.reasons[0].category, "session-lost");
-  EXPECT_EQ(bad.reasons[0].rank, 2);
+  EXPECT_EQ(bad.reasons[0].rank, 3);
   EXPECT_EQ(bad.reasons[0].subjects[0], "leaf1 swp2 (Established -> Active)");
 }
 
@@ -1183,7 +1259,7 @@ TEST(Verdict, MtuOneEndRejectsWithTheMtuValidator) {
   EXPECT_EQ(v.decision, Decision::kReject);
   ASSERT_EQ(v.reasons.size(), 2u);
   EXPECT_EQ(v.reasons[0].category, "validator-failed");
-  EXPECT_EQ(v.reasons[0].rank, 5);
+  EXPECT_EQ(v.reasons[0].rank, 8);
   EXPECT_EQ(v.reasons[1].category, "mtu-changed");
   EXPECT_THAT(v.reasons[0].message, HasSubstr("mtu.0 link-mtu"));
   EXPECT_EQ(v.reasons[0].message,
@@ -1250,6 +1326,7 @@ TEST(Verdict, EveryLossCategoryHasItsRank) {
       {"session-lost", "leaf1", "swp2", "Established", "absent", true, ""},
       {"session-gained", "leaf1", "swp3", "absent", "Established", true, ""},
       {"prefix-gained", "leaf1", "10.9.0.0/16", "missing", "1 next hop", true, ""},
+      {"prefix-gained", "leaf2", "10.9.9.0/24", "missing", "1 next hop", false, "", "", "leaf3"},
       {"reachability-gained", "leaf1", "leaf1 -> x", "no reply", "reply", true, ""},
   };
   Report after;
@@ -1261,15 +1338,19 @@ TEST(Verdict, EveryLossCategoryHasItsRank) {
   std::vector<std::pair<int, std::string>> got;
   for (const auto& r : v.reasons) got.emplace_back(r.rank, r.category);
   std::vector<std::pair<int, std::string>> want = {
-      {2, "session-lost"},     {3, "prefix-lost"},         {4, "reachability-lost"},
-      {5, "validator-failed"}, {6, "ecmp-shrunk"},         {7, "session-prefixes-lost"},
-      {8, "mtu-changed"},      {9, "admin-state-changed"}, {10, "validator-error"}};
+      {3, "session-lost"},     {4, "prefix-lost"},          {5, "reachability-lost"},
+      {8, "validator-failed"}, {9, "prefix-gained"},        {10, "ecmp-shrunk"},
+      {11, "session-prefixes-lost"}, {12, "mtu-changed"},   {13, "admin-state-changed"},
+      {14, "validator-error"}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(v.reasons[0].message, "BGP sessions lost: 1 (leaf1 swp1 (Established -> Active))");
   EXPECT_THAT(v.reasons[0].subjects, ElementsAre("leaf1 swp1 (Established -> Active)"));
   EXPECT_THAT(v.reasons[2].subjects, ElementsAre("leaf1 -> leaf2 10.255.1.2 (reply -> no reply)"));
   EXPECT_EQ(v.reasons[3].message, "mtu.0 link-mtu failed on 1 subject: leaf1 leaf1:swp1: bad");
-  EXPECT_EQ(v.reasons[8].message, "routes.1 fib-ecmp could not tell on 1 subject: leaf2: no data");
+  EXPECT_EQ(v.reasons[4].message,
+            "prefixes gained that the change does not declare: 1 (10.9.9.0/24 originated by "
+            "leaf3, in leaf2's FIB)");
+  EXPECT_EQ(v.reasons[9].message, "routes.1 fib-ecmp could not tell on 1 subject: leaf2: no data");
 }
 
 TEST(Verdict, OnlyErrorsGiveError) {
@@ -1287,7 +1368,7 @@ TEST(Verdict, OnlyErrorsGiveError) {
   EXPECT_EQ(twin::replay::exit_code(v), 3);
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_EQ(v.reasons[0].category, "validator-error");
-  EXPECT_EQ(v.reasons[0].rank, 10);
+  EXPECT_EQ(v.reasons[0].rank, 14);
   EXPECT_EQ(v.reasons[0].subjects.size(), 2u);
   EXPECT_THAT(v.reasons[0].message,
               StartsWith("routes.0 fib-complete could not tell on 2 subjects: leaf2 "));
@@ -1307,7 +1388,7 @@ TEST(Verdict, EmptyAfterReportIsAnError) {
   EXPECT_EQ(twin::replay::exit_code(v), 3);
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_EQ(v.reasons[0].category, "validator-error");
-  EXPECT_EQ(v.reasons[0].rank, 10);
+  EXPECT_EQ(v.reasons[0].rank, 14);
   EXPECT_THAT(v.reasons[0].message, HasSubstr("nothing was validated"));
   // Something lost without anything validated: still a reject.
   Diff d;
@@ -1373,10 +1454,23 @@ const StringSet kScenarioKeys = {"version", "name",     "description", "topology
                                  "change",  "per-step", "expect"};
 const StringSet kExpectKeys = {"verdict", "reason", "reason-contains", "reasons-include",
                                "failing-step"};
-const StringSet kReasonCategories = {
-    "step-failed",         "session-lost",   "prefix-lost",           "reachability-lost",
-    "validator-failed",    "ecmp-shrunk",    "session-prefixes-lost", "mtu-changed",
-    "admin-state-changed", "validator-error"};
+const StringSet kReasonCategories(twin::replay::reason_categories().begin(),
+                                  twin::replay::reason_categories().end());
+
+// The README documents the one ranked list of reasons, in rank order.
+TEST(Verdict, TheReadmeListsTheReasonsInRankOrder) {
+  std::string readme = read(kRepo + "/README.md");
+  auto at = readme.find("<!-- reasons -->");
+  ASSERT_NE(at, std::string::npos) << "README.md lost its ranked list of reasons";
+  std::vector<std::string> listed;
+  std::regex row(R"(\n\| (\d+) \| `([a-z-]+)` \|)");
+  auto end = readme.find("<!-- /reasons -->", at);
+  for (std::sregex_iterator it(readme.begin() + at, readme.begin() + end, row), e; it != e; ++it) {
+    EXPECT_EQ(std::stoi((*it)[1]), static_cast<int>(listed.size()) + 1);
+    listed.push_back((*it)[2]);
+  }
+  EXPECT_EQ(listed, twin::replay::reason_categories());
+}
 
 // Scenario folder -> the topology its scenarios run on.
 const std::map<std::string, std::string> kScenarioFolders = {

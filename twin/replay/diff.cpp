@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <cctype>
 #include <set>
+#include <sstream>
 
+#include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
 #include "twin/replay/observation.hpp"
 
@@ -71,6 +74,56 @@ std::string split_key(const std::string& key, std::string* rest) {
   auto sp = key.find(' ');
   *rest = sp == std::string::npos ? "" : key.substr(sp + 1);
   return key.substr(0, sp);
+}
+
+// Whether `prefix` is the subnet of an address on some interface of `p` (topology or own
+// config): a link subnet is infrastructure an IGP carries, not an origination to declare.
+bool is_link_subnet(const plan::Plan& p, const IpPrefix& prefix) {
+  auto same = [&](const std::string& a) {
+    auto ip = IpPrefix::parse(a);
+    return ip && !ip->is_host() && ip->network() == prefix;
+  };
+  for (const auto& n : p.nodes) {
+    for (const auto& i : n.interfaces)
+      if (std::any_of(i.addresses.begin(), i.addresses.end(), same)) return true;
+    for (const auto& [ifname, addrs] : n.config_addresses)
+      if (std::any_of(addrs.begin(), addrs.end(), same)) return true;
+  }
+  return false;
+}
+
+// The most specific prefix `node` already routed (its baseline FIB, or a prefix the plan
+// expects) that strictly contains `prefix`: what a more-specific takes traffic from.
+std::string covering_prefix(const NetState& before, const plan::Plan& base,
+                            const std::string& node, const IpPrefix& prefix) {
+  std::optional<IpPrefix> best;
+  auto consider = [&](const std::string& text) {
+    auto c = IpPrefix::parse(text);
+    if (!c || c->family != prefix.family || c->length >= prefix.length || !c->contains(prefix))
+      return;
+    if (!best || c->length > best->length) best = c;
+  };
+  if (auto f = before.fib.find(node); f != before.fib.end())
+    for (const auto& [p, hops] : f->second) consider(p);
+  for (const auto& e : base.prefixes) consider(e.prefix);
+  return best ? best->str() : "";
+}
+
+Change gained_change(const NetState& before, const plan::Plan& intended, const std::string& node,
+                     const std::string& prefix, int hops) {
+  Change c{"prefix-gained", node, prefix, "missing", hops_text(hops), true, node + " learned " + prefix};
+  if (owner_of(intended, prefix)) return c;
+  auto ip = IpPrefix::parse(prefix);
+  if (!ip || is_link_subnet(intended, *ip)) return c;
+  c.intended = false;
+  c.covering = covering_prefix(before, intended, node, *ip);
+  if (!c.covering.empty()) {
+    const auto* owner = owner_of(intended, c.covering);
+    c.message += ", a more-specific of " + c.covering +
+                 (owner ? " (" + owner->kind + " of " + owner->owner + ")" : std::string()) +
+                 ": it takes that prefix's traffic";
+  }
+  return c;
 }
 
 }  // namespace
@@ -158,6 +211,112 @@ NetState observe(const plan::Plan& plan, validate::LabProbe& probe, int parallel
   return state_from_observations(m);
 }
 
+std::string origin_from_bgp_route(const nlohmann::json& route, const plan::Plan& plan,
+                                  const std::string& asked) {
+  if (!route.is_object() || !route.contains("paths") || !route["paths"].is_array() ||
+      route["paths"].empty())
+    return "";
+  const nlohmann::json* best = &route["paths"][0];
+  for (const auto& p : route["paths"])
+    if (p.contains("bestpath") && p["bestpath"].value("overall", false)) best = &p;
+  auto by_router_id = [&](const std::string& rid) -> std::string {
+    if (rid.empty()) return "";
+    for (const auto& n : plan.nodes)
+      if (n.router_id == rid) return n.name;
+    return "";
+  };
+  std::string aspath;
+  if (best->contains("aspath") && (*best)["aspath"].is_object())
+    aspath = (*best)["aspath"].value("string", "");
+  // The origin AS is the path's last AS number ("65000 65103" -> 65103; an AS_SET "{...}" at
+  // the end is an aggregate and names no single origin).
+  uint32_t origin_as = 0;
+  size_t hops = 0;
+  {
+    std::istringstream in(aspath);
+    std::string word, last;
+    while (in >> word) {
+      last = word;
+      ++hops;
+    }
+    if (!last.empty() && last.size() <= 10 &&
+        std::all_of(last.begin(), last.end(), [](unsigned char ch) { return std::isdigit(ch); }))
+      origin_as = static_cast<uint32_t>(std::stoul(last));
+  }
+  std::string peer_rid;
+  if (best->contains("peer") && (*best)["peer"].is_object())
+    peer_rid = (*best)["peer"].value("routerId", "");
+  std::vector<std::string> in_as;
+  for (const auto& n : plan.nodes)
+    if (origin_as != 0 && n.asn == origin_as) in_as.push_back(n.name);
+  if (in_as.size() == 1) return in_as.front();
+  if (origin_as == 0) {
+    // Within one AS (iBGP): a route reflector's ORIGINATOR_ID (RFC 4456 §8) names the
+    // originator; without reflection the peer that sent it is; a sourced path is the node's own.
+    if (best->value("sourced", false) || best->value("local", false)) return asked;
+    if (auto o = by_router_id(best->value("originatorId", "")); !o.empty()) return o;
+    return by_router_id(peer_rid);
+  }
+  // An AS several nodes share: a one-AS path came straight from its originator (eBGP peers
+  // prepend their own AS), so the peer that sent it is the one.
+  if (hops == 1)
+    if (auto o = by_router_id(peer_rid);
+        !o.empty() && std::find(in_as.begin(), in_as.end(), o) != in_as.end())
+      return o;
+  if (in_as.size() > 1) {
+    std::string s = "AS " + std::to_string(origin_as) + " (";
+    for (size_t i = 0; i < in_as.size(); ++i) s += (i ? ", " : "") + in_as[i];
+    return s + ")";
+  }
+  return "AS " + std::to_string(origin_as);
+}
+
+void attribute_origins(Diff& diff, const NetState& before, const NetState& after,
+                       const plan::Plan& plan, validate::LabProbe& probe) {
+  constexpr size_t kMaxPrefixes = 16;  // one or two vtysh calls each
+  std::map<std::string, std::string> origin;  // prefix -> node
+  std::map<std::string, std::vector<std::string>> learned_by;
+  for (const auto& c : diff.changes)
+    if (c.category == "prefix-gained" && !c.intended) learned_by[c.subject].push_back(c.node);
+  size_t asked = 0;
+  for (const auto& [prefix, nodes] : learned_by) {
+    if (asked++ >= kMaxPrefixes) break;
+    bool v6 = prefix.find(':') != std::string::npos;
+    int tries = 0;
+    for (const auto& name : nodes) {
+      const plan::Node* n = plan.find(name);
+      if (!n || std::find(n->daemons.begin(), n->daemons.end(), "bgpd") == n->daemons.end() ||
+          (n->asn == 0 && !n->config_generated))
+        continue;
+      if (++tries > 2) break;
+      auto j = probe.frr_json(*n, "bgpd",
+                              std::string("show bgp ") + (v6 ? "ipv6" : "ipv4") + " unicast " +
+                                  prefix + " json");
+      if (!j) continue;
+      std::string o = origin_from_bgp_route(*j, plan, name);
+      if (!o.empty()) {
+        origin[prefix] = o;
+        break;
+      }
+    }
+    if (origin.count(prefix)) continue;
+    // Not a BGP route anywhere asked (OSPF, or no bgpd): the node where it newly became a
+    // local route (connected, static, kernel) is where it enters the routing protocols.
+    for (const auto& [node, routes] : after.other_routes) {
+      if (!routes.count(prefix)) continue;
+      auto b = before.other_routes.find(node);
+      if (b != before.other_routes.end() && b->second.count(prefix)) continue;
+      origin[prefix] += (origin[prefix].empty() ? "" : ", ") + node;
+    }
+  }
+  for (auto& c : diff.changes)
+    if (c.category == "prefix-gained" && !c.intended)
+      if (auto it = origin.find(c.subject); it != origin.end() && !it->second.empty()) {
+        c.origin = it->second;
+        c.message += " (originated by " + c.origin + ")";
+      }
+}
+
 Diff diff_states(const NetState& before, const NetState& after, const plan::Plan& base,
                  const plan::Plan& intended) {
   Diff d;
@@ -225,15 +384,12 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
       }
     }
     for (const auto& [prefix, hops] : afib)
-      if (!fib.count(prefix))
-        d.changes.push_back({"prefix-gained", node, prefix, "missing", hops_text(hops), true,
-                             node + " learned " + prefix});
+      if (!fib.count(prefix)) d.changes.push_back(gained_change(before, intended, node, prefix, hops));
   }
   for (const auto& [node, afib] : after.fib)
     if (!before.fib.count(node))
       for (const auto& [prefix, hops] : afib)
-        d.changes.push_back({"prefix-gained", node, prefix, "missing", hops_text(hops), true,
-                             node + " learned " + prefix});
+        d.changes.push_back(gained_change(before, intended, node, prefix, hops));
   // Prefixes received per session (both ends still Established).
   for (const auto& [key, b] : before.sessions) {
     auto it = after.sessions.find(key);
@@ -308,28 +464,38 @@ namespace {
 
 struct Category {
   const char* name;
-  int rank;
   const char* title;
 };
-// Most severe first: a broken step, then lost control plane, lost routes, lost data plane.
+// The diff's categories that reject when not intended, with the title of their reason.
 const Category kLossCategories[] = {
-    {"session-lost", 2, "BGP sessions lost"},
-    {"prefix-lost", 3, "prefixes lost"},
-    {"reachability-lost", 4, "reachability lost"},
-    {"ecmp-shrunk", 6, "ECMP width shrank"},
-    {"session-prefixes-lost", 7, "fewer prefixes received"},
-    {"mtu-changed", 8, "MTU changed against the intent"},
-    {"admin-state-changed", 9, "interfaces taken down without declaring it"},
+    {"session-lost", "BGP sessions lost"},
+    {"prefix-lost", "prefixes lost"},
+    {"reachability-lost", "reachability lost"},
+    {"prefix-gained", "prefixes gained that the change does not declare"},
+    {"ecmp-shrunk", "ECMP width shrank"},
+    {"session-prefixes-lost", "fewer prefixes received"},
+    {"mtu-changed", "MTU changed against the intent"},
+    {"admin-state-changed", "interfaces taken down without declaring it"},
 };
 
 }  // namespace
 
 const std::vector<std::string>& reason_categories() {
+  // Most severe first: a broken step; tenants joined; lost control plane, routes, data plane;
+  // traffic lost while the change ran; a state that does not survive a restart; then what was
+  // added or narrowed, and last what the harness could not tell.
   static const std::vector<std::string> kAll = {
-      "step-failed",         "session-lost",   "prefix-lost",           "reachability-lost",
-      "validator-failed",    "ecmp-shrunk",    "session-prefixes-lost", "mtu-changed",
-      "admin-state-changed", "validator-error"};
+      "step-failed",        "isolation-broken",      "session-lost",       "prefix-lost",
+      "reachability-lost",  "outage",                "restart-divergence", "validator-failed",
+      "prefix-gained",      "ecmp-shrunk",           "session-prefixes-lost",
+      "mtu-changed",        "admin-state-changed",   "validator-error"};
   return kAll;
+}
+
+int reason_rank(const std::string& category) {
+  const auto& all = reason_categories();
+  auto it = std::find(all.begin(), all.end(), category);
+  return it == all.end() ? static_cast<int>(all.size()) : static_cast<int>(it - all.begin()) + 1;
 }
 
 namespace {
@@ -339,6 +505,32 @@ std::string list_head(const std::vector<std::string>& v, size_t n = 4) {
   for (size_t i = 0; i < v.size() && i < n; ++i) s += (i ? ", " : "") + v[i];
   if (v.size() > n) s += ", … (" + std::to_string(v.size() - n) + " more)";
   return s;
+}
+
+// One subject per undeclared prefix, not per FIB it reached: "10.1.9.0/24 originated by
+// leaf3, in 9 FIBs, a more-specific of 10.1.1.0/24".
+std::vector<std::string> gained_subjects(const Diff& diff) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Change*>> by_prefix;
+  for (const auto& ch : diff.changes) {
+    if (ch.category != "prefix-gained" || ch.intended) continue;
+    auto& v = by_prefix[ch.subject];
+    if (v.empty()) order.push_back(ch.subject);
+    v.push_back(&ch);
+  }
+  std::vector<std::string> out;
+  for (const auto& prefix : order) {
+    const auto& v = by_prefix[prefix];
+    const Change& first = *v.front();
+    std::string s = prefix + (first.origin.empty() ? "" : " originated by " + first.origin);
+    if (v.size() == 1)
+      s += ", in " + first.node + "'s FIB";
+    else
+      s += ", in " + std::to_string(v.size()) + " FIBs";
+    if (!first.covering.empty()) s += ", a more-specific of " + first.covering;
+    out.push_back(s);
+  }
+  return out;
 }
 
 std::string result_key(const validate::TestResult& r) {
@@ -352,28 +544,30 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
   Verdict v;
   for (const auto& s : steps)
     if (s.status == "failed")
-      v.reasons.push_back({1,
+      v.reasons.push_back({reason_rank("step-failed"),
                            "step-failed",
                            s.name,
                            "step '" + s.name + "' (" + s.kind + ") failed: " + s.detail,
                            {s.name}});
   for (const auto& c : kLossCategories) {
     std::vector<std::string> subjects;
-    std::string first;
-    for (const auto& ch : diff.changes)
-      if (ch.category == c.name && !ch.intended) {
-        subjects.push_back((ch.subject.rfind(ch.node + " ", 0) == 0 ? "" : ch.node + " ") +
-                           ch.subject + " (" + ch.before + " -> " + ch.after + ")");
-        if (first.empty()) first = ch.message;
-      }
+    if (std::string(c.name) == "prefix-gained") {
+      subjects = gained_subjects(diff);
+    } else {
+      for (const auto& ch : diff.changes)
+        if (ch.category == c.name && !ch.intended)
+          subjects.push_back((ch.subject.rfind(ch.node + " ", 0) == 0 ? "" : ch.node + " ") +
+                             ch.subject + " (" + ch.before + " -> " + ch.after + ")");
+    }
     if (subjects.empty()) continue;
-    v.reasons.push_back({c.rank, c.name, "",
+    v.reasons.push_back({reason_rank(c.name), c.name, "",
                          std::string(c.title) + ": " + std::to_string(subjects.size()) + " (" +
                              list_head(subjects) + ")",
                          subjects});
   }
   for (const auto& g : diff.gaps)
-    v.reasons.push_back({10, "validator-error", "", "no data after the change: " + g, {g}});
+    v.reasons.push_back(
+        {reason_rank("validator-error"), "validator-error", "", "no data after the change: " + g, {g}});
   std::set<std::string> already_bad;
   if (dirty_baseline)
     for (const auto& r : dirty_baseline->results)
@@ -391,8 +585,9 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
       order.push_back(test);
     bucket.push_back(&r);
   }
-  for (const auto& [bucket_map, rank, category] :
-       {std::tuple{&failed, 5, "validator-failed"}, std::tuple{&errored, 10, "validator-error"}}) {
+  for (const auto& [bucket_map, category] :
+       {std::pair{&failed, "validator-failed"}, std::pair{&errored, "validator-error"}}) {
+    bool failures = bucket_map == &failed;
     for (const auto& test : order) {
       auto it = bucket_map->find(test);
       if (it == bucket_map->end()) continue;
@@ -400,8 +595,8 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
       for (const auto* r : it->second)
         subjects.push_back(r->node + (r->peer.empty() ? "" : " " + r->peer) + ": " +
                            (r->message.empty() ? r->observed : r->message));
-      v.reasons.push_back({rank, category, "",
-                           test + " " + (rank == 5 ? "failed" : "could not tell") + " on " +
+      v.reasons.push_back({reason_rank(category), category, "",
+                           test + " " + (failures ? "failed" : "could not tell") + " on " +
                                std::to_string(subjects.size()) + " subject" +
                                (subjects.size() == 1 ? "" : "s") + ": " + list_head(subjects, 2),
                            subjects});
@@ -410,7 +605,8 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
   std::stable_sort(v.reasons.begin(), v.reasons.end(),
                    [](const Reason& a, const Reason& b) { return a.rank < b.rank; });
   if (after.results.empty())
-    v.reasons.push_back({10, "validator-error", "", "nothing was validated after the change", {}});
+    v.reasons.push_back({reason_rank("validator-error"), "validator-error", "",
+                         "nothing was validated after the change", {}});
   bool reject = std::any_of(v.reasons.begin(), v.reasons.end(),
                             [](const Reason& r) { return r.category != "validator-error"; });
   v.decision = reject              ? Decision::kReject

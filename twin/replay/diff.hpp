@@ -59,6 +59,11 @@ struct Change {
   std::string before, after;
   bool intended = false;
   std::string message;
+  // prefix-gained only: the prefix the gained one is a more-specific of ("" = none), and the
+  // node that originates it (from its BGP path in the after state, attribute_origins; "" =
+  // not known).
+  std::string covering;
+  std::string origin;
 };
 struct Diff {
   std::vector<Change> changes;
@@ -69,22 +74,40 @@ struct Diff {
 // Pure. `intended` is the plan the change means to build (intent.hpp); a loss is intended when
 // that plan no longer expects it (no session on that interface, the prefix not expected at
 // that node or no longer originated, the pair not routed, a narrower ECMP width, that MTU).
+// A prefix gained in a FIB is intended when the plan expects it (a loopback, host subnet, or
+// declared origination: intent.add-prefixes, a topology step) or it is the subnet of an
+// interface address (a link subnet an IGP carries); any other is an undeclared origination,
+// and `covering` names the routed prefix it is a more-specific of, if any.
 Diff diff_states(const NetState& before, const NetState& after, const plan::Plan& base,
                  const plan::Plan& intended);
+
+// The node that originates a BGP route, from `show bgp ipv4|ipv6 unicast <prefix> json` asked
+// on node `asked`: the best path's origin AS (the AS_PATH's last AS) when one node of `plan`
+// has it; within one AS, the route reflector's ORIGINATOR_ID (RFC 4456) or the sending peer's
+// router-id; `asked` itself for a locally sourced path; "AS 65000 (spine1, spine2)" when the AS
+// is shared and nothing narrows it; "" when the JSON has no path. Pure.
+std::string origin_from_bgp_route(const nlohmann::json& route, const plan::Plan& plan,
+                                  const std::string& asked);
+// Fills Change::origin of the unintended prefix-gained changes of `diff` (at most 16
+// prefixes; per prefix one or two nodes asked through `probe`); a prefix no BGP path explains
+// is attributed to the nodes where it newly became a local route (other_routes).
+void attribute_origins(Diff& diff, const NetState& before, const NetState& after,
+                       const plan::Plan& plan, validate::LabProbe& probe);
 
 // Why a change is rejected, most severe first (rank 1 = most severe).
 struct Reason {
   int rank = 0;
-  std::string category;  // step-failed | session-lost | prefix-lost | reachability-lost |
-                         // validator-failed | ecmp-shrunk | session-prefixes-lost |
-                         // mtu-changed | admin-state-changed | validator-error
+  std::string category;  // one of reason_categories()
   std::string step;      // the step it is attributed to ("" when not known)
   std::string message;   // one line, e.g. "2 BGP sessions lost: leaf1 swp1, leaf1 swp2"
   std::vector<std::string> subjects;  // every subject ("leaf1 swp1")
 };
 
-// Every Reason::category, most severe first (the order of their ranks). Scenarios name them.
+// Every Reason::category, most severe first: the one ranked list (README "Verdict"), which
+// issues adding a reason extend. Scenarios name them.
 const std::vector<std::string>& reason_categories();
+// A category's rank: its 1-based place in reason_categories() (an unknown one ranks last).
+int reason_rank(const std::string& category);
 
 // What happened to one step while applying.
 struct StepOutcome {

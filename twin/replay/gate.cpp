@@ -468,6 +468,10 @@ Result<ApplyResult> Gate::run() {
   if (interrupted()) return abort_interrupted(touched, "while validating");
   record_configs_after(intended);
   res_.diff = diff_states(res_.baseline.state, res_.after->state, st_.plan, intended);
+  if (res_.diff.count("prefix-gained", false) > 0) {
+    validate::SystemProbe probe(runner_, env_.drivers);
+    attribute_origins(res_.diff, res_.baseline.state, res_.after->state, intended, probe);
+  }
   res_.verdict = decide(res_.steps, res_.after->report, res_.diff,
                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
   if (bisecting && res_.verdict.decision == Decision::kReject && res_.first_failing_step.empty())

@@ -72,6 +72,8 @@ nlohmann::json change_json(const replay::Change& c, bool judged) {
     j["intended"] = c.intended;
     j["message"] = c.message;
   }
+  if (!c.covering.empty()) j["more_specific_of"] = c.covering;
+  if (!c.origin.empty()) j["origin"] = c.origin;
   return j;
 }
 
@@ -109,7 +111,7 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   int unintended = 0, intended = 0;
   for (const auto& c : r.diff.changes) (c.intended ? intended : unintended)++;
   o << "difference from the baseline: " << unintended << " unintended, " << intended
-    << " intended or gained\n";
+    << " intended\n";
   size_t shown = 0;
   for (bool want_intended : {false, true})
     for (const auto& c : r.diff.changes) {

@@ -21,7 +21,8 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 //  "verdict": "approve"|"reject"|"error"|"baseline-failed", "exit_code",
 //  "reasons": [{"rank", "category", "step", "message", "subjects": [...]}],
 //  "steps": [{"name", "kind", "status", "detail", "duration_ms"}], "first_failing_step",
-//  "diff": [{"category", "node", "subject", "before", "after", "intended", "message"}],
+//  "diff": [{"category", "node", "subject", "before", "after", "intended", "message",
+//            prefix-gained: "more_specific_of", "origin" when known}],
 //  "baseline", "after", "rollback": validation reports as report::to_json (null when not run),
 //  "per_step": [{"name", "report"}], "rollback_ran", "rollback_ok", "rollback_detail",
 //  "intent_saved", "started_at", "duration_ms"}
