@@ -312,14 +312,22 @@ TEST_F(Gate, ConfigsFolderAppliesOnlyTheDifferenceAndDryRunTouchesNothing) {
   EXPECT_EQ(running_config(lab_, "leaf1").substr(pos + 23), leaf1) << "dry run applied";
   auto r = apply("--configs " + dir + " --revert");
   json j = parse_or_fail(r);
-  EXPECT_EQ(r.code, 0) << r.err << j.value("reasons", json()).dump(1);
   ASSERT_EQ(j["steps"].size(), 1u);
   EXPECT_EQ(j["steps"][0]["name"], "replace config of leaf1");
-  // The new prefix reached the other leaves (a gain, not a loss).
-  bool gained = false;
+  EXPECT_EQ(j["steps"][0]["status"], "applied");
+  // The new prefix reached the other nodes, and nothing declared it (a configs folder has no
+  // intent block): rejected as an undeclared origination, attributed to leaf1 by its BGP path.
+  EXPECT_EQ(r.code, 1) << r.err << j.value("reasons", json()).dump(1);
+  ASSERT_FALSE(j["reasons"].empty());
+  EXPECT_EQ(j["reasons"][0]["category"], "prefix-gained");
+  int gained = 0;
   for (const auto& c : j["diff"])
-    gained |= c["category"] == "prefix-gained" && c["subject"] == "10.77.0.0/24";
-  EXPECT_TRUE(gained) << j["diff"].dump(1);
+    if (c["category"] == "prefix-gained" && c["subject"] == "10.77.0.0/24") {
+      ++gained;
+      EXPECT_EQ(c["origin"], "leaf1") << c.dump();
+      EXPECT_FALSE(c["intended"].get<bool>());
+    }
+  EXPECT_EQ(gained, 5) << j["diff"].dump(1);  // the 3 other leaves and 2 spines
   expect_back_at_baseline(j);
 }
 

@@ -1030,6 +1030,19 @@ TEST(Diff, LinkSubnetsGainedAreInfrastructure) {
 
 TEST(Diff, OriginFromTheBgpPath) {
   const Plan& p = clos();
+  // Recorded on clos-2x4 (FRR 8.4.4) with undeclared-prefix.yaml and hijack-server-subnet.yaml
+  // applied: `show bgp ipv4 unicast <prefix> json` on a leaf, a spine and the originator.
+  auto recorded_route = [](const std::string& f) {
+    return json::parse(read(kRepo + "/tests/data/frr84/bgp-route/" + f + ".json"));
+  };
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(recorded_route("leaf1-10.200.9.0_24"), p, "leaf1"),
+            "leaf3");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(recorded_route("spine1-10.200.9.0_24"), p, "spine1"),
+            "leaf3");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(recorded_route("leaf3-10.200.9.0_24"), p, "leaf3"),
+            "leaf3");
+  EXPECT_EQ(twin::replay::origin_from_bgp_route(recorded_route("leaf2-10.0.1.128_25"), p, "leaf2"),
+            "leaf4");
   // FRR 8.4's `show bgp ipv4 unicast 10.200.9.0/24 json` on leaf1 (shape as recorded).
   json via_spines = json::parse(R"({"prefix":"10.200.9.0/24","paths":[
     {"aspath":{"string":"65000 65103","segments":[{"type":"as-sequence","list":[65000,65103]}],
