@@ -163,7 +163,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(in.remove_prefixes[0].prefix, "fd00:255::105/128");
 
   const auto& st = cs->steps;
-  ASSERT_EQ(st.size(), 14u);
+  ASSERT_EQ(st.size(), 16u);
   std::vector<std::string> names;
   std::vector<std::string> kinds;
   for (const auto& s : st) {
@@ -173,10 +173,12 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(names, (std::vector<std::string>{
                        "add subnet on leaf1", "drop leaf4 loopback", "replace leaf2", "raise mtu",
                        "server subnet", "raise link mtu", "one link down", "two links up", "settle",
-                       "pause", "check sessions", "add leaf5", "configure leaf5", "final check"}));
+                       "pause", "check sessions", "add leaf5", "configure leaf5",
+                       "forwarding off on spine1", "strict rp_filter on two leaves",
+                       "final check"}));
   EXPECT_EQ(kinds, (std::vector<std::string>{"frr", "frr", "frr", "interface", "interface", "link",
                                              "link", "link", "wait", "wait", "check", "topology",
-                                             "frr", "check"}));
+                                             "frr", "sysctl", "sysctl", "check"}));
   EXPECT_EQ(st[0].mark.line, 15);
   EXPECT_EQ(st[0].mark.column, 5);
 
@@ -253,10 +255,18 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(st[10].check().expect, "fail");
   EXPECT_EQ(st[10].check().failing, (std::vector<std::string>{"bgp.0"}));
   EXPECT_EQ(st[10].check().timeout, milliseconds(60000));
-  EXPECT_EQ(st[13].check().tests, (std::vector<std::string>{"routes", "reachability"}));
-  EXPECT_EQ(st[13].check().expect, "pass");
-  EXPECT_TRUE(st[13].check().failing.empty());
-  EXPECT_EQ(st[13].check().timeout, milliseconds(30000));
+  EXPECT_EQ(st[15].check().tests, (std::vector<std::string>{"routes", "reachability"}));
+  EXPECT_EQ(st[15].check().expect, "pass");
+  EXPECT_TRUE(st[15].check().failing.empty());
+  EXPECT_EQ(st[15].check().timeout, milliseconds(30000));
+
+  // sysctl: settings in file order, values as text.
+  EXPECT_EQ(st[13].sysctl().nodes, (std::vector<std::string>{"spine1"}));
+  using Set = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(st[13].sysctl().set,
+            (Set{{"net.ipv4.ip_forward", "0"}, {"net.ipv6.conf.swp1.disable_ipv6", "1"}}));
+  EXPECT_EQ(st[14].sysctl().nodes, (std::vector<std::string>{"leaf1", "leaf2"}));
+  EXPECT_EQ(st[14].sysctl().set, (Set{{"net.ipv4.conf.all.rp_filter", "1"}}));
 
   // topology: loaded; later steps may name its new node.
   EXPECT_EQ(st[11].topology().file, canonical(kChanges + "/clos-2x4-leaf5.yaml"));
@@ -276,9 +286,10 @@ TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {
   EXPECT_STREQ(to_string(StepKind::kWait), "wait");
   EXPECT_STREQ(to_string(StepKind::kCheck), "check");
   EXPECT_STREQ(to_string(StepKind::kTopology), "topology");
+  EXPECT_STREQ(to_string(StepKind::kSysctl), "sysctl");
   std::vector<std::string> all;
   for (auto k : {StepKind::kFrr, StepKind::kInterface, StepKind::kLink, StepKind::kWait,
-                 StepKind::kCheck, StepKind::kTopology})
+                 StepKind::kCheck, StepKind::kTopology, StepKind::kSysctl})
     all.push_back(to_string(k));
   EXPECT_EQ(all, keys::kStepKinds);
 }
@@ -291,6 +302,7 @@ TEST(ChangeSetValid, WaitAndCheckAloneDoNotChangeTheNetwork) {
   EXPECT_TRUE(changes_network(StepKind::kInterface));
   EXPECT_TRUE(changes_network(StepKind::kLink));
   EXPECT_TRUE(changes_network(StepKind::kTopology));
+  EXPECT_TRUE(changes_network(StepKind::kSysctl));
   EXPECT_FALSE(changes_network(StepKind::kWait));
   EXPECT_FALSE(changes_network(StepKind::kCheck));
 }
@@ -414,12 +426,13 @@ TEST(ChangeSetErrors, UnknownStepKindSuggestsTheNearest) {
   auto far = only_problem(kHead + "  - name: a\n    colour: blue\n    wait: {}\n");
   expect_at(far, 5, 5, "steps[0].colour");
   EXPECT_EQ(far.message, "unknown field 'colour'");
-  EXPECT_EQ(far.hint, "expected one of: name, frr, interface, link, wait, check, topology");
+  EXPECT_EQ(far.hint, "expected one of: name, frr, interface, link, wait, check, topology, sysctl");
 
   auto none = only_problem(kHead + "  - name: a\n");
   expect_at(none, 4, 5, "steps[0]");
   EXPECT_EQ(none.message,
-            "missing step kind; expected one of: frr, interface, link, wait, check, topology");
+            "missing step kind; expected one of: frr, interface, link, wait, check, topology, "
+            "sysctl");
 }
 
 TEST(ChangeSetErrors, TwoKindsInOneStep) {
@@ -714,6 +727,40 @@ TEST(ChangeSetErrors, FrrStepShape) {
   expect_at(two, 5, 43, "steps[0].frr.replace");
   EXPECT_EQ(two.message,
             "replace sets one node's whole configuration, but this step names 2 nodes");
+}
+
+TEST(ChangeSetErrors, SysctlStep) {
+  auto host_key = only_problem(kHead + "  - name: a\n    sysctl: {node: leaf1, set: {kernel.panic: 1}}\n");
+  expect_at(host_key, 5, 33, "steps[0].sysctl.set.kernel.panic");
+  EXPECT_EQ(host_key.message,
+            "'kernel.panic' is not a network setting; expected a sysctl name under net.");
+  EXPECT_THAT(host_key.hint, HasSubstr("the others are the host's own"));
+
+  auto no_if = only_problem(kHead +
+                            "  - name: a\n    sysctl:\n      nodes: [spine1, leaf2]\n      set:\n"
+                            "        net.ipv6.conf.swp3.disable_ipv6: 1\n");
+  // spine1 has swp3 (its link to leaf3); leaf2 has two uplinks only.
+  expect_at(no_if, 8, 9, "steps[0].sysctl.set.net.ipv6.conf.swp3.disable_ipv6");
+  EXPECT_EQ(no_if.message, "node leaf2 has no interface swp3 (in net.ipv6.conf.swp3.disable_ipv6)");
+  EXPECT_EQ(no_if.hint, "did you mean 'swp1'?");
+
+  auto value = only_problem(kHead + "  - name: a\n    sysctl: {node: leaf1, set: {net.ipv4.ip_forward: \"1; reboot\"}}\n");
+  EXPECT_EQ(value.message, "'1; reboot' is not a sysctl value; expected one line of numbers or words");
+
+  auto empty = only_problem(kHead + "  - name: a\n    sysctl: {node: leaf1, set: {}}\n");
+  EXPECT_THAT(empty.message, HasSubstr("expected a mapping of sysctl names to values"));
+
+  auto missing = only_problem(kHead + "  - name: a\n    sysctl: {node: leaf1}\n");
+  EXPECT_EQ(missing.message, "missing set: the kernel settings to write");
+
+  auto twice = only_problem(kHead + "  - name: a\n    sysctl: {nodes: [leaf1, leaf1], set: {net.ipv4.ip_forward: 0}}\n");
+  EXPECT_EQ(twice.message, "node 'leaf1' listed twice");
+
+  // all, default and lo are the kernel's own entries, on every node; hosts take sysctls too.
+  auto l = load(kHead + "  - name: a\n    sysctl:\n      nodes: [server1, spine1]\n      set:\n"
+                        "        net.ipv4.conf.all.rp_filter: 2\n        net.ipv6.conf.lo.disable_ipv6: 0\n"
+                        "        net.ipv4.conf.default.forwarding: 1\n");
+  EXPECT_TRUE(l.cs.has_value()) << dump(l.diags);
 }
 
 TEST(ChangeSetErrors, TopologyFileWithABadNode) {
@@ -1123,6 +1170,7 @@ std::vector<Section> sections() {
       {"wait", &def("waitStep"), keys::kWait},
       {"check", &def("checkStep"), keys::kCheck},
       {"topology", &def("topologyStep"), keys::kTopology},
+      {"sysctl", &def("sysctlStep"), keys::kSysctl},
   };
 }
 
@@ -1191,6 +1239,9 @@ TEST(ChangeSetSchema, LoaderListsTheSchemaFields) {
       {"check", kHead + "  - {name: a, check: {tests: [bgp], " + far + ": 1}}\n"},
       {"topology",
        kHead + "  - {name: a, topology: {file: clos-2x4-leaf5.yaml, " + far + ": 1}}\n"},
+      {"sysctl",
+       kHead + "  - {name: a, sysctl: {node: leaf1, set: {net.ipv4.ip_forward: 0}, " + far +
+           ": 1}}\n"},
   };
   for (const auto& s : sections()) {
     SCOPED_TRACE(s.name);
@@ -1240,6 +1291,11 @@ TEST(ChangeSetSchema, EnumsAndLimitsMatchTheLoader) {
   EXPECT_EQ(schema().at("properties").at("name").at("pattern"),
             std::string("^") + keys::kNamePattern + "$");
   EXPECT_EQ(def("duration").at("pattern"), std::string("^") + keys::kDurationPattern + "$");
+  const json& set = def("sysctlStep").at("properties").at("set");
+  EXPECT_EQ(set.at("propertyNames").at("pattern"),
+            std::string("^") + keys::kSysctlKeyPattern + "$");
+  EXPECT_EQ(set.at("additionalProperties").at("pattern"),
+            std::string("^") + keys::kSysctlValuePattern + "$");
   const json& links = def("linkStep").at("properties").at("links").at("oneOf");
   EXPECT_EQ(links.at(0).at("const"), keys::kAllLinks);
   for (const char* k : {"interfaceStep", "linkStep"})

@@ -72,6 +72,11 @@ struct FakeNetwork {
           if (!texts.empty()) return true;
         return false;
       };
+  // Kernel settings per node (sysctl name -> value); a key not listed does not exist. The lab
+  // shows `bad` while sysctl_broken(sysctls) holds too.
+  std::map<std::string, std::map<std::string, std::string>> sysctls;
+  std::function<bool(const std::map<std::string, std::map<std::string, std::string>>&)>
+      sysctl_broken = [](const auto&) { return false; };
   bool fail_reload = false;                          // restoring a snapshot fails
   std::function<void(const std::string&)> on_apply;  // called after each apply (may be empty)
   std::vector<std::string> log;
@@ -79,7 +84,7 @@ struct FakeNetwork {
 
   bool shows_bad() const {
     std::lock_guard lk(mu);
-    return broken(applied);
+    return broken(applied) || sysctl_broken(sysctls);
   }
   const twin::replay::NodeObservation* observation(const std::string& node) const {
     const auto& m = shows_bad() ? bad : good;
@@ -142,6 +147,22 @@ class FakeDriver final : public twin::drivers::NodeDriver {
                                        const std::string&,
                                        twin::proc::ProcessRunner&) const override {
     net_.note("interfaces " + node.name + ": " + script);
+    return {};
+  }
+  twin::Result<std::string> read_sysctl(const twin::plan::Node& node,
+                                        const std::string& key) const override {
+    std::lock_guard lk(net_.mu);
+    auto n = net_.sysctls.find(node.name);
+    if (n == net_.sysctls.end() || !n->second.count(key))
+      return twin::input_error("the kernel has no setting " + key);
+    return n->second.at(key);
+  }
+  twin::Result<void> write_sysctl(const twin::plan::Node& node, const std::string& key,
+                                  const std::string& value) const override {
+    if (auto r = read_sysctl(node, key); !r) return r.error();
+    net_.note("sysctl " + node.name + " " + key + "=" + value);
+    std::lock_guard lk(net_.mu);
+    net_.sysctls[node.name][key] = value;
     return {};
   }
   bool manages_frr(const twin::plan::Node& node) const override { return !node.daemons.empty(); }

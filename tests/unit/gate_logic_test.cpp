@@ -164,6 +164,55 @@ TEST(GateLogic, NoRollbackLeavesTheRejectedChangeInPlace) {
   EXPECT_TRUE(h.net.shows_bad());
 }
 
+// A sysctl step: the old value of each key is read before the first write, and the rollback
+// writes them back, the last written first.
+ChangeSet sysctl_change(std::vector<std::pair<std::string, std::string>> set) {
+  ChangeSet cs;
+  cs.name = "kernel settings";
+  Step s;
+  s.name = "forwarding off on spine1";
+  s.body = twin::replay::SysctlStep{{"spine1"}, std::move(set)};
+  cs.steps.push_back(s);
+  return cs;
+}
+
+TEST(GateLogic, ASysctlStepIsRolledBackToTheValuesBeforeIt) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.sysctls["spine1"] = {{"net.ipv4.ip_forward", "1"}, {"net.ipv4.conf.all.rp_filter", "0"}};
+  h.net.sysctl_broken = [](const auto& s) { return s.at("spine1").at("net.ipv4.ip_forward") == "0"; };
+  auto r = h.run(sysctl_change({{"net.ipv4.ip_forward", "0"}, {"net.ipv4.conf.all.rp_filter", "2"}}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_EQ(r->steps[0].kind, "sysctl");
+  EXPECT_EQ(r->steps[0].detail, "2 setting(s) written on 1 node(s)");
+  EXPECT_TRUE(r->rollback_ok) << r->rollback_detail;
+  EXPECT_THAT(r->rollback_detail, HasSubstr("2 kernel setting(s) written back"));
+  std::vector<std::string> writes;
+  for (const auto& l : h.net.log)
+    if (l.rfind("sysctl ", 0) == 0) writes.push_back(l);
+  EXPECT_THAT(writes, ElementsAre("sysctl spine1 net.ipv4.ip_forward=0",
+                                  "sysctl spine1 net.ipv4.conf.all.rp_filter=2",
+                                  "sysctl spine1 net.ipv4.conf.all.rp_filter=0",
+                                  "sysctl spine1 net.ipv4.ip_forward=1"));
+  EXPECT_EQ(h.net.sysctls["spine1"]["net.ipv4.ip_forward"], "1");
+}
+
+TEST(GateLogic, ASysctlTheKernelLacksFailsTheStepAndRestoresWhatWasWritten) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.sysctls["spine1"] = {{"net.ipv4.ip_forward", "1"}};
+  auto r = h.run(sysctl_change({{"net.ipv4.ip_forward", "0"}, {"net.ipv4.tcp_nothing", "1"}}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_FALSE(r->verdict.reasons.empty());
+  EXPECT_EQ(r->verdict.reasons[0].category, "step-failed");
+  EXPECT_THAT(r->verdict.reasons[0].message,
+              HasSubstr("node spine1: the kernel has no setting net.ipv4.tcp_nothing"));
+  EXPECT_EQ(h.net.sysctls["spine1"]["net.ipv4.ip_forward"], "1");
+}
+
 TEST(GateLogic, AFailedRollbackIsReportedNotHidden) {
   Harness h;
   load_case(h.net, "withdraw-loopback");

@@ -82,6 +82,16 @@ nlohmann::json NodeDriver::status(const plan::Node&) const { return nullptr; }
 
 bool NodeDriver::manages_frr(const plan::Node&) const { return false; }
 
+Result<std::string> NodeDriver::read_sysctl(const plan::Node& node, const std::string&) const {
+  return usage_error("node " + node.name + " (driver " + name() +
+                     ") has no kernel settings twin can reach; change them inside the node");
+}
+
+Result<void> NodeDriver::write_sysctl(const plan::Node& node, const std::string& key,
+                                      const std::string&) const {
+  return read_sysctl(node, key).error();
+}
+
 namespace {
 Error no_frr(const plan::Node& node) {
   return usage_error("node " + node.name + " runs no FRR that twin manages (driver " +

@@ -167,6 +167,14 @@ class NodeDriver {
   virtual Result<void> reload_config(const plan::Node& node, const std::string& path, bool test,
                                      std::string* out, proc::ProcessRunner& runner) const;
 
+  // Kernel settings of the running node's network namespace, by sysctl(8) name
+  // ("net.ipv4.ip_forward"): what the `sysctl` change step reads, sets and restores. Errors: a
+  // key this kernel does not have (kInput, naming it); a node whose kernel twin does not reach
+  // (kUsage: the default, e.g. a VM, whose namespace holds only the host ends of its wires).
+  virtual Result<std::string> read_sysctl(const plan::Node& node, const std::string& key) const;
+  virtual Result<void> write_sysctl(const plan::Node& node, const std::string& key,
+                                    const std::string& value) const;
+
   // `twin exec` / `twin shell`: runs `argv` (empty = an interactive shell) inside the node, in
   // the lab's cgroup. A namespace node replaces the calling process (returns only on failure,
   // with the exit code to use); a VM with an agent returns the guest's exit code.

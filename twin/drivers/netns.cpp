@@ -122,6 +122,14 @@ class NetnsDriver : public NodeDriver {
     return wiring::run_batch(runner, script, node.netns, what);
   }
 
+  Result<std::string> read_sysctl(const plan::Node& node, const std::string& key) const override {
+    return wiring::read_sysctl(node.netns, key);
+  }
+  Result<void> write_sysctl(const plan::Node& node, const std::string& key,
+                            const std::string& value) const override {
+    return wiring::write_sysctl(node.netns, key, value);
+  }
+
   Result<nlohmann::json> port_table(const plan::Node& node) const override {
     if (!fs::exists("/run/netns/" + node.netns))
       return harness_error("namespace " + node.netns + " is missing");

@@ -41,8 +41,8 @@ struct PrefixRef {
   Mark mark;
 };
 
-enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology };
-// "frr" | "interface" | "link" | "wait" | "check" | "topology"
+enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology, kSysctl };
+// "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl"
 const char* to_string(StepKind k);
 // Whether a step of this kind changes the network (wait and check only observe it): the gate
 // settles and validates after each changing step when it goes step by step.
@@ -109,12 +109,24 @@ struct TopologyStep {
   std::optional<topology::Topology> topo;  // as loaded and checked by the topology loader
 };
 
+// Kernel settings of one or more nodes' network namespaces, as sysctl(8) names them
+// ("net.ipv4.ip_forward", "net.ipv6.conf.swp1.disable_ipv6"): what orchestrators push beside
+// routing config (forwarding, rp_filter, IPv6 per interface). Only `net.` keys: they are per
+// network namespace, so a node's setting never reaches the host or another node. The rollback
+// writes back the value each key had before the step. Not intent: a setting is judged by what
+// it does to the network.
+struct SysctlStep {
+  std::vector<std::string> nodes;
+  std::vector<std::pair<std::string, std::string>> set;  // key -> value, in file order
+};
+
 // One step is exactly one of the kinds, in StepKind's order. Each kind has one handler
 // (replay/step_<kind>.cpp) that reads it from the change file, applies it in the gate, says
 // what it would do (dry run) and what it means for the intended plan; ARCHITECTURE.md has the
 // recipe for a new kind.
-using StepBody = std::variant<FrrStep, InterfaceStep, LinkStep, WaitStep, CheckStep, TopologyStep>;
-static_assert(std::variant_size_v<StepBody> == 6, "StepKind lists one value per StepBody kind");
+using StepBody = std::variant<FrrStep, InterfaceStep, LinkStep, WaitStep, CheckStep, TopologyStep,
+                              SysctlStep>;
+static_assert(std::variant_size_v<StepBody> == 7, "StepKind lists one value per StepBody kind");
 
 struct Step {
   std::string name;  // unique within the change set; the report refers to steps by it
@@ -129,12 +141,14 @@ struct Step {
   WaitStep& wait() { return std::get<WaitStep>(body); }
   CheckStep& check() { return std::get<CheckStep>(body); }
   TopologyStep& topology() { return std::get<TopologyStep>(body); }
+  SysctlStep& sysctl() { return std::get<SysctlStep>(body); }
   [[nodiscard]] const FrrStep& frr() const { return std::get<FrrStep>(body); }
   [[nodiscard]] const InterfaceStep& interface() const { return std::get<InterfaceStep>(body); }
   [[nodiscard]] const LinkStep& link() const { return std::get<LinkStep>(body); }
   [[nodiscard]] const WaitStep& wait() const { return std::get<WaitStep>(body); }
   [[nodiscard]] const CheckStep& check() const { return std::get<CheckStep>(body); }
   [[nodiscard]] const TopologyStep& topology() const { return std::get<TopologyStep>(body); }
+  [[nodiscard]] const SysctlStep& sysctl() const { return std::get<SysctlStep>(body); }
 };
 
 // What the change means to do, beyond what its steps already say (a raised MTU or a new

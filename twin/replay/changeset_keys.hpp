@@ -16,10 +16,10 @@ inline const std::vector<std::string> kIntent = {"drain", "links-down", "add-pre
                                                  "remove-prefixes"};
 inline const std::vector<std::string> kPrefix = {"node", "prefix"};  // intent.*-prefixes[i]
 // A step: its name and exactly one kind key.
-inline const std::vector<std::string> kStepKinds = {"frr",  "interface", "link",
-                                                    "wait", "check",     "topology"};
-inline const std::vector<std::string> kStep = {"name", "frr",   "interface", "link",
-                                               "wait", "check", "topology"};
+inline const std::vector<std::string> kStepKinds = {"frr",   "interface", "link",  "wait",
+                                                    "check", "topology",  "sysctl"};
+inline const std::vector<std::string> kStep = {"name",  "frr",      "interface", "link",
+                                               "wait",  "check",    "topology",  "sysctl"};
 inline const std::vector<std::string> kFrr = {"nodes", "node", "add", "remove", "replace"};
 inline const std::vector<std::string> kInterface = {
     "interfaces", "interface", "mtu", "state", "add-addresses", "remove-addresses"};
@@ -27,6 +27,7 @@ inline const std::vector<std::string> kLink = {"links", "link", "mtu", "state"};
 inline const std::vector<std::string> kWait = {"until", "timeout", "duration"};
 inline const std::vector<std::string> kCheck = {"tests", "expect", "failing", "timeout"};
 inline const std::vector<std::string> kTopology = {"file"};
+inline const std::vector<std::string> kSysctl = {"nodes", "node", "set"};
 
 // Values.
 inline const std::vector<std::string> kTestFamilies = {"bgp", "ospf", "bfd", "routes",
@@ -41,6 +42,10 @@ inline constexpr const char* kNamePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*";
 // A number and a unit (rules in twin/core/duration.hpp, shared with every loader).
 inline constexpr const char* kDurationPattern = twin::kDurationPattern;
 inline constexpr long long kMaxDurationMs = twin::kMaxDurationMs;
+// A sysctl key: `net.` and dotted words (per network namespace; sysctl(8)'s spelling).
+inline constexpr const char* kSysctlKeyPattern = "net(\\.[A-Za-z0-9_-]+)+";
+// Its value: what /proc/sys takes, one line (numbers, words, space-separated lists).
+inline constexpr const char* kSysctlValuePattern = "[A-Za-z0-9_.:/ -]+";
 // family.N: N without leading zeros, at most 6 digits.
 inline constexpr const char* kTestNumberPattern = "0|[1-9][0-9]{0,5}";
 

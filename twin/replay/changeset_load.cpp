@@ -27,6 +27,8 @@ const char* to_string(StepKind k) {
       return "check";
     case StepKind::kTopology:
       return "topology";
+    case StepKind::kSysctl:
+      return "sysctl";
   }
   return "?";
 }
@@ -40,6 +42,7 @@ bool changes_network(StepKind k) {
     case StepKind::kInterface:
     case StepKind::kLink:
     case StepKind::kTopology:
+    case StepKind::kSysctl:
       return true;
   }
   return true;

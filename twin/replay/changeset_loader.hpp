@@ -103,6 +103,8 @@ class ChangeSetLoader {
 
   void parse_topology(const Value& v, TopologyStep& out);
 
+  void parse_sysctl(const Value& v, SysctlStep& out);
+
   std::string text_, file_, dir_;
   Diagnostics& d_;
   yaml::Reader r_;

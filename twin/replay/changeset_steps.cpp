@@ -157,6 +157,9 @@ Step ChangeSetLoader::parse_step(const Value& sv) {
   } else if (kind == "topology") {
     s.body = TopologyStep{};
     parse_topology(kv, s.topology());
+  } else if (kind == "sysctl") {
+    s.body = SysctlStep{};
+    parse_sysctl(kv, s.sysctl());
   } else {
     // Only names of kStepKinds reach here; one without a branch is a programming error.
     throw std::logic_error("step kind '" + kind + "' is listed in kStepKinds but not parsed");

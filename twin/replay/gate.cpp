@@ -22,6 +22,7 @@ std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touche
   for (const auto& key : t.interfaces) nodes.insert(key.substr(0, key.find(':')));
   for (const auto& [node, ifname, addr] : t.host_added) nodes.insert(node);
   for (const auto& [node, ifname, addr] : t.host_removed) nodes.insert(node);
+  for (const auto& [node, key, value] : t.sysctls) nodes.insert(node);
   // The adjacencies a touched node takes part in, at both ends (the peer's dead timer is the
   // one that notices a silent neighbor).
   int dead_s = 0;
@@ -282,6 +283,14 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + node, runner_); !r)
       problems.push_back(r.error().message);
   }
+  // Kernel settings: the values before the change, the last written first.
+  for (auto it = t.sysctls.rbegin(); it != t.sysctls.rend(); ++it) {
+    const auto& [node, key, old] = *it;
+    const plan::Node* n = st_.plan.find(node);
+    if (!n) continue;
+    if (auto r = env_.drivers(*n).write_sysctl(*n, key, old); !r)
+      problems.push_back("node " + node + ": " + r.error().message);
+  }
   // FRR: back to the snapshot, applied as a difference.
   std::vector<const plan::Node*> nodes;
   for (const auto& name : t.frr_nodes)
@@ -296,6 +305,8 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     if (e) problems.push_back(e->message);
   std::string restored = std::to_string(nodes.size()) + " FRR config(s) and " +
                          std::to_string(scripts.size()) + " node(s)' interfaces restored";
+  if (!t.sysctls.empty())
+    restored += ", " + std::to_string(t.sysctls.size()) + " kernel setting(s) written back";
   if (!problems.empty()) {
     *detail = restored + "; problems: " + problems.front();
     return harness_error(*detail);

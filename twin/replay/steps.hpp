@@ -26,6 +26,9 @@ struct Touched {
   // Host-node addresses a step added / removed (node, interface, address): undone exactly.
   std::vector<std::tuple<std::string, std::string, std::string>> host_added, host_removed;
   bool topology = false;  // the lab was reshaped: reshaped back to the baseline plan
+  // Kernel settings a sysctl step wrote: (node, key, value before the change's first write),
+  // in the order written; the rollback writes the old values back in reverse order.
+  std::vector<std::tuple<std::string, std::string, std::string>> sysctls;
 };
 
 // What a handler may use while the gate applies its step.
@@ -49,6 +52,7 @@ Result<void> apply_step(const LinkStep& step, StepRun& run, std::string* detail)
 Result<void> apply_step(const WaitStep& step, StepRun& run, std::string* detail);
 Result<void> apply_step(const CheckStep& step, StepRun& run, std::string* detail);
 Result<void> apply_step(const TopologyStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const SysctlStep& step, StepRun& run, std::string* detail);
 
 // What the step would do, without doing it: lines indented by three spaces on `out`. `current`
 // is the plan the lab would run at that step (a topology step replaces it). Errors: a program
@@ -65,6 +69,8 @@ Result<void> describe_step(const CheckStep& step, const state::State& st, plan::
                            proc::ProcessRunner& runner, std::ostream& out);
 Result<void> describe_step(const TopologyStep& step, const state::State& st, plan::Plan& current,
                            proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const SysctlStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
 
 // What the step means for the intended plan `p` of lab `lab` (intent.hpp), applied in order.
 void intend_step(const FrrStep& step, const std::string& lab, plan::Plan& p);
@@ -73,6 +79,7 @@ void intend_step(const LinkStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const WaitStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const CheckStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const TopologyStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const SysctlStep& step, const std::string& lab, plan::Plan& p);
 
 // Helpers of intend_step (intent.cpp): the interface `node:ifname` of `p` (nullptr if none),
 // and setting its intended MTU.

@@ -1,6 +1,9 @@
 #include "twin/wiring/wiring.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <iterator>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -116,6 +119,53 @@ Result<void> apply_sysctls(const std::string& netns,
       f.flush();
       if (!f) return env_error("writing " + value + " to " + p + ": " + std::strerror(errno));
     }
+    return {};
+  });
+  if (!r) return r.error().with_context("netns " + netns);
+  return {};
+}
+
+namespace {
+// sysctl(8) names use dots where /proc/sys has folders.
+std::string sysctl_path(const std::string& key) {
+  std::string p = key;
+  std::replace(p.begin(), p.end(), '.', '/');
+  return "/proc/sys/" + p;
+}
+}  // namespace
+
+Result<std::string> read_sysctl(const std::string& netns, const std::string& key) {
+  std::string v;
+  auto r = runtime::run_in_netns(netns, [&]() -> Result<void> {
+    std::ifstream f(sysctl_path(key));
+    if (!f)
+      return errno == ENOENT ? input_error("the kernel has no setting " + key)
+                             : env_error("reading " + key + ": " + std::strerror(errno));
+    v.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+    std::replace(v.begin(), v.end(), '\t', ' ');
+    return {};
+  });
+  if (!r) return r.error().with_context("netns " + netns);
+  return v;
+}
+
+Result<void> write_sysctl(const std::string& netns, const std::string& key,
+                          const std::string& value) {
+  auto r = runtime::run_in_netns(netns, [&]() -> Result<void> {
+    // Unbuffered: the kernel's answer to write(2) is the verdict on the value.
+    FILE* f = std::fopen(sysctl_path(key).c_str(), "we");
+    if (!f)
+      return errno == ENOENT ? input_error("the kernel has no setting " + key)
+                             : env_error("opening " + key + ": " + std::strerror(errno));
+    std::setvbuf(f, nullptr, _IONBF, 0);
+    std::string line = value + "\n";
+    bool ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
+    int err = errno;
+    std::fclose(f);
+    if (!ok)
+      return err == EINVAL ? input_error("the kernel refuses " + key + " = " + value)
+                           : env_error("writing " + key + ": " + std::strerror(err));
     return {};
   });
   if (!r) return r.error().with_context("netns " + netns);

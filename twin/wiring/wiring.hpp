@@ -48,6 +48,13 @@ std::vector<std::pair<std::string, std::string>> wire_sysctls();
 Result<void> apply_sysctls(const std::string& netns,
                            const std::vector<std::pair<std::string, std::string>>& sysctls);
 
+// One sysctl of namespace `netns` by sysctl(8) name ("net.ipv4.conf.swp1.forwarding"): its
+// value (trailing newline removed), or written. Errors: kInput when the kernel has no such
+// key (or refuses the value: EINVAL), kEnvironment otherwise.
+Result<std::string> read_sysctl(const std::string& netns, const std::string& key);
+Result<void> write_sysctl(const std::string& netns, const std::string& key,
+                          const std::string& value);
+
 // VM nodes (runtime/libvirt.hpp). Root-namespace script creating each tap of `node` (down,
 // with its link's MTU); IPv6 is disabled on them before they come up (vm_tap_sysctls).
 std::string tap_create_script(const plan::Node& node);
