@@ -74,9 +74,11 @@ void check_scenario(const std::string& lab, const std::string& file) {
   auto sc = twin::replay::load_scenario(file, d);
   ASSERT_TRUE(sc) << d.format();
   ASSERT_FALSE(sc->expect.verdict.empty()) << "every shipped scenario states its verdict";
-  // Short windows keep CI fast (the network is settled first).
+  // Short windows keep CI fast (the network is settled first). The restart check as `twin
+  // run` does it: on unless the scenario turns it off.
   auto r = twin_it::twin("apply --lab " + lab + " --json --converge-timeout 6 " + sc->change +
-                         " --revert" + (sc->per_step ? " --per-step" : ""));
+                         " --revert" + (sc->per_step ? " --per-step" : "") +
+                         (sc->restart_check ? " --restart-check" : ""));
   json j = parse_or_fail(r);
   bool approve = sc->expect.verdict == "approve";
   EXPECT_EQ(r.code, approve ? 0 : 1) << r.err;
@@ -85,6 +87,10 @@ void check_scenario(const std::string& lab, const std::string& file) {
     EXPECT_TRUE(j["reasons"].empty());
     for (const auto& s : j["steps"]) EXPECT_EQ(s["status"], "applied") << s.dump();
     EXPECT_EQ(j["after"]["verdict"], "pass");
+    if (sc->restart_check) {
+      ASSERT_TRUE(j["restart_check"].is_object());
+      EXPECT_TRUE(j["restart_check"]["ok"].get<bool>()) << j["restart_check"].dump(1);
+    }
   } else {
     ASSERT_FALSE(j["reasons"].empty());
     const auto& first = j["reasons"][0];

@@ -77,6 +77,11 @@ struct FakeNetwork {
   std::map<std::string, std::map<std::string, std::string>> sysctls;
   std::function<bool(const std::map<std::string, std::map<std::string, std::string>>&)>
       sysctl_broken = [](const auto&) { return false; };
+  // Configuration that holds in running state and breaks the lab once the node it was applied
+  // to restarted its daemons (a latent setting); restarted holds the nodes restarted so far.
+  std::function<bool(const std::map<std::string, std::vector<std::string>>&)> latent =
+      [](const auto&) { return false; };
+  std::set<std::string> restarted;
   bool fail_reload = false;                          // restoring a snapshot fails
   std::function<void(const std::string&)> on_apply;  // called after each apply (may be empty)
   std::vector<std::string> log;
@@ -84,7 +89,11 @@ struct FakeNetwork {
 
   bool shows_bad() const {
     std::lock_guard lk(mu);
-    return broken(applied) || sysctl_broken(sysctls);
+    if (broken(applied) || sysctl_broken(sysctls)) return true;
+    std::map<std::string, std::vector<std::string>> after_restart;
+    for (const auto& n : restarted)
+      if (auto a = applied.find(n); a != applied.end()) after_restart.insert(*a);
+    return latent(after_restart);
   }
   const twin::replay::NodeObservation* observation(const std::string& node) const {
     const auto& m = shows_bad() ? bad : good;
@@ -188,6 +197,11 @@ class FakeDriver final : public twin::drivers::NodeDriver {
     net_.applied.erase(node.name);
     return {};
   }
+  twin::Result<void> save_config(const twin::plan::Node& node,
+                                 twin::proc::ProcessRunner&) const override {
+    net_.note("save " + node.name);
+    return {};
+  }
   int exec(const twin::state::State&, const twin::plan::Node&,
            const std::vector<std::string>&) const override {
     return 0;
@@ -245,6 +259,18 @@ class FakeLab final : public twin::replay::LabControl {
     saved = intended;
     return {};
   }
+  // Restarting nodes of `net` (when set): logged, and their latent configuration takes effect.
+  twin::Result<int> restart_routing(const twin::plan::Plan&,
+                                    const std::vector<std::string>& nodes) override {
+    if (!net) return twin::harness_error("no network to restart");
+    for (const auto& n : nodes) {
+      net->note("restart " + n);
+      std::lock_guard lk(net->mu);
+      net->restarted.insert(n);
+    }
+    return static_cast<int>(nodes.size()) * 3;
+  }
+  FakeNetwork* net = nullptr;
   std::vector<std::string> reshapes;
   std::optional<twin::plan::Plan> saved;
 };

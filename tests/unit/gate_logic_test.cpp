@@ -91,6 +91,7 @@ struct Harness {
     st.lab = "rec";
     st.plan = clos();
     opts.parallel = 2;
+    lab.net = &net;
   }
 
   twin::Result<ApplyResult> run(const ChangeSet& cs) {
@@ -211,6 +212,84 @@ TEST(GateLogic, ASysctlTheKernelLacksFailsTheStepAndRestoresWhatWasWritten) {
   EXPECT_THAT(r->verdict.reasons[0].message,
               HasSubstr("node spine1: the kernel has no setting net.ipv4.tcp_nothing"));
   EXPECT_EQ(h.net.sysctls["spine1"]["net.ipv4.ip_forward"], "1");
+}
+
+// The restart check: an approved change's nodes save their config and restart from it; a
+// setting that breaks the network only then is rejected and rolled back, startup config too.
+TEST(GateLogic, TheRestartCheckRejectsALatentSettingAndRestoresTheStartupConfig) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = [](const auto&) { return false; };            // fine while running
+  h.net.latent = [](const auto& a) { return a.count("leaf1") > 0; };  // broken once restarted
+  h.opts.restart_check = true;
+  auto r = h.run(leaf_steps(1, {}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_EQ(r->verdict.reasons.size(), 1u);
+  const auto& reason = r->verdict.reasons[0];
+  EXPECT_EQ(reason.category, "restart-divergence");
+  EXPECT_EQ(reason.rank, 7);
+  EXPECT_THAT(reason.message,
+              HasSubstr("after restarting the routing daemons of leaf1 from their saved config, "
+                        "the network came back different: prefixes lost: 5"));
+  EXPECT_THAT(reason.subjects, Contains(HasSubstr("prefix-lost: leaf2 10.255.1.1/32")));
+  ASSERT_TRUE(r->restart_check.has_value());
+  EXPECT_FALSE(r->restart_check->ok);
+  EXPECT_EQ(r->restart_check->nodes, std::vector<std::string>{"leaf1"});
+  EXPECT_EQ(r->restart_check->daemons, 3);
+  ASSERT_TRUE(r->restart_check->phase.has_value());
+  EXPECT_EQ(r->restart_check->phase->name, "after restart");
+  EXPECT_GT(r->restart_check->diff.count("prefix-lost", false), 0);
+  EXPECT_TRUE(r->rolled_back);
+  EXPECT_TRUE(r->rollback_ok) << r->rollback_detail;
+  EXPECT_TRUE(r->configs_saved.empty());
+  // Saved, restarted, restored, and the restored running config saved as startup config again.
+  std::vector<std::string> order;
+  for (const auto& l : h.net.log)
+    if (l.find("leaf1") != std::string::npos && l.rfind("interfaces", 0) != 0) order.push_back(l);
+  EXPECT_THAT(order, ElementsAre("apply leaf1", "save leaf1", "restart leaf1", "reload leaf1",
+                                 "save leaf1"));
+  EXPECT_FALSE(h.net.shows_bad());
+}
+
+TEST(GateLogic, AnApprovalSavesTheTouchedNodesStartupConfigWithOrWithoutTheRestartCheck) {
+  for (bool check : {true, false}) {
+    SCOPED_TRACE(check);
+    Harness h;
+    load_case(h.net, "withdraw-loopback");
+    h.net.broken = [](const auto&) { return false; };
+    h.opts.restart_check = check;
+    auto r = h.run(leaf_steps(2, {}));  // leaf1 and leaf2
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->verdict.decision, Decision::kApprove);
+    EXPECT_EQ(r->configs_saved, (std::vector<std::string>{"leaf1", "leaf2"}));
+    EXPECT_EQ(h.count("save leaf1"), 1);
+    EXPECT_EQ(h.count("save leaf2"), 1);
+    EXPECT_EQ(h.count("save leaf3"), 0);
+    EXPECT_EQ(h.count("restart leaf1"), check ? 1 : 0);
+    EXPECT_EQ(r->restart_check.has_value(), check);
+    if (check) {
+      EXPECT_TRUE(r->restart_check->ok) << r->restart_check->detail;
+      EXPECT_THAT(r->restart_check->detail,
+                  HasSubstr("leaf1, leaf2 restarted from the saved config (6 daemons)"));
+    }
+  }
+}
+
+TEST(GateLogic, ARevertedApprovalLeavesTheStartupConfigAsItWas) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = [](const auto&) { return false; };
+  h.opts.restart_check = true;
+  h.opts.revert = true;
+  auto r = h.run(leaf_steps(1, {}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kApprove);
+  EXPECT_TRUE(r->rollback_ok);
+  EXPECT_TRUE(r->configs_saved.empty());
+  // Saved for the restart, then saved again once the running config was restored.
+  EXPECT_EQ(h.count("save leaf1"), 2);
+  EXPECT_EQ(h.count("reload leaf1"), 1);
 }
 
 TEST(GateLogic, AFailedRollbackIsReportedNotHidden) {

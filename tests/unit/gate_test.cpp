@@ -1463,8 +1463,8 @@ TEST(Verdict, ExitCodesAndNames) {
 // =======================================================================================
 // Scenario files
 
-const StringSet kScenarioKeys = {"version", "name",     "description", "topology",
-                                 "change",  "per-step", "expect"};
+const StringSet kScenarioKeys = {"version", "name",     "description",   "topology",
+                                 "change",  "per-step", "restart-check", "expect"};
 const StringSet kExpectKeys = {"verdict", "reason", "reason-contains", "reasons-include",
                                "failing-step"};
 const StringSet kReasonCategories(twin::replay::reason_categories().begin(),
@@ -1616,6 +1616,7 @@ TEST_F(ScenarioFiles, MinimalScenarioLoads) {
   EXPECT_EQ(s->topology, dir_ + "/topo.yaml");
   EXPECT_EQ(s->change, dir_ + "/change.yaml");
   EXPECT_FALSE(s->per_step);
+  EXPECT_TRUE(s->restart_check);  // on unless the scenario turns it off
   EXPECT_TRUE(s->expect.verdict.empty());
   EXPECT_EQ(s->mark.line, 1);
   EXPECT_EQ(s->mark.column, 1);
@@ -1824,7 +1825,7 @@ TEST(ScenarioSchema, IsDraft202012WithDescriptions) {
       EXPECT_FALSE(prop.value("description", "").empty()) << name;
       ++described;
     }
-  EXPECT_EQ(described, 12);
+  EXPECT_EQ(described, 13);
 }
 
 TEST(ScenarioSchema, FieldsEqualTheLoaderKeyLists) {
@@ -1863,7 +1864,7 @@ TEST_F(ScenarioFiles, LoaderListsTheSchemaFields) {
 TEST_F(ScenarioFiles, LoaderAcceptsEverySchemaField) {
   const std::string text =
       "version: 1\nname: every-field\ndescription: all of them\ntopology: topo.yaml\n"
-      "change: change.yaml\nper-step: true\n"
+      "change: change.yaml\nper-step: true\nrestart-check: false\n"
       "expect:\n  verdict: reject\n  reason: session-lost\n  reason-contains: leaf2 swp1\n"
       "  reasons-include: [area, leaf2]\n  failing-step: a\n";
   YAML::Node y = YAML::Load(text);
@@ -1880,6 +1881,7 @@ TEST_F(ScenarioFiles, LoaderAcceptsEverySchemaField) {
   EXPECT_EQ(s->name, "every-field");
   EXPECT_EQ(s->description, "all of them");
   EXPECT_TRUE(s->per_step);
+  EXPECT_FALSE(s->restart_check);
   EXPECT_EQ(s->expect.verdict, "reject");
   EXPECT_EQ(s->expect.reason, "session-lost");
   EXPECT_EQ(s->expect.reason_contains, "leaf2 swp1");

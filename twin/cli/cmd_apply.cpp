@@ -145,6 +145,7 @@ replay::ApplyOptions gate_options(const ApplyOptions& o) {
   ao.revert = o.revert;
   ao.per_step = o.per_step;
   ao.allow_dirty_baseline = o.allow_dirty_baseline;
+  ao.restart_check = o.restart_check;
   ao.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
   ao.progress = progress_printer();
   ao.validators = validators::make_validators;
@@ -157,11 +158,11 @@ int run_apply(const ApplyOptions& o) {
   if (o.no_rollback && o.revert)
     return fail("--no-rollback and --revert contradict each other; choose one", 2);
   if (o.dry_run && (o.json || !o.junit.empty() || !o.evidence.empty() || o.per_step ||
-                    o.no_rollback || o.revert))
+                    o.no_rollback || o.revert || o.restart_check))
     return fail(
         "--dry-run prints the plan of the change as text and applies nothing; "
-        "--json, --junit, --evidence, --per-step, --no-rollback and --revert are for a "
-        "real run",
+        "--json, --junit, --evidence, --per-step, --no-rollback, --revert and --restart-check "
+        "are for a real run",
         2);
   if (o.change.empty() == o.configs.empty())
     return fail(o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
@@ -238,6 +239,8 @@ int run_scenario(const RunOptions& ro) {
   if (!st) return finish(fail(st.error().message, 3));
   replay::ApplyOptions ao = gate_options(o);
   ao.per_step = ao.per_step || sc->per_step;
+  // The CI gate: a latent fault missed here costs more than the seconds the check takes.
+  ao.restart_check = sc->restart_check && !o.no_restart_check;
   auto r = replay::apply(*st, *cs, ao, runner);
   if (!r) return finish(fail(r.error().message, exit_code(r.error())));
   std::string verdict = report::apply_verdict(*r);

@@ -83,6 +83,8 @@ struct ApplyOptions {
   bool revert = false;
   bool per_step = false;
   bool allow_dirty_baseline = false;
+  bool restart_check = false;     // apply: --restart-check
+  bool no_restart_check = false;  // run: --no-restart-check (the check is on by default there)
   double converge_timeout_s = 10;  // a rejected change waits this long
 };
 int run_apply(const ApplyOptions& o);

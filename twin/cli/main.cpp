@@ -176,6 +176,9 @@ int main(int argc, char** argv) {
                 "the difference from each node's running config");
   a->add_flag("--dry-run", apply.dry_run, "print the steps and configuration diffs; apply nothing");
   gate_flags(a, apply);
+  a->add_flag("--restart-check", apply.restart_check,
+              "after an approval, restart the routing daemons of the nodes the change touched "
+              "from their saved config and require the same state back");
   a->callback([&] { code = twin::cli::run_apply(apply); });
 
   twin::cli::RunOptions run;
@@ -187,6 +190,9 @@ int main(int argc, char** argv) {
                 "jobs share a machine)");
   r->add_flag("--keep", run.keep, "leave the lab up afterwards (twin down to remove it)");
   gate_flags(r, run.apply);
+  r->add_flag("--no-restart-check", run.apply.no_restart_check,
+              "skip the restart check after an approval (on by default; also restart-check: "
+              "false in the scenario)");
   r->callback([&] { code = twin::cli::run_scenario(run); });
 
   twin::cli::GenClosOptions gen;

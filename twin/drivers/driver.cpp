@@ -27,6 +27,16 @@ Result<void> Record::forget(const std::string& kind, const std::string& name) {
   return state::save_state(st_);
 }
 
+std::vector<state::Resource> Record::take(const std::string& kind, const std::string& node) {
+  std::lock_guard lk(mu_);
+  std::vector<state::Resource> out;
+  for (const auto& r : st_.resources)
+    if (r.kind == kind && r.node == node) out.push_back(r);
+  std::erase_if(st_.resources,
+                [&](const state::Resource& r) { return r.kind == kind && r.node == node; });
+  return out;
+}
+
 Result<void> Record::save() {
   std::lock_guard lk(mu_);
   return state::save_state(st_);
@@ -99,6 +109,15 @@ Error no_frr(const plan::Node& node) {
                      node.image + ")");
 }
 }  // namespace
+
+Result<void> NodeDriver::save_config(const plan::Node& node, proc::ProcessRunner&) const {
+  return no_frr(node);
+}
+
+Result<int> NodeDriver::restart_routing(const plan::Node& node, BuildContext&) const {
+  return no_frr(node);
+}
+
 
 Result<std::string> NodeDriver::running_config(const plan::Node& node, proc::ProcessRunner&) const {
   return no_frr(node);

@@ -39,6 +39,9 @@ class Record {
   void note(state::Resource r);
   // Drops a resource that is gone (removed by its creator before the lab was up) and saves.
   Result<void> forget(const std::string& kind, const std::string& name);
+  // Removes the resources of `kind` that belong to `node` from the record (not saved) and
+  // returns them: what a restart stops before it notes the new processes.
+  std::vector<state::Resource> take(const std::string& kind, const std::string& node);
   Result<void> save();
   // The lab's cgroup v2 folder ("" before `up` made one).
   [[nodiscard]] std::string cgroup() const;
@@ -174,6 +177,19 @@ class NodeDriver {
   virtual Result<std::string> read_sysctl(const plan::Node& node, const std::string& key) const;
   virtual Result<void> write_sysctl(const plan::Node& node, const std::string& key,
                                     const std::string& value) const;
+
+  // The node's running FRR configuration becomes its startup configuration (what `write
+  // memory` does in integrated mode: the node's frr.conf in its run folder), so a restart of
+  // its daemons boots from it. Idempotent. Errors: kUsage where twin does not run the node's
+  // FRR (hosts, a NOS in a VM), or its vty not answering.
+  virtual Result<void> save_config(const plan::Node& node, proc::ProcessRunner& runner) const;
+  // Stops the node's routing daemons (the processes recorded for it, by PID and start time
+  // only: SIGTERM, then SIGKILL after 3 s) and starts them again booting from the saved
+  // startup configuration (save_config), as after a reboot; the new PIDs are noted in
+  // ctx.record (not saved: the caller saves). Returns the number of daemons started. Errors:
+  // kUsage as save_config; a daemon that does not stop or start (kHarness); FRR refusing the
+  // saved configuration (kInput).
+  virtual Result<int> restart_routing(const plan::Node& node, BuildContext& ctx) const;
 
   // `twin exec` / `twin shell`: runs `argv` (empty = an interactive shell) inside the node, in
   // the lab's cgroup. A namespace node replaces the calling process (returns only on failure,

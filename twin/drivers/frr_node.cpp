@@ -3,10 +3,12 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
@@ -95,6 +97,49 @@ Result<void> write_frr_files(const plan::Node& n) {
       if (auto r = chown_frr(path); !r) return r;
     }
   return {};
+}
+
+Result<void> save_frr_config(const plan::Node& n, const std::string& config) {
+  const std::string path = n.run_dir + "/frr.conf";
+  const std::string tmp = path + ".saving";
+  if (auto r = write_file(tmp, config); !r) return r;
+  if (auto r = chown_frr(tmp); !r) return r;
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return harness_error("saving " + path + ": " + ec.message());
+  return {};
+}
+
+Result<int> restart_frr_daemons(const plan::Node& n, BuildContext& ctx) {
+  auto procs = ctx.record.take("process", n.name);
+  for (const auto& r : procs)
+    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGTERM);
+  auto until = std::chrono::steady_clock::now() + 3s;
+  for (const auto& r : procs) {
+    while (state::process_alive(r.pid, r.start_time) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(10ms);
+    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGKILL);
+  }
+  for (const auto& r : procs) {
+    auto hard = std::chrono::steady_clock::now() + 3s;
+    while (state::process_alive(r.pid, r.start_time) && std::chrono::steady_clock::now() < hard)
+      std::this_thread::sleep_for(10ms);
+    if (state::process_alive(r.pid, r.start_time)) {
+      ctx.record.note(r);  // still running: still the lab's
+      return harness_error("node " + n.name + ": " + r.name + " (pid " + std::to_string(r.pid) +
+                           ") survived SIGKILL");
+    }
+  }
+  // Sockets and pid files of the stopped daemons would make the new ones wait or refuse.
+  for (const auto& d : n.daemons) {
+    std::error_code ec;
+    fs::remove(n.run_dir + "/" + d + ".pid", ec);
+    fs::remove(n.run_dir + "/" + d + ".vty", ec);
+  }
+  plan::Node boot = n;
+  boot.config_generated = false;  // the saved integrated frr.conf, through vtysh -b
+  boot.config_source.clear();
+  return start_frr_daemons(boot, ctx);
 }
 
 Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {

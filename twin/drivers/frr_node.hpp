@@ -20,4 +20,13 @@ Result<void> write_frr_files(const plan::Node& node);
 // number of daemons started.
 Result<int> start_frr_daemons(const plan::Node& node, BuildContext& ctx);
 
+// `config` (a running configuration) becomes the node's frr.conf, replaced atomically, owned by
+// frr: the startup configuration a restart boots from.
+Result<void> save_frr_config(const plan::Node& node, const std::string& config);
+
+// Stops the node's recorded daemons (taken out of ctx.record) and starts them again with the
+// node's saved frr.conf applied by `vtysh -b` (never the per-daemon shares of a generated
+// config, which an approved change has made stale). Returns the number of daemons started.
+Result<int> restart_frr_daemons(const plan::Node& node, BuildContext& ctx);
+
 }  // namespace twin::drivers

@@ -155,6 +155,14 @@ class FrrDriver final : public NetnsDriver {
     return start_frr_daemons(node, ctx);
   }
   bool manages_frr(const plan::Node& node) const override { return !node.daemons.empty(); }
+  Result<void> save_config(const plan::Node& node, proc::ProcessRunner& runner) const override {
+    auto cfg = runtime::running_config(runner, node);
+    if (!cfg) return cfg.error();
+    return save_frr_config(node, *cfg);
+  }
+  Result<int> restart_routing(const plan::Node& node, BuildContext& ctx) const override {
+    return restart_frr_daemons(node, ctx);
+  }
   Result<std::string> running_config(const plan::Node& node,
                                      proc::ProcessRunner& runner) const override {
     return runtime::running_config(runner, node);

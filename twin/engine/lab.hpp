@@ -95,6 +95,17 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
 // never lowered; says so through `progress`. Errors: kEnvironment.
 Result<void> ensure_neighbor_capacity(const plan::Plan& plan, const Progress& progress);
 
+// Restarts the routing daemons of `nodes` of lab `lab`, as they are in `running` (the plan the
+// lab runs now: the state file's until a change's intent is saved), nodes in parallel; the
+// caller holds the lab lock. Each node's driver stops the recorded daemons and starts them
+// booting from the node's saved startup configuration (drivers::NodeDriver::restart_routing);
+// the state file then records the new processes. Returns the number of daemons started.
+// Errors: the first node's failure, with its name; processes already started stay recorded
+// (`down` removes them).
+Result<int> restart_routing(const std::string& lab, const plan::Plan& running,
+                            const std::vector<std::string>& nodes, proc::ProcessRunner& runner,
+                            int parallel);
+
 // Path of the cgroup v2 mount ("" if the kernel has none).
 std::string cgroup2_mount();
 

@@ -1,4 +1,5 @@
 #include "twin/engine/reconcile.hpp"
+#include "twin/engine/lab.hpp"
 
 #include <signal.h>
 
@@ -372,6 +373,38 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
   drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};
   ctx.settings.parallel = parallel;
   return reconcile(from, to, ctx, rep);
+}
+
+}  // namespace twin::engine
+
+namespace twin::engine {
+
+Result<int> restart_routing(const std::string& lab, const plan::Plan& running,
+                            const std::vector<std::string>& nodes, proc::ProcessRunner& runner,
+                            int parallel) {
+  auto loaded = state::load_state(lab);
+  if (!loaded) return loaded.error();
+  drivers::Record record(*loaded);
+  drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};
+  ctx.settings.parallel = parallel;
+  std::vector<const plan::Node*> list;
+  for (const auto& name : nodes) {
+    const plan::Node* n = running.find(name);
+    if (!n) return usage_error("node " + name + " is not in lab " + lab);
+    list.push_back(n);
+  }
+  std::vector<Result<int>> results(list.size(), 0);
+  parallel_for(list.size(), parallel, [&](size_t i) {
+    results[i] = drivers::driver_for(*list[i]).restart_routing(*list[i], ctx);
+  });
+  auto saved = record.save();
+  int started = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!results[i]) return results[i].error().with_context("restarting " + list[i]->name);
+    started += *results[i];
+  }
+  if (!saved) return saved.error();
+  return started;
 }
 
 }  // namespace twin::engine

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include "twin/core/util.hpp"
+#include "twin/engine/lab.hpp"
 #include "twin/replay/gate.hpp"
 #include "twin/state/state.hpp"
 
@@ -25,6 +26,10 @@ class EngineLab final : public LabControl {
     if (!cur) return cur.error();
     cur->plan = intended;
     return state::save_state(*cur);
+  }
+  Result<int> restart_routing(const plan::Plan& running,
+                              const std::vector<std::string>& nodes) override {
+    return engine::restart_routing(lab_, running, nodes, runner_, parallel_);
   }
 
  private:

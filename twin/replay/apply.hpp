@@ -28,6 +28,9 @@ struct ApplyOptions {
   bool revert = false;                // a what-if run: restore the baseline after an approval too
   bool per_step = false;              // validate after every step; name the first that breaks
   bool allow_dirty_baseline = false;  // judge only what the change makes worse
+  // After an approval, restart the routing daemons of every FRR node the change touched from
+  // their saved configuration and require the same state back (reason restart-divergence).
+  bool restart_check = false;
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};  // per validation
   int parallel = 4;
   std::function<void(const std::string&)> progress;  // one line per event; may be empty
@@ -41,6 +44,17 @@ struct Phase {
   validate::Report report;
   std::vector<validate::ProbeRecord> probes;
   NetState state;
+};
+
+// The restart check of an approved change (ApplyOptions::restart_check).
+struct RestartCheck {
+  std::vector<std::string> nodes;  // FRR nodes the change touched, restarted (sorted)
+  int daemons = 0;                 // daemons started again
+  bool ok = false;                 // the same state came back
+  std::string detail;              // how it went, or what came back differently
+  double duration_ms = 0;          // save, restart, re-convergence and validation
+  std::optional<Phase> phase;      // the validation after the restart
+  Diff diff;                       // the approved state vs after the restart
 };
 
 struct ApplyResult {
@@ -65,6 +79,10 @@ struct ApplyResult {
   std::optional<Phase> rollback;
   Diff rollback_diff;         // baseline vs after the rollback: empty of losses when it succeeded
   bool intent_saved = false;  // approved: the lab's intended plan now includes the change
+  std::optional<RestartCheck> restart_check;  // set when the check ran
+  // FRR nodes whose startup configuration (frr.conf) now holds the approved change, so a
+  // restart of their daemons boots into it.
+  std::vector<std::string> configs_saved;
   // Per FRR node: running config before and after the change (after = before when untouched).
   std::map<std::string, std::string> config_before, config_after;
 

@@ -71,6 +71,12 @@ class Gate {
   Error abort_interrupted(const Touched& touched, const std::string& when);
   Result<void> rollback(const Touched& t, std::string* detail);
   Result<void> record_configs_after(const plan::Plan& plan);
+  // FRR nodes whose configuration the change touched: a step's, or a running config that
+  // differs from its snapshot (a topology step's new and reconfigured nodes). Sorted.
+  std::vector<std::string> touched_frr_nodes(const Touched& t) const;
+  // Each node's running config becomes its startup config; the names go to saved_.
+  std::string save_configs(const std::vector<std::string>& nodes);
+  void restart_check(const plan::Plan& intended, const Touched& t);
 
   bool quiet_ = false;  // the last settle() ended quiet: validations need only a short window
   std::string frr_version_;
@@ -84,6 +90,7 @@ class Gate {
   ApplyResult res_;
   plan::Plan current_;  // the plan the lab runs now (grows with topology steps)
   std::map<std::string, std::string> snapshot_paths_;  // node -> saved running config
+  std::set<std::string> saved_;  // nodes whose startup config was overwritten by this run
   std::string work_dir_;
 };
 
@@ -324,6 +331,104 @@ Result<void> Gate::record_configs_after(const plan::Plan& plan) {
   return {};
 }
 
+std::vector<std::string> Gate::touched_frr_nodes(const Touched& t) const {
+  std::set<std::string> nodes;
+  for (const auto& n : t.frr_nodes)
+    if (res_.config_after.count(n)) nodes.insert(n);
+  for (const auto& [n, after] : res_.config_after) {
+    auto b = res_.config_before.find(n);
+    if (b == res_.config_before.end() || b->second != after) nodes.insert(n);
+  }
+  return {nodes.begin(), nodes.end()};
+}
+
+std::string Gate::save_configs(const std::vector<std::string>& nodes) {
+  std::string problems;
+  for (const auto& name : nodes) {
+    const plan::Node* n = current_.find(name);
+    if (!n) continue;
+    if (auto r = env_.drivers(*n).save_config(*n, runner_); !r)
+      problems += (problems.empty() ? "" : "; ") + name + ": " + r.error().message;
+    else
+      saved_.insert(name);
+  }
+  return problems;
+}
+
+// An approved change, proven to survive a reboot of what it touched: running configs saved as
+// startup configs, routing daemons restarted from them, and the network must come back to the
+// approved state. Configuration that holds only in running state, or whose effect shows only
+// once a session resets (an RFC 8212 policy requirement switched on under established
+// sessions), diverges here.
+void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
+  auto t0 = time_.now();
+  RestartCheck& rc = res_.restart_check.emplace();
+  rc.nodes = touched_frr_nodes(t);
+  if (rc.nodes.empty()) {
+    rc.ok = true;
+    rc.detail = "no FRR configuration was touched: nothing to restart";
+    say("restart check: " + rc.detail);
+    return;
+  }
+  std::string names;
+  for (const auto& n : rc.nodes) names += (names.empty() ? "" : ", ") + n;
+  say("restart check: saving the running config of " + names +
+      " as startup config and restarting their routing daemons");
+  auto fail = [&](const std::string& category, const std::string& why) {
+    rc.ok = false;
+    rc.detail = why;
+    res_.verdict.reasons.push_back({reason_rank(category), category, "", why, {why}});
+    std::stable_sort(res_.verdict.reasons.begin(), res_.verdict.reasons.end(),
+                     [](const Reason& a, const Reason& b) { return a.rank < b.rank; });
+    if (category != "validator-error") res_.verdict.decision = Decision::kReject;
+    else if (res_.verdict.decision == Decision::kApprove) res_.verdict.decision = Decision::kError;
+  };
+  if (auto problems = save_configs(rc.nodes); !problems.empty()) {
+    fail("validator-error", "restart check: could not save the running config: " + problems);
+    rc.duration_ms = time_.ms_since(t0);
+    return;
+  }
+  auto started = env_.lab.restart_routing(current_, rc.nodes);
+  if (!started) {
+    // FRR refusing its own saved configuration is a divergence of the change; anything else is
+    // the harness's.
+    bool refused = started.error().kind == ErrorKind::kInput;
+    fail(refused ? "restart-divergence" : "validator-error",
+         "restart check: restarting " + names + " failed: " + started.error().message);
+    rc.duration_ms = time_.ms_since(t0);
+    return;
+  }
+  rc.daemons = *started;
+  say("restart check: " + std::to_string(*started) + " daemon(s) started; settling: " +
+      settle(intended, ospf_settle_floor(intended, t), &res_.after->state));
+  Phase ph = validate_phase("after restart", intended);
+  rc.diff = diff_states(res_.after->state, ph.state, intended, intended);
+  Verdict v = decide({}, ph.report, rc.diff,
+                     opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+  rc.phase = std::move(ph);
+  rc.duration_ms = time_.ms_since(t0);
+  if (v.decision == Decision::kApprove) {
+    rc.ok = true;
+    rc.detail = names + " restarted from the saved config (" + std::to_string(rc.daemons) +
+                " daemons); the network came back to the approved state in " +
+                std::to_string(static_cast<int>(rc.duration_ms)) + " ms";
+    say("restart check: passed");
+    return;
+  }
+  std::vector<std::string> subjects;
+  for (const auto& r : v.reasons)
+    for (const auto& s : r.subjects) subjects.push_back(r.category + ": " + s);
+  std::string why = "after restarting the routing daemons of " + names +
+                    " from their saved config, the network came back different: " +
+                    v.reasons.front().message;
+  bool only_errors = v.decision == Decision::kError;
+  fail(only_errors ? "validator-error" : "restart-divergence", why);
+  res_.verdict.reasons.back().subjects = subjects;
+  for (auto& r : res_.verdict.reasons)
+    if (r.category == "restart-divergence") r.subjects = subjects;
+  say("restart check: " + std::string(only_errors ? "could not tell" : "DIVERGED"));
+}
+
 // Finds the first step after which the change is rejected, in O(log n) validations: the
 // baseline (0 steps) is known good and all n steps known bad; each probe rolls back to the
 // baseline, applies the first `mid` steps and judges them like the whole change. Assumes a
@@ -492,17 +597,34 @@ Result<ApplyResult> Gate::run() {
   if (!res_.first_failing_step.empty() && !res_.verdict.reasons.empty())
     for (auto& reason : res_.verdict.reasons)
       if (reason.step.empty()) reason.step = res_.first_failing_step;
+  // 3b. An approved change must survive a restart of what it touched.
+  if (opts_.restart_check && res_.verdict.decision == Decision::kApprove) {
+    restart_check(intended, touched);
+    if (interrupted()) return abort_interrupted(touched, "during the restart check");
+  }
   say(std::string("verdict: ") + to_string(res_.verdict.decision));
 
-  // 4. Approve: the lab's intent now includes the change. Reject: roll back and prove it.
+  // 4. Approve: the lab's intent now includes the change, and the touched nodes' startup
+  // configs hold it. Reject: roll back and prove it.
   if (res_.verdict.decision == Decision::kApprove && !opts_.revert) {
     // (The record is reloaded there: a topology step recorded new resources meanwhile.)
     res_.intent_saved = static_cast<bool>(env_.lab.save_intent(intended));
+    std::vector<std::string> nodes;
+    for (const auto& n : touched_frr_nodes(touched))
+      if (!saved_.count(n)) nodes.push_back(n);  // (the restart check saved the others)
+    if (auto problems = save_configs(nodes); !problems.empty())
+      say("saving the approved config as startup config failed: " + problems);
+    res_.configs_saved.assign(saved_.begin(), saved_.end());
   } else if (!opts_.no_rollback || res_.verdict.decision == Decision::kApprove) {
     say(res_.verdict.decision == Decision::kApprove ? "reverting (--revert)" : "rolling back");
     res_.rolled_back = true;
     std::string d;
     auto r = rollback(touched, &d);
+    // A restart check saved the change as startup config: the restored running config is the
+    // startup config again.
+    if (!saved_.empty())
+      if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
+        d += "; startup config not restored: " + problems;
     say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
                               &res_.baseline.state));
     Phase ph = validate_phase("rollback", st_.plan);

@@ -14,8 +14,9 @@ namespace twin::replay {
 
 namespace {
 
-const std::vector<std::string> kKeys = {"version", "name",     "description", "topology",
-                                        "change",  "per-step", "expect"};
+const std::vector<std::string> kKeys = {"version", "name",          "description", "topology",
+                                        "change",  "per-step",      "restart-check",
+                                        "expect"};
 const std::vector<std::string> kExpectKeys = {"verdict", "reason", "reason-contains",
                                               "reasons-include", "failing-step"};
 const std::vector<std::string> kVerdicts = {"approve", "reject"};
@@ -75,6 +76,8 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
   }
   if (auto v = field(root, "per-step", "per-step"))
     if (r.string(v)) s.per_step = r.boolean(v).value_or(false);
+  if (auto v = field(root, "restart-check", "restart-check"))
+    if (r.string(v)) s.restart_check = r.boolean(v).value_or(true);
   if (auto e = field(root, "expect", "expect")) {
     if (!e.node.IsMap()) {
       r.error(e,

@@ -28,6 +28,9 @@ struct Scenario {
   std::string topology;  // absolute path
   std::string change;    // absolute path
   bool per_step = false;
+  // Restart the touched nodes' routing daemons after an approval and require the same state
+  // back (`restart-check: false` turns it off; `twin run --no-restart-check` too).
+  bool restart_check = true;
   ScenarioExpect expect;
   topology::Mark mark;
 };

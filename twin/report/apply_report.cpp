@@ -61,6 +61,13 @@ validate::TestResult gate_case(const std::string& suite, int test, const std::st
   return t;
 }
 
+// The restart check as one JUnit case of suite apply.restart.
+validate::TestResult restart_case(const replay::RestartCheck& rc) {
+  return gate_case("apply.restart", 0, "restart-check",
+                   rc.ok ? validate::Status::kPassed : validate::Status::kFailed, rc.ok ? "" : rc.detail,
+                   rc.duration_ms);
+}
+
 // One difference from the baseline; `judged` adds whether it was intended and its message.
 nlohmann::json change_json(const replay::Change& c, bool judged) {
   nlohmann::json j = {{"category", c.category},
@@ -128,6 +135,12 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
     o << "after the change: " << summary_of(r.after->report) << "\n";
     bad_results(o, r.after->report, verbose ? SIZE_MAX : 8);
   }
+  if (r.restart_check) {
+    const auto& rc = *r.restart_check;
+    o << "restart check: " << (rc.ok ? "passed" : "FAILED") << " (" << secs(rc.duration_ms)
+      << ") — " << one_line(rc.detail) << "\n";
+    if (rc.phase) o << "  after the restart: " << summary_of(rc.phase->report) << "\n";
+  }
   std::string v = replay::to_string(r.verdict.decision);
   for (auto& c : v) c = static_cast<char>(std::toupper(c));
   o << "VERDICT: " << v;
@@ -135,6 +148,11 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
     o << " — every validator passed and nothing was lost that the change did not intend"
       << (r.intent_saved ? "; the lab's intended state now includes this change" : "");
   o << "\n";
+  if (!r.configs_saved.empty()) {
+    o << "  saved as startup config (a restart boots into the change):";
+    for (const auto& n : r.configs_saved) o << " " << n;
+    o << "\n";
+  }
   for (size_t i = 0; i < r.verdict.reasons.size(); ++i) {
     const auto& re = r.verdict.reasons[i];
     o << "  " << i + 1 << ". [" << re.category << "] " << one_line(re.message)
@@ -195,6 +213,21 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
     j["per_step"].push_back({{"name", ph.name}, {"report", to_json(ph.report)}});
   j["rollback_diff"] = nlohmann::json::array();
   for (const auto& c : r.rollback_diff.changes) j["rollback_diff"].push_back(change_json(c, false));
+  if (r.restart_check) {
+    const auto& rc = *r.restart_check;
+    nlohmann::json diff = nlohmann::json::array();
+    for (const auto& c : rc.diff.changes) diff.push_back(change_json(c, true));
+    j["restart_check"] = {{"nodes", rc.nodes},
+                          {"daemons", rc.daemons},
+                          {"ok", rc.ok},
+                          {"detail", rc.detail},
+                          {"duration_ms", rc.duration_ms},
+                          {"report", rc.phase ? to_json(rc.phase->report) : nlohmann::json(nullptr)},
+                          {"diff", diff}};
+  } else {
+    j["restart_check"] = nullptr;
+  }
+  j["configs_saved"] = r.configs_saved;
   j["rollback_ran"] = r.rolled_back;
   j["rollback_ok"] = r.rollback_ok;
   j["rollback_detail"] = r.rollback_detail;
@@ -235,6 +268,7 @@ std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutco
     rep.results.push_back(gate_case(
         "scenario." + scenario->name, 0, name, scenario->met ? Status::kPassed : Status::kFailed,
         scenario->met ? "" : scenario->mismatch + "; got " + got, r.duration_ms));
+    if (r.restart_check) rep.results.push_back(restart_case(*r.restart_check));
     if (r.rolled_back)
       rep.results.push_back(gate_case(
           "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,
@@ -250,6 +284,7 @@ std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutco
         re.message +
             (re.step.empty() || re.category == "step-failed" ? "" : " (step '" + re.step + "')"),
         0));
+  if (r.restart_check) rep.results.push_back(restart_case(*r.restart_check));
   if (r.rolled_back)
     rep.results.push_back(gate_case(
         "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,
@@ -305,6 +340,8 @@ Result<void> write_evidence(const std::string& dir, const state::State& st,
   };
   write_phase(r.baseline, "baseline");
   if (r.after) write_phase(*r.after, "after");
+  if (r.restart_check && r.restart_check->phase)
+    write_phase(*r.restart_check->phase, "after-restart");
   if (r.rollback) write_phase(*r.rollback, "rollback");
   for (size_t i = 0; i < r.per_step.size(); ++i)
     write_phase(r.per_step[i], "step" + std::to_string(i + 1));

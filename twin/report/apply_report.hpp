@@ -24,7 +24,10 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 //  "diff": [{"category", "node", "subject", "before", "after", "intended", "message",
 //            prefix-gained: "more_specific_of", "origin" when known}],
 //  "baseline", "after", "rollback": validation reports as report::to_json (null when not run),
-//  "per_step": [{"name", "report"}], "rollback_ran", "rollback_ok", "rollback_detail",
+//  "per_step": [{"name", "report"}],
+//  "restart_check": null | {"nodes", "daemons", "ok", "detail", "duration_ms", "report", "diff"},
+//  "configs_saved": [nodes whose startup config holds the approved change],
+//  "rollback_ran", "rollback_ok", "rollback_detail",
 //  "intent_saved", "started_at", "duration_ms"}
 nlohmann::json apply_to_json(const replay::ApplyResult& r);
 
@@ -37,7 +40,8 @@ struct ScenarioOutcome {
 };
 
 // JUnit: suite "apply.steps" (one case per step), "apply.verdict" (one failing case per reason,
-// or one passing "approve"), "apply.rollback" (when a rollback ran), then the after-change
+// or one passing "approve"), "apply.restart" (when the restart check ran), "apply.rollback"
+// (when a rollback ran), then the after-change
 // validation's families. With `scenario` (twin run with an expect block): "apply.steps",
 // "scenario.<name>" with one case that passes when the gate decided as expected, and
 // "apply.rollback" — an expected reject is a passing test, not a list of failures.
