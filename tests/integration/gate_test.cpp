@@ -78,7 +78,8 @@ void check_scenario(const std::string& lab, const std::string& file) {
   // run` does it: on unless the scenario turns it off.
   auto r = twin_it::twin("apply --lab " + lab + " --json --converge-timeout 6 " + sc->change +
                          " --revert" + (sc->per_step ? " --per-step" : "") +
-                         (sc->restart_check ? " --restart-check" : ""));
+                         (sc->restart_check ? " --restart-check" : "") +
+                         (sc->max_outage.empty() ? "" : " --max-outage " + sc->max_outage));
   json j = parse_or_fail(r);
   bool approve = sc->expect.verdict == "approve";
   EXPECT_EQ(r.code, approve ? 0 : 1) << r.err;
@@ -87,6 +88,16 @@ void check_scenario(const std::string& lab, const std::string& file) {
     EXPECT_TRUE(j["reasons"].empty());
     for (const auto& s : j["steps"]) EXPECT_EQ(s["status"], "applied") << s.dump();
     EXPECT_EQ(j["after"]["verdict"], "pass");
+    if (!sc->max_outage.empty()) {
+      // Measured on every flow; none judged out longer than the budget.
+      ASSERT_TRUE(j["outage"].is_object());
+      EXPECT_FALSE(j["outage"]["flows"].empty());
+      for (const auto& f : j["outage"]["flows"]) {
+        if (!f["judged"].get<bool>()) continue;
+        EXPECT_LE(f["longest_outage_ms"].get<double>(), j["outage"]["budget_ms"].get<double>())
+            << f.dump();
+      }
+    }
     if (sc->restart_check) {
       ASSERT_TRUE(j["restart_check"].is_object());
       EXPECT_TRUE(j["restart_check"]["ok"].get<bool>()) << j["restart_check"].dump(1);

@@ -1463,8 +1463,9 @@ TEST(Verdict, ExitCodesAndNames) {
 // =======================================================================================
 // Scenario files
 
-const StringSet kScenarioKeys = {"version", "name",     "description",   "topology",
-                                 "change",  "per-step", "restart-check", "expect"};
+const StringSet kScenarioKeys = {"version", "name",          "description", "topology",
+                                 "change",  "per-step",      "restart-check",
+                                 "max-outage", "expect"};
 const StringSet kExpectKeys = {"verdict", "reason", "reason-contains", "reasons-include",
                                "failing-step"};
 const StringSet kReasonCategories(twin::replay::reason_categories().begin(),
@@ -1825,7 +1826,7 @@ TEST(ScenarioSchema, IsDraft202012WithDescriptions) {
       EXPECT_FALSE(prop.value("description", "").empty()) << name;
       ++described;
     }
-  EXPECT_EQ(described, 13);
+  EXPECT_EQ(described, 14);
 }
 
 TEST(ScenarioSchema, FieldsEqualTheLoaderKeyLists) {
@@ -1864,7 +1865,7 @@ TEST_F(ScenarioFiles, LoaderListsTheSchemaFields) {
 TEST_F(ScenarioFiles, LoaderAcceptsEverySchemaField) {
   const std::string text =
       "version: 1\nname: every-field\ndescription: all of them\ntopology: topo.yaml\n"
-      "change: change.yaml\nper-step: true\nrestart-check: false\n"
+      "change: change.yaml\nper-step: true\nrestart-check: false\nmax-outage: 1.5s\n"
       "expect:\n  verdict: reject\n  reason: session-lost\n  reason-contains: leaf2 swp1\n"
       "  reasons-include: [area, leaf2]\n  failing-step: a\n";
   YAML::Node y = YAML::Load(text);
@@ -1882,6 +1883,7 @@ TEST_F(ScenarioFiles, LoaderAcceptsEverySchemaField) {
   EXPECT_EQ(s->description, "all of them");
   EXPECT_TRUE(s->per_step);
   EXPECT_FALSE(s->restart_check);
+  EXPECT_EQ(s->max_outage, "1.5s");
   EXPECT_EQ(s->expect.verdict, "reject");
   EXPECT_EQ(s->expect.reason, "session-lost");
   EXPECT_EQ(s->expect.reason_contains, "leaf2 swp1");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "twin/cli/commands.hpp"
+#include "twin/core/duration.hpp"
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/state/state.hpp"
@@ -139,6 +140,47 @@ int emit(const replay::ApplyResult& r, const state::State& st, const replay::Cha
   return 0;
 }
 
+// The probe stream's options from the command line, and a scenario's budget when the command
+// line gives none. Errors (exit 2): a malformed duration, a budget below kMinIntervalsPerBudget
+// intervals, a budget without the stream.
+std::optional<replay::OutageOptions> outage_options(const ApplyOptions& o,
+                                                    const std::string& scenario_budget,
+                                                    std::string* problem) {
+  replay::OutageOptions out;
+  out.enabled = !o.no_probe_stream;
+  out.max_flows = o.probe_flows;
+  DurationProblem dp;
+  auto iv = parse_duration(o.probe_interval, &dp);
+  if (!iv || iv->count() < 1) {
+    *problem = "--probe-interval '" + o.probe_interval + "': " +
+               (iv ? std::string("must be at least 1ms") : dp.message);
+    return std::nullopt;
+  }
+  out.interval = *iv;
+  const std::string& b = o.max_outage.empty() ? scenario_budget : o.max_outage;
+  const char* what = o.max_outage.empty() ? "max-outage (scenario)" : "--max-outage";
+  if (!b.empty()) {
+    auto budget = parse_duration(b, &dp);
+    if (!budget) {
+      *problem = std::string(what) + " '" + b + "': " + dp.message;
+      return std::nullopt;
+    }
+    if (budget->count() < replay::kMinIntervalsPerBudget * out.interval.count()) {
+      *problem = std::string(what) + " " + b + " is below " +
+                 std::to_string(replay::kMinIntervalsPerBudget) + " probe intervals (" +
+                 std::to_string(replay::kMinIntervalsPerBudget * out.interval.count()) +
+                 " ms): an outage that short cannot be told from a busy machine";
+      return std::nullopt;
+    }
+    if (!out.enabled) {
+      *problem = std::string(what) + " needs the probe stream; drop --no-probe-stream";
+      return std::nullopt;
+    }
+    out.budget = *budget;
+  }
+  return out;
+}
+
 replay::ApplyOptions gate_options(const ApplyOptions& o) {
   replay::ApplyOptions ao;
   ao.no_rollback = o.no_rollback;
@@ -168,6 +210,9 @@ int run_apply(const ApplyOptions& o) {
     return fail(o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
                                  : "give a change set file or --configs DIR, not both",
                 2);
+  std::string problem;
+  auto outage = outage_options(o, "", &problem);
+  if (!outage) return fail(problem, 2);
   auto st = state::load_lab(o.lab);
   if (!st) return fail(st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
@@ -180,7 +225,9 @@ int run_apply(const ApplyOptions& o) {
     return 0;
   }
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
-  auto r = replay::apply(*st, *cs, gate_options(o), runner);
+  auto ao = gate_options(o);
+  ao.outage = *outage;
+  auto r = replay::apply(*st, *cs, ao, runner);
   if (!r) return fail(r.error().message, exit_code(r.error()));
   if (int c = emit(*r, *st, *cs, o, nullptr); c) return c;
   if (interrupted()) return 130;
@@ -207,6 +254,9 @@ int run_scenario(const RunOptions& ro) {
     std::cerr << diags.format();
     return 2;
   }
+  std::string problem;
+  auto outage = outage_options(o, sc->max_outage, &problem);
+  if (!outage) return fail(problem, 2);
   // Check the change against the plan before anything is created.
   plan::Plan plan = plan::make_plan(*topo, ro.name);
   std::optional<replay::ChangeSet> cs;
@@ -241,6 +291,7 @@ int run_scenario(const RunOptions& ro) {
   ao.per_step = ao.per_step || sc->per_step;
   // The CI gate: a latent fault missed here costs more than the seconds the check takes.
   ao.restart_check = sc->restart_check && !o.no_restart_check;
+  ao.outage = *outage;
   auto r = replay::apply(*st, *cs, ao, runner);
   if (!r) return finish(fail(r.error().message, exit_code(r.error())));
   std::string verdict = report::apply_verdict(*r);

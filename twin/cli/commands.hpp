@@ -85,6 +85,10 @@ struct ApplyOptions {
   bool allow_dirty_baseline = false;
   bool restart_check = false;     // apply: --restart-check
   bool no_restart_check = false;  // run: --no-restart-check (the check is on by default there)
+  std::string max_outage;         // --max-outage DURATION: the probe stream's budget
+  std::string probe_interval = "10ms";
+  int probe_flows = 32;
+  bool no_probe_stream = false;
   double converge_timeout_s = 10;  // a rejected change waits this long
 };
 int run_apply(const ApplyOptions& o);

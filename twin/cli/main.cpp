@@ -161,6 +161,19 @@ int main(int argc, char** argv) {
                 "validate after every step and name the first step that breaks the network");
     c->add_flag("--allow-dirty-baseline", a.allow_dirty_baseline,
                 "judge a change on a lab that already fails: only what it makes worse counts");
+    c->add_option("--max-outage", a.max_outage,
+                  "reject when a flow of the probe stream loses traffic for longer than this "
+                  "while the change runs (e.g. 500ms; at least 10 probe intervals)");
+    c->add_option("--probe-interval", a.probe_interval,
+                  "time between two echoes of one flow of the probe stream")
+        ->capture_default_str();
+    c->add_option("--probe-flows", a.probe_flows,
+                  "flows the probe stream measures at most (server pairs first, then sampled "
+                  "loopback pairs)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    c->add_flag("--no-probe-stream", a.no_probe_stream,
+                "do not measure traffic while the change runs");
     c->add_option("--converge-timeout", a.converge_timeout_s,
                   "seconds a failing test is retried before it counts as failed")
         ->capture_default_str()

@@ -135,6 +135,9 @@ class NodeDriver {
   // `command` (a `show ... json`) answered by the node's FRR `daemon`. Errors: no FRR there.
   virtual Result<nlohmann::json> frr_json(const plan::Node& node, const std::string& daemon,
                                           const std::string& command, std::string* how) const = 0;
+  // The network namespace from which the harness sends packets as this node (the gate's probe
+  // stream), or "" where it cannot (default; a VM's namespace holds only its wires' host ends).
+  [[nodiscard]] virtual std::string packet_namespace(const plan::Node&) const { return ""; }
   // ICMP echo from the node (runtime/ping.hpp semantics); results in request order.
   virtual std::vector<runtime::PingResult> ping(
       const plan::Node& node, const std::vector<runtime::PingRequest>& requests) const = 0;

@@ -122,6 +122,7 @@ class NetnsDriver : public NodeDriver {
     return wiring::run_batch(runner, script, node.netns, what);
   }
 
+  std::string packet_namespace(const plan::Node& node) const override { return node.netns; }
   Result<std::string> read_sysctl(const plan::Node& node, const std::string& key) const override {
     return wiring::read_sysctl(node.netns, key);
   }

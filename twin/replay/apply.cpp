@@ -75,7 +75,8 @@ Result<ApplyResult> apply(const state::State& st, const ChangeSet& cs, const App
   });
   if (!lock) return lock.error();
   EngineLab lab(st.lab, runner, opts.parallel);
-  GateEnv env{runner, drivers::driver_for, TimeSource::real(), lab, opts.validators};
+  GateEnv env{runner, drivers::driver_for, TimeSource::real(), lab, opts.validators,
+              system_traffic_probe};
   return run_gate(st, cs, opts, env);
 }
 

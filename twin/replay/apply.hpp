@@ -17,6 +17,7 @@
 #include "twin/proc/runner.hpp"
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/diff.hpp"
+#include "twin/replay/outage.hpp"
 #include "twin/validate/result.hpp"
 #include "twin/validate/system_probe.hpp"
 #include "twin/validate/validator.hpp"
@@ -31,6 +32,8 @@ struct ApplyOptions {
   // After an approval, restart the routing daemons of every FRR node the change touched from
   // their saved configuration and require the same state back (reason restart-divergence).
   bool restart_check = false;
+  // The probe stream from the first step until the network has settled, and its budget.
+  OutageOptions outage;
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};  // per validation
   int parallel = 4;
   std::function<void(const std::string&)> progress;  // one line per event; may be empty
@@ -80,6 +83,7 @@ struct ApplyResult {
   Diff rollback_diff;         // baseline vs after the rollback: empty of losses when it succeeded
   bool intent_saved = false;  // approved: the lab's intended plan now includes the change
   std::optional<RestartCheck> restart_check;  // set when the check ran
+  std::optional<OutageReport> outage;         // set when the stream was asked for
   // FRR nodes whose startup configuration (frr.conf) now holds the approved change, so a
   // restart of their daemons boots into it.
   std::vector<std::string> configs_saved;

@@ -77,6 +77,11 @@ class Gate {
   // Each node's running config becomes its startup config; the names go to saved_.
   std::string save_configs(const std::vector<std::string>& nodes);
   void restart_check(const plan::Plan& intended, const Touched& t);
+  // The hitless measurement: start before the first step, stop once the network settled.
+  void start_stream();
+  void stop_stream();
+  std::unique_ptr<TrafficProbe> traffic_;
+  std::vector<FlowChoice> stream_flows_;
 
   bool quiet_ = false;  // the last settle() ended quiet: validations need only a short window
   std::string frr_version_;
@@ -429,6 +434,63 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   say("restart check: " + std::string(only_errors ? "could not tell" : "DIVERGED"));
 }
 
+void Gate::start_stream() {
+  const OutageOptions& o = opts_.outage;
+  if (!o.enabled) return;
+  OutageReport& rep = res_.outage.emplace();
+  rep.budget = o.budget;
+  rep.stats.interval = o.interval;
+  if (!env_.traffic) {
+    rep.detail = "no probe stream in this environment";
+    return;
+  }
+  std::vector<runtime::StreamFlow> flows;
+  int skipped = 0;
+  for (const auto& f : choose_flows(st_.plan, res_.baseline.state, o.max_flows)) {
+    const plan::Node* n = st_.plan.find(f.src_node);
+    std::string ns = n ? env_.drivers(*n).packet_namespace(*n) : "";
+    if (ns.empty()) {
+      ++skipped;
+      continue;
+    }
+    flows.push_back({f.name(), ns, f.source, f.destination});
+    stream_flows_.push_back(f);
+  }
+  if (skipped) rep.detail = std::to_string(skipped) + " flow(s) leave from nodes twin cannot send from (VMs)";
+  if (flows.empty()) {
+    rep.detail = "no flow to stream over (no pair answered in the baseline)";
+    return;
+  }
+  traffic_ = env_.traffic();
+  if (auto r = traffic_->start(flows, o.interval); !r) {
+    rep.detail = "the probe stream could not start: " + r.error().message;
+    traffic_.reset();
+    return;
+  }
+  say("probe stream: " + std::to_string(flows.size()) + " flows, an echo every " +
+      std::to_string(o.interval.count()) + " ms on each");
+}
+
+void Gate::stop_stream() {
+  if (!traffic_ || !res_.outage) return;
+  res_.outage->stats = traffic_->stop();
+  traffic_.reset();
+  const auto& st = res_.outage->stats;
+  const runtime::FlowStats* worst = nullptr;
+  int lossy = 0;
+  for (const auto& f : st.flows) {
+    if (!f.error.empty()) continue;
+    if (f.lost > 0) ++lossy;
+    if (!worst || f.longest_outage_ms > worst->longest_outage_ms) worst = &f;
+  }
+  say("probe stream: " + std::to_string(lossy) + " of " + std::to_string(st.flows.size()) +
+      " flows lost echoes" +
+      (worst && worst->lost > 0
+           ? "; longest outage " + std::to_string(static_cast<long>(worst->longest_outage_ms)) +
+                 " ms on " + worst->name
+           : std::string()));
+}
+
 // Finds the first step after which the change is rejected, in O(log n) validations: the
 // baseline (0 steps) is known good and all n steps known bad; each probe rolls back to the
 // baseline, applies the first `mid` steps and judges them like the whole change. Assumes a
@@ -511,6 +573,7 @@ Result<ApplyResult> Gate::run() {
     return res_;
   }
   if (auto r = snapshot(); !r) return r.error();
+  start_stream();
 
   // 2. Steps. With --per-step, up to kBisectAbove steps are validated one by one; a longer
   // change is applied whole and, if rejected, bisected (bisect()).
@@ -578,9 +641,11 @@ Result<ApplyResult> Gate::run() {
   plan::Plan intended = intended_plan(st_.plan, cs_);
   if (!res_.after) {  // (with --per-step, the validation after the breaking step is reused)
     say("settling: " + settle(intended, ospf_settle_floor(intended, touched)));
+    stop_stream();
     if (interrupted()) return abort_interrupted(touched, "while settling");
     res_.after = validate_phase("after", intended);
   }
+  stop_stream();
   if (interrupted()) return abort_interrupted(touched, "while validating");
   record_configs_after(intended);
   res_.diff = diff_states(res_.baseline.state, res_.after->state, st_.plan, intended);
@@ -590,6 +655,35 @@ Result<ApplyResult> Gate::run() {
   }
   res_.verdict = decide(res_.steps, res_.after->report, res_.diff,
                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+  if (res_.outage) {
+    // The nodes the change works on: flows to or from them are measured, not judged.
+    std::set<std::string> worked_on = touched.frr_nodes;
+    for (const auto& key : touched.interfaces) worked_on.insert(key.substr(0, key.find(':')));
+    for (const auto& [node, key, value] : touched.sysctls) worked_on.insert(node);
+    for (const auto& [node, ifname, addr] : touched.host_added) worked_on.insert(node);
+    for (const auto& [node, ifname, addr] : touched.host_removed) worked_on.insert(node);
+    for (const auto& f : stream_flows_)
+      if (worked_on.count(f.src_node) || worked_on.count(f.dst_node))
+        res_.outage->not_judged.insert(f.name());
+  }
+  if (res_.outage && res_.outage->budget) {
+    std::optional<Reason> out;
+    if (res_.outage->stats.flows.empty())
+      out = Reason{reason_rank("validator-error"), "validator-error", "",
+                   "the outage budget could not be checked: " + res_.outage->detail,
+                   {res_.outage->detail}};
+    else
+      out = outage_reason(res_.outage->stats, *res_.outage->budget, res_.outage->not_judged);
+    if (out) {
+      res_.verdict.reasons.push_back(*out);
+      std::stable_sort(res_.verdict.reasons.begin(), res_.verdict.reasons.end(),
+                       [](const Reason& a, const Reason& b) { return a.rank < b.rank; });
+      if (out->category == "outage")
+        res_.verdict.decision = Decision::kReject;
+      else if (res_.verdict.decision == Decision::kApprove)
+        res_.verdict.decision = Decision::kError;
+    }
+  }
   if (bisecting && res_.verdict.decision == Decision::kReject && res_.first_failing_step.empty())
     bisect(touched, attempted);
   if (interrupted())

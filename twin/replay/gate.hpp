@@ -8,6 +8,7 @@
 #include "twin/engine/reconcile.hpp"
 #include "twin/proc/runner.hpp"
 #include "twin/replay/apply.hpp"
+#include "twin/replay/outage.hpp"
 #include "twin/validate/validator.hpp"
 
 namespace twin::replay {
@@ -37,6 +38,8 @@ struct GateEnv {
   TimeSource& time;               // settle and convergence windows
   LabControl& lab;
   validate::ValidatorFactory validators;
+  // A new probe stream for the hitless measurement; empty = no measurement.
+  std::function<std::unique_ptr<TrafficProbe>()> traffic;
 };
 
 // apply() without the lab lock, through `env`. The caller holds the lock (apply() does).

@@ -16,7 +16,7 @@ namespace {
 
 const std::vector<std::string> kKeys = {"version", "name",          "description", "topology",
                                         "change",  "per-step",      "restart-check",
-                                        "expect"};
+                                        "max-outage", "expect"};
 const std::vector<std::string> kExpectKeys = {"verdict", "reason", "reason-contains",
                                               "reasons-include", "failing-step"};
 const std::vector<std::string> kVerdicts = {"approve", "reject"};
@@ -78,6 +78,8 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
     if (r.string(v)) s.per_step = r.boolean(v).value_or(false);
   if (auto v = field(root, "restart-check", "restart-check"))
     if (r.string(v)) s.restart_check = r.boolean(v).value_or(true);
+  if (auto v = field(root, "max-outage", "max-outage"))
+    if (r.duration(v)) s.max_outage = v.node.Scalar();
   if (auto e = field(root, "expect", "expect")) {
     if (!e.node.IsMap()) {
       r.error(e,

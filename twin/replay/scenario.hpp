@@ -31,6 +31,8 @@ struct Scenario {
   // Restart the touched nodes' routing daemons after an approval and require the same state
   // back (`restart-check: false` turns it off; `twin run --no-restart-check` too).
   bool restart_check = true;
+  // The probe stream's budget (`max-outage: 1s`): a flow out longer rejects (reason outage).
+  std::string max_outage;
   ScenarioExpect expect;
   topology::Mark mark;
 };

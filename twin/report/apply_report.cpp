@@ -1,5 +1,7 @@
 #include "twin/report/apply_report.hpp"
 
+#include <cmath>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +61,25 @@ validate::TestResult gate_case(const std::string& suite, int test, const std::st
   auto t = validate::make_result(suite, test, name, st, "", "", "", "", message);
   t.duration_ms = ms;
   return t;
+}
+
+// The probe stream's flows: judged ones first, worst outage first; errors last.
+std::vector<const runtime::FlowStats*> flows_by_outage(const replay::OutageReport& o) {
+  std::vector<const runtime::FlowStats*> v;
+  for (const auto& f : o.stats.flows) v.push_back(&f);
+  std::stable_sort(v.begin(), v.end(), [&](const auto* a, const auto* b) {
+    if (a->error.empty() != b->error.empty()) return a->error.empty();
+    bool ja = !o.not_judged.count(a->name), jb = !o.not_judged.count(b->name);
+    if (ja != jb) return ja;
+    return a->longest_outage_ms > b->longest_outage_ms;
+  });
+  return v;
+}
+
+std::string flow_figures(const runtime::FlowStats& f) {
+  if (!f.error.empty()) return "not measured: " + f.error;
+  return std::to_string(static_cast<long>(std::lround(f.longest_outage_ms))) + " ms (lost " +
+         std::to_string(f.lost) + " of " + std::to_string(f.sent) + " echoes)";
 }
 
 // The restart check as one JUnit case of suite apply.restart.
@@ -134,6 +155,34 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   if (r.after) {
     o << "after the change: " << summary_of(r.after->report) << "\n";
     bad_results(o, r.after->report, verbose ? SIZE_MAX : 8);
+  }
+  if (r.outage) {
+    const auto& out = *r.outage;
+    o << "traffic while the change ran: ";
+    if (out.stats.flows.empty()) {
+      o << "not measured (" << out.detail << ")\n";
+    } else {
+      int lossy = 0;
+      for (const auto& f : out.stats.flows) lossy += f.error.empty() && f.lost > 0;
+      o << out.stats.flows.size() << " flows, an echo every " << out.stats.interval.count()
+        << " ms for " << secs(out.stats.duration_ms) << "; "
+        << (lossy == 0 ? std::string("no echo lost") : std::to_string(lossy) + " flows lost echoes")
+        << (out.budget ? " (budget " + std::to_string(out.budget->count()) + " ms)" : "") << "\n";
+      size_t shown = 0;
+      for (const auto* f : flows_by_outage(out)) {
+        if (f->error.empty() && f->lost == 0) continue;
+        if (!verbose && shown++ >= 5) break;
+        bool judged = !out.not_judged.count(f->name);
+        o << "  "
+          << (judged && out.budget &&
+                      f->longest_outage_ms > static_cast<double>(out.budget->count())
+                  ? "! "
+                  : "  ")
+          << f->name << ": " << flow_figures(*f)
+          << (judged ? "" : " — an endpoint the change works on: not judged") << "\n";
+      }
+      if (!out.detail.empty()) o << "  (" << out.detail << ")\n";
+    }
   }
   if (r.restart_check) {
     const auto& rc = *r.restart_check;
@@ -228,6 +277,26 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
     j["restart_check"] = nullptr;
   }
   j["configs_saved"] = r.configs_saved;
+  if (r.outage) {
+    const auto& out = *r.outage;
+    nlohmann::json flows = nlohmann::json::array();
+    for (const auto* f : flows_by_outage(out))
+      flows.push_back({{"name", f->name},
+                       {"sent", f->sent},
+                       {"lost", f->lost},
+                       {"longest_outage_ms", f->longest_outage_ms},
+                       {"outage_start_ms", f->outage_start_ms},
+                       {"judged", !out.not_judged.count(f->name)},
+                       {"error", f->error}});
+    j["outage"] = {{"interval_ms", out.stats.interval.count()},
+                   {"duration_ms", out.stats.duration_ms},
+                   {"cpu_ms", out.stats.cpu_ms},
+                   {"budget_ms", out.budget ? nlohmann::json(out.budget->count()) : nlohmann::json(nullptr)},
+                   {"detail", out.detail},
+                   {"flows", flows}};
+  } else {
+    j["outage"] = nullptr;
+  }
   j["rollback_ran"] = r.rolled_back;
   j["rollback_ok"] = r.rollback_ok;
   j["rollback_detail"] = r.rollback_detail;
@@ -285,6 +354,16 @@ std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutco
             (re.step.empty() || re.category == "step-failed" ? "" : " (step '" + re.step + "')"),
         0));
   if (r.restart_check) rep.results.push_back(restart_case(*r.restart_check));
+  if (r.outage)
+    for (const auto* f : flows_by_outage(*r.outage)) {
+      bool over = r.outage->budget && !r.outage->not_judged.count(f->name) &&
+                  f->longest_outage_ms > static_cast<double>(r.outage->budget->count());
+      rep.results.push_back(gate_case("apply.outage", 0, f->name,
+                                      !f->error.empty() ? Status::kError
+                                      : over            ? Status::kFailed
+                                                        : Status::kPassed,
+                                      flow_figures(*f), f->longest_outage_ms));
+    }
   if (r.rolled_back)
     rep.results.push_back(gate_case(
         "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,

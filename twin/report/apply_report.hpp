@@ -27,6 +27,9 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 //  "per_step": [{"name", "report"}],
 //  "restart_check": null | {"nodes", "daemons", "ok", "detail", "duration_ms", "report", "diff"},
 //  "configs_saved": [nodes whose startup config holds the approved change],
+//  "outage": null | {"interval_ms", "duration_ms", "cpu_ms", "budget_ms", "detail",
+//             "flows": [{"name", "sent", "lost", "longest_outage_ms", "outage_start_ms",
+//                        "judged", "error"}] worst first},
 //  "rollback_ran", "rollback_ok", "rollback_detail",
 //  "intent_saved", "started_at", "duration_ms"}
 nlohmann::json apply_to_json(const replay::ApplyResult& r);
@@ -40,7 +43,8 @@ struct ScenarioOutcome {
 };
 
 // JUnit: suite "apply.steps" (one case per step), "apply.verdict" (one failing case per reason,
-// or one passing "approve"), "apply.restart" (when the restart check ran), "apply.rollback"
+// or one passing "approve"), "apply.restart" (when the restart check ran), "apply.outage" (one case per flow
+// of the probe stream: failed over the budget), "apply.rollback"
 // (when a rollback ran), then the after-change
 // validation's families. With `scenario` (twin run with an expect block): "apply.steps",
 // "scenario.<name>" with one case that passes when the gate decided as expected, and
