@@ -174,6 +174,9 @@ class FakeDriver final : public twin::drivers::NodeDriver {
     net_.sysctls[node.name][key] = value;
     return {};
   }
+  std::string packet_namespace(const twin::plan::Node& node) const override {
+    return "fake-" + node.name;
+  }
   bool manages_frr(const twin::plan::Node& node) const override { return !node.daemons.empty(); }
   twin::Result<std::string> running_config(const twin::plan::Node& node,
                                            twin::proc::ProcessRunner&) const override {

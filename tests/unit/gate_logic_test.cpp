@@ -86,6 +86,7 @@ struct Harness {
   FakeLab lab;
   twin::state::State st;
   twin::replay::ApplyOptions opts;
+  std::function<std::unique_ptr<twin::replay::TrafficProbe>()> traffic;
 
   Harness() {
     st.lab = "rec";
@@ -99,7 +100,7 @@ struct Harness {
                               [this](const twin::plan::Node&) -> const twin::drivers::NodeDriver& {
                                 return driver;
                               },
-                              time, lab, twin_test::recorded_validators(net)};
+                              time, lab, twin_test::recorded_validators(net), traffic};
     return twin::replay::run_gate(st, cs, opts, env);
   }
 
@@ -290,6 +291,117 @@ TEST(GateLogic, ARevertedApprovalLeavesTheStartupConfigAsItWas) {
   // Saved for the restart, then saved again once the running config was restored.
   EXPECT_EQ(h.count("save leaf1"), 2);
   EXPECT_EQ(h.count("reload leaf1"), 1);
+}
+
+// A probe stream that answers with canned figures: every flow it was started with, the ones in
+// `outages` out for that long.
+class FakeTraffic final : public twin::replay::TrafficProbe {
+ public:
+  FakeTraffic(std::map<std::string, double> outages, std::vector<std::string>* started)
+      : outages_(std::move(outages)), started_(started) {}
+  twin::Result<void> start(const std::vector<twin::runtime::StreamFlow>& flows,
+                           std::chrono::milliseconds interval) override {
+    flows_ = flows;
+    interval_ = interval;
+    for (const auto& f : flows) started_->push_back(f.name + " from " + f.source + " in " + f.netns);
+    return {};
+  }
+  twin::runtime::StreamStats stop() override {
+    twin::runtime::StreamStats s;
+    s.interval = interval_;
+    for (const auto& f : flows_) {
+      std::vector<twin::runtime::ProbeSample> samples;
+      double out = outages_.count(f.name) ? outages_.at(f.name) : 0;
+      for (int i = 0; i < 500; ++i) {
+        double t = i * 10.0;
+        samples.push_back({t, !(t >= 1000 && t < 1000 + out)});
+      }
+      s.flows.push_back(twin::runtime::summarize_flow(f.name, samples, 5000));
+    }
+    return s;
+  }
+
+ private:
+  std::map<std::string, double> outages_;
+  std::vector<std::string>* started_;
+  std::vector<twin::runtime::StreamFlow> flows_;
+  std::chrono::milliseconds interval_{10};
+};
+
+TEST(GateLogic, AFlowOutLongerThanTheBudgetRejectsForOutage) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = [](const auto&) { return false; };  // the end state is the baseline
+  std::vector<std::string> started;
+  h.traffic = [&] {
+    return std::make_unique<FakeTraffic>(
+        std::map<std::string, double>{{"server1 -> server2 10.0.4.10", 3000},
+                                      {"leaf2 -> leaf3 10.255.1.3", 200}},
+        &started);
+  };
+  h.opts.outage.budget = std::chrono::milliseconds(1000);
+  auto r = h.run(leaf_steps(1, {}));  // works on leaf1
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_EQ(r->verdict.reasons.size(), 1u);
+  EXPECT_EQ(r->verdict.reasons[0].category, "outage");
+  EXPECT_EQ(r->verdict.reasons[0].rank, 6);
+  EXPECT_EQ(r->verdict.reasons[0].message,
+            "1 flow lost traffic for longer than the 1000 ms budget while the change ran: "
+            "server1 -> server2 10.0.4.10: 3000 ms (lost 300 of 500 echoes)");
+  // The flows left from each source node's namespace (the driver's), sources its addresses.
+  EXPECT_THAT(started, Contains("server1 -> server2 10.0.4.10 from 10.0.1.10 in fake-server1"));
+  ASSERT_TRUE(r->outage.has_value());
+  EXPECT_EQ(r->outage->stats.flows.size(), started.size());
+  // Flows to or from leaf1 (the node the change works on) are measured, not judged.
+  EXPECT_FALSE(r->outage->not_judged.empty());
+  for (const auto& name : r->outage->not_judged) EXPECT_THAT(name, HasSubstr("leaf1"));
+  EXPECT_TRUE(r->rolled_back);
+}
+
+TEST(GateLogic, WithoutABudgetTheOutageIsReportedNotJudged) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = [](const auto&) { return false; };
+  std::vector<std::string> started;
+  h.traffic = [&] {
+    return std::make_unique<FakeTraffic>(
+        std::map<std::string, double>{{"server1 -> server2 10.0.4.10", 3000}}, &started);
+  };
+  auto r = h.run(leaf_steps(1, {}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kApprove);
+  ASSERT_TRUE(r->outage.has_value());
+  EXPECT_FALSE(r->outage->budget.has_value());
+  auto worst = std::max_element(
+      r->outage->stats.flows.begin(), r->outage->stats.flows.end(),
+      [](const auto& a, const auto& b) { return a.longest_outage_ms < b.longest_outage_ms; });
+  EXPECT_EQ(worst->name, "server1 -> server2 10.0.4.10");
+  EXPECT_DOUBLE_EQ(worst->longest_outage_ms, 3000);
+  // Switched off: nothing measured.
+  Harness off;
+  load_case(off.net, "withdraw-loopback");
+  off.net.broken = [](const auto&) { return false; };
+  off.traffic = h.traffic;
+  off.opts.outage.enabled = false;
+  started.clear();
+  auto o = off.run(leaf_steps(1, {}));
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_FALSE(o->outage.has_value());
+  EXPECT_TRUE(started.empty());
+}
+
+TEST(GateLogic, ABudgetThatCannotBeMeasuredIsAnError) {
+  Harness h;  // no probe stream in this environment
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = [](const auto&) { return false; };
+  h.opts.outage.budget = std::chrono::milliseconds(1000);
+  auto r = h.run(leaf_steps(1, {}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kError);
+  ASSERT_EQ(r->verdict.reasons.size(), 1u);
+  EXPECT_EQ(r->verdict.reasons[0].category, "validator-error");
+  EXPECT_THAT(r->verdict.reasons[0].message, HasSubstr("the outage budget could not be checked"));
 }
 
 TEST(GateLogic, AFailedRollbackIsReportedNotHidden) {

@@ -1,0 +1,140 @@
+// Hitless measurement without a lab: a flow's figures from its echoes
+// (runtime::summarize_flow), which flows the gate streams over (replay::choose_flows, on the
+// baseline of a recorded clos-2x4 run), and when an outage rejects (replay::outage_reason).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/unit/recorded.hpp"
+#include "twin/replay/diff.hpp"
+#include "twin/replay/outage.hpp"
+#include "twin/runtime/probe_stream.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+using twin::runtime::FlowStats;
+using twin::runtime::ProbeSample;
+using twin::runtime::summarize_flow;
+
+const std::string kGate = std::string(TWIN_TEST_DATA) + "/gate";
+
+// Echoes every 10 ms; `lost` holds the indexes without a reply.
+std::vector<ProbeSample> echoes(int n, std::set<int> lost) {
+  std::vector<ProbeSample> v;
+  for (int i = 0; i < n; ++i) v.push_back({i * 10.0, !lost.count(i)});
+  return v;
+}
+
+TEST(ProbeStream, TheLongestRunOfLostEchoesIsTheOutage) {
+  // Lost 1..3 (answered again at 40 ms) and 7: runs of 30 and 10 ms.
+  FlowStats s = summarize_flow("a -> b 10.0.0.2", echoes(10, {1, 2, 3, 7}), 100);
+  EXPECT_EQ(s.name, "a -> b 10.0.0.2");
+  EXPECT_EQ(s.sent, 10);
+  EXPECT_EQ(s.lost, 4);
+  EXPECT_DOUBLE_EQ(s.longest_outage_ms, 30);
+  EXPECT_DOUBLE_EQ(s.outage_start_ms, 10);
+  // A run still open when the stream stopped lasts until the end.
+  FlowStats open = summarize_flow("x", echoes(10, {6, 7, 8, 9}), 100);
+  EXPECT_DOUBLE_EQ(open.longest_outage_ms, 40);
+  EXPECT_DOUBLE_EQ(open.outage_start_ms, 60);
+  // A single lost echo is one interval: the resolution.
+  EXPECT_DOUBLE_EQ(summarize_flow("x", echoes(10, {5}), 100).longest_outage_ms, 10);
+  FlowStats clean = summarize_flow("x", echoes(10, {}), 100);
+  EXPECT_EQ(clean.lost, 0);
+  EXPECT_DOUBLE_EQ(clean.longest_outage_ms, 0);
+  EXPECT_DOUBLE_EQ(clean.outage_start_ms, -1);
+  EXPECT_EQ(summarize_flow("x", {}, 0).sent, 0);
+}
+
+const twin::plan::Plan& clos() {
+  static const twin::plan::Plan p = twin::plan::plan_from_json(
+      nlohmann::json::parse(twin_test::read(kGate + "/clos-2x4-plan.json")));
+  return p;
+}
+
+twin::replay::NetState recorded_baseline() {
+  twin::replay::NetState s;
+  twin::replay::add_reachability(s, twin_test::load_report(kGate + "/withdraw-loopback/baseline.results.json"));
+  return s;
+}
+
+TEST(ChooseFlows, ServerPairsFirstThenLoopbackPairsEvenlyOneDirectionEach) {
+  auto base = recorded_baseline();
+  ASSERT_FALSE(base.reachable.empty());
+  auto all = twin::replay::choose_flows(clos(), base, 1000);
+  ASSERT_GE(all.size(), 2u);
+  // server1 <-> server2 in both families, from the servers' own addresses.
+  EXPECT_EQ(all[0].name(), "server1 -> server2 10.0.4.10");
+  EXPECT_EQ(all[0].source, "10.0.1.10");
+  EXPECT_EQ(all[1].name(), "server1 -> server2 2001:db8:4::10");
+  EXPECT_EQ(all[1].source, "2001:db8:1::10");
+  // Six FRR nodes: 15 loopback pairs per family, less spine1-spine2 (the spines share AS 65000,
+  // so neither accepts the other's loopback through a leaf): 14 per family, one direction each.
+  EXPECT_EQ(all.size(), 2u + 28u);
+  std::set<std::string> pairs;
+  for (const auto& f : all) {
+    EXPECT_TRUE(pairs.insert(std::min(f.src_node, f.dst_node) + "|" +
+                             std::max(f.src_node, f.dst_node) + "|" +
+                             (f.destination.find(':') == std::string::npos ? "4" : "6"))
+                    .second)
+        << f.name();
+    if (f.src_node.rfind("server", 0) != 0) {
+      EXPECT_THAT(f.source, ::testing::AnyOf(HasSubstr("10.255."), HasSubstr("fd00:255::")));
+    }
+  }
+  // Capped: the servers first, then every k-th loopback pair.
+  auto few = twin::replay::choose_flows(clos(), base, 7);
+  ASSERT_EQ(few.size(), 7u);
+  EXPECT_EQ(few[0].name(), all[0].name());
+  EXPECT_EQ(few[1].name(), all[1].name());
+  std::set<std::string> sources;
+  for (size_t i = 2; i < few.size(); ++i) sources.insert(few[i].src_node);
+  EXPECT_GE(sources.size(), 3u) << "sampled across the fabric, not from one node";
+  // A pair that did not answer in the baseline is not streamed.
+  twin::replay::NetState none;
+  EXPECT_TRUE(twin::replay::choose_flows(clos(), none, 32).empty());
+}
+
+TEST(OutageReason, FlowsOverTheBudgetWorstFirstAndOnlyJudgedOnes) {
+  twin::runtime::StreamStats s;
+  s.flows = {summarize_flow("a -> b 10.0.0.2", echoes(500, {}), 5000),
+             summarize_flow("c -> d 10.0.0.4", echoes(500, [] {
+                              std::set<int> l;
+                              for (int i = 100; i < 250; ++i) l.insert(i);
+                              return l;
+                            }()),
+                            5000),
+             summarize_flow("e -> f 10.0.0.6", echoes(500, [] {
+                              std::set<int> l;
+                              for (int i = 100; i < 400; ++i) l.insert(i);
+                              return l;
+                            }()),
+                            5000),
+             summarize_flow("g -> h 10.0.0.8", echoes(500, [] {
+                              std::set<int> l;
+                              for (int i = 0; i < 500; ++i) l.insert(i);
+                              return l;
+                            }()),
+                            5000)};
+  FlowStats broken;
+  broken.name = "x -> y 10.0.0.9";
+  broken.error = "entering network namespace: gone";
+  s.flows.push_back(broken);
+  auto r = twin::replay::outage_reason(s, std::chrono::milliseconds(1000), {"g -> h 10.0.0.8"});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->category, "outage");
+  EXPECT_EQ(r->rank, twin::replay::reason_rank("outage"));
+  EXPECT_EQ(r->subjects, (std::vector<std::string>{"e -> f 10.0.0.6: 3000 ms (lost 300 of 500 echoes)",
+                                                   "c -> d 10.0.0.4: 1500 ms (lost 150 of 500 echoes)"}));
+  EXPECT_EQ(r->message,
+            "2 flows lost traffic for longer than the 1000 ms budget while the change ran: "
+            "e -> f 10.0.0.6: 3000 ms (lost 300 of 500 echoes), c -> d 10.0.0.4: 1500 ms (lost "
+            "150 of 500 echoes)");
+  // A budget above every judged outage: no reason.
+  EXPECT_FALSE(twin::replay::outage_reason(s, std::chrono::milliseconds(3000), {"g -> h 10.0.0.8"}));
+}
+
+}  // namespace
