@@ -291,6 +291,7 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
     j["outage"] = {{"interval_ms", out.stats.interval.count()},
                    {"duration_ms", out.stats.duration_ms},
                    {"cpu_ms", out.stats.cpu_ms},
+                   {"max_send_gap_ms", out.stats.max_send_gap_ms},
                    {"budget_ms", out.budget ? nlohmann::json(out.budget->count()) : nlohmann::json(nullptr)},
                    {"detail", out.detail},
                    {"flows", flows}};

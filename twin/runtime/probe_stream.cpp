@@ -200,6 +200,7 @@ struct ProbeStream::Impl {
   bool started = false, stopped = false;
   Clock::time_point t0, last_send;
   double cpu_ms = 0;
+  double max_gap = 0;
   StreamStats result;
 
   void run() {
@@ -218,6 +219,8 @@ struct ProbeStream::Impl {
       if (!stopping) {
         if (now >= next) {
           for (auto* f : by_fd) send_echo(*f, now);
+          if (last_send != Clock::time_point{})
+            max_gap = std::max(max_gap, std::chrono::duration<double, std::milli>(now - last_send).count());
           last_send = now;
           // Keep the cadence; after a stall (a busy machine) resume instead of bursting.
           next += interval;
@@ -298,6 +301,7 @@ StreamStats ProbeStream::stop() {
   double end = ms(m.last_send) + static_cast<double>(m.interval.count());
   m.result.duration_ms = ms(m.last_send);
   m.result.cpu_ms = m.cpu_ms;
+  m.result.max_send_gap_ms = m.max_gap;
   for (const auto& f : m.flows) {
     if (!f.error.empty()) {
       FlowStats s;

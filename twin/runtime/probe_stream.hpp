@@ -53,6 +53,9 @@ struct StreamStats {
   std::chrono::milliseconds interval{10};
   double duration_ms = 0;  // from the first to the last request
   double cpu_ms = 0;       // CPU time the stream's thread used (user + system)
+  // The longest gap between two rounds of requests: the resolution actually achieved (the
+  // interval on an idle machine; more when the thread was not scheduled in time).
+  double max_send_gap_ms = 0;
   std::vector<FlowStats> flows;
 };
 
