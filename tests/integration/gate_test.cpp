@@ -113,8 +113,11 @@ void check_scenario(const std::string& lab, const std::string& file) {
         << first["message"];
     for (const auto& want : sc->expect.reasons_include) {
       bool found = false;
-      for (const auto& reason : j["reasons"])
+      for (const auto& reason : j["reasons"]) {
         found |= reason["message"].get<std::string>().find(want) != std::string::npos;
+        for (const auto& c : reason["causes"])
+          found |= c["cause"].get<std::string>().find(want) != std::string::npos;
+      }
       EXPECT_TRUE(found) << "no reason mentions '" << want << "': " << j["reasons"].dump(1);
     }
   }

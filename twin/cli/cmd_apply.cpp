@@ -299,7 +299,10 @@ int run_scenario(const RunOptions& ro) {
   std::string why;
   bool has_expect = !sc->expect.verdict.empty();
   std::vector<std::string> messages;
-  for (const auto& reason : r->verdict.reasons) messages.push_back(reason.message);
+  for (const auto& reason : r->verdict.reasons) {
+    messages.push_back(reason.message);
+    for (const auto& c : reason.causes) messages.push_back("likely cause: " + c.text);
+  }
   bool met = has_expect && replay::meets(sc->expect, verdict, first ? first->category : "",
                                          first ? first->message : "", r->first_failing_step, &why,
                                          messages);

@@ -94,6 +94,15 @@ std::string origin_from_bgp_route(const nlohmann::json& route, const plan::Plan&
 void attribute_origins(Diff& diff, const NetState& before, const NetState& after,
                        const plan::Plan& plan, validate::LabProbe& probe);
 
+// The probable cause behind a failure, named by a rule over the observed state (causes.hpp),
+// with what it saw.
+struct Cause {
+  std::string rule;                   // "duplicate-address", "bgp-notification", ...
+  std::string text;                   // one line: "address 10.255.1.1 is on leaf1 lo and leaf2 swp1"
+  std::vector<std::string> evidence;  // the observations it rests on, one per line
+  std::vector<std::string> nodes;     // the nodes it concerns
+};
+
 // Why a change is rejected, most severe first (rank 1 = most severe).
 struct Reason {
   int rank = 0;
@@ -101,6 +110,8 @@ struct Reason {
   std::string step;      // the step it is attributed to ("" when not known)
   std::string message;   // one line, e.g. "2 BGP sessions lost: leaf1 swp1, leaf1 swp2"
   std::vector<std::string> subjects;  // every subject ("leaf1 swp1")
+  // Likely causes (causes.hpp) of this reason; empty when no rule matched (or none was asked).
+  std::vector<Cause> causes;
 };
 
 // Every Reason::category, most severe first: the one ranked list (README "Verdict"), which

@@ -7,6 +7,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
+#include "twin/replay/causes.hpp"
 #include "twin/replay/intent.hpp"
 #include "twin/replay/steps.hpp"
 #include "twin/runtime/frr.hpp"
@@ -78,6 +79,8 @@ class Gate {
   std::string save_configs(const std::vector<std::string>& nodes);
   void restart_check(const plan::Plan& intended, const Touched& t);
   // The hitless measurement: start before the first step, stop once the network settled.
+  // Likely causes of the verdict's reasons, from the lab as it is now (causes.hpp).
+  void explain(const plan::Plan& plan, const validate::Report& report);
   void start_stream();
   void stop_stream();
   std::unique_ptr<TrafficProbe> traffic_;
@@ -315,6 +318,19 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   });
   for (const auto& e : errs)
     if (e) problems.push_back(e->message);
+  // The kernel dropped routes through an interface that lost its last IPv4 address; zebra
+  // reinstalls them when the interface comes back up.
+  for (const auto& key : t.frr_addressed) {
+    auto c = key.find(':');
+    const plan::Node* n = st_.plan.find(key.substr(0, c));
+    if (!n) continue;
+    std::string ifname = key.substr(c + 1);
+    if (auto r = env_.drivers(*n).change_interfaces(
+            *n, "link set dev " + ifname + " down\nlink set dev " + ifname + " up\n",
+            "node " + n->name, runner_);
+        !r)
+      problems.push_back(r.error().message);
+  }
   std::string restored = std::to_string(nodes.size()) + " FRR config(s) and " +
                          std::to_string(scripts.size()) + " node(s)' interfaces restored";
   if (!t.sysctls.empty())
@@ -432,6 +448,22 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   for (auto& r : res_.verdict.reasons)
     if (r.category == "restart-divergence") r.subjects = subjects;
   say("restart check: " + std::string(only_errors ? "could not tell" : "DIVERGED"));
+}
+
+void Gate::explain(const plan::Plan& plan, const validate::Report& report) {
+  if (res_.verdict.reasons.empty()) return;
+  validate::SystemProbe probe(runner_, env_.drivers);
+  std::map<std::string, std::string> configs = res_.config_after;
+  if (configs.empty()) configs = res_.config_before;
+  if (configs.empty())  // a failing baseline: nothing was snapshotted yet
+    for (const auto& n : plan.nodes)
+      if (env_.drivers(n).manages_frr(n))
+        if (auto c = env_.drivers(n).running_config(n, runner_)) configs[n.name] = *c;
+  CauseFacts facts = gather_cause_facts(plan, probe, env_.drivers, configs, opts_.parallel);
+  facts.after = &report;
+  auto causes = likely_causes(plan, facts);
+  attach_causes(res_.verdict, causes);
+  if (!causes.empty()) say("likely cause: " + causes.front().text);
 }
 
 void Gate::start_stream() {
@@ -569,6 +601,7 @@ Result<ApplyResult> Gate::run() {
     res_.stage = "baseline-failed";
     // The reasons say what was already wrong (the change is not to blame).
     res_.verdict = decide({}, res_.baseline.report, Diff{}, nullptr);
+    explain(st_.plan, res_.baseline.report);
     res_.duration_ms = time_.ms_since(t0);
     return res_;
   }
@@ -697,6 +730,12 @@ Result<ApplyResult> Gate::run() {
     if (interrupted()) return abort_interrupted(touched, "during the restart check");
   }
   say(std::string("verdict: ") + to_string(res_.verdict.decision));
+  if (res_.verdict.decision != Decision::kApprove) {
+    const validate::Report& seen = res_.restart_check && res_.restart_check->phase
+                                       ? res_.restart_check->phase->report
+                                       : res_.after->report;
+    explain(current_, seen);
+  }
 
   // 4. Approve: the lab's intent now includes the change, and the touched nodes' startup
   // configs hold it. Reject: roll back and prove it.

@@ -16,8 +16,9 @@ struct ScenarioExpect {
   std::string reason;           // category of the first (most severe) reason, e.g. "prefix-lost"
   std::string reason_contains;  // substring of the first reason's message
   std::string failing_step;     // with per-step: the step named as the first that broke
-  // Each a substring of some reason's message, any of them: the cause a test must report
-  // beside the first (most severe) reason, e.g. "area 0.0.0.1 here".
+  // Each a substring of some reason's message or likely cause ("likely cause: ..."), any of
+  // them: the cause a test must report beside the first (most severe) reason, e.g. "area
+  // 0.0.0.1 here".
   std::vector<std::string> reasons_include;
 };
 

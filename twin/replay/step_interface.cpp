@@ -93,6 +93,7 @@ Result<void> apply_step(const InterfaceStep& b, StepRun& run, std::string* detai
         (!b.add_addresses.empty() || !b.remove_addresses.empty())) {
       // zebra owns an FRR node's addresses: configure them there (rolled back with it).
       run.touched.frr_nodes.insert(n->name);
+      run.touched.frr_addressed.insert(ref.str());
       std::string lines = "interface " + ref.interface + "\n";
       for (const auto& a : b.add_addresses)
         lines += std::string(a.find(':') == std::string::npos ? " ip" : " ipv6") + " address " + a +

@@ -26,6 +26,10 @@ struct Touched {
   // Host-node addresses a step added / removed (node, interface, address): undone exactly.
   std::vector<std::tuple<std::string, std::string, std::string>> host_added, host_removed;
   bool topology = false;  // the lab was reshaped: reshaped back to the baseline plan
+  // "node:if" of FRR nodes whose addresses a step changed (through zebra). Removing an
+  // interface's last IPv4 address makes the kernel drop the routes through it, which zebra
+  // does not reinstall on its own: the rollback bounces the interface after restoring it.
+  std::set<std::string> frr_addressed;
   // Kernel settings a sysctl step wrote: (node, key, value before the change's first write),
   // in the order written; the rollback writes the old values back in reverse order.
   std::vector<std::tuple<std::string, std::string, std::string>> sysctls;

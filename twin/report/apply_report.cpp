@@ -1,6 +1,7 @@
 #include "twin/report/apply_report.hpp"
 
 #include <cmath>
+#include <set>
 
 #include <cstdio>
 #include <filesystem>
@@ -80,6 +81,40 @@ std::string flow_figures(const runtime::FlowStats& f) {
   if (!f.error.empty()) return "not measured: " + f.error;
   return std::to_string(static_cast<long>(std::lround(f.longest_outage_ms))) + " ms (lost " +
          std::to_string(f.lost) + " of " + std::to_string(f.sent) + " echoes)";
+}
+
+// "likely cause:" lines under a reason, with their evidence; says so when no rule matched.
+// A cause already printed under an earlier reason is referred to, not repeated.
+void render_causes(std::ostream& o, const replay::Reason& re, bool verbose,
+                   std::set<std::string>& printed) {
+  if (re.category == "validator-error") return;  // the harness could not tell: nothing to explain
+  if (re.causes.empty()) {
+    o << "     likely cause: none of twin's rules matches; see the failures above\n";
+    return;
+  }
+  size_t shown = 0;
+  bool same = false;
+  for (const auto& c : re.causes) {
+    if (printed.count(c.text)) {
+      same = true;
+      continue;
+    }
+    if (!verbose && shown++ >= 3) {
+      o << "     … more likely causes (--verbose, --json)\n";
+      break;
+    }
+    printed.insert(c.text);
+    o << "     likely cause: " << one_line(c.text) << "\n";
+    for (const auto& e : c.evidence) o << "       evidence: " << one_line(e) << "\n";
+  }
+  if (same && shown == 0) o << "     likely cause: as above\n";
+}
+
+nlohmann::json causes_json(const std::vector<replay::Cause>& causes) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& c : causes)
+    a.push_back({{"rule", c.rule}, {"cause", c.text}, {"evidence", c.evidence}, {"nodes", c.nodes}});
+  return a;
 }
 
 // The restart check as one JUnit case of suite apply.restart.
@@ -202,11 +237,13 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
     for (const auto& n : r.configs_saved) o << " " << n;
     o << "\n";
   }
+  std::set<std::string> printed;
   for (size_t i = 0; i < r.verdict.reasons.size(); ++i) {
     const auto& re = r.verdict.reasons[i];
     o << "  " << i + 1 << ". [" << re.category << "] " << one_line(re.message)
       << (re.step.empty() || re.category == "step-failed" ? "" : " (step '" + re.step + "')")
       << "\n";
+    render_causes(o, re, verbose, printed);
   }
   if (r.rolled_back && r.verdict.decision == replay::Decision::kApprove) {
     o << "REVERTED (--revert): "
@@ -239,11 +276,15 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
   j["duration_ms"] = r.duration_ms;
   j["reasons"] = nlohmann::json::array();
   for (const auto& re : r.verdict.reasons)
-    j["reasons"].push_back({{"rank", re.rank},
-                            {"category", re.category},
-                            {"step", re.step},
-                            {"message", re.message},
-                            {"subjects", re.subjects}});
+    j["reasons"].push_back(
+        {{"rank", re.rank},
+         {"category", re.category},
+         {"step", re.step},
+         {"message", re.message},
+         {"subjects", re.subjects},
+         {"cause", re.causes.empty() ? nlohmann::json(nullptr) : nlohmann::json(re.causes[0].text)},
+         {"evidence", re.causes.empty() ? nlohmann::json::array() : nlohmann::json(re.causes[0].evidence)},
+         {"causes", causes_json(re.causes)}});
   j["steps"] = nlohmann::json::array();
   for (const auto& s : r.steps)
     j["steps"].push_back({{"name", s.name},

@@ -19,7 +19,9 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 
 // {"schema_version": 1, "lab", "change": {"name", "file", "sha256"}, "stage",
 //  "verdict": "approve"|"reject"|"error"|"baseline-failed", "exit_code",
-//  "reasons": [{"rank", "category", "step", "message", "subjects": [...]}],
+//  "reasons": [{"rank", "category", "step", "message", "subjects": [...], "cause": the first
+//              likely cause or null (no rule matched), "evidence": [...] of that cause,
+//              "causes": [{"rule", "cause", "evidence", "nodes"}]}],
 //  "steps": [{"name", "kind", "status", "detail", "duration_ms"}], "first_failing_step",
 //  "diff": [{"category", "node", "subject", "before", "after", "intended", "message",
 //            prefix-gained: "more_specific_of", "origin" when known}],

@@ -1,0 +1,205 @@
+// Likely-cause rules (twin/replay/causes.hpp) on FRR 8.4 and kernel JSON recorded from
+// clos-2x4 runs (tests/data/frr84/causes/): each rule on the state that should trigger it, and
+// silent on a healthy one; then how causes attach to a verdict's reasons.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/recorded.hpp"
+#include "twin/replay/causes.hpp"
+
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using twin::replay::Cause;
+using twin::replay::CauseFacts;
+
+const std::string kData = std::string(TWIN_TEST_DATA);
+const std::string kCauses = kData + "/frr84/causes/";
+
+const twin::plan::Plan& clos() {
+  static const twin::plan::Plan p = twin::plan::plan_from_json(
+      json::parse(twin_test::read(kData + "/gate/clos-2x4-plan.json")));
+  return p;
+}
+
+json recorded(const std::string& f) { return json::parse(twin_test::read(kCauses + f)); }
+
+std::vector<Cause> by_rule(const std::vector<Cause>& all, const std::string& rule) {
+  std::vector<Cause> out;
+  for (const auto& c : all)
+    if (c.rule == rule) out.push_back(c);
+  return out;
+}
+
+// A healthy node as the kernel showed it: leaf1 before the duplicate-address change.
+CauseFacts healthy() {
+  CauseFacts f;
+  f.nodes["leaf1"].addresses = recorded("dup-loopback.leaf1.addr.json");
+  f.nodes["leaf1"].sysctls = {{"net.ipv4.conf.all.forwarding", "1"},
+                              {"net.ipv6.conf.all.forwarding", "1"},
+                              {"net.ipv6.conf.swp1.disable_ipv6", "0"}};
+  return f;
+}
+
+TEST(Causes, NothingOnAHealthyNode) {
+  EXPECT_TRUE(twin::replay::likely_causes(clos(), healthy()).empty());
+}
+
+TEST(Causes, AnAddressOnTwoNodes) {
+  CauseFacts f;
+  f.nodes["leaf1"].addresses = recorded("dup-loopback.leaf1.addr.json");
+  f.nodes["leaf2"].addresses = recorded("dup-loopback.leaf2.addr.json");
+  auto c = by_rule(twin::replay::likely_causes(clos(), f), "duplicate-address");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].text,
+            "address 10.255.1.1 is configured on 2 nodes: leaf1 lo and leaf2 swp1; traffic for it "
+            "goes to whichever is nearer");
+  EXPECT_THAT(c[0].evidence, ElementsAre("leaf1: `ip addr` shows lo 10.255.1.1/32",
+                                         "leaf2: `ip addr` shows swp1 10.255.1.1/32"));
+  EXPECT_THAT(c[0].nodes, ElementsAre("leaf1", "leaf2"));
+  // One the plan gives both nodes (anycast by design) is no fault.
+  twin::plan::Plan anycast = clos();
+  for (auto& n : anycast.nodes)
+    if (n.name == "leaf2") n.config_addresses["swp1"] = {"10.255.1.1/32"};
+  EXPECT_TRUE(by_rule(twin::replay::likely_causes(anycast, f), "duplicate-address").empty());
+}
+
+TEST(Causes, ABadPeerAsNamesTheEndWithTheWrongNumberOnce) {
+  CauseFacts f;
+  f.nodes["leaf4"].bgp_neighbors = recorded("wrong-remote-as.leaf4.neighbors.json");
+  f.nodes["spine1"].bgp_neighbors = recorded("wrong-remote-as.spine1.neighbors.json");
+  auto c = by_rule(twin::replay::likely_causes(clos(), f), "bgp-notification");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].text,
+            "BGP session leaf4 swp1 (to spine1) is Idle: it sent NOTIFICATION OPEN Message "
+            "Error/Bad Peer AS — leaf4 expects remote-as 65001 on swp1, but spine1 is AS 65000");
+  EXPECT_THAT(c[0].evidence[0], HasSubstr("lastErrorCodeSubcode 0202"));
+  EXPECT_THAT(c[0].nodes, ElementsAre("leaf4", "spine1"));
+  // Seen from spine1 alone (leaf4 not asked), the notification is still named.
+  CauseFacts one;
+  one.nodes["spine1"].bgp_neighbors = f.nodes["spine1"].bgp_neighbors;
+  json nb = *one.nodes["spine1"].bgp_neighbors;
+  nb["swp4"]["lastNotificationReason"] = "OPEN Message Error/Bad Peer AS";
+  nb["swp4"]["lastResetDueTo"] = "BGP Notification received";
+  one.nodes["spine1"].bgp_neighbors = nb;
+  auto s = twin::replay::likely_causes(clos(), one);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_THAT(s[0].text, HasSubstr("spine1 swp4 (to leaf4) is Idle: it received NOTIFICATION"));
+  // A hold timer: the path drops packets.
+  nb["swp4"]["lastNotificationReason"] = "Hold Timer Expired";
+  one.nodes["spine1"].bgp_neighbors = nb;
+  EXPECT_THAT(twin::replay::likely_causes(clos(), one)[0].text,
+              HasSubstr("within the hold time (9 s)"));
+}
+
+TEST(Causes, APolicyNamingAnUndefinedRouteMap) {
+  CauseFacts f;
+  f.nodes["leaf2"].config = twin_test::read(kCauses + "misspelled-route-map.leaf2.running.conf");
+  auto c = twin::replay::likely_causes(clos(), f);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "policy-undefined");
+  EXPECT_EQ(c[0].text,
+            "leaf2: `neighbor fabric route-map ALOW-ALL out` names a route-map that is not "
+            "defined, so nothing passes out of leaf2 that way (did you mean 'ALLOW-ALL'?)");
+  EXPECT_THAT(c[0].evidence[0], HasSubstr("defined route-maps: ALLOW-ALL"));
+}
+
+TEST(Causes, ARouteMapThatDeniesEverythingAndBothEndsPassive) {
+  CauseFacts f;
+  f.nodes["leaf1"].config =
+      "route-map DRAIN deny 10\nexit\nrouter bgp 65101\n neighbor fabric peer-group\n"
+      " neighbor fabric passive\n neighbor swp1 interface peer-group fabric\n"
+      " address-family ipv4 unicast\n  neighbor fabric route-map DRAIN out\n"
+      "  neighbor fabric prefix-list NONE in\n exit-address-family\nexit\n";
+  f.nodes["spine1"].config = "router bgp 65000\n neighbor swp1 passive\nexit\n";
+  auto all = twin::replay::likely_causes(clos(), f);
+  auto deny = by_rule(all, "policy-denies-all");
+  ASSERT_EQ(deny.size(), 1u);
+  EXPECT_THAT(deny[0].text, HasSubstr("route-map DRAIN (`neighbor fabric route-map DRAIN out`) "
+                                      "has deny entries only"));
+  auto undefined = by_rule(all, "policy-undefined");
+  ASSERT_EQ(undefined.size(), 1u);
+  EXPECT_THAT(undefined[0].text, HasSubstr("names a prefix-list that is not defined, so nothing "
+                                           "passes into leaf1"));
+  auto passive = by_rule(all, "both-passive");
+  ASSERT_EQ(passive.size(), 1u);
+  EXPECT_THAT(passive[0].text, HasSubstr("is passive at both ends"));
+  EXPECT_THAT(passive[0].nodes, ElementsAre("spine1", "leaf1"));
+}
+
+TEST(Causes, KernelStateOfAPort) {
+  CauseFacts f = healthy();
+  json addr = *f.nodes["leaf1"].addresses;
+  for (auto& l : addr) {
+    if (l["ifname"] == "swp2") l["addr_info"] = json::array();  // no link-local left
+    if (l["ifname"] == "lo") l["flags"] = json::array({"LOOPBACK"});
+  }
+  f.nodes["leaf1"].addresses = addr;
+  f.nodes["leaf1"].sysctls["net.ipv6.conf.swp1.disable_ipv6"] = "1";
+  f.nodes["leaf1"].sysctls["net.ipv4.conf.all.forwarding"] = "0";
+  // spine1's end of leaf1:swp1 at another MTU.
+  json spine = json::array(
+      {{{"ifname", "swp1"},
+        {"mtu", 1500},
+        {"flags", {"UP"}},
+        {"addr_info", {{{"family", "inet6"}, {"local", "fe80::1"}, {"scope", "link"}}}}}});
+  f.nodes["spine1"].addresses = spine;
+  auto all = twin::replay::likely_causes(clos(), f);
+  auto v6 = by_rule(all, "unnumbered-ipv6");
+  ASSERT_EQ(v6.size(), 2u);
+  EXPECT_EQ(v6[0].text, "IPv6 is disabled on leaf1:swp1: its BGP unnumbered session needs the "
+                        "port's link-local address");
+  EXPECT_THAT(v6[1].text, HasSubstr("no IPv6 link-local address on leaf1:swp2"));
+  auto fwd = by_rule(all, "forwarding-off");
+  ASSERT_EQ(fwd.size(), 1u);
+  EXPECT_EQ(fwd[0].text, "IPv4 forwarding is off on leaf1: it keeps its sessions and routes but "
+                         "drops the traffic it should carry");
+  EXPECT_THAT(fwd[0].evidence, ElementsAre("leaf1: net.ipv4.conf.all.forwarding = 0"));
+  auto lo = by_rule(all, "lo-down");
+  ASSERT_EQ(lo.size(), 1u);
+  EXPECT_THAT(lo[0].text, HasSubstr("lo is down on leaf1"));
+  auto mtu = by_rule(all, "mtu-mismatch");
+  ASSERT_EQ(mtu.size(), 1u);
+  EXPECT_THAT(mtu[0].text, HasSubstr("(9216)"));
+  EXPECT_THAT(mtu[0].text, HasSubstr("(1500)"));
+  EXPECT_THAT(mtu[0].text, HasSubstr("packets above 1500 bytes are dropped one way"));
+}
+
+TEST(Causes, TheOspfFamilysOwnMismatchFinding) {
+  twin::validate::Report after;
+  twin::validate::TestResult r;
+  r.validator = "ospf";
+  r.test = 1;
+  r.status = twin::validate::Status::kFailed;
+  r.node = "leaf1";
+  r.peer = "rr1 eth1";
+  r.message = "area mismatch: area 0.0.0.1 here, 0.0.0.0 on rr1";
+  after.results = {r, r};
+  CauseFacts f;
+  f.after = &after;
+  auto c = twin::replay::likely_causes(clos(), f);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "ospf-mismatch");
+  EXPECT_EQ(c[0].text, "OSPF: area mismatch: area 0.0.0.1 here, 0.0.0.0 on rr1");
+  EXPECT_THAT(c[0].nodes, ElementsAre("leaf1", "rr1"));
+}
+
+TEST(Causes, AttachToTheReasonsThatNameTheirNodes) {
+  twin::replay::Verdict v;
+  v.reasons = {{3, "session-lost", "", "BGP sessions lost: 1 (leaf4 swp1 (Established -> Idle))",
+                {"leaf4 swp1 (Established -> Idle)"}},
+               {4, "prefix-lost", "", "prefixes lost: 1 (leaf10 10.9.0.0/24)", {"leaf10 10.9.0.0/24"}}};
+  Cause leaf4{"bgp-notification", "leaf4 ...", {}, {"leaf4", "spine1"}};
+  Cause leaf1{"lo-down", "lo is down on leaf1", {}, {"leaf1"}};
+  twin::replay::attach_causes(v, {leaf4, leaf1});
+  ASSERT_EQ(v.reasons[0].causes.size(), 2u);  // leaf4's, and leaf1's that no reason names
+  EXPECT_EQ(v.reasons[0].causes[0].rule, "bgp-notification");
+  EXPECT_EQ(v.reasons[0].causes[1].rule, "lo-down");
+  EXPECT_TRUE(v.reasons[1].causes.empty()) << "leaf10 is not leaf1";
+}
+
+}  // namespace

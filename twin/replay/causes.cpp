@@ -1,0 +1,422 @@
+#include "twin/replay/causes.hpp"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "twin/core/diagnostics.hpp"
+#include "twin/core/ip.hpp"
+#include "twin/core/util.hpp"
+
+namespace twin::replay {
+
+namespace {
+
+bool has_flag(const nlohmann::json& link, const char* flag) {
+  if (!link.contains("flags") || !link["flags"].is_array()) return false;
+  for (const auto& f : link["flags"])
+    if (f.is_string() && f.get<std::string>() == flag) return true;
+  return false;
+}
+
+// ---- duplicate-address
+
+void duplicate_addresses(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
+  // address -> "node ifname" where it is configured (global scope only: 127.0.0.1 and
+  // link-local addresses repeat on every node by design).
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> where;
+  for (const auto& [node, f] : facts.nodes) {
+    if (!f.addresses || !f.addresses->is_array()) continue;
+    for (const auto& l : *f.addresses)
+      for (const auto& a : l.value("addr_info", nlohmann::json::array())) {
+        if (a.value("scope", "") != "global") continue;
+        std::string ip = a.value("local", "");
+        if (!ip.empty())
+          where[ip].emplace_back(node, l.value("ifname", "?") + " " + ip + "/" +
+                                           std::to_string(a.value("prefixlen", 0)));
+      }
+  }
+  // The plan's own: an address it gives two nodes (anycast by design) is not a fault.
+  std::map<std::string, std::set<std::string>> planned;
+  for (const auto& n : plan.nodes) {
+    auto note = [&](const std::string& a) {
+      if (auto p = IpPrefix::parse(a, true)) planned[p->address()].insert(n.name);
+    };
+    for (const auto& i : n.interfaces)
+      for (const auto& a : i.addresses) note(a);
+    for (const auto& a : n.loopbacks) note(a);
+    for (const auto& [ifname, addrs] : n.config_addresses)
+      for (const auto& a : addrs) note(a);
+  }
+  for (const auto& [ip, places] : where) {
+    std::set<std::string> nodes;
+    for (const auto& [n, what] : places) nodes.insert(n);
+    if (nodes.size() < 2) continue;
+    if (planned.count(ip) && planned[ip].size() >= 2) continue;
+    Cause c{"duplicate-address", "address " + ip + " is configured on " +
+                                     std::to_string(nodes.size()) + " nodes: ",
+            {}, {nodes.begin(), nodes.end()}};
+    for (size_t i = 0; i < places.size(); ++i) {
+      c.text += (i ? " and " : "") + places[i].first + " " +
+                places[i].second.substr(0, places[i].second.find(' '));
+      c.evidence.push_back(places[i].first + ": `ip addr` shows " + places[i].second);
+    }
+    c.text += "; traffic for it goes to whichever is nearer";
+    out.push_back(std::move(c));
+  }
+}
+
+// ---- bgp-notification
+
+// The expected session of `node` whose FRR neighbor name is `key`.
+const plan::ExpectedSession* session_of(const plan::Plan& plan, const std::string& node,
+                                        const std::string& key) {
+  for (const auto& s : plan.sessions)
+    if (s.node == node && s.key() == key) return &s;
+  return nullptr;
+}
+
+// The remote-as `node` configures on its neighbor `key`, from its `show bgp neighbors json`
+// (0 when unknown).
+long configured_remote_as(const CauseFacts& facts, const std::string& node, const std::string& key) {
+  auto f = facts.nodes.find(node);
+  if (f == facts.nodes.end() || !f->second.bgp_neighbors || !f->second.bgp_neighbors->is_object())
+    return 0;
+  const auto& j = *f->second.bgp_neighbors;
+  if (!j.contains(key) || !j[key].is_object()) return 0;
+  return j[key].value("remoteAs", 0L);
+}
+
+// The interface of `peer` toward `node` on the link `node`:`ifname` ("" when not a link).
+std::string peer_interface(const plan::Plan& plan, const std::string& node, const std::string& ifname) {
+  if (const plan::Node* n = plan.find(node))
+    for (const auto& i : n->interfaces)
+      if (i.name == ifname) return i.peer_interface;
+  return "";
+}
+
+void bgp_notifications(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
+  std::set<std::string> said;
+  for (const auto& [node, f] : facts.nodes) {
+    if (!f.bgp_neighbors || !f.bgp_neighbors->is_object()) continue;
+    for (const auto& [key, nb] : f.bgp_neighbors->items()) {
+      if (!nb.is_object() || nb.value("bgpState", "") == "Established") continue;
+      std::string reason = nb.value("lastNotificationReason", "");
+      if (reason.empty()) continue;
+      std::string due = nb.value("lastResetDueTo", "");
+      bool sent = due.find("send") != std::string::npos;
+      const auto* s = session_of(plan, node, key);
+      std::string peer = s ? s->peer_node : "";
+      Cause c{"bgp-notification",
+              "BGP session " + node + " " + key + (peer.empty() ? "" : " (to " + peer + ")") +
+                  " is " + nb.value("bgpState", "?") + ": " + (sent ? "it sent" : "it received") +
+                  " NOTIFICATION " + reason,
+              {node + ": `show bgp neighbors json` " + key + ": bgpState " +
+               nb.value("bgpState", "?") + ", lastNotificationReason \"" + reason +
+               "\", lastErrorCodeSubcode " + nb.value("lastErrorCodeSubcode", "?") +
+               ", lastResetDueTo \"" + due + "\""},
+              {node}};
+      if (!peer.empty()) c.nodes.push_back(peer);
+      const plan::Node* pn = peer.empty() ? nullptr : plan.find(peer);
+      const plan::Node* me = plan.find(node);
+      if (reason.find("Bad Peer AS") != std::string::npos && pn && me) {
+        // Either end may hold the wrong number: the one whose configured remote-as is not the
+        // other's AS. Both ends then say the same, once.
+        std::string pif = s && s->peer_address.empty() ? peer_interface(plan, node, key) : "";
+        long mine = configured_remote_as(facts, node, key);
+        long theirs = pif.empty() ? 0 : configured_remote_as(facts, peer, pif);
+        std::string wrong;
+        if (mine != 0 && pn->asn != 0 && static_cast<uint32_t>(mine) != pn->asn)
+          wrong = node + " expects remote-as " + std::to_string(mine) + " on " + key + ", but " +
+                  peer + " is AS " + std::to_string(pn->asn);
+        else if (theirs != 0 && me->asn != 0 && static_cast<uint32_t>(theirs) != me->asn)
+          wrong = peer + " expects remote-as " + std::to_string(theirs) + " on " + pif + ", but " +
+                  node + " is AS " + std::to_string(me->asn);
+        if (!wrong.empty()) {
+          if (!said.insert(wrong).second) continue;
+          c.text += " — " + wrong;
+        }
+      } else if (reason.find("Hold Timer Expired") != std::string::npos)
+        c.text += " — no keepalive or update arrived within the hold time (" +
+                  std::to_string(nb.value("bgpTimerHoldTimeMsecs", 0L) / 1000) +
+                  " s): the path to the peer drops packets";
+      else if (reason.find("Maximum Number of Prefixes") != std::string::npos)
+        c.text += " — the peer sent more prefixes than its maximum-prefix limit";
+      else if (reason.find("Bad BGP Identifier") != std::string::npos)
+        c.text += " — the two ends' router-ids clash (" + nb.value("remoteRouterId", "?") + ")";
+      out.push_back(std::move(c));
+    }
+  }
+}
+
+// ---- policy-undefined, policy-denies-all, both-passive (from the running config)
+
+struct Policy {
+  std::set<std::string> route_maps, prefix_lists, as_path_lists;
+  std::map<std::string, bool> route_map_permits;  // name -> has a permit entry
+  // (neighbor, what, name, direction, line)
+  struct Use {
+    std::string neighbor, what, name, direction;
+  };
+  std::vector<Use> uses;
+  std::set<std::string> passive;                       // neighbors or peer-groups
+  std::map<std::string, std::string> peer_group_of;    // neighbor -> peer-group
+};
+
+Policy parse_policy(const std::string& config) {
+  static const std::regex rm_def(R"(^route-map (\S+) (permit|deny) \d+)");
+  static const std::regex pl_def(R"(^ipv6? prefix-list (\S+) )");
+  static const std::regex asp_def(R"(^bgp as-path access-list (\S+) )");
+  static const std::regex use(
+      R"(^\s*neighbor (\S+) (route-map|prefix-list|filter-list) (\S+) (in|out)\s*$)");
+  static const std::regex passive(R"(^\s*neighbor (\S+) passive\s*$)");
+  static const std::regex group(R"(^\s*neighbor (\S+) (?:interface )?peer-group (\S+)\s*$)");
+  Policy p;
+  std::istringstream in(config);
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, m, rm_def)) {
+      p.route_maps.insert(m[1]);
+      p.route_map_permits[m[1]] |= m[2] == "permit";
+    } else if (std::regex_search(line, m, pl_def)) {
+      p.prefix_lists.insert(m[1]);
+    } else if (std::regex_search(line, m, asp_def)) {
+      p.as_path_lists.insert(m[1]);
+    } else if (std::regex_match(line, m, use)) {
+      p.uses.push_back({m[1], m[2], m[3], m[4]});
+    } else if (std::regex_match(line, m, passive)) {
+      p.passive.insert(m[1]);
+    } else if (std::regex_match(line, m, group)) {
+      p.peer_group_of[m[1]] = m[2];
+    }
+  }
+  return p;
+}
+
+std::vector<std::string> names(const std::set<std::string>& s) { return {s.begin(), s.end()}; }
+
+void policies(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
+  std::map<std::string, Policy> by_node;
+  for (const auto& [node, f] : facts.nodes)
+    if (!f.config.empty()) by_node[node] = parse_policy(f.config);
+  for (const auto& [node, p] : by_node) {
+    std::set<std::string> seen;
+    for (const auto& u : p.uses) {
+      const std::set<std::string>& defined = u.what == "route-map"     ? p.route_maps
+                                             : u.what == "prefix-list" ? p.prefix_lists
+                                                                       : p.as_path_lists;
+      std::string line = "neighbor " + u.neighbor + " " + u.what + " " + u.name + " " + u.direction;
+      if (!seen.insert(line).second) continue;
+      if (!defined.count(u.name)) {
+        out.push_back({"policy-undefined",
+                       node + ": `" + line + "` names a " + u.what +
+                           " that is not defined, so nothing passes " +
+                           (u.direction == "in" ? "into " : "out of ") + node + " that way" +
+                           (defined.empty() ? ""
+                                            : " (" + did_you_mean(u.name, names(defined), "") + ")"),
+                       {node + ": running config has `" + line + "`; defined " + u.what + "s: " +
+                        (defined.empty() ? std::string("none") : join_names(names(defined)))},
+                       {node}});
+      } else if (u.what == "route-map" && !p.route_map_permits.at(u.name)) {
+        out.push_back({"policy-denies-all",
+                       node + ": route-map " + u.name + " (`" + line +
+                           "`) has deny entries only: it denies every route",
+                       {node + ": running config defines route-map " + u.name +
+                        " without a permit entry"},
+                       {node}});
+      }
+    }
+  }
+  // Both ends passive: neither opens the TCP connection (RFC 4271 §8: a passive peer only
+  // listens), so the session never comes up.
+  auto is_passive = [&](const std::string& node, const std::string& key) {
+    auto it = by_node.find(node);
+    if (it == by_node.end()) return false;
+    const Policy& p = it->second;
+    if (p.passive.count(key)) return true;
+    auto g = p.peer_group_of.find(key);
+    return g != p.peer_group_of.end() && p.passive.count(g->second) > 0;
+  };
+  std::set<std::string> done;
+  for (const auto& s : plan.sessions) {
+    if (s.peer_node.empty() || !s.peer_address.empty()) continue;  // unnumbered: interface keys
+    const plan::Node* n = plan.find(s.node);
+    if (!n) continue;
+    std::string peer_if;
+    for (const auto& i : n->interfaces)
+      if (i.name == s.interface) peer_if = i.peer_interface;
+    std::string pair = std::min(s.node, s.peer_node) + "|" + std::max(s.node, s.peer_node) + "|" +
+                       s.interface;
+    if (peer_if.empty() || !is_passive(s.node, s.interface) || !is_passive(s.peer_node, peer_if))
+      continue;
+    if (!done.insert(std::min(s.node + ":" + s.interface, s.peer_node + ":" + peer_if)).second)
+      continue;
+    out.push_back({"both-passive",
+                   "BGP session " + s.node + ":" + s.interface + " -- " + s.peer_node + ":" +
+                       peer_if + " is passive at both ends: neither opens the connection",
+                   {s.node + ": neighbor " + s.interface + " passive (or its peer-group)",
+                    s.peer_node + ": neighbor " + peer_if + " passive (or its peer-group)"},
+                   {s.node, s.peer_node}});
+  }
+}
+
+// ---- unnumbered-ipv6, mtu-mismatch, forwarding-off, lo-down (kernel state)
+
+const nlohmann::json* link_of(const NodeFacts& f, const std::string& ifname) {
+  if (!f.addresses || !f.addresses->is_array()) return nullptr;
+  for (const auto& l : *f.addresses)
+    if (l.value("ifname", "") == ifname) return &l;
+  return nullptr;
+}
+
+void kernel_state(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
+  std::set<std::string> links_done;
+  for (const auto& n : plan.nodes) {
+    auto fi = facts.nodes.find(n.name);
+    if (fi == facts.nodes.end()) continue;
+    const NodeFacts& f = fi->second;
+    for (const auto& i : n.interfaces) {
+      const nlohmann::json* l = link_of(f, i.name);
+      // BGP unnumbered rides on the port's IPv6 link-local address (RFC 5549 next hops).
+      if (i.fabric && i.up && l && has_flag(*l, "UP")) {
+        auto sc = f.sysctls.find("net.ipv6.conf." + i.name + ".disable_ipv6");
+        bool disabled = sc != f.sysctls.end() && sc->second == "1";
+        bool link_local = false;
+        for (const auto& a : l->value("addr_info", nlohmann::json::array()))
+          link_local |= a.value("family", "") == "inet6" && a.value("scope", "") == "link" &&
+                        !a.value("tentative", false);
+        if (disabled || !link_local)
+          out.push_back({"unnumbered-ipv6",
+                         std::string(disabled ? "IPv6 is disabled on " : "no IPv6 link-local address on ") +
+                             n.name + ":" + i.name +
+                             ": its BGP unnumbered session needs the port's link-local address",
+                         {disabled ? n.name + ": net.ipv6.conf." + i.name + ".disable_ipv6 = 1"
+                                   : n.name + ": `ip addr` shows no inet6 scope link address on " +
+                                         i.name},
+                         {n.name, i.peer_node}});
+      }
+      // MTU mismatch: a veth drops frames above the receiver's MTU.
+      auto pf = facts.nodes.find(i.peer_node);
+      if (!l || pf == facts.nodes.end()) continue;
+      const nlohmann::json* pl = link_of(pf->second, i.peer_interface);
+      if (!pl) continue;
+      std::string key = std::min(n.name + ":" + i.name, i.peer_node + ":" + i.peer_interface);
+      if (!links_done.insert(key).second) continue;
+      int a = l->value("mtu", 0), b = pl->value("mtu", 0);
+      if (a > 0 && b > 0 && a != b)
+        out.push_back({"mtu-mismatch",
+                       "MTU mismatch on the link " + n.name + ":" + i.name + " (" + std::to_string(a) +
+                           ") -- " + i.peer_node + ":" + i.peer_interface + " (" +
+                           std::to_string(b) + "): packets above " + std::to_string(std::min(a, b)) +
+                           " bytes are dropped one way",
+                       {n.name + ": " + i.name + " mtu " + std::to_string(a),
+                        i.peer_node + ": " + i.peer_interface + " mtu " + std::to_string(b)},
+                       {n.name, i.peer_node}});
+    }
+    if (n.kind != topology::NodeKind::kFrr) continue;
+    for (const char* key : {"net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding"}) {
+      auto sc = f.sysctls.find(key);
+      if (sc != f.sysctls.end() && sc->second == "0")
+        out.push_back({"forwarding-off",
+                       std::string("IP") + (std::string(key).find("ipv6") != std::string::npos ? "v6" : "v4") +
+                           " forwarding is off on " + n.name +
+                           ": it keeps its sessions and routes but drops the traffic it should carry",
+                       {n.name + ": " + key + " = 0"},
+                       {n.name}});
+    }
+    if (const nlohmann::json* lo = link_of(f, "lo"); lo && !has_flag(*lo, "UP"))
+      out.push_back({"lo-down",
+                     "lo is down on " + n.name + ": its loopback addresses answer nothing",
+                     {n.name + ": `ip link` shows lo without UP"},
+                     {n.name}});
+  }
+}
+
+// ---- ospf-mismatch (the OSPF family's own finding)
+
+void ospf_findings(const CauseFacts& facts, std::vector<Cause>& out) {
+  if (!facts.after) return;
+  std::set<std::string> seen;
+  for (const auto& r : facts.after->results) {
+    if (r.validator != "ospf" || r.status != validate::Status::kFailed) continue;
+    const std::string& m = r.message.empty() ? r.observed : r.message;
+    if (m.find("mismatch") == std::string::npos || !seen.insert(m).second) continue;
+    Cause c{"ospf-mismatch", "OSPF: " + m, {r.node + ": ospf." + std::to_string(r.test) + " " + m},
+            {r.node}};
+    if (!r.peer.empty()) c.nodes.push_back(r.peer.substr(0, r.peer.find(' ')));
+    out.push_back(std::move(c));
+  }
+}
+
+// Whether `text` names `node` as a word ("leaf1" in "leaf1 swp1", not in "leaf10").
+bool names_node(const std::string& text, const std::string& node) {
+  for (size_t at = text.find(node); at != std::string::npos; at = text.find(node, at + 1)) {
+    auto word = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_'; };
+    bool before = at == 0 || !word(text[at - 1]);
+    bool after = at + node.size() >= text.size() || !word(text[at + node.size()]);
+    if (before && after) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts) {
+  std::vector<Cause> out;
+  duplicate_addresses(plan, facts, out);
+  bgp_notifications(plan, facts, out);
+  policies(plan, facts, out);
+  kernel_state(plan, facts, out);
+  ospf_findings(facts, out);
+  return out;
+}
+
+void attach_causes(Verdict& v, const std::vector<Cause>& causes) {
+  if (v.reasons.empty()) return;
+  for (const auto& c : causes) {
+    bool placed = false;
+    for (auto& r : v.reasons) {
+      bool named = false;
+      for (const auto& n : c.nodes) {
+        named |= names_node(r.message, n);
+        for (const auto& s : r.subjects) named |= names_node(s, n);
+      }
+      if (named) {
+        r.causes.push_back(c);
+        placed = true;
+      }
+    }
+    if (!placed) v.reasons.front().causes.push_back(c);
+  }
+}
+
+CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
+                              const drivers::DriverLookup& drivers,
+                              const std::map<std::string, std::string>& configs, int parallel) {
+  std::vector<const plan::Node*> nodes;
+  for (const auto& n : plan.nodes) nodes.push_back(&n);
+  std::vector<NodeFacts> got(nodes.size());
+  parallel_for(nodes.size(), parallel, [&](size_t i) {
+    const plan::Node& n = *nodes[i];
+    NodeFacts& f = got[i];
+    if (auto a = probe.ip_json(n, {"addr", "show"})) f.addresses = *a;
+    const auto& d = drivers(n);
+    if (!d.manages_frr(n)) return;
+    bool bgp = std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end() &&
+               (n.asn != 0 || n.config_generated);
+    if (bgp)
+      if (auto j = probe.frr_json(n, "bgpd", "show bgp neighbors json")) f.bgp_neighbors = *j;
+    std::vector<std::string> keys = {"net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding"};
+    for (const auto& i : n.interfaces)
+      if (i.fabric) keys.push_back("net.ipv6.conf." + i.name + ".disable_ipv6");
+    for (const auto& k : keys)
+      if (auto v = d.read_sysctl(n, k)) f.sysctls[k] = *v;
+    if (auto c = configs.find(n.name); c != configs.end()) f.config = c->second;
+  });
+  CauseFacts facts;
+  for (size_t i = 0; i < nodes.size(); ++i) facts.nodes[nodes[i]->name] = std::move(got[i]);
+  return facts;
+}
+
+}  // namespace twin::replay

@@ -1,0 +1,62 @@
+#pragma once
+// Likely causes: rules over the observed state that name the probable cause of a failure in one
+// line, with their evidence — the step from "prefixes lost: leaf2 10.255.1.1/32" to "address
+// 10.255.1.1 is on leaf1 lo and on leaf2 swp1". Each rule is pure and unit-tested on recorded
+// FRR and kernel JSON (tests/data/frr84/causes/); gathering the facts is the only I/O. A rule
+// that does not match says nothing: where none matches, reports say so instead of guessing.
+//
+// Rules (FRR's and the kernel's own words quoted in the evidence):
+//   duplicate-address   one address on two nodes (not one the plan puts on both)
+//   bgp-notification    a session not Established whose last NOTIFICATION names why: bad
+//                       peer AS (with the AS configured and the peer's), hold timer expired,
+//                       maximum prefixes, bad BGP identifier, ... (FRR `show bgp neighbors json`
+//                       lastNotificationReason, lastErrorCodeSubcode; RFC 4271 §6)
+//   policy-undefined    a neighbor's route-map, prefix-list or filter-list that is not defined
+//                       (FRR then lets nothing through that way)
+//   policy-denies-all   a route-map applied to a neighbor with deny entries only
+//   both-passive        both ends of an expected session configured passive
+//   unnumbered-ipv6     IPv6 disabled, or no link-local address, on a BGP-unnumbered port
+//   mtu-mismatch        the two ends of a link with different MTUs (both values)
+//   forwarding-off      IP forwarding off on a router (it drops transit traffic)
+//   lo-down             a router's lo administratively down
+//   ospf-mismatch       the OSPF family's own finding (area, hello/dead, MTU, network type)
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twin/drivers/registry.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/replay/diff.hpp"
+#include "twin/validate/validator.hpp"
+
+namespace twin::replay {
+
+// What the rules look at, per node; absent parts are skipped by the rules that need them.
+struct NodeFacts {
+  std::optional<nlohmann::json> addresses;      // `ip -j addr show`
+  std::optional<nlohmann::json> bgp_neighbors;  // `show bgp neighbors json`
+  std::map<std::string, std::string> sysctls;   // sysctl name -> value (forwarding, IPv6 per port)
+  std::string config;                           // running FRR configuration
+};
+struct CauseFacts {
+  std::map<std::string, NodeFacts> nodes;
+  const validate::Report* after = nullptr;  // the validation the failures come from
+};
+
+// Every cause the rules find in `facts`, for the lab as `plan` intends it. Pure.
+std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts);
+
+// Gives each reason of `v` the causes concerning a node it names (in its subjects or message);
+// a cause no reason names goes to the first reason. Pure.
+void attach_causes(Verdict& v, const std::vector<Cause>& causes);
+
+// The facts of every FRR node of `plan` (addresses, BGP neighbors, forwarding and IPv6
+// sysctls) through `probe` and the drivers; `configs` (node -> running config) as the gate
+// recorded them. Nodes in parallel.
+CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
+                              const drivers::DriverLookup& drivers,
+                              const std::map<std::string, std::string>& configs, int parallel);
+
+}  // namespace twin::replay
