@@ -112,23 +112,10 @@ Result<void> save_frr_config(const plan::Node& n, const std::string& config) {
 
 Result<int> restart_frr_daemons(const plan::Node& n, BuildContext& ctx) {
   auto procs = ctx.record.take("process", n.name);
-  for (const auto& r : procs)
-    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGTERM);
-  auto until = std::chrono::steady_clock::now() + 3s;
-  for (const auto& r : procs) {
-    while (state::process_alive(r.pid, r.start_time) && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(10ms);
-    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGKILL);
-  }
-  for (const auto& r : procs) {
-    auto hard = std::chrono::steady_clock::now() + 3s;
-    while (state::process_alive(r.pid, r.start_time) && std::chrono::steady_clock::now() < hard)
-      std::this_thread::sleep_for(10ms);
-    if (state::process_alive(r.pid, r.start_time)) {
-      ctx.record.note(r);  // still running: still the lab's
-      return harness_error("node " + n.name + ": " + r.name + " (pid " + std::to_string(r.pid) +
-                           ") survived SIGKILL");
-    }
+  if (auto r = state::stop_processes(procs, n.name); !r) {
+    for (const auto& p : procs)  // whatever still runs is still the lab's
+      if (state::process_alive(p.pid, p.start_time)) ctx.record.note(p);
+    return r.error();
   }
   // Sockets and pid files of the stopped daemons would make the new ones wait or refuse.
   for (const auto& d : n.daemons) {

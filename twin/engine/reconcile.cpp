@@ -136,22 +136,7 @@ Result<void> remove_node(drivers::Record& rec, const plan::Node& n, proc::Proces
   std::vector<state::Resource> procs;
   for (const auto& r : rec.state().resources)
     if (r.kind == "process" && r.node == n.name) procs.push_back(r);
-  for (const auto& r : procs)
-    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGTERM);
-  auto until = Clock::now() + 3s;
-  for (const auto& r : procs) {
-    while (state::process_alive(r.pid, r.start_time) && Clock::now() < until)
-      std::this_thread::sleep_for(10ms);
-    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGKILL);
-  }
-  for (const auto& r : procs) {
-    auto hard = Clock::now() + 3s;
-    while (state::process_alive(r.pid, r.start_time) && Clock::now() < hard)
-      std::this_thread::sleep_for(10ms);
-    if (state::process_alive(r.pid, r.start_time))
-      return harness_error("node " + n.name + ": process " + std::to_string(r.pid) + " (" + r.name +
-                           ") survived SIGKILL");
-  }
+  if (auto r = state::stop_processes(procs, n.name); !r) return r;
   if (fs::exists("/run/netns/" + n.netns))
     if (auto r = wiring::run_batch(runner, wiring::netns_del_script({n.netns}), "",
                                    "removing namespace of " + n.name, false);

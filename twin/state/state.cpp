@@ -1,6 +1,7 @@
 #include "twin/state/state.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "twin/core/util.hpp"
 #include "twin/topology/loader.hpp"
@@ -193,6 +195,28 @@ bool process_alive(int pid, uint64_t start_time) {
   if (close == std::string::npos || close + 2 >= content.size()) return false;
   if (content[close + 2] == 'Z' || content[close + 2] == 'X') return false;  // awaiting reaper
   return start_time == 0 || process_start_time(pid) == start_time;
+}
+
+Result<void> stop_processes(const std::vector<Resource>& procs, const std::string& node) {
+  using namespace std::chrono_literals;
+  using Clock = std::chrono::steady_clock;
+  for (const auto& r : procs)
+    if (process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGTERM);
+  auto until = Clock::now() + 3s;
+  for (const auto& r : procs) {
+    while (process_alive(r.pid, r.start_time) && Clock::now() < until)
+      std::this_thread::sleep_for(10ms);
+    if (process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGKILL);
+  }
+  for (const auto& r : procs) {
+    auto hard = Clock::now() + 3s;
+    while (process_alive(r.pid, r.start_time) && Clock::now() < hard)
+      std::this_thread::sleep_for(10ms);
+    if (process_alive(r.pid, r.start_time))
+      return harness_error("node " + node + ": process " + std::to_string(r.pid) + " (" + r.name +
+                           ") survived SIGKILL");
+  }
+  return {};
 }
 
 }  // namespace twin::state

@@ -80,5 +80,9 @@ Result<State> load_lab(const std::string& requested);
 uint64_t process_start_time(int pid);
 // True if pid exists with that start time and is not a zombie.
 bool process_alive(int pid, uint64_t start_time);
+// Stops recorded processes (kind "process"), by PID and start time only (never by name):
+// SIGTERM to each still alive, up to 3 s for them to exit, SIGKILL to the rest, up to 3 s more.
+// Errors: a process that survived SIGKILL (kHarness, naming it and `node`).
+Result<void> stop_processes(const std::vector<Resource>& procs, const std::string& node);
 
 }  // namespace twin::state
