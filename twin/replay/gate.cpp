@@ -78,11 +78,12 @@ class Gate {
   // Each node's running config becomes its startup config; the names go to saved_.
   std::string save_configs(const std::vector<std::string>& nodes);
   void restart_check(const plan::Plan& intended, const Touched& t);
-  // The hitless measurement: start before the first step, stop once the network settled.
   // Likely causes of the verdict's reasons, from the lab as it is now (causes.hpp).
   void explain(const plan::Plan& plan, const validate::Report& report);
+  // The hitless measurement: start before the first step, stop once the network settled.
   void start_stream();
   void stop_stream();
+  void judge_outage(const Touched& touched);
   std::unique_ptr<TrafficProbe> traffic_;
   std::vector<FlowChoice> stream_flows_;
 
@@ -395,10 +396,12 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   for (const auto& n : rc.nodes) names += (names.empty() ? "" : ", ") + n;
   say("restart check: saving the running config of " + names +
       " as startup config and restarting their routing daemons");
-  auto fail = [&](const std::string& category, const std::string& why) {
+  auto fail = [&](const std::string& category, const std::string& why,
+                  std::vector<std::string> subjects = {}) {
     rc.ok = false;
     rc.detail = why;
-    res_.verdict.reasons.push_back({reason_rank(category), category, "", why, {why}});
+    if (subjects.empty()) subjects = {why};
+    res_.verdict.reasons.push_back({reason_rank(category), category, "", why, subjects});
     std::stable_sort(res_.verdict.reasons.begin(), res_.verdict.reasons.end(),
                      [](const Reason& a, const Reason& b) { return a.rank < b.rank; });
     if (category != "validator-error") res_.verdict.decision = Decision::kReject;
@@ -443,10 +446,7 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
                     " from their saved config, the network came back different: " +
                     v.reasons.front().message;
   bool only_errors = v.decision == Decision::kError;
-  fail(only_errors ? "validator-error" : "restart-divergence", why);
-  res_.verdict.reasons.back().subjects = subjects;
-  for (auto& r : res_.verdict.reasons)
-    if (r.category == "restart-divergence") r.subjects = subjects;
+  fail(only_errors ? "validator-error" : "restart-divergence", why, subjects);
   say("restart check: " + std::string(only_errors ? "could not tell" : "DIVERGED"));
 }
 
@@ -521,6 +521,36 @@ void Gate::stop_stream() {
            ? "; longest outage " + std::to_string(static_cast<long>(worst->longest_outage_ms)) +
                  " ms on " + worst->name
            : std::string()));
+}
+
+// The probe stream's verdict: flows to or from a node the change works on are measured, not
+// judged; with a budget, a judged flow out longer rejects (reason outage), and a budget that
+// could not be measured makes the verdict an error rather than an approval.
+void Gate::judge_outage(const Touched& touched) {
+  if (!res_.outage) return;
+  OutageReport& out = *res_.outage;
+  std::set<std::string> worked_on = touched.frr_nodes;
+  for (const auto& key : touched.interfaces) worked_on.insert(key.substr(0, key.find(':')));
+  for (const auto& [node, key, value] : touched.sysctls) worked_on.insert(node);
+  for (const auto& [node, ifname, addr] : touched.host_added) worked_on.insert(node);
+  for (const auto& [node, ifname, addr] : touched.host_removed) worked_on.insert(node);
+  for (const auto& f : stream_flows_)
+    if (worked_on.count(f.src_node) || worked_on.count(f.dst_node)) out.not_judged.insert(f.name());
+  if (!out.budget) return;
+  std::optional<Reason> reason;
+  if (out.stats.flows.empty())
+    reason = Reason{reason_rank("validator-error"), "validator-error", "",
+                    "the outage budget could not be checked: " + out.detail, {out.detail}};
+  else
+    reason = outage_reason(out.stats, *out.budget, out.not_judged);
+  if (!reason) return;
+  res_.verdict.reasons.push_back(*reason);
+  std::stable_sort(res_.verdict.reasons.begin(), res_.verdict.reasons.end(),
+                   [](const Reason& a, const Reason& b) { return a.rank < b.rank; });
+  if (reason->category == "outage")
+    res_.verdict.decision = Decision::kReject;
+  else if (res_.verdict.decision == Decision::kApprove)
+    res_.verdict.decision = Decision::kError;
 }
 
 // Finds the first step after which the change is rejected, in O(log n) validations: the
@@ -688,35 +718,7 @@ Result<ApplyResult> Gate::run() {
   }
   res_.verdict = decide(res_.steps, res_.after->report, res_.diff,
                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
-  if (res_.outage) {
-    // The nodes the change works on: flows to or from them are measured, not judged.
-    std::set<std::string> worked_on = touched.frr_nodes;
-    for (const auto& key : touched.interfaces) worked_on.insert(key.substr(0, key.find(':')));
-    for (const auto& [node, key, value] : touched.sysctls) worked_on.insert(node);
-    for (const auto& [node, ifname, addr] : touched.host_added) worked_on.insert(node);
-    for (const auto& [node, ifname, addr] : touched.host_removed) worked_on.insert(node);
-    for (const auto& f : stream_flows_)
-      if (worked_on.count(f.src_node) || worked_on.count(f.dst_node))
-        res_.outage->not_judged.insert(f.name());
-  }
-  if (res_.outage && res_.outage->budget) {
-    std::optional<Reason> out;
-    if (res_.outage->stats.flows.empty())
-      out = Reason{reason_rank("validator-error"), "validator-error", "",
-                   "the outage budget could not be checked: " + res_.outage->detail,
-                   {res_.outage->detail}};
-    else
-      out = outage_reason(res_.outage->stats, *res_.outage->budget, res_.outage->not_judged);
-    if (out) {
-      res_.verdict.reasons.push_back(*out);
-      std::stable_sort(res_.verdict.reasons.begin(), res_.verdict.reasons.end(),
-                       [](const Reason& a, const Reason& b) { return a.rank < b.rank; });
-      if (out->category == "outage")
-        res_.verdict.decision = Decision::kReject;
-      else if (res_.verdict.decision == Decision::kApprove)
-        res_.verdict.decision = Decision::kError;
-    }
-  }
+  judge_outage(touched);
   if (bisecting && res_.verdict.decision == Decision::kReject && res_.first_failing_step.empty())
     bisect(touched, attempted);
   if (interrupted())
