@@ -131,6 +131,28 @@ TEST(Causes, ARouteMapThatDeniesEverythingAndBothEndsPassive) {
   EXPECT_THAT(passive[0].nodes, ElementsAre("spine1", "leaf1"));
 }
 
+TEST(Causes, Rfc8212WithoutPolicyOnANeighbor) {
+  CauseFacts f;
+  f.nodes["leaf1"].config =
+      "router bgp 65101\n bgp ebgp-requires-policy\n neighbor fabric peer-group\n"
+      " neighbor swp1 interface peer-group fabric\n neighbor swp2 interface peer-group fabric\n"
+      "exit\n";
+  auto c = twin::replay::likely_causes(clos(), f);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "policy-required");
+  EXPECT_EQ(c[0].text,
+            "leaf1: `bgp ebgp-requires-policy` (RFC 8212) is on, and neighbor fabric has no "
+            "route-map in and out: from its next session start it accepts and sends no route");
+  // With route-maps both ways on the peer-group, nothing to say; `no bgp ...` is off.
+  f.nodes["leaf1"].config += "router bgp 65101\n address-family ipv4 unicast\n"
+                             "  neighbor fabric route-map ALL in\n  neighbor fabric route-map ALL out\n"
+                             "route-map ALL permit 10\n";
+  EXPECT_TRUE(by_rule(twin::replay::likely_causes(clos(), f), "policy-required").empty());
+  CauseFacts off;
+  off.nodes["leaf1"].config = "router bgp 65101\n no bgp ebgp-requires-policy\nexit\n";
+  EXPECT_TRUE(twin::replay::likely_causes(clos(), off).empty());
+}
+
 TEST(Causes, KernelStateOfAPort) {
   CauseFacts f = healthy();
   json addr = *f.nodes["leaf1"].addresses;

@@ -748,7 +748,7 @@ TEST(ChangeSetErrors, SysctlStep) {
   EXPECT_EQ(value.message, "'1; reboot' is not a sysctl value; expected one line of numbers or words");
 
   auto empty = only_problem(kHead + "  - name: a\n    sysctl: {node: leaf1, set: {}}\n");
-  EXPECT_THAT(empty.message, HasSubstr("expected a mapping of sysctl names to values"));
+  EXPECT_EQ(empty.message, "empty: expected at least one sysctl name and value");
 
   auto missing = only_problem(kHead + "  - name: a\n    sysctl: {node: leaf1}\n");
   EXPECT_EQ(missing.message, "missing set: the kernel settings to write");

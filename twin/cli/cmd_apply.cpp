@@ -151,9 +151,11 @@ std::optional<replay::OutageOptions> outage_options(const ApplyOptions& o,
   out.max_flows = o.probe_flows;
   DurationProblem dp;
   auto iv = parse_duration(o.probe_interval, &dp);
-  if (!iv || iv->count() < 1) {
+  if (!iv || iv->count() < 1 || iv->count() > 1000) {
     *problem = "--probe-interval '" + o.probe_interval + "': " +
-               (iv ? std::string("must be at least 1ms") : dp.message);
+               (iv ? std::string("expected 1ms to 1s (a coarser stream would send a handful of "
+                                 "echoes over a change and measure nothing)")
+                   : dp.message);
     return std::nullopt;
   }
   out.interval = *iv;
@@ -240,7 +242,10 @@ int run_scenario(const RunOptions& ro) {
     return fail("--no-rollback and --revert contradict each other; choose one", 2);
   if (o.dry_run) return fail("twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
   if (!ro.name.empty() && !topology::valid_lab_name(ro.name))
-    return fail("invalid lab name '" + ro.name + "' (--name)", 2);
+    return fail("invalid lab name '" + ro.name + "' (--name); expected 1-" +
+                    std::to_string(topology::kMaxLabName) +
+                    " of A-Z a-z 0-9 _ - starting with a letter or digit",
+                2);
   Diagnostics diags;
   auto sc = replay::load_scenario(ro.scenario, diags);
   std::optional<topology::Topology> topo;

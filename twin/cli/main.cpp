@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
                   "flows the probe stream measures at most (server pairs first, then sampled "
                   "loopback pairs)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, 4096));
     c->add_flag("--no-probe-stream", a.no_probe_stream,
                 "do not measure traffic while the change runs");
     c->add_option("--converge-timeout", a.converge_timeout_s,

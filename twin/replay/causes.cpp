@@ -161,6 +161,7 @@ struct Policy {
   };
   std::vector<Use> uses;
   std::set<std::string> passive;                       // neighbors or peer-groups
+  bool requires_policy = false;                         // `bgp ebgp-requires-policy` (RFC 8212)
   std::map<std::string, std::string> peer_group_of;    // neighbor -> peer-group
 };
 
@@ -172,6 +173,7 @@ Policy parse_policy(const std::string& config) {
       R"(^\s*neighbor (\S+) (route-map|prefix-list|filter-list) (\S+) (in|out)\s*$)");
   static const std::regex passive(R"(^\s*neighbor (\S+) passive\s*$)");
   static const std::regex group(R"(^\s*neighbor (\S+) (?:interface )?peer-group (\S+)\s*$)");
+  static const std::regex rfc8212(R"(^\s*bgp ebgp-requires-policy\s*$)");
   Policy p;
   std::istringstream in(config);
   std::smatch m;
@@ -189,6 +191,8 @@ Policy parse_policy(const std::string& config) {
       p.passive.insert(m[1]);
     } else if (std::regex_match(line, m, group)) {
       p.peer_group_of[m[1]] = m[2];
+    } else if (std::regex_match(line, rfc8212)) {
+      p.requires_policy = true;
     }
   }
   return p;
@@ -227,6 +231,38 @@ void policies(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause
                        {node}});
       }
     }
+  }
+  // RFC 8212 without policy: an eBGP session then neither accepts nor sends a route (FRR's
+  // `bgp ebgp-requires-policy`). FRR applies it to sessions as they (re)start, so it can hide
+  // under sessions established before it was switched on.
+  for (const auto& [node, p] : by_node) {
+    if (!p.requires_policy) continue;
+    auto has_map = [&](const std::string& key, const std::string& dir) {
+      auto g = p.peer_group_of.find(key);
+      for (const auto& u : p.uses)
+        if (u.what == "route-map" && u.direction == dir &&
+            (u.neighbor == key || (g != p.peer_group_of.end() && u.neighbor == g->second)))
+          return true;
+      return false;
+    };
+    std::set<std::string> bare;
+    for (const auto& s : plan.sessions) {
+      if (s.node != node || s.ibgp) continue;
+      std::string key = s.key();
+      if (!has_map(key, "in") || !has_map(key, "out")) {
+        auto g = p.peer_group_of.find(key);
+        bare.insert(g == p.peer_group_of.end() ? key : g->second);
+      }
+    }
+    if (bare.empty()) continue;
+    std::string list = join_names(names(bare));
+    out.push_back({"policy-required",
+                   node + ": `bgp ebgp-requires-policy` (RFC 8212) is on, and neighbor " + list +
+                       " has no route-map in and out: from its next session start it accepts "
+                       "and sends no route",
+                   {node + ": running config has `bgp ebgp-requires-policy`; no `neighbor " +
+                    list + " route-map ... in|out`"},
+                   {node}});
   }
   // Both ends passive: neither opens the TCP connection (RFC 4271 §8: a passive peer only
   // listens), so the session never comes up.

@@ -14,6 +14,8 @@
 //   policy-undefined    a neighbor's route-map, prefix-list or filter-list that is not defined
 //                       (FRR then lets nothing through that way)
 //   policy-denies-all   a route-map applied to a neighbor with deny entries only
+//   policy-required     `bgp ebgp-requires-policy` (RFC 8212) on, and an eBGP neighbor without
+//                       route-maps in and out: nothing passes once its session (re)starts
 //   both-passive        both ends of an expected session configured passive
 //   unnumbered-ipv6     IPv6 disabled, or no link-local address, on a BGP-unnumbered port
 //   mtu-mismatch        the two ends of a link with different MTUs (both values)

@@ -307,6 +307,33 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     if (auto r = env_.drivers(*n).write_sysctl(*n, key, old); !r)
       problems.push_back("node " + node + ": " + r.error().message);
   }
+  // Disabling IPv6 made the kernel delete the IPv6 addresses (and routes) of what it covered;
+  // enabling it again brings back only link-local ones. The plan's addresses go back on, and
+  // bounced ports make zebra reinstall the routes through them.
+  std::set<std::string> v6_nodes;
+  for (const auto& [node, key, old] : t.sysctls)
+    if (key.find("disable_ipv6") != std::string::npos) v6_nodes.insert(node);
+  for (const auto& node : v6_nodes) {
+    const plan::Node* n = st_.plan.find(node);
+    if (!n) continue;
+    std::string script;
+    auto readd = [&](const std::string& a, const std::string& dev) {
+      if (a.find(':') != std::string::npos) script += "address replace " + a + " dev " + dev + "\n";
+    };
+    for (const auto& a : n->loopbacks) readd(a, "lo");
+    for (const auto& [dev, addrs] : n->config_addresses)
+      for (const auto& a : addrs) readd(a, dev);
+    for (const auto& i : n->interfaces) {
+      for (const auto& a : i.addresses) readd(a, i.name);
+      if (i.up) script += "link set dev " + i.name + " down\nlink set dev " + i.name + " up\n";
+    }
+    for (const auto& rt : n->routes)
+      if (rt.via.find(':') != std::string::npos)
+        script += "route replace " + (rt.destination == "default" ? std::string("::/0") : rt.destination) +
+                  " via " + rt.via + "\n";
+    if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + node, runner_); !r)
+      problems.push_back(r.error().message);
+  }
   // FRR: back to the snapshot, applied as a difference.
   std::vector<const plan::Node*> nodes;
   for (const auto& name : t.frr_nodes)

@@ -79,7 +79,14 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
   if (auto v = field(root, "restart-check", "restart-check"))
     if (r.string(v)) s.restart_check = r.boolean(v).value_or(true);
   if (auto v = field(root, "max-outage", "max-outage"))
-    if (r.duration(v)) s.max_outage = v.node.Scalar();
+    if (auto d = r.duration(v)) {
+      s.max_outage = v.node.Scalar();
+      // At the default probe interval (10 ms); `twin run --probe-interval` checks its own.
+      if (d->count() < 100)
+        r.error(v, "max-outage " + s.max_outage +
+                       " is below 10 probe intervals (100 ms): an outage that short cannot be "
+                       "told from a busy machine");
+    }
   if (auto e = field(root, "expect", "expect")) {
     if (!e.node.IsMap()) {
       r.error(e,

@@ -1,6 +1,7 @@
 // The `sysctl` change step (kernel settings of nodes' network namespaces): how the change-set
 // loader reads it, how the gate applies it, what a dry run says of it, and what it means for the
 // intended plan (steps.hpp).
+#include <algorithm>
 #include <regex>
 
 #include "twin/drivers/registry.hpp"
@@ -46,7 +47,9 @@ void ChangeSetLoader::parse_sysctl(const Value& v, SysctlStep& out) {
     return;
   }
   if (!set.node.IsMap() || set.node.size() == 0) {
-    r_.error(set, "expected a mapping of sysctl names to values, " + found(set.node),
+    r_.error(set,
+             set.node.IsMap() ? std::string("empty: expected at least one sysctl name and value")
+                              : "expected a mapping of sysctl names to values, " + found(set.node),
              "set: {net.ipv4.ip_forward: 0}");
     return;
   }
@@ -56,10 +59,15 @@ void ChangeSetLoader::parse_sysctl(const Value& v, SysctlStep& out) {
     Value e{true, kv.first, kv.second, set.field + "." + kv.first.Scalar()};
     std::string key = kv.first.Scalar();
     if (!std::regex_match(key, key_re)) {
+      std::string dotted = key;
+      std::replace(dotted.begin(), dotted.end(), '/', '.');
+      bool slashes = dotted != key && std::regex_match(dotted, key_re);
       r_.error(e.key_mark(), e.field,
-               "'" + key + "' is not a network setting; expected a sysctl name under net.",
-               "only net.* settings belong to a node's network namespace; the others are the "
-               "host's own (sysctl -a lists the names)");
+               slashes ? "'" + key + "' is written with slashes; expected the dotted name"
+                       : "'" + key + "' is not a network setting; expected a sysctl name under net.",
+               slashes ? "write " + dotted
+                       : "only net.* settings belong to a node's network namespace; the others "
+                         "are the host's own (sysctl -a lists the names)");
       continue;
     }
     if (std::any_of(out.set.begin(), out.set.end(), [&](const auto& p) { return p.first == key; })) {

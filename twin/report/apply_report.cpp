@@ -89,7 +89,7 @@ void render_causes(std::ostream& o, const replay::Reason& re, bool verbose,
                    std::set<std::string>& printed) {
   if (re.category == "validator-error") return;  // the harness could not tell: nothing to explain
   if (re.causes.empty()) {
-    o << "     likely cause: none of twin's rules matches; see the failures above\n";
+    o << "     likely cause: none of twin's rules matches the state after the change\n";
     return;
   }
   size_t shown = 0;
@@ -115,6 +115,24 @@ nlohmann::json causes_json(const std::vector<replay::Cause>& causes) {
   for (const auto& c : causes)
     a.push_back({{"rule", c.rule}, {"cause", c.text}, {"evidence", c.evidence}, {"nodes", c.nodes}});
   return a;
+}
+
+// The probe stream as JUnit suite apply.outage: one case per flow, failed over the budget,
+// skipped where an endpoint is a node the change works on (measured, not judged).
+void outage_cases(const replay::OutageReport& o, validate::Report& rep) {
+  using validate::Status;
+  for (const auto* f : flows_by_outage(o)) {
+    bool judged = !o.not_judged.count(f->name);
+    bool over = o.budget && judged && f->longest_outage_ms > static_cast<double>(o.budget->count());
+    rep.results.push_back(gate_case(
+        "apply.outage", 0, f->name,
+        !f->error.empty() ? Status::kError
+        : !judged         ? Status::kSkipped
+        : over            ? Status::kFailed
+                          : Status::kPassed,
+        flow_figures(*f) + (judged ? "" : "; an endpoint the change works on: not judged"),
+        f->longest_outage_ms));
+  }
 }
 
 // The restart check as one JUnit case of suite apply.restart.
@@ -380,6 +398,7 @@ std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutco
         "scenario." + scenario->name, 0, name, scenario->met ? Status::kPassed : Status::kFailed,
         scenario->met ? "" : scenario->mismatch + "; got " + got, r.duration_ms));
     if (r.restart_check) rep.results.push_back(restart_case(*r.restart_check));
+    if (r.outage) outage_cases(*r.outage, rep);
     if (r.rolled_back)
       rep.results.push_back(gate_case(
           "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,
@@ -396,16 +415,7 @@ std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutco
             (re.step.empty() || re.category == "step-failed" ? "" : " (step '" + re.step + "')"),
         0));
   if (r.restart_check) rep.results.push_back(restart_case(*r.restart_check));
-  if (r.outage)
-    for (const auto* f : flows_by_outage(*r.outage)) {
-      bool over = r.outage->budget && !r.outage->not_judged.count(f->name) &&
-                  f->longest_outage_ms > static_cast<double>(r.outage->budget->count());
-      rep.results.push_back(gate_case("apply.outage", 0, f->name,
-                                      !f->error.empty() ? Status::kError
-                                      : over            ? Status::kFailed
-                                                        : Status::kPassed,
-                                      flow_figures(*f), f->longest_outage_ms));
-    }
+  if (r.outage) outage_cases(*r.outage, rep);
   if (r.rolled_back)
     rep.results.push_back(gate_case(
         "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,
