@@ -414,6 +414,8 @@ TEST(GateLogic, AFailedRollbackIsReportedNotHidden) {
   EXPECT_TRUE(r->rolled_back);
   EXPECT_FALSE(r->rollback_ok);
   EXPECT_THAT(r->rollback_detail, HasSubstr("frr-reload.py failed on leaf1"));
+  // Rejected, but the twin is not restored: the harness failed, and the exit code says so.
+  EXPECT_EQ(r->exit_code(), 3);
   // Still broken, and the validation after the rollback says so.
   EXPECT_TRUE(h.net.shows_bad());
   EXPECT_FALSE(r->rollback_diff.changes.empty());

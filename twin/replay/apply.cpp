@@ -43,9 +43,10 @@ class EngineLab final : public LabControl {
 
 int ApplyResult::exit_code() const {
   if (stage == "baseline-failed") return 4;
-  // An approved what-if run (--revert) whose restore failed leaves a lab that is not what the
-  // caller thinks: the harness failed.
-  if (verdict.decision == Decision::kApprove && rolled_back && !rollback_ok) return 3;
+  // A rollback (or a --revert restore) that failed leaves a lab that is not what the caller
+  // thinks: the harness failed, whatever the verdict — a CI job must not read "rejected and
+  // restored" from it.
+  if (rolled_back && !rollback_ok) return 3;
   return replay::exit_code(verdict);
 }
 

@@ -90,7 +90,9 @@ struct ApplyResult {
   // Per FRR node: running config before and after the change (after = before when untouched).
   std::map<std::string, std::string> config_before, config_after;
 
-  [[nodiscard]] int exit_code() const;  // 4 baseline failed; else 0/1/3 from the verdict
+  // 4 baseline failed; 3 a rollback or revert that did not prove the baseline back; else 0/1/3
+  // from the verdict.
+  [[nodiscard]] int exit_code() const;
 };
 
 // FRR's own syntax check of every configuration text in `cs` (`vtysh -C -f`, no daemon
