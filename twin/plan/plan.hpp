@@ -222,6 +222,11 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name = "")
 // neither end drained. Sessions, paths, path MTU and reachability expectations all use this.
 bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface);
 
+// Whether `node`'s FRR has a BGP instance to ask: bgpd runs and the config has `router bgp`
+// (a generated config always does; an own config of an OSPF-only router on an image that
+// starts bgpd anyway does not, and bgpd then answers `{}` with exit 1).
+bool has_bgp_instance(const Node& node);
+
 // What forwarding out of `iface` costs `node` on its way to any destination, 0 when the node
 // learns no route over it: the interface's OSPF cost where an expected adjacency runs on it
 // (FRR's default 10 when unset), else 10 where BGP carries routes over it (a fabric link, or a

@@ -399,6 +399,12 @@ bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface) {
   return false;
 }
 
+bool has_bgp_instance(const Node& n) {
+  return n.kind == topology::NodeKind::kFrr &&
+         std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end() &&
+         (n.config_generated || n.asn != 0);
+}
+
 int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface) {
   constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
   if (node.drained || !iface.up) return 0;

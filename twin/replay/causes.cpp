@@ -439,9 +439,7 @@ CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
     if (auto a = probe.ip_json(n, {"addr", "show"})) f.addresses = *a;
     const auto& d = drivers(n);
     if (!d.manages_frr(n)) return;
-    bool bgp = std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end() &&
-               (n.asn != 0 || n.config_generated);
-    if (bgp)
+    if (plan::has_bgp_instance(n))
       if (auto j = probe.frr_json(n, "bgpd", "show bgp neighbors json")) f.bgp_neighbors = *j;
     std::vector<std::string> keys = {"net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding"};
     for (const auto& i : n.interfaces)

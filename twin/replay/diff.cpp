@@ -194,11 +194,7 @@ NetState observe(const plan::Plan& plan, validate::LabProbe& probe, int parallel
                                     harness_error("not probed"), harness_error("not probed")});
   parallel_for(nodes.size(), parallel, [&](size_t i) {
     const auto& n = *nodes[i];
-    // bgpd without a `router bgp` (an own config of an OSPF-only router, on an image that starts
-    // bgpd anyway) answers `{}` with an error: nothing to observe there.
-    bool bgp = std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end() &&
-               (n.asn != 0 || n.config_generated);
-    if (bgp)
+    if (plan::has_bgp_instance(n))
       obs[i].bgp_summary = probe.frr_json(n, "bgpd", "show bgp summary json");
     else
       obs[i].bgp_summary = ok(nlohmann::json::object());
@@ -285,9 +281,7 @@ void attribute_origins(Diff& diff, const NetState& before, const NetState& after
     int tries = 0;
     for (const auto& name : nodes) {
       const plan::Node* n = plan.find(name);
-      if (!n || std::find(n->daemons.begin(), n->daemons.end(), "bgpd") == n->daemons.end() ||
-          (n->asn == 0 && !n->config_generated))
-        continue;
+      if (!n || !plan::has_bgp_instance(*n)) continue;
       if (++tries > 2) break;
       auto j = probe.frr_json(*n, "bgpd",
                               std::string("show bgp ") + (v6 ? "ipv6" : "ipv4") + " unicast " +

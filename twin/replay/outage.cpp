@@ -5,13 +5,15 @@
 #include <set>
 
 #include "twin/core/ip.hpp"
+#include "twin/validate/validator.hpp"
 
 namespace twin::replay {
 
 namespace {
 
-// The address `node` sends from toward a destination of `family`: a host's own address, an
-// FRR node's loopback; "" when it has none.
+// The address `node` sends from toward a destination of `family`: a host's own address, or
+// the advertised loopback the reachability validator pings from (one the rest of the fabric
+// routes back to); "" when it has none.
 std::string source_of(const plan::Node& node, int family) {
   auto pick = [&](const std::vector<std::string>& addrs) -> std::string {
     for (const auto& a : addrs)
@@ -23,7 +25,7 @@ std::string source_of(const plan::Node& node, int family) {
       if (auto s = pick(i.addresses); !s.empty()) return s;
     return "";
   }
-  return pick(node.loopbacks);
+  return pick(validate::advertised_loopbacks(node));
 }
 
 std::string ms_text(double ms) { return std::to_string(static_cast<long>(std::lround(ms))) + " ms"; }

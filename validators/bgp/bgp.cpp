@@ -11,13 +11,8 @@ using validate::TestResult;
 namespace {
 const char* kFamilies[] = {"ipv4Unicast", "ipv6Unicast"};
 
-// A node whose BGP the family checks: bgpd runs, and the config has a BGP instance (a node's
-// own config without `router bgp` runs the image's bgpd idle; FRR answers `{}` and exit 1).
-bool has_bgpd(const plan::Node& n) {
-  return n.kind == topology::NodeKind::kFrr &&
-         std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end() &&
-         (n.config_generated || n.asn != 0);
-}
+// A node whose BGP the family checks (plan::has_bgp_instance).
+bool has_bgpd(const plan::Node& n) { return plan::has_bgp_instance(n); }
 
 // How a message names a session: "on swp1" (unnumbered) or "10.0.12.2" (numbered).
 std::string where(const plan::ExpectedSession& s) {
