@@ -10,6 +10,7 @@
 #include "twin/replay/causes.hpp"
 #include "twin/replay/intent.hpp"
 #include "twin/replay/steps.hpp"
+#include "twin/replay/watch.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
 #include "twin/validate/system_probe.hpp"
@@ -43,13 +44,17 @@ namespace {
 // --per-step validates step by step up to this many steps, and bisects longer changes.
 constexpr size_t kBisectAbove = 6;
 
-// Validation window once settle() found the network quiet.
-constexpr std::chrono::milliseconds kQuietWindow{3000};
 
 class Gate {
  public:
   Gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts, GateEnv& env)
-      : st_(st), cs_(cs), opts_(opts), env_(env), runner_(env.runner), time_(env.time) {}
+      : st_(st),
+        cs_(cs),
+        opts_(opts),
+        env_(env),
+        runner_(env.runner),
+        time_(env.time),
+        watch_(env, opts.parallel, opts.converge_timeout, opts.progress) {}
 
   Result<ApplyResult> run();
 
@@ -57,17 +62,18 @@ class Gate {
   void say(const std::string& s) {
     if (opts_.progress) opts_.progress(s);
   }
-  Phase validate_phase(const std::string& name, const plan::Plan& plan);
+  Phase validate_phase(const std::string& name, const plan::Plan& plan) {
+    return watch_.validate(name, plan);
+  }
   Result<void> snapshot();
   Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail);
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
-  // Waits until the network is quiet, and at least `floor` (ospf_settle_floor). With `target`
-  // (a rollback: the baseline), quiet counts only once the target's sessions and routes are back,
-  // or the convergence timeout passes: OSPF can sit still for seconds (adjacency forming, SPF
-  // hold-down) before its routes come back.
+  // LabWatch::settle, as one line for the progress.
   std::string settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
-                     const NetState* target = nullptr);
+                     const NetState* target = nullptr) {
+    return watch_.settle(plan, floor, target).text;
+  }
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
   Result<void> rollback(const Touched& t, std::string* detail);
@@ -81,14 +87,14 @@ class Gate {
   // Likely causes of the verdict's reasons, from the lab as it is now (causes.hpp).
   void explain(const plan::Plan& plan, const validate::Report& report);
   // The hitless measurement: start before the first step, stop once the network settled.
-  void start_stream();
-  void stop_stream();
+  void start_stream() {
+    if (opts_.outage.enabled)
+      watch_.start_stream(st_.plan, res_.baseline.state, opts_.outage, res_.outage.emplace());
+  }
+  void stop_stream() {
+    if (res_.outage) watch_.stop_stream(*res_.outage);
+  }
   void judge_outage(const Touched& touched);
-  std::unique_ptr<TrafficProbe> traffic_;
-  std::vector<FlowChoice> stream_flows_;
-
-  bool quiet_ = false;  // the last settle() ended quiet: validations need only a short window
-  std::string frr_version_;
 
   const state::State& st_;
   const ChangeSet& cs_;
@@ -101,37 +107,8 @@ class Gate {
   std::map<std::string, std::string> snapshot_paths_;  // node -> saved running config
   std::set<std::string> saved_;  // nodes whose startup config was overwritten by this run
   std::string work_dir_;
+  LabWatch watch_;
 };
-
-Phase Gate::validate_phase(const std::string& name, const plan::Plan& plan) {
-  Phase ph;
-  ph.name = name;
-  validate::SystemProbe probe(runner_, env_.drivers);
-  validate::Context ctx{plan, probe, opts_.parallel};
-  validate::RunOptions ro;
-  // On a quiet network a failure is real: retry briefly (a ping right after a route install),
-  // not for the whole convergence window.
-  ro.converge_timeout =
-      quiet_ ? std::min<std::chrono::milliseconds>(opts_.converge_timeout, kQuietWindow)
-             : opts_.converge_timeout;
-  ro.time = &time_;
-  auto validators = env_.validators({}, nullptr);
-  auto t0 = time_.now();
-  ph.report = validate::run_validation(ctx, validators, ro);
-  ph.report.started_at = now_rfc3339();
-  ph.report.twin_version = TWIN_VERSION;
-  if (frr_version_.empty()) frr_version_ = runtime::frr_version(runner_);
-  ph.report.frr_version = frr_version_;
-  ph.report.kernel_version = kernel_release();
-  ph.state = observe(plan, probe, opts_.parallel);
-  add_reachability(ph.state, ph.report);
-  ph.probes = probe.records();
-  int bad = ph.report.count(validate::Status::kFailed) + ph.report.count(validate::Status::kError);
-  say(name + ": " + std::to_string(ph.report.count(validate::Status::kPassed)) + " passed, " +
-      std::to_string(bad) + " not passing (" +
-      std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms)");
-  return ph;
-}
 
 Result<void> Gate::snapshot() {
   for (const auto& n : current_.nodes) {
@@ -165,78 +142,6 @@ void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds time
     }
     time_.sleep_for(100ms);  // poll interval of the readiness probe
   }
-}
-
-// What must stop moving before a validation means anything: which sessions are Established and
-// every FIB's BGP and OSPF routes with their next-hop counts (session states that cycle through Idle,
-// Connect and Active while failing count as one "not Established").
-std::string fingerprint(const NetState& s) {
-  std::string f;
-  for (const auto& [k, v] : s.sessions)
-    if (v.state == "Established") f += k + ";";
-  for (const auto& [node, fib] : s.fib)
-    for (const auto& [prefix, hops] : fib)
-      f += node + " " + prefix + " " + std::to_string(hops) + ";";
-  return f;
-}
-
-// Whether `now` has everything `base` had: its Established sessions, and its routes with at
-// least as many next hops (what a rollback must bring back; more is the diff's to judge).
-bool restores(const NetState& now, const NetState& base) {
-  for (const auto& [k, v] : base.sessions) {
-    if (v.state != "Established") continue;
-    auto it = now.sessions.find(k);
-    if (it == now.sessions.end() || it->second.state != "Established") return false;
-  }
-  for (const auto& [node, fib] : base.fib) {
-    auto nf = now.fib.find(node);
-    for (const auto& [prefix, hops] : fib) {
-      if (nf == now.fib.end()) return false;
-      auto r = nf->second.find(prefix);
-      if (r == nf->second.end() || r->second < hops) return false;
-    }
-  }
-  return true;
-}
-
-// Waits until the network is quiet: the fingerprint unchanged for kQuiet, polled every kPoll,
-// bounded by the convergence timeout. Right after a change, a validation could otherwise see
-// the old state (an update still in flight) and approve what is about to break.
-std::string Gate::settle(const plan::Plan& plan, std::chrono::milliseconds floor,
-                         const NetState* target) {
-  constexpr auto kQuiet = 1000ms;
-  constexpr auto kPoll = 200ms;
-  validate::SystemProbe probe(runner_, env_.drivers);
-  quiet_ = false;
-  auto t0 = time_.now();
-  auto last_change = t0;
-  std::string last = fingerprint(observe(plan, probe, opts_.parallel));
-  int changes = 0;
-  while (!interrupted()) {
-    time_.sleep_for(kPoll);
-    NetState now = observe(plan, probe, opts_.parallel);
-    std::string cur = fingerprint(now);
-    if (cur != last) {
-      last = cur;
-      last_change = time_.now();
-      ++changes;
-    }
-    if (time_.now() - last_change >= kQuiet && time_.now() - t0 >= floor &&
-        (!target || restores(now, *target))) {
-      quiet_ = true;
-      return "quiet after " + std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms (" +
-             std::to_string(changes) + " change" + (changes == 1 ? "" : "s") + " seen" +
-             (floor.count() > 0 ? ", held at least " + std::to_string(floor.count() / 1000) +
-                                      " s: the OSPF dead interval of what changed"
-                                : std::string()) +
-             ")";
-    }
-    if (time_.ms_since(t0) > static_cast<double>(opts_.converge_timeout.count()))
-      return (time_.now() - last_change >= kQuiet ? "quiet but not back at the baseline after "
-                                                  : "still changing after ") +
-             std::to_string(static_cast<int>(time_.ms_since(t0))) + " ms";
-  }
-  return "interrupted";
 }
 
 Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::string* detail) {
@@ -493,63 +398,6 @@ void Gate::explain(const plan::Plan& plan, const validate::Report& report) {
   if (!causes.empty()) say("likely cause: " + causes.front().text);
 }
 
-void Gate::start_stream() {
-  const OutageOptions& o = opts_.outage;
-  if (!o.enabled) return;
-  OutageReport& rep = res_.outage.emplace();
-  rep.budget = o.budget;
-  rep.stats.interval = o.interval;
-  if (!env_.traffic) {
-    rep.detail = "no probe stream in this environment";
-    return;
-  }
-  std::vector<runtime::StreamFlow> flows;
-  int skipped = 0;
-  for (const auto& f : choose_flows(st_.plan, res_.baseline.state, o.max_flows)) {
-    const plan::Node* n = st_.plan.find(f.src_node);
-    std::string ns = n ? env_.drivers(*n).packet_namespace(*n) : "";
-    if (ns.empty()) {
-      ++skipped;
-      continue;
-    }
-    flows.push_back({f.name(), ns, f.source, f.destination});
-    stream_flows_.push_back(f);
-  }
-  if (skipped) rep.detail = std::to_string(skipped) + " flow(s) leave from nodes twin cannot send from (VMs)";
-  if (flows.empty()) {
-    rep.detail = "no flow to stream over (no pair answered in the baseline)";
-    return;
-  }
-  traffic_ = env_.traffic();
-  if (auto r = traffic_->start(flows, o.interval); !r) {
-    rep.detail = "the probe stream could not start: " + r.error().message;
-    traffic_.reset();
-    return;
-  }
-  say("probe stream: " + std::to_string(flows.size()) + " flows, an echo every " +
-      std::to_string(o.interval.count()) + " ms on each");
-}
-
-void Gate::stop_stream() {
-  if (!traffic_ || !res_.outage) return;
-  res_.outage->stats = traffic_->stop();
-  traffic_.reset();
-  const auto& st = res_.outage->stats;
-  const runtime::FlowStats* worst = nullptr;
-  int lossy = 0;
-  for (const auto& f : st.flows) {
-    if (!f.error.empty()) continue;
-    if (f.lost > 0) ++lossy;
-    if (!worst || f.longest_outage_ms > worst->longest_outage_ms) worst = &f;
-  }
-  say("probe stream: " + std::to_string(lossy) + " of " + std::to_string(st.flows.size()) +
-      " flows lost echoes" +
-      (worst && worst->lost > 0
-           ? "; longest outage " + std::to_string(static_cast<long>(worst->longest_outage_ms)) +
-                 " ms on " + worst->name
-           : std::string()));
-}
-
 // The probe stream's verdict: flows to or from a node the change works on are measured, not
 // judged; with a budget, a judged flow out longer rejects (reason outage), and a budget that
 // could not be measured makes the verdict an error rather than an approval.
@@ -561,7 +409,7 @@ void Gate::judge_outage(const Touched& touched) {
   for (const auto& [node, key, value] : touched.sysctls) worked_on.insert(node);
   for (const auto& [node, ifname, addr] : touched.host_added) worked_on.insert(node);
   for (const auto& [node, ifname, addr] : touched.host_removed) worked_on.insert(node);
-  for (const auto& f : stream_flows_)
+  for (const auto& f : watch_.flows())
     if (worked_on.count(f.src_node) || worked_on.count(f.dst_node)) out.not_judged.insert(f.name());
   if (!out.budget) return;
   std::optional<Reason> reason;

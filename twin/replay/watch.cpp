@@ -1,0 +1,198 @@
+#include "twin/replay/watch.hpp"
+
+#include "twin/core/util.hpp"
+#include "twin/runtime/frr.hpp"
+#include "twin/validate/runner.hpp"
+#include "twin/validate/system_probe.hpp"
+
+using namespace std::chrono_literals;
+
+namespace twin::replay {
+
+namespace {
+// Validation window once settle() found the network quiet.
+constexpr std::chrono::milliseconds kQuietWindow{3000};
+// How long the state must hold still to count as quiet.
+constexpr auto kQuiet = 1000ms;
+}  // namespace
+
+std::string fingerprint(const NetState& s) {
+  std::string f;
+  for (const auto& [k, v] : s.sessions)
+    if (v.state == "Established") f += k + ";";
+  for (const auto& [node, fib] : s.fib)
+    for (const auto& [prefix, hops] : fib)
+      f += node + " " + prefix + " " + std::to_string(hops) + ";";
+  return f;
+}
+
+bool restores(const NetState& now, const NetState& base) {
+  for (const auto& [k, v] : base.sessions) {
+    if (v.state != "Established") continue;
+    auto it = now.sessions.find(k);
+    if (it == now.sessions.end() || it->second.state != "Established") return false;
+  }
+  for (const auto& [node, fib] : base.fib) {
+    auto nf = now.fib.find(node);
+    for (const auto& [prefix, hops] : fib) {
+      if (nf == now.fib.end()) return false;
+      auto r = nf->second.find(prefix);
+      if (r == nf->second.end() || r->second < hops) return false;
+    }
+  }
+  return true;
+}
+
+LabWatch::LabWatch(GateEnv& env, int parallel, std::chrono::milliseconds converge_timeout,
+                   std::function<void(const std::string&)> progress)
+    : env_(env),
+      parallel_(parallel),
+      converge_timeout_(converge_timeout),
+      progress_(std::move(progress)) {}
+
+LabWatch::~LabWatch() = default;
+
+Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
+  Phase ph;
+  ph.name = name;
+  validate::SystemProbe probe(env_.runner, env_.drivers);
+  validate::Context ctx{plan, probe, parallel_};
+  validate::RunOptions ro;
+  // On a quiet network a failure is real: retry briefly (a ping right after a route install),
+  // not for the whole convergence window.
+  ro.converge_timeout =
+      quiet_ ? std::min<std::chrono::milliseconds>(converge_timeout_, kQuietWindow)
+             : converge_timeout_;
+  ro.time = &env_.time;
+  auto validators = env_.validators({}, nullptr);
+  auto t0 = env_.time.now();
+  ph.report = validate::run_validation(ctx, validators, ro);
+  ph.report.started_at = now_rfc3339();
+  ph.report.twin_version = TWIN_VERSION;
+  if (frr_version_.empty()) frr_version_ = runtime::frr_version(env_.runner);
+  ph.report.frr_version = frr_version_;
+  ph.report.kernel_version = kernel_release();
+  ph.state = observe(plan, probe, parallel_);
+  add_reachability(ph.state, ph.report);
+  ph.probes = probe.records();
+  int bad = ph.report.count(validate::Status::kFailed) + ph.report.count(validate::Status::kError);
+  say(name + ": " + std::to_string(ph.report.count(validate::Status::kPassed)) + " passed, " +
+      std::to_string(bad) + " not passing (" +
+      std::to_string(static_cast<int>(env_.time.ms_since(t0))) + " ms)");
+  return ph;
+}
+
+// Right after a change, a validation could otherwise see the old state (an update still in
+// flight) and approve what is about to break.
+Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor,
+                         const NetState* target, std::optional<Clock::time_point> since,
+                         std::chrono::milliseconds poll) {
+  TimeSource& time = env_.time;
+  validate::SystemProbe probe(env_.runner, env_.drivers);
+  quiet_ = false;
+  Settled out;
+  auto t0 = time.now();
+  auto from = since.value_or(t0);
+  std::string last = fingerprint(observe(plan, probe, parallel_));
+  // The first observation may already show the new state: it counts from when it was taken.
+  auto last_change = time.now();
+  auto ms = [&](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  auto finish = [&](bool quiet, const std::string& text) {
+    out.quiet = quiet;
+    quiet_ = quiet;
+    out.converged_ms = std::max(0.0, ms(from, last_change));
+    out.elapsed_ms = ms(t0, time.now());
+    out.text = text;
+    return out;
+  };
+  while (!interrupted()) {
+    time.sleep_for(poll);
+    NetState now = observe(plan, probe, parallel_);
+    std::string cur = fingerprint(now);
+    if (cur != last) {
+      last = cur;
+      last_change = time.now();
+      ++out.changes;
+    }
+    if (time.now() - last_change >= kQuiet && time.now() - t0 >= floor &&
+        (!target || restores(now, *target)))
+      return finish(
+          true, "quiet after " + std::to_string(static_cast<int>(time.ms_since(t0))) + " ms (" +
+                    std::to_string(out.changes) + " change" + (out.changes == 1 ? "" : "s") +
+                    " seen" +
+                    (floor.count() > 0 ? ", held at least " + std::to_string(floor.count() / 1000) +
+                                             " s: the OSPF dead interval of what changed"
+                                       : std::string()) +
+                    ")");
+    if (time.ms_since(t0) > static_cast<double>(converge_timeout_.count()))
+      return finish(false, (time.now() - last_change >= kQuiet
+                                ? "quiet but not back at the baseline after "
+                                : "still changing after ") +
+                               std::to_string(static_cast<int>(time.ms_since(t0))) + " ms");
+  }
+  return finish(false, "interrupted");
+}
+
+void LabWatch::start_stream(const plan::Plan& plan, const NetState& baseline,
+                            const OutageOptions& o, OutageReport& rep) {
+  flows_.clear();
+  rep.budget = o.budget;
+  rep.stats = runtime::StreamStats{};
+  rep.stats.interval = o.interval;
+  rep.detail.clear();
+  if (!env_.traffic) {
+    rep.detail = "no probe stream in this environment";
+    return;
+  }
+  std::vector<runtime::StreamFlow> flows;
+  int skipped = 0;
+  for (const auto& f : choose_flows(plan, baseline, o.max_flows)) {
+    const plan::Node* n = plan.find(f.src_node);
+    std::string ns = n ? env_.drivers(*n).packet_namespace(*n) : "";
+    if (ns.empty()) {
+      ++skipped;
+      continue;
+    }
+    flows.push_back({f.name(), ns, f.source, f.destination});
+    flows_.push_back(f);
+  }
+  if (skipped)
+    rep.detail = std::to_string(skipped) + " flow(s) leave from nodes twin cannot send from (VMs)";
+  if (flows.empty()) {
+    rep.detail = "no flow to stream over (no pair answered in the baseline)";
+    return;
+  }
+  traffic_ = env_.traffic();
+  if (auto r = traffic_->start(flows, o.interval); !r) {
+    rep.detail = "the probe stream could not start: " + r.error().message;
+    traffic_.reset();
+    flows_.clear();
+    return;
+  }
+  say("probe stream: " + std::to_string(flows.size()) + " flows, an echo every " +
+      std::to_string(o.interval.count()) + " ms on each");
+}
+
+void LabWatch::stop_stream(OutageReport& rep) {
+  if (!traffic_) return;
+  rep.stats = traffic_->stop();
+  traffic_.reset();
+  const auto& st = rep.stats;
+  const runtime::FlowStats* worst = nullptr;
+  int lossy = 0;
+  for (const auto& f : st.flows) {
+    if (!f.error.empty()) continue;
+    if (f.lost > 0) ++lossy;
+    if (!worst || f.longest_outage_ms > worst->longest_outage_ms) worst = &f;
+  }
+  say("probe stream: " + std::to_string(lossy) + " of " + std::to_string(st.flows.size()) +
+      " flows lost echoes" +
+      (worst && worst->lost > 0
+           ? "; longest outage " + std::to_string(static_cast<long>(worst->longest_outage_ms)) +
+                 " ms on " + worst->name
+           : std::string()));
+}
+
+}  // namespace twin::replay

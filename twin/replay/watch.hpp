@@ -1,0 +1,93 @@
+#pragma once
+// What the rollout gate and the failure drill share to watch a running lab: one validation
+// with the state it observed (a Phase), waiting until the network is quiet (settle), and the
+// probe stream around a disruption. Everything goes through GateEnv, so both run against
+// fakes in unit tests (time passes only when slept on).
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twin/core/clock.hpp"
+#include "twin/replay/apply.hpp"
+#include "twin/replay/gate.hpp"
+#include "twin/replay/outage.hpp"
+
+namespace twin::replay {
+
+// How a settle() ended.
+struct Settled {
+  bool quiet = false;  // the network held still long enough (and the target, if any, was back)
+  // From `since` (settle's argument; its start by default) to the end of the observation that
+  // first showed the final state: the convergence time, to within one poll interval plus one
+  // observation. 0 when the first observation already showed it within the same instant.
+  double converged_ms = 0;
+  double elapsed_ms = 0;  // the whole wait, quiet period included
+  int changes = 0;        // state changes seen while polling
+  std::string text;       // "quiet after 1400 ms (2 changes seen)" / "still changing after ..."
+};
+
+class LabWatch {
+ public:
+  // `progress` may be empty. `parallel`: nodes probed at once. `converge_timeout` bounds
+  // settle() and is the validation's convergence window until the network was found quiet.
+  LabWatch(GateEnv& env, int parallel, std::chrono::milliseconds converge_timeout,
+           std::function<void(const std::string&)> progress);
+  ~LabWatch();
+
+  // Validates `plan` with env.validators and observes the state (sessions, FIBs, links,
+  // reachability) for the diff. After a quiet settle() a failure is real, so results are retried
+  // for a short window only (3 s) instead of the whole convergence window.
+  Phase validate(const std::string& name, const plan::Plan& plan);
+
+  // Waits until the network is quiet — which sessions are Established and every FIB's routes
+  // with their next-hop counts unchanged for 1 s, polled every `poll` — and at least `floor`
+  // (ospf_settle_floor) has passed. With `target` (a restore: the baseline), quiet counts only
+  // once the target's sessions and routes are back (OSPF can sit still for seconds before its
+  // routes come back), or the convergence timeout passes. `since` is when the disruption
+  // happened (Settled::converged_ms counts from it).
+  Settled settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
+                 const NetState* target = nullptr,
+                 std::optional<Clock::time_point> since = std::nullopt,
+                 std::chrono::milliseconds poll = std::chrono::milliseconds(200));
+
+  // The probe stream (outage.hpp): flows chosen on `plan` from the pairs that answered in
+  // `baseline`, each sent from its source node's packet namespace (nodes without one, VMs,
+  // are skipped and said in `out.detail`). Fills `out` with what it could not stream; a stream
+  // that could not start leaves `out.stats.flows` empty with the reason in `out.detail`.
+  void start_stream(const plan::Plan& plan, const NetState& baseline, const OutageOptions& o,
+                    OutageReport& out);
+  // Stops the stream (if running) and puts the per-flow figures in `out`. Idempotent.
+  void stop_stream(OutageReport& out);
+  // The flows the last start_stream() chose (FlowChoice::name() is the flow's name).
+  [[nodiscard]] const std::vector<FlowChoice>& flows() const { return flows_; }
+
+  [[nodiscard]] bool quiet() const { return quiet_; }
+  // The FRR version, asked once (for reports).
+  [[nodiscard]] const std::string& frr_version() const { return frr_version_; }
+
+ private:
+  void say(const std::string& s) const {
+    if (progress_) progress_(s);
+  }
+  GateEnv& env_;
+  int parallel_;
+  std::chrono::milliseconds converge_timeout_;
+  std::function<void(const std::string&)> progress_;
+  bool quiet_ = false;  // the last settle() ended quiet
+  std::string frr_version_;
+  std::unique_ptr<TrafficProbe> traffic_;
+  std::vector<FlowChoice> flows_;
+};
+
+// The state a settle() compares: which sessions are Established and every FIB's routes with
+// their next-hop counts (sessions cycling through Idle, Connect and Active count as one "not
+// Established"). Pure.
+std::string fingerprint(const NetState& s);
+// Whether `now` has everything `base` had: its Established sessions, and its routes with at
+// least as many next hops (what a rollback or a restore must bring back). Pure.
+bool restores(const NetState& now, const NetState& base);
+
+}  // namespace twin::replay
