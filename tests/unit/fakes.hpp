@@ -82,6 +82,7 @@ struct FakeNetwork {
   std::function<bool(const std::map<std::string, std::vector<std::string>>&)> latent =
       [](const auto&) { return false; };
   std::set<std::string> restarted;
+  std::set<std::string> stopped;  // nodes whose routing daemons are stopped (control_routing)
   bool fail_reload = false;                          // restoring a snapshot fails
   std::function<void(const std::string&)> on_apply;  // called after each apply (may be empty)
   std::vector<std::string> log;
@@ -263,15 +264,19 @@ class FakeLab final : public twin::replay::LabControl {
     return {};
   }
   // Restarting nodes of `net` (when set): logged, and their latent configuration takes effect.
-  twin::Result<int> restart_routing(const twin::plan::Plan&,
-                                    const std::vector<std::string>& nodes) override {
+  // Stopping and starting: logged, and `net->stopped` holds the nodes whose daemons are down.
+  twin::Result<int> control_routing(const twin::plan::Plan&, const std::vector<std::string>& nodes,
+                                    twin::engine::RoutingAction action) override {
     if (!net) return twin::harness_error("no network to restart");
+    static const char* kVerb[] = {"stop ", "start ", "restart "};
     for (const auto& n : nodes) {
-      net->note("restart " + n);
+      net->note(kVerb[static_cast<int>(action)] + n);
       std::lock_guard lk(net->mu);
-      net->restarted.insert(n);
+      if (action == twin::engine::RoutingAction::kRestart) net->restarted.insert(n);
+      if (action == twin::engine::RoutingAction::kStop) net->stopped.insert(n);
+      if (action == twin::engine::RoutingAction::kStart) net->stopped.erase(n);
     }
-    return static_cast<int>(nodes.size()) * 3;
+    return action == twin::engine::RoutingAction::kStop ? 0 : static_cast<int>(nodes.size()) * 3;
   }
   FakeNetwork* net = nullptr;
   std::vector<std::string> reshapes;

@@ -460,6 +460,23 @@ TEST(Intent, LinksDownTakesBothEndsDown) {
   EXPECT_EQ(ecmp(paths, "leaf2", "leaf3"), 2);   // untouched elsewhere
 }
 
+TEST(Intent, AServerLinkDownTakesItsSubnetOutOfTheExpectedPrefixes) {
+  ChangeSet cs = change_text(
+      "version: 1\nname: t\nintent: {links-down: ['server1:eth0']}\n"
+      "steps: [{name: a, wait: {}}]\n");
+  Plan p = twin::replay::intended_plan(clos(), cs);
+  auto has = [](const Plan& pl, const std::string& prefix) {
+    return std::any_of(pl.prefixes.begin(), pl.prefixes.end(),
+                       [&](const auto& e) { return e.prefix == prefix; });
+  };
+  EXPECT_TRUE(has(clos(), "10.0.1.0/24"));
+  EXPECT_FALSE(has(p, "10.0.1.0/24"));
+  EXPECT_FALSE(has(p, "2001:db8:1::/64"));
+  EXPECT_TRUE(has(p, "10.0.4.0/24"));  // server2's, on leaf4
+  EXPECT_EQ(p.prefixes.size(), clos().prefixes.size() - 2);
+  EXPECT_EQ(p.sessions.size(), clos().sessions.size());  // no fabric session lost
+}
+
 TEST(Intent, AddAndRemovePrefixes) {
   ChangeSet cs = change_text(
       "version: 1\nname: t\n"

@@ -546,6 +546,20 @@ TEST(Mtu, OneSmallLinkLowersThePathsThroughIt) {
 // ---------------------------------------------------------------------------------------
 // reachability
 
+TEST(Reachability, AHostWhoseLinkIsIntendedDownIsNotProbed) {
+  twin::plan::Plan p = plan();
+  for (auto& n : p.nodes)
+    for (auto& i : n.interfaces)
+      if ((n.name == "leaf1" && i.name == "swp3") || (n.name == "server1" && i.name == "eth0"))
+        i.up = false;
+  twin::plan::derive_expectations(p);
+  auto ps = twin::validators::reachability_probes(p, 0);
+  auto host = std::count_if(ps.begin(), ps.end(), [](const PingProbe& x) { return x.test == 1; });
+  EXPECT_EQ(host, 0);  // server1 <-> server2 was the only host pair
+  EXPECT_EQ(ps.size(), 56u);  // the loopback mesh is untouched
+  EXPECT_EQ(find_probe(ps, "server2", "server1 10.0.1.10"), nullptr);
+}
+
 TEST(Reachability, ProbesOnClos) {
   auto ps = twin::validators::reachability_probes(plan(), 0);
   auto loop = std::count_if(ps.begin(), ps.end(), [](const PingProbe& p) { return p.test == 0; });

@@ -114,8 +114,17 @@ Result<void> NodeDriver::save_config(const plan::Node& node, proc::ProcessRunner
   return no_frr(node);
 }
 
-Result<int> NodeDriver::restart_routing(const plan::Node& node, BuildContext&) const {
+Result<void> NodeDriver::stop_routing(const plan::Node& node, BuildContext&) const {
   return no_frr(node);
+}
+
+Result<int> NodeDriver::start_routing(const plan::Node& node, BuildContext&) const {
+  return no_frr(node);
+}
+
+Result<int> NodeDriver::restart_routing(const plan::Node& node, BuildContext& ctx) const {
+  if (auto r = stop_routing(node, ctx); !r) return r.error();
+  return start_routing(node, ctx);
 }
 
 

@@ -186,12 +186,17 @@ class NodeDriver {
   // its daemons boots from it. Idempotent. Errors: kUsage where twin does not run the node's
   // FRR (hosts, a NOS in a VM), or its vty not answering.
   virtual Result<void> save_config(const plan::Node& node, proc::ProcessRunner& runner) const;
-  // Stops the node's routing daemons (the processes recorded for it, by PID and start time
-  // only: SIGTERM, then SIGKILL after 3 s) and starts them again booting from the saved
-  // startup configuration (save_config), as after a reboot; the new PIDs are noted in
-  // ctx.record (not saved: the caller saves). Returns the number of daemons started. Errors:
-  // kUsage as save_config; a daemon that does not stop or start (kHarness); FRR refusing the
-  // saved configuration (kInput).
+  // Stops the node's routing daemons: the processes recorded for it, by PID and start time
+  // only (SIGTERM, then SIGKILL after 3 s), taken out of ctx.record (not saved: the caller
+  // saves). What the failure drill does to a node, and the first half of a restart. Errors:
+  // kUsage as save_config; a daemon that does not stop (kHarness, still recorded).
+  virtual Result<void> stop_routing(const plan::Node& node, BuildContext& ctx) const;
+  // Starts the node's routing daemons booting from the saved startup configuration
+  // (save_config), as after a reboot; the new PIDs are noted in ctx.record (not saved).
+  // Returns the number of daemons started. Errors: kUsage as save_config; a daemon that does
+  // not start (kHarness); FRR refusing the saved configuration (kInput).
+  virtual Result<int> start_routing(const plan::Node& node, BuildContext& ctx) const;
+  // stop_routing then start_routing (the restart check).
   virtual Result<int> restart_routing(const plan::Node& node, BuildContext& ctx) const;
 
   // `twin exec` / `twin shell`: runs `argv` (empty = an interactive shell) inside the node, in

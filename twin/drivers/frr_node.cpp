@@ -110,19 +110,22 @@ Result<void> save_frr_config(const plan::Node& n, const std::string& config) {
   return {};
 }
 
-Result<int> restart_frr_daemons(const plan::Node& n, BuildContext& ctx) {
+Result<void> stop_frr_daemons(const plan::Node& n, BuildContext& ctx) {
   auto procs = ctx.record.take("process", n.name);
   if (auto r = state::stop_processes(procs, n.name); !r) {
     for (const auto& p : procs)  // whatever still runs is still the lab's
       if (state::process_alive(p.pid, p.start_time)) ctx.record.note(p);
     return r.error();
   }
-  // Sockets and pid files of the stopped daemons would make the new ones wait or refuse.
   for (const auto& d : n.daemons) {
     std::error_code ec;
     fs::remove(n.run_dir + "/" + d + ".pid", ec);
     fs::remove(n.run_dir + "/" + d + ".vty", ec);
   }
+  return {};
+}
+
+Result<int> boot_frr_daemons(const plan::Node& n, BuildContext& ctx) {
   plan::Node boot = n;
   boot.config_generated = false;  // the saved integrated frr.conf, through vtysh -b
   boot.config_source.clear();

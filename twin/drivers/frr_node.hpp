@@ -24,9 +24,13 @@ Result<int> start_frr_daemons(const plan::Node& node, BuildContext& ctx);
 // frr: the startup configuration a restart boots from.
 Result<void> save_frr_config(const plan::Node& node, const std::string& config);
 
-// Stops the node's recorded daemons (taken out of ctx.record) and starts them again with the
-// node's saved frr.conf applied by `vtysh -b` (never the per-daemon shares of a generated
-// config, which an approved change has made stale). Returns the number of daemons started.
-Result<int> restart_frr_daemons(const plan::Node& node, BuildContext& ctx);
+// Stops the node's recorded daemons (taken out of ctx.record; whatever still runs after a
+// failure is noted back) and removes their pid files and vty sockets, which would make new
+// daemons wait or refuse.
+Result<void> stop_frr_daemons(const plan::Node& node, BuildContext& ctx);
+// Starts the node's daemons with its saved frr.conf applied by `vtysh -b` (never the
+// per-daemon shares of a generated config, which an approved change has made stale). Returns
+// the number of daemons started.
+Result<int> boot_frr_daemons(const plan::Node& node, BuildContext& ctx);
 
 }  // namespace twin::drivers

@@ -161,8 +161,11 @@ class FrrDriver final : public NetnsDriver {
     if (!cfg) return cfg.error();
     return save_frr_config(node, *cfg);
   }
-  Result<int> restart_routing(const plan::Node& node, BuildContext& ctx) const override {
-    return restart_frr_daemons(node, ctx);
+  Result<void> stop_routing(const plan::Node& node, BuildContext& ctx) const override {
+    return stop_frr_daemons(node, ctx);
+  }
+  Result<int> start_routing(const plan::Node& node, BuildContext& ctx) const override {
+    return boot_frr_daemons(node, ctx);
   }
   Result<std::string> running_config(const plan::Node& node,
                                      proc::ProcessRunner& runner) const override {

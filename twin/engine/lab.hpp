@@ -95,16 +95,23 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
 // never lowered; says so through `progress`. Errors: kEnvironment.
 Result<void> ensure_neighbor_capacity(const plan::Plan& plan, const Progress& progress);
 
-// Restarts the routing daemons of `nodes` of lab `lab`, as they are in `running` (the plan the
-// lab runs now: the state file's until a change's intent is saved), nodes in parallel; the
-// caller holds the lab lock. Each node's driver stops the recorded daemons and starts them
-// booting from the node's saved startup configuration (drivers::NodeDriver::restart_routing);
-// the state file then records the new processes. Returns the number of daemons started.
-// Errors: the first node's failure, with its name; processes already started stay recorded
-// (`down` removes them).
-Result<int> restart_routing(const std::string& lab, const plan::Plan& running,
-                            const std::vector<std::string>& nodes, proc::ProcessRunner& runner,
-                            int parallel);
+// What control_routing does to each node's routing daemons.
+enum class RoutingAction {
+  kStop,     // stopped (the failure drill's node failure)
+  kStart,    // started, booting from the saved startup configuration
+  kRestart,  // both (the restart check)
+};
+
+// Stops, starts or restarts the routing daemons of `nodes` of lab `lab`, as they are in
+// `running` (the plan the lab runs now: the state file's until a change's intent is saved),
+// nodes in parallel; the caller holds the lab lock. Each node's driver acts on the recorded
+// daemons and boots new ones from the node's saved startup configuration
+// (drivers::NodeDriver::stop_routing / start_routing); the state file then records exactly the
+// processes that run. Returns the number of daemons started. Errors: the first node's failure,
+// with its name; processes already started stay recorded (`down` removes them).
+Result<int> control_routing(const std::string& lab, const plan::Plan& running,
+                            const std::vector<std::string>& nodes, RoutingAction action,
+                            proc::ProcessRunner& runner, int parallel);
 
 // Path of the cgroup v2 mount ("" if the kernel has none).
 std::string cgroup2_mount();

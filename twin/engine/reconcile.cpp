@@ -364,9 +364,9 @@ Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const p
 
 namespace twin::engine {
 
-Result<int> restart_routing(const std::string& lab, const plan::Plan& running,
-                            const std::vector<std::string>& nodes, proc::ProcessRunner& runner,
-                            int parallel) {
+Result<int> control_routing(const std::string& lab, const plan::Plan& running,
+                            const std::vector<std::string>& nodes, RoutingAction action,
+                            proc::ProcessRunner& runner, int parallel) {
   auto loaded = state::load_state(lab);
   if (!loaded) return loaded.error();
   drivers::Record record(*loaded);
@@ -380,7 +380,18 @@ Result<int> restart_routing(const std::string& lab, const plan::Plan& running,
   }
   std::vector<Result<int>> results(list.size(), 0);
   parallel_for(list.size(), parallel, [&](size_t i) {
-    results[i] = drivers::driver_for(*list[i]).restart_routing(*list[i], ctx);
+    const auto& d = drivers::driver_for(*list[i]);
+    switch (action) {
+      case RoutingAction::kStop:
+        if (auto r = d.stop_routing(*list[i], ctx); !r) results[i] = r.error();
+        break;
+      case RoutingAction::kStart:
+        results[i] = d.start_routing(*list[i], ctx);
+        break;
+      case RoutingAction::kRestart:
+        results[i] = d.restart_routing(*list[i], ctx);
+        break;
+    }
   });
   auto saved = record.save();
   int started = 0;

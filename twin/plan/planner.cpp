@@ -585,6 +585,10 @@ void derive_expectations(Plan& p) {
       }
       const Node* peer = p.find(i.peer_node);
       if (!peer || peer->kind != NodeKind::kHost) continue;
+      // A host port intended down at either end takes its connected route, and so the
+      // subnet's advertisement, with it (a failure drill's link, intent.links-down).
+      const Interface* pi = find_interface(*peer, i.peer_interface);
+      if (!i.up || !pi || !pi->up) continue;
       for (const auto& a : i.addresses) add(IpPrefix::parse(a)->network().str(), "host-subnet");
       // An own config's address on a host-facing port is that host's subnet just the same.
       if (auto it = n.config_addresses.find(i.name); it != n.config_addresses.end())

@@ -27,9 +27,9 @@ class EngineLab final : public LabControl {
     cur->plan = intended;
     return state::save_state(*cur);
   }
-  Result<int> restart_routing(const plan::Plan& running,
-                              const std::vector<std::string>& nodes) override {
-    return engine::restart_routing(lab_, running, nodes, runner_, parallel_);
+  Result<int> control_routing(const plan::Plan& running, const std::vector<std::string>& nodes,
+                              engine::RoutingAction action) override {
+    return engine::control_routing(lab_, running, nodes, action, runner_, parallel_);
   }
 
  private:

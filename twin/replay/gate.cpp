@@ -344,7 +344,7 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
     rc.duration_ms = time_.ms_since(t0);
     return;
   }
-  auto started = env_.lab.restart_routing(current_, rc.nodes);
+  auto started = env_.lab.control_routing(current_, rc.nodes, engine::RoutingAction::kRestart);
   if (!started) {
     // FRR refusing its own saved configuration is a divergence of the change; anything else is
     // the harness's.

@@ -23,12 +23,13 @@ class LabControl {
                                engine::GrowReport* report) = 0;
   // An approved change: the lab's intended plan (what `twin validate` checks) is `intended`.
   virtual Result<void> save_intent(const plan::Plan& intended) = 0;
-  // The restart check: the routing daemons of `nodes` of `running` (the plan the lab runs now,
-  // which a topology step may have grown) stopped and started again, booting from their saved
-  // startup configuration, the new processes recorded (engine::restart_routing). Returns the
-  // number of daemons started.
-  virtual Result<int> restart_routing(const plan::Plan& running,
-                                      const std::vector<std::string>& nodes) = 0;
+  // The routing daemons of `nodes` of `running` (the plan the lab runs now, which a topology
+  // step may have grown) stopped, started booting from their saved startup configuration, or
+  // both — the restart check, and the failure drill's node failure and its restore — with the
+  // processes recorded (engine::control_routing). Returns the number of daemons started.
+  virtual Result<int> control_routing(const plan::Plan& running,
+                                      const std::vector<std::string>& nodes,
+                                      engine::RoutingAction action) = 0;
 };
 
 // Everything the gate uses besides the change and the lab's state.

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "twin/core/ip.hpp"
+
 namespace twin::validate {
 
 TestResult make_result(const std::string& validator, int test, const std::string& test_name,
@@ -103,6 +105,48 @@ std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     }
   }
   return out;
+}
+
+namespace {
+// The FRR router a host hangs off (its first link up at both ends to one), `isolated` when every
+// link of the host is down, else nullptr.
+const plan::Node* router_of(const plan::Plan& plan, const plan::Node& host, bool* isolated) {
+  *isolated = !host.interfaces.empty();
+  for (const auto& i : host.interfaces) {
+    const plan::Node* p = plan.find(i.peer_node);
+    bool peer_up = false;
+    if (p)
+      for (const auto& pi : p->interfaces)
+        if (pi.name == i.peer_interface) peer_up = pi.up;
+    if (!i.up || !peer_up) continue;
+    *isolated = false;
+    if (p->kind == topology::NodeKind::kFrr) return p;
+  }
+  return nullptr;
+}
+
+// Whether `router` originates a subnet holding `address` (a host-subnet prefix of the plan).
+bool originates(const plan::Plan& plan, const plan::Node& router, const std::string& address) {
+  auto a = IpPrefix::parse(address_of(address), true);
+  for (const auto& e : plan.prefixes)
+    if (e.owner == router.name)
+      if (auto p = IpPrefix::parse(e.prefix); p && a && p->contains(*a)) return true;
+  return false;
+}
+}  // namespace
+
+bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& a,
+                  const plan::Node& b, const std::string& a_addr, const std::string& b_addr) {
+  bool a_cut = false, b_cut = false;
+  const auto* ra = router_of(plan, a, &a_cut);
+  const auto* rb = router_of(plan, b, &b_cut);
+  if (a_cut || b_cut) return false;
+  if (!ra || !rb || ra == rb) return true;
+  if (!originates(plan, *ra, a_addr) || !originates(plan, *rb, b_addr)) return false;
+  auto there = paths.find({ra->name, rb->name});
+  auto back = paths.find({rb->name, ra->name});
+  return there != paths.end() && there->second.ecmp > 0 && back != paths.end() &&
+         back->second.ecmp > 0;
 }
 
 const nlohmann::json* find_bgp_peer(const nlohmann::json& summary, const std::string& key) {

@@ -105,6 +105,14 @@ std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     const plan::Plan& plan, const plan::PathTable& paths);
 
+// Whether a ping from host `a` (from `a_addr`) to `b_addr` of host `b` can be answered: both
+// behind one FRR router, or each host's subnet originated by its router (a prefix of the plan)
+// and routed both ways between the routers (`paths`). A host's router is the FRR node on its
+// first link intended up at both ends; a host whose every link is down reaches nothing. Hosts
+// not behind an FRR router (a VM guest's own routing) are expected to reach each other.
+bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& a,
+                  const plan::Node& b, const std::string& a_addr, const std::string& b_addr);
+
 // The node's loopbacks it still advertises (not in Node::withdraws; for an own config, among
 // Node::advertised): one it does not is neither a destination nor a usable source (replies to
 // it have no route back).

@@ -7,38 +7,6 @@ namespace twin::validators {
 using validate::address_of;
 using validate::is_ipv6;
 
-namespace {
-// The FRR router a host hangs off (its first link to one), or nullptr.
-const plan::Node* router_of(const plan::Plan& plan, const plan::Node& host) {
-  for (const auto& i : host.interfaces)
-    if (const auto* p = plan.find(i.peer_node); p && p->kind == topology::NodeKind::kFrr) return p;
-  return nullptr;
-}
-
-// Whether `router` originates a subnet holding `address` (a host-subnet prefix of the plan).
-bool originates(const plan::Plan& plan, const plan::Node& router, const std::string& address) {
-  auto a = IpPrefix::parse(address_of(address), true);
-  for (const auto& e : plan.prefixes)
-    if (e.owner == router.name)
-      if (auto p = IpPrefix::parse(e.prefix); p && a && p->contains(*a)) return true;
-  return false;
-}
-
-// Whether a ping from host `a` to `addr` of host `b` can be answered: behind one router, or each
-// host's subnet originated by its router and routed both ways between the routers. Hosts not
-// behind an FRR router (a VM guest's own routing) are expected to reach each other, as before.
-bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& a,
-                  const plan::Node& b, const std::string& a_addr, const std::string& b_addr) {
-  const auto* ra = router_of(plan, a);
-  const auto* rb = router_of(plan, b);
-  if (!ra || !rb || ra == rb) return true;
-  if (!originates(plan, *ra, a_addr) || !originates(plan, *rb, b_addr)) return false;
-  auto there = paths.find({ra->name, rb->name});
-  auto back = paths.find({rb->name, ra->name});
-  return there != paths.end() && there->second.ecmp > 0 && back != paths.end() &&
-         back->second.ecmp > 0;
-}
-}  // namespace
 
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<validate::PingProbe> loop, host;
@@ -80,7 +48,7 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
             for (const auto& sa : si.addresses)
               if (src_addr.empty() && is_ipv6(sa) == is_ipv6(da)) src_addr = sa;
           if (src_addr.empty()) continue;
-          if (!hosts_routed(plan, paths, src, dst, src_addr, da)) continue;
+          if (!validate::hosts_routed(plan, paths, src, dst, src_addr, da)) continue;
           validate::PingProbe p;
           p.test = 1;
           p.test_name = "host-mesh";
