@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,13 @@ struct FakeNetwork {
       [](const auto&) { return false; };
   std::set<std::string> restarted;
   std::set<std::string> stopped;  // nodes whose routing daemons are stopped (control_routing)
+  bool fail_start = false;        // starting routing daemons fails (control_routing kStart)
+  // "node:if" taken down by change_interfaces ("link set dev X down"); with down_breaks the
+  // lab shows `bad` while any is down.
+  std::set<std::string> down;
+  bool down_breaks = false;
+  // A further condition for `bad`, evaluated under the lock (may read the fields above).
+  std::function<bool()> also_bad;
   bool fail_reload = false;                          // restoring a snapshot fails
   std::function<void(const std::string&)> on_apply;  // called after each apply (may be empty)
   std::vector<std::string> log;
@@ -90,7 +98,9 @@ struct FakeNetwork {
 
   bool shows_bad() const {
     std::lock_guard lk(mu);
-    if (broken(applied) || sysctl_broken(sysctls)) return true;
+    if (broken(applied) || sysctl_broken(sysctls) || !stopped.empty() ||
+        (down_breaks && !down.empty()) || (also_bad && also_bad()))
+      return true;
     std::map<std::string, std::vector<std::string>> after_restart;
     for (const auto& n : restarted)
       if (auto a = applied.find(n); a != applied.end()) after_restart.insert(*a);
@@ -157,6 +167,16 @@ class FakeDriver final : public twin::drivers::NodeDriver {
                                        const std::string&,
                                        twin::proc::ProcessRunner&) const override {
     net_.note("interfaces " + node.name + ": " + script);
+    std::istringstream in(script);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream w(line);
+      std::string link, set, dev, ifname, state;
+      if (!(w >> link >> set >> dev >> ifname >> state) || link != "link" || dev != "dev") continue;
+      std::lock_guard lk(net_.mu);
+      if (state == "down") net_.down.insert(node.name + ":" + ifname);
+      if (state == "up") net_.down.erase(node.name + ":" + ifname);
+    }
     return {};
   }
   twin::Result<std::string> read_sysctl(const twin::plan::Node& node,
@@ -251,6 +271,41 @@ inline twin::validate::ValidatorFactory recorded_validators(const FakeNetwork& n
   };
 }
 
+// A probe stream that answers with canned figures: every flow it was started with, the ones in
+// `outages` out for that long.
+class FakeTraffic final : public twin::replay::TrafficProbe {
+ public:
+  FakeTraffic(std::map<std::string, double> outages, std::vector<std::string>* started)
+      : outages_(std::move(outages)), started_(started) {}
+  twin::Result<void> start(const std::vector<twin::runtime::StreamFlow>& flows,
+                           std::chrono::milliseconds interval) override {
+    flows_ = flows;
+    interval_ = interval;
+    for (const auto& f : flows) started_->push_back(f.name + " from " + f.source + " in " + f.netns);
+    return {};
+  }
+  twin::runtime::StreamStats stop() override {
+    twin::runtime::StreamStats s;
+    s.interval = interval_;
+    for (const auto& f : flows_) {
+      std::vector<twin::runtime::ProbeSample> samples;
+      double out = outages_.count(f.name) ? outages_.at(f.name) : 0;
+      for (int i = 0; i < 500; ++i) {
+        double t = i * 10.0;
+        samples.push_back({t, !(t >= 1000 && t < 1000 + out)});
+      }
+      s.flows.push_back(twin::runtime::summarize_flow(f.name, samples, 5000));
+    }
+    return s;
+  }
+
+ private:
+  std::map<std::string, double> outages_;
+  std::vector<std::string>* started_;
+  std::vector<twin::runtime::StreamFlow> flows_;
+  std::chrono::milliseconds interval_{10};
+};
+
 // The lab as a whole: reshapes are logged, the saved intent kept.
 class FakeLab final : public twin::replay::LabControl {
  public:
@@ -269,6 +324,8 @@ class FakeLab final : public twin::replay::LabControl {
                                     twin::engine::RoutingAction action) override {
     if (!net) return twin::harness_error("no network to restart");
     static const char* kVerb[] = {"stop ", "start ", "restart "};
+    if (action == twin::engine::RoutingAction::kStart && net->fail_start)
+      return twin::harness_error("zebra did not start");
     for (const auto& n : nodes) {
       net->note(kVerb[static_cast<int>(action)] + n);
       std::lock_guard lk(net->mu);

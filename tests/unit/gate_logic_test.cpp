@@ -31,6 +31,7 @@ using twin_test::FakeLab;
 using twin_test::FakeNetwork;
 using twin_test::FakeRunner;
 using twin_test::FakeTime;
+using twin_test::FakeTraffic;
 
 const std::string kGate = std::string(TWIN_TEST_DATA) + "/gate";
 
@@ -292,41 +293,6 @@ TEST(GateLogic, ARevertedApprovalLeavesTheStartupConfigAsItWas) {
   EXPECT_EQ(h.count("save leaf1"), 2);
   EXPECT_EQ(h.count("reload leaf1"), 1);
 }
-
-// A probe stream that answers with canned figures: every flow it was started with, the ones in
-// `outages` out for that long.
-class FakeTraffic final : public twin::replay::TrafficProbe {
- public:
-  FakeTraffic(std::map<std::string, double> outages, std::vector<std::string>* started)
-      : outages_(std::move(outages)), started_(started) {}
-  twin::Result<void> start(const std::vector<twin::runtime::StreamFlow>& flows,
-                           std::chrono::milliseconds interval) override {
-    flows_ = flows;
-    interval_ = interval;
-    for (const auto& f : flows) started_->push_back(f.name + " from " + f.source + " in " + f.netns);
-    return {};
-  }
-  twin::runtime::StreamStats stop() override {
-    twin::runtime::StreamStats s;
-    s.interval = interval_;
-    for (const auto& f : flows_) {
-      std::vector<twin::runtime::ProbeSample> samples;
-      double out = outages_.count(f.name) ? outages_.at(f.name) : 0;
-      for (int i = 0; i < 500; ++i) {
-        double t = i * 10.0;
-        samples.push_back({t, !(t >= 1000 && t < 1000 + out)});
-      }
-      s.flows.push_back(twin::runtime::summarize_flow(f.name, samples, 5000));
-    }
-    return s;
-  }
-
- private:
-  std::map<std::string, double> outages_;
-  std::vector<std::string>* started_;
-  std::vector<twin::runtime::StreamFlow> flows_;
-  std::chrono::milliseconds interval_{10};
-};
 
 TEST(GateLogic, AFlowOutLongerThanTheBudgetRejectsForOutage) {
   Harness h;

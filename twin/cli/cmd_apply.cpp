@@ -1,4 +1,5 @@
-// twin apply / twin run: the rollout gate on a running lab, and the one-shot CI gate.
+// twin apply / twin run: the rollout gate on a running lab, and the one-shot CI gate; twin
+// drill, which watches a lab through the same machinery while it fails one element at a time.
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,8 +13,10 @@
 #include "twin/state/state.hpp"
 #include "twin/replay/apply.hpp"
 #include "twin/replay/changeset.hpp"
+#include "twin/replay/drill.hpp"
 #include "twin/replay/scenario.hpp"
 #include "twin/report/apply_report.hpp"
+#include "twin/report/drill_report.hpp"
 #include "twin/runtime/frr_check.hpp"
 #include "twin/report/report.hpp"
 #include "twin/topology/loader.hpp"
@@ -143,7 +146,8 @@ int emit(const replay::ApplyResult& r, const state::State& st, const replay::Cha
 // The probe stream's options from the command line, and a scenario's budget when the command
 // line gives none. Errors (exit 2): a malformed duration, a budget below kMinIntervalsPerBudget
 // intervals, a budget without the stream.
-std::optional<replay::OutageOptions> outage_options(const ApplyOptions& o,
+template <class Flags>  // ApplyOptions, DrillOptions
+std::optional<replay::OutageOptions> outage_options(const Flags& o,
                                                     const std::string& scenario_budget,
                                                     std::string* problem) {
   replay::OutageOptions out;
@@ -326,6 +330,56 @@ int run_scenario(const RunOptions& ro) {
   if (int c = emit(*r, *st, *cs, o, &extra, has_expect ? &outcome : nullptr); c) return finish(c);
   if (interrupted()) return finish(130);
   return finish(code);
+}
+
+int run_drill(const DrillOptions& o) {
+  std::string problem;
+  auto outage = outage_options(o, "", &problem);
+  if (!outage) return fail(problem, 2);
+  replay::DrillOptions d;
+  if (!o.max_convergence.empty()) {
+    DurationProblem dp;
+    auto mc = parse_duration(o.max_convergence, &dp);
+    if (!mc) return fail("--max-convergence '" + o.max_convergence + "': " + dp.message, 2);
+    // Convergence is measured by polling every 100 ms plus one observation of the lab.
+    if (mc->count() < 500)
+      return fail("--max-convergence " + o.max_convergence +
+                      " is below 500 ms: convergence is measured to within a 100 ms poll plus "
+                      "one observation of the lab, so a tighter budget would flap",
+                  2);
+    d.max_convergence = *mc;
+  }
+  auto st = state::load_lab(o.lab);
+  if (!st) return fail(st.error().message, exit_code(st.error()));
+  Diagnostics diags;
+  auto elements = replay::drill_elements(st->plan, o.links, o.nodes, diags);
+  if (!elements) {
+    std::cerr << diags.format();
+    return 2;
+  }
+  if (elements->empty()) return fail("nothing to drill: the lab has no link or node selected", 2);
+  if (int c = check_outputs(o.junit, ""); c) return c;
+  d.elements = *elements;
+  d.outage = *outage;
+  d.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
+  d.progress = progress_printer();
+  d.validators = validators::make_validators;
+  proc::SystemRunner runner;
+  auto r = replay::drill(*st, d, runner);
+  if (!r) return fail(r.error().message, exit_code(r.error()));
+  if (o.json)
+    std::cout << report::drill_to_json(*r).dump(2, ' ', false,
+                                                nlohmann::json::error_handler_t::replace)
+              << "\n";
+  else
+    std::cout << report::render_drill_text(*r, o.verbose);
+  if (!o.junit.empty()) {
+    std::ofstream f(o.junit);
+    f << report::render_drill_junit(*r);
+    if (!f) return fail("cannot write JUnit report " + o.junit, 3);
+  }
+  if (interrupted()) return 130;
+  return r->exit_code();
 }
 
 }  // namespace twin::cli

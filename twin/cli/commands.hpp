@@ -93,6 +93,22 @@ struct ApplyOptions {
 };
 int run_apply(const ApplyOptions& o);
 
+struct DrillOptions {
+  std::string lab;
+  std::string links;            // --links all|fabric|LIST
+  std::string nodes;            // --nodes all|LIST
+  std::string max_convergence;  // --max-convergence DURATION
+  bool json = false;
+  bool verbose = false;
+  std::string junit;
+  std::string max_outage;  // the probe stream, as apply's
+  std::string probe_interval = "10ms";
+  int probe_flows = 32;
+  bool no_probe_stream = false;
+  double converge_timeout_s = 30;
+};
+int run_drill(const DrillOptions& o);
+
 struct RunOptions {
   std::string scenario;
   std::string name;   // lab name override (unique names let CI jobs run in parallel)

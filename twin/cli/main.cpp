@@ -208,6 +208,42 @@ int main(int argc, char** argv) {
               "false in the scenario)");
   r->callback([&] { code = twin::cli::run_scenario(run); });
 
+  twin::cli::DrillOptions drill;
+  auto* dr = app.add_subcommand(
+      "drill",
+      "Fail one link or node at a time on a running lab: convergence, outage per flow, pairs "
+      "lost that the design keeps redundant; each restored and proven before the next");
+  dr->add_option("lab", drill.lab, "lab name (default: the only running lab)");
+  dr->add_option("--lab", drill.lab, "lab name");
+  dr->add_option("--links", drill.links,
+                 "links to fail: all, fabric (router to router), or a comma-separated list of "
+                 "ends (leaf1:swp1) (default: all, when --nodes is not given)");
+  dr->add_option("--nodes", drill.nodes,
+                 "routers whose routing daemons to stop: all, or a comma-separated list");
+  dr->add_option("--max-convergence", drill.max_convergence,
+                 "an element whose failure takes longer than this to settle hurts (e.g. 3s; "
+                 "at least 500ms)");
+  dr->add_option("--max-outage", drill.max_outage,
+                 "an element whose failure takes down a flow the design keeps connected for "
+                 "longer than this hurts (at least 10 probe intervals)");
+  dr->add_option("--probe-interval", drill.probe_interval,
+                 "time between two echoes of one flow of the probe stream")
+      ->capture_default_str();
+  dr->add_option("--probe-flows", drill.probe_flows,
+                 "flows the probe stream measures at most (server pairs first, then sampled "
+                 "loopback pairs)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  dr->add_flag("--no-probe-stream", drill.no_probe_stream, "do not measure traffic");
+  dr->add_flag("--json", drill.json, "print the drill's report as JSON instead of text");
+  dr->add_flag("--verbose,-v", drill.verbose, "list every lost pair, failing test and cut-off pair");
+  dr->add_option("--junit", drill.junit, "also write a JUnit XML report to FILE");
+  dr->add_option("--converge-timeout", drill.converge_timeout_s,
+                 "seconds to wait for the network to settle after each failure and restore")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  dr->callback([&] { code = twin::cli::run_drill(drill); });
+
   twin::cli::GenClosOptions gen;
   auto* g = app.add_subcommand("gen", "Generate topology files");
   g->require_subcommand(1);

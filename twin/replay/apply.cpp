@@ -40,6 +40,10 @@ class EngineLab final : public LabControl {
 
 }  // namespace
 
+std::unique_ptr<LabControl> engine_lab(const std::string& lab, proc::ProcessRunner& runner,
+                                       int parallel) {
+  return std::make_unique<EngineLab>(lab, runner, parallel);
+}
 
 int ApplyResult::exit_code() const {
   if (stage == "baseline-failed") return 4;

@@ -190,14 +190,13 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   std::set<std::string> hosts;
   for (const auto& [node, ifname, a] : t.host_removed) hosts.insert(node);
   for (const auto& [node, ifname, a] : t.host_added) hosts.insert(node);
+  // So does taking a host's port down: a link step's rollback brings it back up first.
+  for (const auto& key : t.interfaces)
+    if (const plan::Node* n = st_.plan.find(key.substr(0, key.find(':')));
+        n && n->kind == topology::NodeKind::kHost)
+      hosts.insert(n->name);
   for (const auto& h : hosts)
-    if (const plan::Node* n = st_.plan.find(h))
-      for (const auto& rt : n->routes) {
-        bool v6 = rt.via.find(':') != std::string::npos;
-        std::string dst =
-            rt.destination == "default" ? (v6 ? "::/0" : "0.0.0.0/0") : rt.destination;
-        scripts[h] += "route replace " + dst + " via " + rt.via + "\n";
-      }
+    if (const plan::Node* n = st_.plan.find(h)) scripts[h] += plan_routes_script(*n);
   for (const auto& [node, script] : scripts) {
     const plan::Node* n = st_.plan.find(node);
     if (!n) continue;
@@ -232,10 +231,7 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
       for (const auto& a : i.addresses) readd(a, i.name);
       if (i.up) script += "link set dev " + i.name + " down\nlink set dev " + i.name + " up\n";
     }
-    for (const auto& rt : n->routes)
-      if (rt.via.find(':') != std::string::npos)
-        script += "route replace " + (rt.destination == "default" ? std::string("::/0") : rt.destination) +
-                  " via " + rt.via + "\n";
+    script += plan_routes_script(*n, 6);
     if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + node, runner_); !r)
       problems.push_back(r.error().message);
   }

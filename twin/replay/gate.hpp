@@ -5,6 +5,7 @@
 // against real FRR in the integration tests.
 #include "twin/core/clock.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/engine/lab.hpp"
 #include "twin/engine/reconcile.hpp"
 #include "twin/proc/runner.hpp"
 #include "twin/replay/apply.hpp"
@@ -31,6 +32,11 @@ class LabControl {
                                       const std::vector<std::string>& nodes,
                                       engine::RoutingAction action) = 0;
 };
+
+// The lab `lab` as the engine runs it (reshape_lab, control_routing, the state file), for
+// apply() and drill(); the caller holds the lab lock.
+std::unique_ptr<LabControl> engine_lab(const std::string& lab, proc::ProcessRunner& runner,
+                                       int parallel);
 
 // Everything the gate uses besides the change and the lab's state.
 struct GateEnv {

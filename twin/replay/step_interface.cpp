@@ -153,4 +153,16 @@ void intend_step(const InterfaceStep& b, const std::string&, plan::Plan& p) {
   }
 }
 
+std::string plan_routes_script(const plan::Node& node, int family) {
+  std::string s;
+  for (const auto& rt : node.routes) {
+    bool v6 = rt.via.find(':') != std::string::npos;
+    if ((family == 4 && v6) || (family == 6 && !v6)) continue;
+    // Batch lines take no -4/-6: spell the default route per family.
+    std::string dst = rt.destination == "default" ? (v6 ? "::/0" : "0.0.0.0/0") : rt.destination;
+    s += "route replace " + dst + " via " + rt.via + "\n";
+  }
+  return s;
+}
+
 }  // namespace twin::replay

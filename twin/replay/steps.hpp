@@ -35,6 +35,11 @@ struct Touched {
   std::vector<std::tuple<std::string, std::string, std::string>> sysctls;
 };
 
+// An `ip -batch` script putting `node`'s planned routes (a host's default routes) back: the
+// kernel deletes them with the address or the port they leave through. `family` 4 or 6 for one
+// family only, 0 for both. Idempotent (`route replace`).
+std::string plan_routes_script(const plan::Node& node, int family = 0);
+
 // What a handler may use while the gate applies its step.
 struct StepRun {
   GateEnv& env;

@@ -160,6 +160,25 @@ nlohmann::json change_json(const replay::Change& c, bool judged) {
 
 }  // namespace
 
+nlohmann::json outage_to_json(const replay::OutageReport& out) {
+  nlohmann::json flows = nlohmann::json::array();
+  for (const auto* f : flows_by_outage(out))
+    flows.push_back({{"name", f->name},
+                     {"sent", f->sent},
+                     {"lost", f->lost},
+                     {"longest_outage_ms", f->longest_outage_ms},
+                     {"outage_start_ms", f->outage_start_ms},
+                     {"judged", !out.not_judged.count(f->name)},
+                     {"error", f->error}});
+  return {{"interval_ms", out.stats.interval.count()},
+          {"duration_ms", out.stats.duration_ms},
+          {"cpu_ms", out.stats.cpu_ms},
+          {"max_send_gap_ms", out.stats.max_send_gap_ms},
+          {"budget_ms", out.budget ? nlohmann::json(out.budget->count()) : nlohmann::json(nullptr)},
+          {"detail", out.detail},
+          {"flows", flows}};
+}
+
 std::string apply_verdict(const replay::ApplyResult& r) {
   if (r.stage == "baseline-failed") return "baseline-failed";
   return replay::to_string(r.verdict.decision);
@@ -336,27 +355,7 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
     j["restart_check"] = nullptr;
   }
   j["configs_saved"] = r.configs_saved;
-  if (r.outage) {
-    const auto& out = *r.outage;
-    nlohmann::json flows = nlohmann::json::array();
-    for (const auto* f : flows_by_outage(out))
-      flows.push_back({{"name", f->name},
-                       {"sent", f->sent},
-                       {"lost", f->lost},
-                       {"longest_outage_ms", f->longest_outage_ms},
-                       {"outage_start_ms", f->outage_start_ms},
-                       {"judged", !out.not_judged.count(f->name)},
-                       {"error", f->error}});
-    j["outage"] = {{"interval_ms", out.stats.interval.count()},
-                   {"duration_ms", out.stats.duration_ms},
-                   {"cpu_ms", out.stats.cpu_ms},
-                   {"max_send_gap_ms", out.stats.max_send_gap_ms},
-                   {"budget_ms", out.budget ? nlohmann::json(out.budget->count()) : nlohmann::json(nullptr)},
-                   {"detail", out.detail},
-                   {"flows", flows}};
-  } else {
-    j["outage"] = nullptr;
-  }
+  j["outage"] = r.outage ? outage_to_json(*r.outage) : nlohmann::json(nullptr);
   j["rollback_ran"] = r.rolled_back;
   j["rollback_ok"] = r.rollback_ok;
   j["rollback_detail"] = r.rollback_detail;

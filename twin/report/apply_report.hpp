@@ -37,6 +37,9 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 //  "intent_saved", "started_at", "duration_ms"}
 nlohmann::json apply_to_json(const replay::ApplyResult& r);
 
+// The probe stream's figures, as "outage" above (shared with `twin drill`).
+nlohmann::json outage_to_json(const replay::OutageReport& out);
+
 // What a `twin run` scenario expected and whether the gate met it.
 struct ScenarioOutcome {
   std::string name;

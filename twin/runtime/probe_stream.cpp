@@ -203,6 +203,20 @@ struct ProbeStream::Impl {
   double max_gap = 0;
   StreamStats result;
 
+  // Stopping need not wait the whole reply timeout: it is over once every flow's last echo
+  // was answered, or the flow is in an outage (nothing answered over its last 10 intervals, at
+  // least 100 ms), where a reply still on its way would not change that it was out.
+  bool all_answered() const {
+    const Clock::duration window =
+        std::max<Clock::duration>(10 * interval, std::chrono::milliseconds(100));
+    for (const auto& f : flows) {
+      if (f.fd < 0 || f.sent_at.empty() || f.replied.back()) continue;
+      for (std::size_t i = f.sent_at.size(); i-- > 0 && f.sent_at[i] >= last_send - window;)
+        if (f.replied[i]) return false;  // answering until just now: its last reply is due
+    }
+    return true;
+  }
+
   void run() {
     std::vector<pollfd> fds;
     std::vector<Flow*> by_fd;
@@ -229,7 +243,7 @@ struct ProbeStream::Impl {
       } else if (stop_at == Clock::time_point{}) {
         stop_at = now + reply_timeout;
       }
-      if (stop_at != Clock::time_point{} && now >= stop_at) break;
+      if (stop_at != Clock::time_point{} && (now >= stop_at || all_answered())) break;
       auto wake = stop_at != Clock::time_point{} ? stop_at : next;
       int timeout_ms = static_cast<int>(
           std::max<long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count()));

@@ -1,0 +1,206 @@
+#include "twin/report/drill_report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "twin/report/apply_report.hpp"
+#include "twin/report/report.hpp"
+#include "twin/validate/validator.hpp"
+
+namespace twin::report {
+
+namespace {
+
+std::string ms(double v) { return std::to_string(static_cast<long>(std::lround(v))) + " ms"; }
+
+std::string secs(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", v / 1000.0);
+  return buf;
+}
+
+std::string one_line(std::string s) {
+  for (auto& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return s;
+}
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+std::string lpad(const std::string& s, size_t w) {
+  return s.size() < w ? std::string(w - s.size(), ' ') + s : s;
+}
+
+std::string label(const replay::DrillOutcome& o) {
+  return std::string(o.element.kind_name()) + " " + o.element.name();
+}
+
+const replay::DrillOutcome* slowest(const replay::DrillResult& r) {
+  const replay::DrillOutcome* s = nullptr;
+  for (const auto& o : r.elements)
+    if (!s || o.convergence_ms > s->convergence_ms) s = &o;
+  return s;
+}
+const replay::DrillOutcome* worst_outage(const replay::DrillResult& r) {
+  const replay::DrillOutcome* s = nullptr;
+  for (const auto& o : r.elements)
+    if (!o.worst_flow.empty() && (!s || o.worst_outage_ms > s->worst_outage_ms)) s = &o;
+  return s;
+}
+
+}  // namespace
+
+std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
+  std::ostringstream o;
+  o << "twin drill: lab " << r.lab << "\n";
+  if (r.stage == "baseline-failed") {
+    o << "baseline: FAIL — the lab does not pass validation; nothing was failed (fix it first, "
+         "see twin validate)\n";
+    for (const auto& re : r.baseline_verdict.reasons)
+      o << "  " << re.rank << ". " << re.category << ": " << one_line(re.message) << "\n";
+    return o.str();
+  }
+  o << "baseline: PASS (" << r.baseline.report.results.size() << " tests)\n\n";
+  size_t w = 7;
+  for (const auto& e : r.elements) w = std::max(w, label(e).size());
+  o << pad("element", w) << "  " << lpad("converged", 9) << "  " << lpad("worst outage", 12)
+    << "  " << pad("on flow", 34) << "  " << lpad("pairs lost", 10) << "  " << lpad("cut off", 7)
+    << "  " << lpad("restored", 8) << "  status\n";
+  for (const auto& e : r.elements) {
+    std::string conv = e.converged ? ms(e.convergence_ms) : "no";
+    std::string worst = e.outage.stats.flows.empty() ? "-" : ms(e.worst_outage_ms);
+    std::string flow = e.worst_flow.empty() || e.worst_outage_ms == 0 ? "" : e.worst_flow;
+    o << pad(label(e), w) << "  " << lpad(conv, 9) << "  " << lpad(worst, 12) << "  "
+      << pad(flow, 34) << "  " << lpad(std::to_string(e.pairs_lost.size()), 10) << "  "
+      << lpad(std::to_string(e.cut_off.size()), 7) << "  "
+      << lpad(e.restored ? ms(e.restore_ms) : "NO", 8) << "  " << e.status << "\n";
+  }
+  bool any = false;
+  for (const auto& e : r.elements) {
+    if (e.findings.empty()) continue;
+    if (!any) o << "\nfindings:\n";
+    any = true;
+    o << "  " << label(e) << " (" << e.status << ")\n";
+    for (const auto& f : e.findings) o << "    - " << one_line(f) << "\n";
+    if (verbose) {
+      for (const auto& p : e.pairs_lost) o << "      lost: " << p << "\n";
+      for (const auto& f : e.failing) o << "      failing: " << one_line(f) << "\n";
+    }
+  }
+  if (verbose)
+    for (const auto& e : r.elements)
+      for (const auto& p : e.cut_off) o << "  " << label(e) << ": cut off by design: " << p << "\n";
+  o << "\n";
+  int errors = 0;
+  for (const auto& e : r.elements) errors += e.status == "error";
+  o << r.elements.size() << " of " << r.planned << " element(s) drilled in " << secs(r.duration_ms)
+    << ": " << r.hurt() << " hurt, " << errors << " error(s)";
+  if (const auto* s = slowest(r)) o << "; slowest convergence " << ms(s->convergence_ms) << " (" << label(*s) << ")";
+  if (const auto* s = worst_outage(r))
+    o << "; worst outage " << ms(s->worst_outage_ms) << " (" << label(*s) << ": " << s->worst_flow << ")";
+  o << "\n";
+  if (r.max_convergence) o << "convergence budget: " << ms(static_cast<double>(r.max_convergence->count())) << "\n";
+  if (r.stage == "stopped")
+    o << "STOPPED: the last element could not be restored to the baseline; the lab is not as it "
+         "was (twin validate shows how; twin down and up rebuilds it)\n";
+  if (r.hurt() == 0 && errors == 0 && r.stage == "drilled")
+    o << "every single failure drilled left the fabric as designed\n";
+  return o.str();
+}
+
+nlohmann::json drill_to_json(const replay::DrillResult& r) {
+  using nlohmann::json;
+  json j = {{"schema_version", 1},
+            {"lab", r.lab},
+            {"started_at", r.started_at},
+            {"duration_ms", r.duration_ms},
+            {"stage", r.stage},
+            {"exit_code", r.exit_code()},
+            {"max_convergence_ms",
+             r.max_convergence ? json(r.max_convergence->count()) : json(nullptr)},
+            {"max_outage_ms", r.max_outage ? json(r.max_outage->count()) : json(nullptr)},
+            {"baseline", to_json(r.baseline.report)}};
+  if (r.stage == "baseline-failed") {
+    json reasons = json::array();
+    for (const auto& re : r.baseline_verdict.reasons)
+      reasons.push_back({{"rank", re.rank},
+                         {"category", re.category},
+                         {"message", re.message},
+                         {"subjects", re.subjects}});
+    j["baseline_reasons"] = reasons;
+  }
+  json elements = json::array();
+  int errors = 0;
+  for (const auto& e : r.elements) {
+    errors += e.status == "error";
+    elements.push_back(
+        {{"kind", e.element.kind_name()},
+         {"name", e.element.name()},
+         {"status", e.status},
+         {"findings", e.findings},
+         {"convergence_ms", e.convergence_ms},
+         {"converged", e.converged},
+         {"settle_detail", e.settle_detail},
+         {"worst_outage_ms", e.worst_outage_ms},
+         {"worst_flow", e.worst_flow},
+         {"pairs_lost", e.pairs_lost},
+         {"cut_off", e.cut_off},
+         {"failing", e.failing},
+         {"outage", outage_to_json(e.outage)},
+         {"degraded", e.degraded ? to_json(e.degraded->report) : json(nullptr)},
+         {"restore",
+          {{"ok", e.restored},
+           {"ms", e.restore_ms},
+           {"detail", e.restore_detail},
+           {"outage", outage_to_json(e.restore_outage)},
+           {"report", e.restore ? to_json(e.restore->report) : json(nullptr)}}},
+         {"duration_ms", e.duration_ms}});
+  }
+  j["elements"] = elements;
+  json summary = {{"planned", r.planned},
+                  {"drilled", r.elements.size()},
+                  {"hurt", r.hurt()},
+                  {"errors", errors},
+                  {"slowest", nullptr},
+                  {"worst_outage", nullptr}};
+  if (const auto* s = slowest(r))
+    summary["slowest"] = {{"element", label(*s)}, {"convergence_ms", s->convergence_ms}};
+  if (const auto* s = worst_outage(r))
+    summary["worst_outage"] = {{"element", label(*s)}, {"flow", s->worst_flow}, {"ms", s->worst_outage_ms}};
+  j["summary"] = summary;
+  return j;
+}
+
+std::string render_drill_junit(const replay::DrillResult& r) {
+  validate::Report rep;
+  rep.lab = r.lab;
+  rep.twin_version = r.baseline.report.twin_version;
+  rep.started_at = r.started_at;
+  rep.duration_ms = r.duration_ms;
+  using validate::Status;
+  if (r.stage == "baseline-failed") {
+    auto t = validate::make_result("drill.baseline", 0, "baseline", Status::kError, "", "", "", "",
+                                   "the lab failed validation before the drill: nothing failed");
+    t.duration_ms = r.baseline.report.duration_ms;
+    rep.results.push_back(t);
+    for (const auto& x : r.baseline.report.results) rep.results.push_back(x);
+    return render_junit(rep);
+  }
+  for (const auto& e : r.elements) {
+    Status st = e.status == "ok" ? Status::kPassed : e.status == "hurt" ? Status::kFailed : Status::kError;
+    std::string msg = "converged in " + ms(e.convergence_ms) + ", worst outage " +
+                      ms(e.worst_outage_ms) + ", " + std::to_string(e.pairs_lost.size()) +
+                      " pair(s) lost, restored " + (e.restored ? "in " + ms(e.restore_ms) : "NOT");
+    for (const auto& f : e.findings) msg += "; " + f;
+    auto t = validate::make_result("drill", 0, label(e), st, "", "", "", "", one_line(msg));
+    t.duration_ms = e.duration_ms;
+    rep.results.push_back(t);
+  }
+  return render_junit(rep);
+}
+
+}  // namespace twin::report
