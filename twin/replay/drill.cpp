@@ -455,8 +455,10 @@ Result<DrillResult> Drill::run() {
     if (interrupted()) return interrupted_during(e);
     o.converged = s.quiet;
     o.convergence_ms = s.converged_ms;
+    o.resolution_ms = s.resolution_ms;
     o.settle_detail = s.text;
-    say("  converged in " + ms_text(o.convergence_ms) + " (" + s.text + ")");
+    say("  converged in " + ms_text(o.convergence_ms) + " (±" + ms_text(o.resolution_ms) + "; " +
+        s.text + ")");
     o.degraded = watch_.validate("with " + e.name() + " failed", degraded);
     if (interrupted()) return interrupted_during(e);
     judge(o, degraded);

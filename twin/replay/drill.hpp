@@ -83,7 +83,8 @@ struct DrillOutcome {
   // Failure: from the element failed until the network held still at the degraded state
   // (LabWatch::settle: to within one poll, 100 ms, plus one observation).
   double convergence_ms = 0;
-  bool converged = false;  // the network held still before the convergence timeout
+  double resolution_ms = 0;  // convergence_ms is this precise (Settled::resolution_ms)
+  bool converged = false;    // the network held still before the convergence timeout
   std::string settle_detail;
   std::optional<Phase> degraded;        // validated against degraded_plan()
   std::vector<std::string> pairs_lost;  // "src -> dst address": redundant by design, unreachable

@@ -93,7 +93,14 @@ Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor
   Settled out;
   auto t0 = time.now();
   auto from = since.value_or(t0);
-  std::string last = fingerprint(observe(plan, probe, parallel_));
+  double longest_observation = 0;
+  auto look = [&] {
+    auto a = time.now();
+    NetState s = observe(plan, probe, parallel_);
+    longest_observation = std::max(longest_observation, time.ms_since(a));
+    return s;
+  };
+  std::string last = fingerprint(look());
   // The first observation may already show the new state: it counts from when it was taken.
   auto last_change = time.now();
   auto ms = [&](Clock::time_point a, Clock::time_point b) {
@@ -104,12 +111,13 @@ Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor
     quiet_ = quiet;
     out.converged_ms = std::max(0.0, ms(from, last_change));
     out.elapsed_ms = ms(t0, time.now());
+    out.resolution_ms = static_cast<double>(poll.count()) + longest_observation;
     out.text = text;
     return out;
   };
   while (!interrupted()) {
     time.sleep_for(poll);
-    NetState now = observe(plan, probe, parallel_);
+    NetState now = look();
     std::string cur = fingerprint(now);
     if (cur != last) {
       last = cur;

@@ -25,6 +25,9 @@ struct Settled {
   // observation. 0 when the first observation already showed it within the same instant.
   double converged_ms = 0;
   double elapsed_ms = 0;  // the whole wait, quiet period included
+  // How precise converged_ms is: the poll interval plus the longest observation of the lab
+  // (a change shows at the end of the observation that sees it, up to one poll late).
+  double resolution_ms = 0;
   int changes = 0;        // state changes seen while polling
   std::string text;       // "quiet after 1400 ms (2 changes seen)" / "still changing after ..."
 };

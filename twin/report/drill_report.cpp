@@ -103,7 +103,16 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
   if (const auto* s = worst_outage(r))
     o << "; worst outage " << ms(s->worst_outage_ms) << " (" << label(*s) << ": " << s->worst_flow << ")";
   o << "\n";
-  if (r.max_convergence) o << "convergence budget: " << ms(static_cast<double>(r.max_convergence->count())) << "\n";
+  double resolution = 0;
+  for (const auto& e : r.elements) resolution = std::max(resolution, e.resolution_ms);
+  if (!r.elements.empty())
+    o << "converged: from the failure until the network held still at the state the design "
+         "expects, to within "
+      << ms(resolution) << " (a 100 ms poll plus one observation of the lab)"
+      << (r.max_convergence
+              ? "; budget " + ms(static_cast<double>(r.max_convergence->count()))
+              : std::string())
+      << "\n";
   if (r.stage == "stopped")
     o << "STOPPED: the last element could not be restored to the baseline; the lab is not as it "
          "was (twin validate shows how; twin down and up rebuilds it)\n";
@@ -143,6 +152,7 @@ nlohmann::json drill_to_json(const replay::DrillResult& r) {
          {"status", e.status},
          {"findings", e.findings},
          {"convergence_ms", e.convergence_ms},
+         {"convergence_resolution_ms", e.resolution_ms},
          {"converged", e.converged},
          {"settle_detail", e.settle_detail},
          {"worst_outage_ms", e.worst_outage_ms},
