@@ -137,6 +137,13 @@ TEST_F(DrillLab, APinnedStaticRouteHurtsOnceTheLinkItReliesOnFails) {
   EXPECT_EQ(e["worst_flow"].get<std::string>().rfind("server", 0), 0u) << e["worst_flow"];
   EXPECT_TRUE(e["restore"]["ok"].get<bool>()) << e["restore"]["detail"];
   EXPECT_EQ(j["summary"]["hurt"], 1);
+  // The likely cause names the pinned route and the subnet it hides in.
+  bool named = false;
+  for (const auto& c : e["causes"])
+    named |= c["rule"] == "static-override" &&
+             c["cause"].get<std::string>().find("leaf4 has a route 10.0.1.10/32") != std::string::npos &&
+             c["cause"].get<std::string>().find("inside 10.0.1.0/24") != std::string::npos;
+  EXPECT_TRUE(named) << e["causes"].dump(1);
 }
 
 TEST_F(DrillLab, BadNamesAndBudgetsExitTwoAndFailNothing) {

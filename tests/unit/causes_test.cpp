@@ -8,6 +8,7 @@
 
 #include "tests/unit/recorded.hpp"
 #include "twin/replay/causes.hpp"
+#include "twin/replay/observation.hpp"
 
 namespace {
 
@@ -189,6 +190,31 @@ TEST(Causes, KernelStateOfAPort) {
   EXPECT_THAT(mtu[0].text, HasSubstr("(9216)"));
   EXPECT_THAT(mtu[0].text, HasSubstr("(1500)"));
   EXPECT_THAT(mtu[0].text, HasSubstr("packets above 1500 bytes are dropped one way"));
+}
+
+TEST(Causes, AHostRouteByHandInsideAFabricPrefixOverridesIt) {
+  // leaf4's table after `ip route add 10.0.1.10/32 via 169.254.0.1 dev swp1 onlink`: the
+  // fabric's 10.0.1.0/24 (leaf1's server subnet) over both spines, and the pinned /32.
+  twin::replay::NodeObservation o{twin::ok(json::object()), twin::ok(json::array()),
+                                  twin::ok(recorded("leaf4-pinned-host-route.routes4.json")),
+                                  twin::ok(json::array())};
+  twin::replay::NetState st = twin::replay::state_from_observations({{"leaf4", o}});
+  EXPECT_EQ(st.other_routes["leaf4"]["10.0.1.10/32"], "boot via 169.254.0.1 dev swp1");
+  EXPECT_EQ(st.fib["leaf4"]["10.0.1.0/24"], 2);
+  CauseFacts f;
+  f.state = &st;
+  auto all = by_rule(twin::replay::likely_causes(clos(), f), "static-override");
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].text,
+            "leaf4 has a route 10.0.1.10/32 (boot via 169.254.0.1 dev swp1) inside 10.0.1.0/24 "
+            "(host-subnet of leaf1): that traffic takes its one path whatever the fabric's "
+            "routing does");
+  EXPECT_THAT(all[0].nodes, ElementsAre("leaf4", "leaf1"));
+  // Its own connected subnet (protocol kernel) is no override.
+  EXPECT_EQ(st.other_routes["leaf4"]["10.0.4.0/24"].rfind("kernel", 0), 0u);
+  // Without the observed state the rule says nothing.
+  f.state = nullptr;
+  EXPECT_TRUE(by_rule(twin::replay::likely_causes(clos(), f), "static-override").empty());
 }
 
 TEST(Causes, TheOspfFamilysOwnMismatchFinding) {

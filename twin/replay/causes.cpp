@@ -385,6 +385,34 @@ void ospf_findings(const CauseFacts& facts, std::vector<Cause>& out) {
   }
 }
 
+// ---- static-override (a route of another origin inside a routed prefix)
+
+void static_overrides(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
+  if (!facts.state) return;
+  for (const auto& [node, routes] : facts.state->other_routes) {
+    const plan::Node* n = plan.find(node);
+    if (!n || n->kind != topology::NodeKind::kFrr) continue;
+    for (const auto& [prefix, how] : routes) {
+      // Connected and local routes follow the interfaces ("kernel" is their protocol).
+      if (how.rfind("kernel", 0) == 0) continue;
+      auto p = IpPrefix::parse(prefix);
+      if (!p) continue;
+      for (const auto& e : plan.prefixes) {
+        if (e.owner == node) continue;
+        auto ep = IpPrefix::parse(e.prefix);
+        if (!ep || ep->family != p->family || ep->length > p->length || !ep->contains(*p)) continue;
+        out.push_back({"static-override",
+                       node + " has a route " + prefix + " (" + how + ") inside " + e.prefix +
+                           " (" + e.kind + " of " + e.owner +
+                           "): that traffic takes its one path whatever the fabric's routing does",
+                       {node + ": `ip route` shows " + prefix + " " + how},
+                       {node, e.owner}});
+        break;
+      }
+    }
+  }
+}
+
 // Whether `text` names `node` as a word ("leaf1" in "leaf1 swp1", not in "leaf10").
 bool names_node(const std::string& text, const std::string& node) {
   for (size_t at = text.find(node); at != std::string::npos; at = text.find(node, at + 1)) {
@@ -405,6 +433,7 @@ std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts
   policies(plan, facts, out);
   kernel_state(plan, facts, out);
   ospf_findings(facts, out);
+  static_overrides(plan, facts, out);
   return out;
 }
 

@@ -22,6 +22,11 @@
 //   forwarding-off      IP forwarding off on a router (it drops transit traffic)
 //   lo-down             a router's lo administratively down
 //   ospf-mismatch       the OSPF family's own finding (area, hello/dead, MTU, network type)
+//   static-override     a route of another origin (static, or added by hand) on a router for a
+//                       prefix inside one the fabric routes from another node: the kernel
+//                       prefers the longer (or same-length, lower-metric) match, so that traffic
+//                       takes its one path whatever the routing protocols do (it hides from
+//                       every validation until a failure takes its path away)
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -45,6 +50,7 @@ struct NodeFacts {
 struct CauseFacts {
   std::map<std::string, NodeFacts> nodes;
   const validate::Report* after = nullptr;  // the validation the failures come from
+  const NetState* state = nullptr;          // what it observed (routes of other origins)
 };
 
 // Every cause the rules find in `facts`, for the lab as `plan` intends it. Pure.

@@ -33,7 +33,8 @@ void fold_routes(const Result<nlohmann::json>& routes, std::map<std::string, int
     static const std::set<std::string> kRouting = {"bgp", "ospf", "isis"};
     if (!r.is_object() || !r.contains("dst") || !r["dst"].is_string()) continue;
     if (!kRouting.count(r.value("protocol", ""))) {
-      std::string text = r.value("protocol", "kernel");
+      // iproute2 leaves out the protocol of a route added without one (RTPROT_BOOT).
+      std::string text = r.value("protocol", "boot");
       if (r.contains("gateway")) text += " via " + r.value("gateway", "");
       if (r.contains("dev")) text += " dev " + r.value("dev", "");
       others[normalize_prefix(r["dst"].get<std::string>())] = text;

@@ -4,8 +4,10 @@
 #include <sstream>
 
 #include "twin/core/util.hpp"
+#include "twin/replay/causes.hpp"
 #include "twin/replay/steps.hpp"
 #include "twin/replay/watch.hpp"
+#include "twin/validate/system_probe.hpp"
 #include "twin/validate/validator.hpp"
 
 using namespace std::chrono_literals;
@@ -249,6 +251,7 @@ class Drill {
   Result<void> fail(const DrillElement& e);
   Result<void> restore(const DrillElement& e);
   void judge(DrillOutcome& o, const plan::Plan& degraded);
+  void explain(DrillOutcome& o, const plan::Plan& degraded);
   void prove_restored(DrillOutcome& o, const Result<void>& restored);
   Error interrupted_during(const DrillElement& e);
 
@@ -363,6 +366,19 @@ void Drill::judge(DrillOutcome& o, const plan::Plan& degraded) {
   }
 }
 
+// Why it hurt, from the lab as it is with the element failed (the rules of the gate).
+void Drill::explain(DrillOutcome& o, const plan::Plan& degraded) {
+  validate::SystemProbe probe(env_.runner, env_.drivers);
+  std::map<std::string, std::string> configs;
+  for (const auto& n : degraded.nodes)
+    if (env_.drivers(n).manages_frr(n))
+      if (auto c = env_.drivers(n).running_config(n, env_.runner)) configs[n.name] = *c;
+  CauseFacts facts = gather_cause_facts(degraded, probe, env_.drivers, configs, opts_.parallel);
+  facts.after = &o.degraded->report;
+  facts.state = &o.degraded->state;
+  o.causes = likely_causes(degraded, facts);
+}
+
 void Drill::prove_restored(DrillOutcome& o, const Result<void>& restored) {
   Phase ph = watch_.validate("after restoring " + o.element.name(), st_.plan);
   Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
@@ -463,6 +479,10 @@ Result<DrillResult> Drill::run() {
     if (interrupted()) return interrupted_during(e);
     judge(o, degraded);
     for (const auto& f : o.findings) say("  HURT: " + f);
+    if (o.status == "hurt") {
+      explain(o, degraded);
+      for (const auto& c : o.causes) say("  likely cause: " + c.text);
+    }
 
     watch_.start_stream(st_.plan, res_.baseline.state, opts_.outage, o.restore_outage);
     auto restored_at = env_.time.now();

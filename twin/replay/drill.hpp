@@ -89,6 +89,8 @@ struct DrillOutcome {
   std::optional<Phase> degraded;        // validated against degraded_plan()
   std::vector<std::string> pairs_lost;  // "src -> dst address": redundant by design, unreachable
   std::vector<std::string> failing;     // other tests not passing in the degraded state
+  // Likely causes (causes.hpp) in the degraded state of an element that hurt.
+  std::vector<Cause> causes;
   // Pairs of the baseline the degraded design does not connect (single-homed behind the
   // element): "src -> dst address".
   std::vector<std::string> cut_off;

@@ -85,7 +85,7 @@ class Gate {
   std::string save_configs(const std::vector<std::string>& nodes);
   void restart_check(const plan::Plan& intended, const Touched& t);
   // Likely causes of the verdict's reasons, from the lab as it is now (causes.hpp).
-  void explain(const plan::Plan& plan, const validate::Report& report);
+  void explain(const plan::Plan& plan, const Phase& phase);
   // The hitless measurement: start before the first step, stop once the network settled.
   void start_stream() {
     if (opts_.outage.enabled)
@@ -378,7 +378,7 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   say("restart check: " + std::string(only_errors ? "could not tell" : "DIVERGED"));
 }
 
-void Gate::explain(const plan::Plan& plan, const validate::Report& report) {
+void Gate::explain(const plan::Plan& plan, const Phase& phase) {
   if (res_.verdict.reasons.empty()) return;
   validate::SystemProbe probe(runner_, env_.drivers);
   std::map<std::string, std::string> configs = res_.config_after;
@@ -388,7 +388,8 @@ void Gate::explain(const plan::Plan& plan, const validate::Report& report) {
       if (env_.drivers(n).manages_frr(n))
         if (auto c = env_.drivers(n).running_config(n, runner_)) configs[n.name] = *c;
   CauseFacts facts = gather_cause_facts(plan, probe, env_.drivers, configs, opts_.parallel);
-  facts.after = &report;
+  facts.after = &phase.report;
+  facts.state = &phase.state;
   auto causes = likely_causes(plan, facts);
   attach_causes(res_.verdict, causes);
   if (!causes.empty()) say("likely cause: " + causes.front().text);
@@ -502,7 +503,7 @@ Result<ApplyResult> Gate::run() {
     res_.stage = "baseline-failed";
     // The reasons say what was already wrong (the change is not to blame).
     res_.verdict = decide({}, res_.baseline.report, Diff{}, nullptr);
-    explain(st_.plan, res_.baseline.report);
+    explain(st_.plan, res_.baseline);
     res_.duration_ms = time_.ms_since(t0);
     return res_;
   }
@@ -604,9 +605,9 @@ Result<ApplyResult> Gate::run() {
   }
   say(std::string("verdict: ") + to_string(res_.verdict.decision));
   if (res_.verdict.decision != Decision::kApprove) {
-    const validate::Report& seen = res_.restart_check && res_.restart_check->phase
-                                       ? res_.restart_check->phase->report
-                                       : res_.after->report;
+    const Phase& seen = res_.restart_check && res_.restart_check->phase
+                            ? *res_.restart_check->phase
+                            : *res_.after;
     explain(current_, seen);
   }
 

@@ -110,12 +110,6 @@ void render_causes(std::ostream& o, const replay::Reason& re, bool verbose,
   if (same && shown == 0) o << "     likely cause: as above\n";
 }
 
-nlohmann::json causes_json(const std::vector<replay::Cause>& causes) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& c : causes)
-    a.push_back({{"rule", c.rule}, {"cause", c.text}, {"evidence", c.evidence}, {"nodes", c.nodes}});
-  return a;
-}
 
 // The probe stream as JUnit suite apply.outage: one case per flow, failed over the budget,
 // skipped where an endpoint is a node the change works on (measured, not judged).
@@ -159,6 +153,13 @@ nlohmann::json change_json(const replay::Change& c, bool judged) {
 }
 
 }  // namespace
+
+nlohmann::json causes_json(const std::vector<replay::Cause>& causes) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& c : causes)
+    a.push_back({{"rule", c.rule}, {"cause", c.text}, {"evidence", c.evidence}, {"nodes", c.nodes}});
+  return a;
+}
 
 nlohmann::json outage_to_json(const replay::OutageReport& out) {
   nlohmann::json flows = nlohmann::json::array();

@@ -37,8 +37,10 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 //  "intent_saved", "started_at", "duration_ms"}
 nlohmann::json apply_to_json(const replay::ApplyResult& r);
 
-// The probe stream's figures, as "outage" above (shared with `twin drill`).
+// The probe stream's figures, as "outage" above, and likely causes as a reason's "causes"
+// (shared with `twin drill`).
 nlohmann::json outage_to_json(const replay::OutageReport& out);
+nlohmann::json causes_json(const std::vector<replay::Cause>& causes);
 
 // What a `twin run` scenario expected and whether the gate met it.
 struct ScenarioOutcome {

@@ -86,6 +86,12 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
     any = true;
     o << "  " << label(e) << " (" << e.status << ")\n";
     for (const auto& f : e.findings) o << "    - " << one_line(f) << "\n";
+    for (const auto& c : e.causes) {
+      o << "      likely cause: " << one_line(c.text) << "\n";
+      for (const auto& ev : c.evidence) o << "        evidence: " << one_line(ev) << "\n";
+    }
+    if (e.status == "hurt" && e.causes.empty())
+      o << "      likely cause: none of twin's rules matches the state with it failed\n";
     if (verbose) {
       for (const auto& p : e.pairs_lost) o << "      lost: " << p << "\n";
       for (const auto& f : e.failing) o << "      failing: " << one_line(f) << "\n";
@@ -160,6 +166,7 @@ nlohmann::json drill_to_json(const replay::DrillResult& r) {
          {"pairs_lost", e.pairs_lost},
          {"cut_off", e.cut_off},
          {"failing", e.failing},
+         {"causes", causes_json(e.causes)},
          {"outage", outage_to_json(e.outage)},
          {"degraded", e.degraded ? to_json(e.degraded->report) : json(nullptr)},
          {"restore",

@@ -20,7 +20,8 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose);
 //  "elements": [{"kind": "link"|"node", "name", "status": "ok"|"hurt"|"error", "findings",
 //    "convergence_ms", "convergence_resolution_ms" (poll plus the longest observation),
 //    "converged", "settle_detail", "worst_outage_ms", "worst_flow",
-//    "pairs_lost", "cut_off", "failing", "outage": as apply's "outage",
+//    "pairs_lost", "cut_off", "failing", "causes": likely causes of a hurt element as apply's
+//    reasons' "causes" ([{"rule", "cause", "evidence", "nodes"}]), "outage": as apply's "outage",
 //    "degraded": validation report or null,
 //    "restore": {"ok", "ms", "detail", "outage", "report"}, "duration_ms"}],
 //  "summary": {"planned", "drilled", "hurt", "errors", "slowest": {"element", "convergence_ms"},
