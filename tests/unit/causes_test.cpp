@@ -21,11 +21,7 @@ using twin::replay::CauseFacts;
 const std::string kData = std::string(TWIN_TEST_DATA);
 const std::string kCauses = kData + "/frr84/causes/";
 
-const twin::plan::Plan& clos() {
-  static const twin::plan::Plan p = twin::plan::plan_from_json(
-      json::parse(twin_test::read(kData + "/gate/clos-2x4-plan.json")));
-  return p;
-}
+const twin::plan::Plan& clos() { return twin_test::recorded_clos_plan(); }
 
 json recorded(const std::string& f) { return json::parse(twin_test::read(kCauses + f)); }
 

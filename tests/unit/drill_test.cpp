@@ -27,11 +27,7 @@ using twin_test::FakeTraffic;
 
 const std::string kGate = std::string(TWIN_TEST_DATA) + "/gate";
 
-const twin::plan::Plan& clos() {
-  static const twin::plan::Plan p = twin::plan::plan_from_json(
-      nlohmann::json::parse(twin_test::read(kGate + "/clos-2x4-plan.json")));
-  return p;
-}
+const twin::plan::Plan& clos() { return twin_test::recorded_clos_plan(); }
 
 std::vector<std::string> names(const std::vector<DrillElement>& v) {
   std::vector<std::string> out;

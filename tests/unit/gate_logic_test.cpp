@@ -35,11 +35,7 @@ using twin_test::FakeTraffic;
 
 const std::string kGate = std::string(TWIN_TEST_DATA) + "/gate";
 
-const twin::plan::Plan& clos() {
-  static const twin::plan::Plan p = twin::plan::plan_from_json(
-      nlohmann::json::parse(twin_test::read(kGate + "/clos-2x4-plan.json")));
-  return p;
-}
+const twin::plan::Plan& clos() { return twin_test::recorded_clos_plan(); }
 
 // The recorded run `c`: its baseline as the good state, its state after the change as the bad.
 void load_case(FakeNetwork& net, const std::string& c) {

@@ -88,11 +88,7 @@ const std::string kScenarioSchema = kRepo + "/scenarios/schema/scenario.schema.j
 
 // The recorded lab's plan (lab "rec"): spine1/2 AS 65000, leaf1..4 AS 65101..65104, server1
 // behind leaf1:swp3, server2 behind leaf4:swp3; fabric links at 9216, access links at 1500.
-const Plan& clos() {
-  static const Plan p =
-      twin::plan::plan_from_json(json::parse(read(kGate + "/clos-2x4-plan.json")));
-  return p;
-}
+const twin::plan::Plan& clos() { return twin_test::recorded_clos_plan(); }
 
 const twin::plan::Node& node_of(const Plan& p, const std::string& name) {
   const auto* n = p.find(name);

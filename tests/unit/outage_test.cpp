@@ -49,11 +49,7 @@ TEST(ProbeStream, TheLongestRunOfLostEchoesIsTheOutage) {
   EXPECT_EQ(summarize_flow("x", {}, 0).sent, 0);
 }
 
-const twin::plan::Plan& clos() {
-  static const twin::plan::Plan p = twin::plan::plan_from_json(
-      nlohmann::json::parse(twin_test::read(kGate + "/clos-2x4-plan.json")));
-  return p;
-}
+const twin::plan::Plan& clos() { return twin_test::recorded_clos_plan(); }
 
 twin::replay::NetState recorded_baseline() {
   twin::replay::NetState s;

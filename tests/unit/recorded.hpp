@@ -9,11 +9,19 @@
 #include <string>
 
 #include "tests/unit/support.hpp"
+#include "twin/plan/plan.hpp"
 #include "twin/replay/observation.hpp"
 #include "twin/validate/result.hpp"
 #include "twin/validate/validator.hpp"
 
 namespace twin_test {
+
+// The plan of the recorded clos-2x4 lab (tests/data/gate/clos-2x4-plan.json), read once.
+inline const twin::plan::Plan& recorded_clos_plan() {
+  static const twin::plan::Plan p = twin::plan::plan_from_json(nlohmann::json::parse(
+      read(std::string(TWIN_TEST_DATA) + "/gate/clos-2x4-plan.json")));
+  return p;
+}
 
 inline twin::validate::Status status_from(const std::string& s) {
   using twin::validate::Status;

@@ -146,7 +146,21 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   v->callback([&] { code = twin::cli::run_validate(val); });
 
-  auto gate_flags = [](CLI::App* c, twin::cli::ApplyOptions& a) {
+  // The probe stream's flags, shared by apply, run and drill (`max_outage_help` says what a
+  // budget does there).
+  auto stream_flags = [](CLI::App* c, auto& a, const std::string& max_outage_help) {
+    c->add_option("--max-outage", a.max_outage, max_outage_help);
+    c->add_option("--probe-interval", a.probe_interval,
+                  "time between two echoes of one flow of the probe stream")
+        ->capture_default_str();
+    c->add_option("--probe-flows", a.probe_flows,
+                  "flows the probe stream measures at most (server pairs first, then sampled "
+                  "loopback pairs)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    c->add_flag("--no-probe-stream", a.no_probe_stream, "do not measure traffic");
+  };
+  auto gate_flags = [&stream_flags](CLI::App* c, twin::cli::ApplyOptions& a) {
     c->add_flag("--json", a.json, "print the gate's report as JSON instead of text");
     c->add_flag("--verbose,-v", a.verbose, "list every difference and failure");
     c->add_option("--junit", a.junit, "also write a JUnit XML report to FILE");
@@ -161,19 +175,9 @@ int main(int argc, char** argv) {
                 "validate after every step and name the first step that breaks the network");
     c->add_flag("--allow-dirty-baseline", a.allow_dirty_baseline,
                 "judge a change on a lab that already fails: only what it makes worse counts");
-    c->add_option("--max-outage", a.max_outage,
-                  "reject when a flow of the probe stream loses traffic for longer than this "
-                  "while the change runs (e.g. 500ms; at least 10 probe intervals)");
-    c->add_option("--probe-interval", a.probe_interval,
-                  "time between two echoes of one flow of the probe stream")
-        ->capture_default_str();
-    c->add_option("--probe-flows", a.probe_flows,
-                  "flows the probe stream measures at most (server pairs first, then sampled "
-                  "loopback pairs)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 4096));
-    c->add_flag("--no-probe-stream", a.no_probe_stream,
-                "do not measure traffic while the change runs");
+    stream_flags(c, a,
+                 "reject when a flow of the probe stream loses traffic for longer than this "
+                 "while the change runs (e.g. 500ms; at least 10 probe intervals)");
     c->add_option("--converge-timeout", a.converge_timeout_s,
                   "seconds a failing test is retried before it counts as failed")
         ->capture_default_str()
@@ -223,18 +227,9 @@ int main(int argc, char** argv) {
   dr->add_option("--max-convergence", drill.max_convergence,
                  "an element whose failure takes longer than this to settle hurts (e.g. 3s; "
                  "at least 500ms)");
-  dr->add_option("--max-outage", drill.max_outage,
-                 "an element whose failure takes down a flow the design keeps connected for "
-                 "longer than this hurts (at least 10 probe intervals)");
-  dr->add_option("--probe-interval", drill.probe_interval,
-                 "time between two echoes of one flow of the probe stream")
-      ->capture_default_str();
-  dr->add_option("--probe-flows", drill.probe_flows,
-                 "flows the probe stream measures at most (server pairs first, then sampled "
-                 "loopback pairs)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
-  dr->add_flag("--no-probe-stream", drill.no_probe_stream, "do not measure traffic");
+  stream_flags(dr, drill,
+               "an element whose failure takes down a flow the design keeps connected for "
+               "longer than this hurts (at least 10 probe intervals)");
   dr->add_flag("--json", drill.json, "print the drill's report as JSON instead of text");
   dr->add_flag("--verbose,-v", drill.verbose, "list every lost pair, failing test and cut-off pair");
   dr->add_option("--junit", drill.junit, "also write a JUnit XML report to FILE");

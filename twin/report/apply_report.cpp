@@ -19,19 +19,6 @@ namespace twin::report {
 
 namespace {
 
-std::string secs(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", ms / 1000.0);
-  return buf;
-}
-
-// One line per item: control characters from the network never reach the terminal.
-std::string one_line(std::string s) {
-  for (auto& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  return s;
-}
-
 std::string summary_of(const validate::Report& rep) {
   std::string v = verdict(rep);
   for (auto& c : v) c = static_cast<char>(std::toupper(c));
@@ -40,7 +27,7 @@ std::string summary_of(const validate::Report& rep) {
          std::to_string(rep.count(validate::Status::kFailed)) + " failed, " +
          std::to_string(rep.count(validate::Status::kError)) + " errors, " +
          std::to_string(rep.count(validate::Status::kSkipped)) + " skipped; " +
-         secs(rep.duration_ms) + ")";
+         seconds_text(rep.duration_ms) + ")";
 }
 
 void bad_results(std::ostringstream& o, const validate::Report& rep, size_t max) {
@@ -187,7 +174,7 @@ std::string apply_verdict(const replay::ApplyResult& r) {
 
 std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   std::ostringstream o;
-  o << "twin apply — change " << r.change_name << " on lab " << r.lab << " (" << secs(r.duration_ms)
+  o << "twin apply — change " << r.change_name << " on lab " << r.lab << " (" << seconds_text(r.duration_ms)
     << ")\n";
   o << "baseline: " << summary_of(r.baseline.report) << "\n";
   if (r.stage == "baseline-failed") {
@@ -238,7 +225,7 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
       int lossy = 0;
       for (const auto& f : out.stats.flows) lossy += f.error.empty() && f.lost > 0;
       o << out.stats.flows.size() << " flows, an echo every " << out.stats.interval.count()
-        << " ms for " << secs(out.stats.duration_ms) << "; "
+        << " ms for " << seconds_text(out.stats.duration_ms) << "; "
         << (lossy == 0 ? std::string("no echo lost") : std::to_string(lossy) + " flows lost echoes")
         << (out.budget ? " (budget " + std::to_string(out.budget->count()) + " ms)" : "") << "\n";
       size_t shown = 0;
@@ -259,7 +246,7 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   }
   if (r.restart_check) {
     const auto& rc = *r.restart_check;
-    o << "restart check: " << (rc.ok ? "passed" : "FAILED") << " (" << secs(rc.duration_ms)
+    o << "restart check: " << (rc.ok ? "passed" : "FAILED") << " (" << seconds_text(rc.duration_ms)
       << ") — " << one_line(rc.detail) << "\n";
     if (rc.phase) o << "  after the restart: " << summary_of(rc.phase->report) << "\n";
   }

@@ -15,18 +15,6 @@ namespace {
 
 std::string ms(double v) { return std::to_string(static_cast<long>(std::lround(v))) + " ms"; }
 
-std::string secs(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", v / 1000.0);
-  return buf;
-}
-
-std::string one_line(std::string s) {
-  for (auto& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  return s;
-}
-
 std::string pad(std::string s, size_t w) {
   if (s.size() < w) s.append(w - s.size(), ' ');
   return s;
@@ -103,7 +91,7 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
   o << "\n";
   int errors = 0;
   for (const auto& e : r.elements) errors += e.status == "error";
-  o << r.elements.size() << " of " << r.planned << " element(s) drilled in " << secs(r.duration_ms)
+  o << r.elements.size() << " of " << r.planned << " element(s) drilled in " << seconds_text(r.duration_ms)
     << ": " << r.hurt() << " hurt, " << errors << " error(s)";
   if (const auto* s = slowest(r)) o << "; slowest convergence " << ms(s->convergence_ms) << " (" << label(*s) << ")";
   if (const auto* s = worst_outage(r))

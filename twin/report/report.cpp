@@ -504,4 +504,16 @@ std::string render_junit(const Report& report) {
   return out;
 }
 
+std::string one_line(std::string s) {
+  for (auto& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return s;
+}
+
+std::string seconds_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", ms / 1000.0);
+  return buf;
+}
+
 }  // namespace twin::report

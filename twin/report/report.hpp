@@ -90,4 +90,9 @@ nlohmann::json to_json(const twin::validate::Report& report);
 // U+FFFF) and invalid UTF-8 become U+FFFD.
 std::string render_junit(const twin::validate::Report& report);
 
+// For the text reports: `s` with control characters (from the network) turned into spaces, so
+// one item stays one line and nothing reaches the terminal; `ms` as "1.2 s".
+std::string one_line(std::string s);
+std::string seconds_text(double ms);
+
 }  // namespace twin::report
