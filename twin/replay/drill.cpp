@@ -267,19 +267,27 @@ class Drill {
 
 Result<void> Drill::set_link(const DrillElement& e, bool up) {
   const std::string state = up ? " up\n" : " down\n";
+  const plan::Node* a = node(e.node);
+  const plan::Node* b = node(e.b_node);
+  if (!a || !b) return input_error("link " + e.name() + " is not in the lab");
+  // A VM's end lives in its guest: the namespace end taken down pulls the cable all the same.
+  auto in_guest = [](const plan::Node* n) { return n->backend != topology::Backend::kNetns; };
+  if (in_guest(a) && in_guest(b))
+    return usage_error("link " + e.name() + " joins two VMs: twin has no end of it to take down");
   for (const auto& [name, ifname] : {std::pair{e.node, e.a_interface}, {e.b_node, e.b_interface}}) {
     const plan::Node* n = node(name);
-    if (!n) return input_error("node " + name + " is not in the lab");
+    if (in_guest(n)) continue;
     if (auto r = env_.drivers(*n).change_interfaces(*n, "link set dev " + ifname + state,
                                                     "node " + name, env_.runner);
         !r)
       return r;
   }
   if (!up) return {};
-  // A host's routes left with its port: put them back once both ends are up.
-  for (const auto& name : {e.node, e.b_node}) {
-    const plan::Node* n = node(name);
-    if (n->kind != topology::NodeKind::kHost) continue;
+  // A host's routes left with its port (taken down: not a VM's, whose carrier only went): put
+  // them back once both ends are up.
+  for (const auto* n : {a, b}) {
+    const std::string& name = n->name;
+    if (n->kind != topology::NodeKind::kHost || in_guest(n)) continue;
     std::string script = plan_routes_script(*n);
     if (script.empty()) continue;
     if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + name, env_.runner); !r)
