@@ -44,7 +44,6 @@ namespace {
 // --per-step validates step by step up to this many steps, and bisects longer changes.
 constexpr size_t kBisectAbove = 6;
 
-
 class Gate {
  public:
   Gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts, GateEnv& env)
