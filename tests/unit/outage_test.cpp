@@ -10,6 +10,7 @@
 #include "tests/unit/recorded.hpp"
 #include "twin/replay/diff.hpp"
 #include "twin/replay/outage.hpp"
+#include "twin/replay/watch.hpp"
 #include "twin/runtime/probe_stream.hpp"
 
 namespace {
@@ -134,3 +135,40 @@ TEST(OutageReason, FlowsOverTheBudgetWorstFirstAndOnlyJudgedOnes) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Settling after a change to a node's kernel state: BGP sessions gone silent
+
+namespace {
+nlohmann::json silent_leaf4() {
+  // leaf4 4 s after IPv6 was disabled on swp1 (FRR 8.4, datacenter defaults: keepalive 3 s,
+  // hold 9 s): swp1 last heard 5 s ago and still Established; swp2 heard 2 s ago.
+  return nlohmann::json::parse(twin_test::read(std::string(TWIN_TEST_DATA) +
+                                               "/frr84/settle/leaf4-ipv6-off-swp1.neighbors.json"));
+}
+}  // namespace
+
+TEST(SilentSessions, AnEstablishedSessionNotHeardSinceTheChangeIsSilent) {
+  EXPECT_THAT(twin::replay::silent_sessions(silent_leaf4(), 4000), ::testing::ElementsAre("swp1"));
+  // Right after the change neither was heard since: both may still be going.
+  EXPECT_THAT(twin::replay::silent_sessions(silent_leaf4(), 1500),
+              ::testing::ElementsAre("swp1", "swp2"));
+}
+
+TEST(SilentSessions, NothingIsSilentOnceTheHoldTimeHasRunOutOrOnBadInput) {
+  // 10 s after the change a silent session has been torn down by its hold timer; one that
+  // still shows Established was heard (the JSON is a snapshot: past the hold time it proves
+  // nothing more).
+  EXPECT_TRUE(twin::replay::silent_sessions(silent_leaf4(), 10500).empty());
+  EXPECT_TRUE(twin::replay::silent_sessions(nlohmann::json::array(), 4000).empty());
+  nlohmann::json down = silent_leaf4();
+  down["swp1"]["bgpState"] = "Active";
+  EXPECT_TRUE(twin::replay::silent_sessions(down, 4000).empty());
+}
+
+TEST(SilentSessions, MinuteLongTimersAreNotWaitedFor) {
+  nlohmann::json j = silent_leaf4();
+  j["swp1"]["bgpTimerKeepAliveIntervalMsecs"] = 60000;  // FRR's traditional defaults
+  j["swp1"]["bgpTimerHoldTimeMsecs"] = 180000;
+  EXPECT_TRUE(twin::replay::silent_sessions(j, 4000).empty());
+}

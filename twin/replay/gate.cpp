@@ -68,11 +68,17 @@ class Gate {
   Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail);
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
-  // LabWatch::settle, as one line for the progress.
+  // LabWatch::settle, as one line for the progress. After a change that touched `t`'s
+  // kernel state (ports, addresses, sysctls) on nodes with BGP, settling also waits until
+  // their sessions were heard from since the change or dropped (silent_sessions).
   std::string settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
-                     const NetState* target = nullptr) {
-    return watch_.settle(plan, floor, target).text;
+                     const NetState* target = nullptr, const Touched* t = nullptr) {
+    return watch_.settle(plan, floor, target, std::nullopt, std::chrono::milliseconds(200),
+                         t ? silent_check(plan, *t) : std::function<bool()>{})
+        .text;
   }
+  std::function<bool()> silent_check(const plan::Plan& plan, const Touched& t);
+  Clock::time_point steps_started_{};  // when the latest step began to be applied
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
   Result<void> rollback(const Touched& t, std::string* detail);
@@ -143,7 +149,32 @@ void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds time
   }
 }
 
+std::function<bool()> Gate::silent_check(const plan::Plan& plan, const Touched& t) {
+  std::set<std::string> names;
+  for (const auto& key : t.interfaces) names.insert(key.substr(0, key.find(':')));
+  for (const auto& [node, key, value] : t.sysctls) names.insert(node);
+  for (const auto& [node, ifname, addr] : t.host_added) names.insert(node);
+  for (const auto& [node, ifname, addr] : t.host_removed) names.insert(node);
+  for (const auto& key : t.frr_addressed) names.insert(key.substr(0, key.find(':')));
+  std::vector<const plan::Node*> nodes;
+  for (const auto& name : names)
+    if (const plan::Node* n = plan.find(name); n && plan::has_bgp_instance(*n)) nodes.push_back(n);
+  if (nodes.empty()) return {};
+  return [this, nodes] {
+    validate::SystemProbe probe(runner_, env_.drivers);
+    double since = time_.ms_since(steps_started_);
+    for (const auto* n : nodes) {
+      auto j = probe.frr_json(*n, "bgpd", "show bgp neighbors json");
+      if (!j) continue;
+      auto silent = silent_sessions(*j, since);
+      if (!silent.empty()) return true;
+    }
+    return false;
+  };
+}
+
 Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::string* detail) {
+  steps_started_ = time_.now();
   StepRun run{env_,
               opts_,
               st_,
@@ -446,7 +477,7 @@ void Gate::bisect(Touched& touched, size_t attempted) {
     }
     plan::Plan p = intended_plan(st_.plan, cs_, mid);
     say("bisect: first " + std::to_string(mid) + " of " + std::to_string(cs_.steps.size()) +
-        " steps; settling: " + settle(p, ospf_settle_floor(p, touched)));
+        " steps; settling: " + settle(p, ospf_settle_floor(p, touched), nullptr, &touched));
     Phase ph = validate_phase("bisect: first " + std::to_string(mid) + " steps", p);
     Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
     Verdict v =
@@ -553,7 +584,7 @@ Result<ApplyResult> Gate::run() {
     if (step_by_step && !broke && changes_network(s.kind()) &&
         res_.first_failing_step.empty()) {
       plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
-      say("settling: " + settle(p, ospf_settle_floor(p, touched)));
+      say("settling: " + settle(p, ospf_settle_floor(p, touched), nullptr, &touched));
       Phase ph = validate_phase("after step '" + s.name + "'", p);
       Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
       Verdict v = decide(res_.steps, ph.report, diff,
@@ -574,7 +605,7 @@ Result<ApplyResult> Gate::run() {
   // 3. Converge, validate against the intent, diff.
   plan::Plan intended = intended_plan(st_.plan, cs_);
   if (!res_.after) {  // (with --per-step, the validation after the breaking step is reused)
-    say("settling: " + settle(intended, ospf_settle_floor(intended, touched)));
+    say("settling: " + settle(intended, ospf_settle_floor(intended, touched), nullptr, &touched));
     stop_stream();
     if (interrupted()) return abort_interrupted(touched, "while settling");
     res_.after = validate_phase("after", intended);

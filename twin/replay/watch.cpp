@@ -14,6 +14,9 @@ namespace {
 constexpr std::chrono::milliseconds kQuietWindow{3000};
 // How long the state must hold still to count as quiet.
 constexpr auto kQuiet = 1000ms;
+// How long past the convergence timeout settle() waits for silent sessions at most (they are
+// torn down by a hold time of at most 30 s: silent_sessions only counts keepalives <= 10 s).
+constexpr double kSilentGrace = 30000;
 }  // namespace
 
 std::string fingerprint(const NetState& s) {
@@ -41,6 +44,28 @@ bool restores(const NetState& now, const NetState& base) {
     }
   }
   return true;
+}
+
+std::vector<std::string> silent_sessions(const nlohmann::json& neighbors, double since_change_ms) {
+  constexpr double kResolution = 1000;    // bgpTimerLastRead counts whole seconds
+  constexpr double kMaxKeepalive = 10000;  // longer keepalives: not waited for
+  std::vector<std::string> out;
+  if (!neighbors.is_object()) return out;
+  for (const auto& [name, n] : neighbors.items()) {
+    if (!n.is_object() || n.value("bgpState", "") != "Established") continue;
+    auto last = n.find("bgpTimerLastRead");
+    auto hold = n.find("bgpTimerHoldTimeMsecs");
+    auto keepalive = n.find("bgpTimerKeepAliveIntervalMsecs");
+    if (last == n.end() || !last->is_number() || hold == n.end() || !hold->is_number()) continue;
+    // A hold time of minutes (FRR's traditional defaults: keepalive 60 s, hold 180 s) is more
+    // than a gate waits for: such a session is judged as it shows.
+    if (keepalive != n.end() && keepalive->is_number() && keepalive->get<double>() > kMaxKeepalive)
+      continue;
+    bool heard_since = last->get<double>() + kResolution < since_change_ms;
+    bool may_still_expire = since_change_ms < hold->get<double>() + kResolution;
+    if (!heard_since && may_still_expire) out.push_back(name);
+  }
+  return out;
 }
 
 LabWatch::LabWatch(GateEnv& env, int parallel, std::chrono::milliseconds converge_timeout,
@@ -86,7 +111,7 @@ Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
 // flight) and approve what is about to break.
 Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor,
                          const NetState* target, std::optional<Clock::time_point> since,
-                         std::chrono::milliseconds poll) {
+                         std::chrono::milliseconds poll, const std::function<bool()>& unsettled) {
   TimeSource& time = env_.time;
   validate::SystemProbe probe(env_.runner, env_.drivers);
   quiet_ = false;
@@ -124,8 +149,10 @@ Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor
       last_change = time.now();
       ++out.changes;
     }
-    if (time.now() - last_change >= kQuiet && time.now() - t0 >= floor &&
-        (!target || restores(now, *target)))
+    bool held = time.now() - last_change >= kQuiet && time.now() - t0 >= floor;
+    bool back = !target || restores(now, *target);
+    bool silent = held && back && unsettled && unsettled();
+    if (held && back && !silent)
       return finish(
           true, "quiet after " + std::to_string(static_cast<int>(time.ms_since(t0))) + " ms (" +
                     std::to_string(out.changes) + " change" + (out.changes == 1 ? "" : "s") +
@@ -134,10 +161,13 @@ Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor
                                              " s: the OSPF dead interval of what changed"
                                        : std::string()) +
                     ")");
-    if (time.ms_since(t0) > static_cast<double>(converge_timeout_.count()))
-      return finish(false, (time.now() - last_change >= kQuiet
-                                ? "quiet but not back at the baseline after "
-                                : "still changing after ") +
+    // Silent sessions end by themselves within their hold time (silent_sessions): waiting for
+    // them may outlast the convergence timeout, within a bound.
+    double limit = static_cast<double>(converge_timeout_.count()) + (silent ? kSilentGrace : 0.0);
+    if (time.ms_since(t0) > limit)
+      return finish(false, (!held  ? "still changing after "
+                            : !back ? "quiet but not back at the baseline after "
+                                    : "quiet but BGP sessions silent since the change after ") +
                                std::to_string(static_cast<int>(time.ms_since(t0))) + " ms");
   }
   return finish(false, "interrupted");

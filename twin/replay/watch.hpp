@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,10 +52,13 @@ class LabWatch {
   // once the target's sessions and routes are back (OSPF can sit still for seconds before its
   // routes come back), or the convergence timeout passes. `since` is when the disruption
   // happened (Settled::converged_ms counts from it).
+  // `unsettled`, when given, is asked once the state has held still: true keeps waiting (BGP
+  // sessions gone silent that still show Established: silent_sessions).
   Settled settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
                  const NetState* target = nullptr,
                  std::optional<Clock::time_point> since = std::nullopt,
-                 std::chrono::milliseconds poll = std::chrono::milliseconds(200));
+                 std::chrono::milliseconds poll = std::chrono::milliseconds(200),
+                 const std::function<bool()>& unsettled = {});
 
   // The probe stream (outage.hpp): flows chosen on `plan` from the pairs that answered in
   // `baseline`, each sent from its source node's packet namespace (nodes without one, VMs,
@@ -89,6 +93,16 @@ class LabWatch {
 // their next-hop counts (sessions cycling through Idle, Connect and Active count as one "not
 // Established"). Pure.
 std::string fingerprint(const NetState& s);
+// The neighbors in one node's `show bgp neighbors json` that show Established but have heard
+// nothing from their peer since a change `since_change_ms` ago while their hold time has not
+// run out since: a peer gone silent (the port lost IPv6, a filter drops its packets) still shows
+// Established until the hold timer expires (RFC 4271 §6.5, 9 s with FRR's datacenter
+// defaults), so a network that holds still proves nothing before. Read from FRR's
+// bgpTimerLastRead (ms since the last message, 1 s resolution) and bgpTimerHoldTimeMsecs. A
+// healthy session is heard within one keepalive interval (3 s by those defaults); sessions
+// with a keepalive over 10 s (FRR's traditional 60 s, hold 180 s) are not waited for. Pure.
+std::vector<std::string> silent_sessions(const nlohmann::json& neighbors, double since_change_ms);
+
 // Whether `now` has everything `base` had: its Established sessions, and its routes with at
 // least as many next hops (what a rollback or a restore must bring back). Pure.
 bool restores(const NetState& now, const NetState& base);
