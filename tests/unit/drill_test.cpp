@@ -273,3 +273,45 @@ TEST(DrillLogic, AFailingBaselineFailsNothingAndExits4) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DrillLogic, AFabricThatDoesNotRecoverByItselfHurtsAndIsRecoveredByARestart) {
+  Harness h("drain-spine2");
+  h.net.down_breaks = false;
+  // Once the link has been down, the lab stays degraded until routing daemons restart (FRR 8.4
+  // with kernel next-hop groups keeps a shrunk group after a numbered link flaps).
+  bool flapped = false;
+  h.net.also_bad = [&] {
+    if (!h.net.down.empty()) flapped = true;
+    return flapped && h.net.restarted.empty();
+  };
+  auto r = h.run("leaf1:swp1,leaf2:swp1", "");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->elements.size(), 2u);
+  const auto& o = r->elements[0];
+  EXPECT_EQ(o.status, "hurt");
+  EXPECT_TRUE(o.restored) << o.restore_detail;
+  ASSERT_FALSE(o.findings.empty());
+  EXPECT_THAT(o.findings.front(), HasSubstr("did not recover by itself"));
+  EXPECT_THAT(o.findings.front(), HasSubstr("restarting the routing daemons of leaf1, spine1"));
+  EXPECT_EQ(h.count("restart leaf1"), 1);
+  EXPECT_EQ(h.count("restart spine1"), 1);
+  // The drill went on: the second link recovered by itself (daemons restarted once already).
+  EXPECT_EQ(r->elements[1].status, "ok");
+  EXPECT_EQ(r->stage, "drilled");
+  EXPECT_EQ(r->exit_code(), 1);
+}
+
+TEST(DrillLogic, NoProbeStreamMeansNoFlows) {
+  Harness h("drain-spine2");
+  std::vector<std::string> started;
+  h.traffic = [&] { return std::make_unique<FakeTraffic>(std::map<std::string, double>{}, &started); };
+  h.opts.outage.enabled = false;
+  auto r = h.run("leaf1:swp1", "");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(started.empty());
+  EXPECT_TRUE(r->elements.at(0).outage.stats.flows.empty());
+}
+
+}  // namespace

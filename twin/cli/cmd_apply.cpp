@@ -1,6 +1,8 @@
 // twin apply / twin run: the rollout gate on a running lab, and the one-shot CI gate; twin
 // drill, which watches a lab through the same machinery while it fails one element at a time.
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -333,6 +335,18 @@ int run_scenario(const RunOptions& ro) {
 }
 
 int run_drill(const DrillOptions& o) {
+  if (!std::isfinite(o.converge_timeout_s) || o.converge_timeout_s < 1 ||
+      o.converge_timeout_s > 600)
+    return fail("--converge-timeout " + std::to_string(o.converge_timeout_s) +
+                    ": expected 1 to 600 seconds (a failure and a restore each settle within it)",
+                2);
+  for (const auto& [given, value, flag] :
+       {std::tuple{o.links_given, o.links, "--links"}, {o.nodes_given, o.nodes, "--nodes"}})
+    if (given && trim(value).empty())
+      return fail(std::string(flag) + " is empty; expected " +
+                      (std::string(flag) == "--links" ? "all, fabric or a list of link ends"
+                                                      : "all or a list of routers"),
+                  2);
   std::string problem;
   auto outage = outage_options(o, "", &problem);
   if (!outage) return fail(problem, 2);
@@ -354,7 +368,9 @@ int run_drill(const DrillOptions& o) {
   Diagnostics diags;
   auto elements = replay::drill_elements(st->plan, o.links, o.nodes, diags);
   if (!elements) {
-    std::cerr << diags.format();
+    for (const auto& d : diags.items())
+      std::cerr << "twin: " << d.field << ": " << d.message
+                << (d.hint.empty() ? "" : " (hint: " + d.hint + ")") << "\n";
     return 2;
   }
   if (elements->empty()) return fail("nothing to drill: the lab has no link or node selected", 2);

@@ -97,6 +97,7 @@ struct DrillOptions {
   std::string lab;
   std::string links;            // --links all|fabric|LIST
   std::string nodes;            // --nodes all|LIST
+  bool links_given = false, nodes_given = false;
   std::string max_convergence;  // --max-convergence DURATION
   bool json = false;
   bool verbose = false;

@@ -234,10 +234,15 @@ int main(int argc, char** argv) {
   dr->add_flag("--verbose,-v", drill.verbose, "list every lost pair, failing test and cut-off pair");
   dr->add_option("--junit", drill.junit, "also write a JUnit XML report to FILE");
   dr->add_option("--converge-timeout", drill.converge_timeout_s,
-                 "seconds to wait for the network to settle after each failure and restore")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  dr->callback([&] { code = twin::cli::run_drill(drill); });
+                 "seconds to wait for the network to settle after each failure and restore "
+                 "(1 to 600)")
+      ->capture_default_str();
+  dr->callback([&] {
+    // Given but empty is a mistake (an unset shell variable), not "the default".
+    drill.links_given = dr->count("--links") > 0;
+    drill.nodes_given = dr->count("--nodes") > 0;
+    code = twin::cli::run_drill(drill);
+  });
 
   twin::cli::GenClosOptions gen;
   auto* g = app.add_subcommand("gen", "Generate topology files");

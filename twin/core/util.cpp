@@ -15,6 +15,7 @@
 namespace twin {
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_interrupt_shields{0};
 
 void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn) {
   std::atomic<size_t> next{0};

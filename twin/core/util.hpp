@@ -15,6 +15,22 @@ namespace twin {
 extern std::atomic<bool> g_interrupted;
 inline bool interrupted() { return g_interrupted.load(std::memory_order_relaxed); }
 
+// While an InterruptShield lives (any thread), programs run to their end despite SIGINT/SIGTERM:
+// work that must not stop half-way (putting a failed element back: a router's daemons started
+// but its configuration not yet applied is worse than either) finishes, and the caller sees
+// interrupted() afterwards. Nestable.
+extern std::atomic<int> g_interrupt_shields;
+struct InterruptShield {
+  InterruptShield() { ++g_interrupt_shields; }
+  ~InterruptShield() { --g_interrupt_shields; }
+  InterruptShield(const InterruptShield&) = delete;
+  InterruptShield& operator=(const InterruptShield&) = delete;
+};
+// Whether a running program should be stopped: interrupted, and no shield up.
+inline bool cancel_requested() {
+  return interrupted() && g_interrupt_shields.load(std::memory_order_relaxed) == 0;
+}
+
 // Current time as RFC 3339 UTC with milliseconds: "2026-11-30T11:16:17.123Z".
 std::string now_rfc3339();
 

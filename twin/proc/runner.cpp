@@ -233,7 +233,7 @@ Result<Output> SystemRunner::run(const Command& cmd) {
       poll.async_wait(check);
       return;
     }
-    if (cmd.cancellable && !cancelled && interrupted()) {
+    if (cmd.cancellable && !cancelled && cancel_requested()) {
       cancelled = true;
       boost::system::error_code ignore;
       child.terminate(ignore);

@@ -25,6 +25,7 @@ std::vector<std::string> split_list(const std::string& s) {
   std::stringstream in(s);
   std::string item;
   while (std::getline(in, item, ',')) out.push_back(trim(item));
+  if (!s.empty() && s.back() == ',') out.push_back("");  // getline drops a trailing empty item
   return out;
 }
 
@@ -113,6 +114,19 @@ std::optional<std::vector<DrillElement>> drill_elements(const plan::Plan& plan,
       auto dash = item.find("--");
       std::string first = dash == std::string::npos ? item : item.substr(0, dash);
       std::string why, hint;
+      std::string lower = item;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (first.find(':') == std::string::npos && !plan.find(item) &&
+          !nearest_name(lower, {"all", "fabric"}).empty()) {
+        bool exact = lower == "all" || lower == "fabric";
+        bad("--links",
+            exact ? "'" + item + "' selects links by itself; it cannot be part of a list"
+                  : "'" + item + "' is not a link end; expected node:interface",
+            exact ? "give --links " + lower + " alone"
+                  : did_you_mean(lower, {"all", "fabric"}, ""));
+        continue;
+      }
       const plan::Link* l = link_at(plan, first, &why, &hint);
       if (!l) {
         bad("--links", why, hint);
@@ -250,6 +264,21 @@ class Drill {
   Result<void> set_link(const DrillElement& e, bool up);
   Result<void> fail(const DrillElement& e);
   Result<void> restore(const DrillElement& e);
+  // Keeps the running configs of the FRR nodes `e` involves (snapshots_), so that a restore and
+  // a recovery put back what they ran, not their startup config (they differ until a change
+  // saves).
+  Result<void> snapshot(const DrillElement& e);
+  // Back to `snapshots_[name]` for each of `nodes`: started (stopped ones) or restarted, then the
+  // running config reloaded where it differs.
+  Result<void> boot_from_snapshots(const std::vector<std::string>& nodes,
+                                   engine::RoutingAction action);
+  // An element whose restore did not bring the baseline back: its FRR nodes restarted from
+  // their snapshots, and the baseline proven again. Says how it went in `o`.
+  // `judged`/`findings`: the element's status and how many findings it had before the restore.
+  void recover(DrillOutcome& o, const std::string& judged, size_t findings);
+  void start_stream(OutageReport& out) {
+    if (opts_.outage.enabled) watch_.start_stream(st_.plan, res_.baseline.state, opts_.outage, out);
+  }
   void judge(DrillOutcome& o, const plan::Plan& degraded);
   void explain(DrillOutcome& o, const plan::Plan& degraded);
   void prove_restored(DrillOutcome& o, const Result<void>& restored);
@@ -261,7 +290,7 @@ class Drill {
   LabWatch watch_;
   DrillResult res_;
   std::string work_dir_;
-  std::string snapshot_;  // the failed node's running config, for its restore
+  std::map<std::string, std::string> snapshots_;  // FRR node -> its running config's file
   bool touched_ = false;  // fail() changed something (a failed fail() may have changed nothing)
 };
 
@@ -296,32 +325,84 @@ Result<void> Drill::set_link(const DrillElement& e, bool up) {
   return {};
 }
 
+Result<void> Drill::snapshot(const DrillElement& e) {
+  snapshots_.clear();
+  std::vector<std::string> names = {e.node};
+  if (e.kind == DrillElement::Kind::kLink) names.push_back(e.b_node);
+  for (const auto& name : names) {
+    const plan::Node* n = node(name);
+    if (!n) return input_error("node " + name + " is not in the lab");
+    if (!env_.drivers(*n).manages_frr(*n)) continue;
+    auto cfg = env_.drivers(*n).running_config(*n, env_.runner);
+    if (!cfg) {
+      // A link's end whose config cannot be read can still be failed; only a recovery needs it.
+      if (e.kind == DrillElement::Kind::kLink) continue;
+      return cfg.error().with_context("saving the running config of " + name);
+    }
+    std::string path = work_dir_ + "/" + name + ".running.conf";
+    if (auto w = write_file(path, *cfg); !w) return w;
+    snapshots_[name] = path;
+  }
+  return {};
+}
+
 Result<void> Drill::fail(const DrillElement& e) {
+  touched_ = false;
+  if (auto r = snapshot(e); !r) return r;
   touched_ = true;
   if (e.kind == DrillElement::Kind::kLink) return set_link(e, false);
-  touched_ = false;
-  const plan::Node* n = node(e.node);
-  if (!n) return input_error("node " + e.node + " is not in the lab");
-  // Restored from what it ran, not from its startup config: they differ until a change saves.
-  auto cfg = env_.drivers(*n).running_config(*n, env_.runner);
-  if (!cfg) return cfg.error().with_context("saving the running config of " + e.node);
-  snapshot_ = work_dir_ + "/" + e.node + ".running.conf";
-  if (auto w = write_file(snapshot_, *cfg); !w) return w;
-  touched_ = true;
   auto r = env_.lab.control_routing(st_.plan, {e.node}, engine::RoutingAction::kStop);
   if (!r) return r.error();
   return {};
 }
 
+Result<void> Drill::boot_from_snapshots(const std::vector<std::string>& nodes,
+                                        engine::RoutingAction action) {
+  if (auto r = env_.lab.control_routing(st_.plan, nodes, action); !r) return r.error();
+  for (const auto& name : nodes) {
+    const plan::Node* n = node(name);
+    auto snap = snapshots_.find(name);
+    if (!n || snap == snapshots_.end()) continue;
+    auto before = read_file(snap->second);
+    auto now = env_.drivers(*n).running_config(*n, env_.runner);
+    if (before && now && *before == *now) continue;
+    if (auto r = env_.drivers(*n).reload_config(*n, snap->second, false, nullptr, env_.runner); !r)
+      return r;
+  }
+  return {};
+}
+
 Result<void> Drill::restore(const DrillElement& e) {
   if (e.kind == DrillElement::Kind::kLink) return set_link(e, true);
-  const plan::Node* n = node(e.node);
-  auto r = env_.lab.control_routing(st_.plan, {e.node}, engine::RoutingAction::kStart);
-  if (!r) return r.error();
-  auto before = read_file(snapshot_);
-  auto now = env_.drivers(*n).running_config(*n, env_.runner);
-  if (before && now && *before == *now) return {};
-  return env_.drivers(*n).reload_config(*n, snapshot_, false, nullptr, env_.runner);
+  return boot_from_snapshots({e.node}, engine::RoutingAction::kStart);
+}
+
+void Drill::recover(DrillOutcome& o, const std::string& judged, size_t findings) {
+  std::vector<std::string> nodes;
+  for (const auto& [name, path] : snapshots_) nodes.push_back(name);
+  if (nodes.empty()) return;
+  std::string names;
+  for (const auto& n : nodes) names += (names.empty() ? "" : ", ") + n;
+  std::string why = o.restore_detail;
+  say("  not back at the baseline (" + why + "): restarting the routing daemons of " + names);
+  Result<void> r;
+  {
+    InterruptShield shield;
+    r = boot_from_snapshots(nodes, engine::RoutingAction::kRestart);
+  }
+  auto at = env_.time.now();
+  Settled back = watch_.settle(st_.plan, 0ms, &res_.baseline.state, at, 100ms);
+  o.status = judged;
+  o.findings.resize(findings);
+  o.restore_detail.clear();
+  prove_restored(o, r);
+  if (!o.restored) return;
+  o.status = "hurt";
+  o.findings.insert(o.findings.begin(),
+                    "the fabric did not recover by itself once it was restored (" + why +
+                        "); it was back only after restarting the routing daemons of " + names +
+                        " (" + ms_text(back.converged_ms) + ")");
+  o.restore_detail += "; after restarting the routing daemons of " + names;
 }
 
 // The degraded state against the design: pairs it keeps that were lost, other tests failing,
@@ -406,20 +487,19 @@ void Drill::prove_restored(DrillOutcome& o, const Result<void>& restored) {
 }
 
 Error Drill::interrupted_during(const DrillElement& e) {
-  g_interrupted = false;
-  say("interrupted: restoring " + std::string(e.kind_name()) + " " + e.name() +
-      " (interrupt again to stop)");
-  auto r = restore(e);
-  bool again = interrupted();
-  g_interrupted = true;
-  if (r && !again)
+  say("interrupted: restoring " + std::string(e.kind_name()) + " " + e.name() + " first");
+  Result<void> r;
+  {
+    InterruptShield shield;  // a router half started is worse than either state
+    r = restore(e);
+  }
+  if (r)
     return Error{ErrorKind::kInterrupted, "interrupted while drilling " + e.name() +
                                               "; it was restored; not re-validated: run twin "
                                               "validate --lab " + st_.lab};
-  return Error{ErrorKind::kInterrupted,
-               "interrupted while drilling " + e.name() + "; it is NOT restored (" +
-                   (again ? std::string("restore interrupted") : r.error().message) +
-                   "): twin down and up, or repair by hand"};
+  return Error{ErrorKind::kInterrupted, "interrupted while drilling " + e.name() +
+                                            "; it is NOT restored (" + r.error().message +
+                                            "): twin down and up, or repair by hand"};
 }
 
 Result<DrillResult> Drill::run() {
@@ -453,14 +533,24 @@ Result<DrillResult> Drill::run() {
         e.kind_name() + " " + e.name() +
         (e.kind == DrillElement::Kind::kLink ? " down at both ends" : ": routing daemons stopped"));
     plan::Plan degraded = degraded_plan(st_.plan, e);
-    watch_.start_stream(st_.plan, res_.baseline.state, opts_.outage, o.outage);
+    start_stream(o.outage);
     auto failed_at = env_.time.now();
-    if (auto r = fail(e); !r) {
+    Result<void> failed;
+    {
+      InterruptShield shield;  // both ends down, or neither
+      failed = fail(e);
+    }
+    if (!failed) {
       watch_.stop_stream(o.outage);
       o.status = "error";
-      o.findings.push_back("could not fail it: " + r.error().message);
+      o.findings.push_back("could not fail it: " + failed.error().message);
       // Whatever part of it failed is put back before anything else runs.
-      prove_restored(o, touched_ ? restore(e) : Result<void>{});
+      Result<void> back;
+      if (touched_) {
+        InterruptShield shield;
+        back = restore(e);
+      }
+      prove_restored(o, back);
       o.duration_ms = env_.time.ms_since(te);
       res_.elements.push_back(std::move(o));
       if (!res_.elements.back().restored) {
@@ -492,14 +582,28 @@ Result<DrillResult> Drill::run() {
       for (const auto& c : o.causes) say("  likely cause: " + c.text);
     }
 
-    watch_.start_stream(st_.plan, res_.baseline.state, opts_.outage, o.restore_outage);
+    start_stream(o.restore_outage);
     auto restored_at = env_.time.now();
-    auto r = restore(e);
+    Result<void> r;
+    {
+      InterruptShield shield;  // a router started but not yet configured is worse than either
+      r = restore(e);
+    }
     Settled back = watch_.settle(st_.plan, 0ms, &res_.baseline.state, restored_at, 100ms);
     watch_.stop_stream(o.restore_outage);
+    // Measured, not judged: what a restore costs is reported; the element is judged on its
+    // failure.
+    for (const auto& f : o.restore_outage.stats.flows) o.restore_outage.not_judged.insert(f.name);
     o.restore_ms = back.converged_ms;
-    if (interrupted()) return interrupted_during(e);
+    if (interrupted())
+      return Error{ErrorKind::kInterrupted,
+                   "interrupted after " + e.name() +
+                       " was restored; not proven back at the baseline: run twin validate --lab " +
+                       st_.lab};
+    const std::string judged = o.status;
+    const size_t findings = o.findings.size();
     prove_restored(o, r);
+    if (!o.restored && r && !interrupted()) recover(o, judged, findings);
     say("  restore: " + std::string(o.restored ? "" : "FAILED: ") + o.restore_detail);
     o.duration_ms = env_.time.ms_since(te);
     bool ok = o.restored;

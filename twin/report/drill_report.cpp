@@ -30,7 +30,7 @@ std::string label(const replay::DrillOutcome& o) {
 const replay::DrillOutcome* slowest(const replay::DrillResult& r) {
   const replay::DrillOutcome* s = nullptr;
   for (const auto& o : r.elements)
-    if (!s || o.convergence_ms > s->convergence_ms) s = &o;
+    if (o.converged && (!s || o.convergence_ms > s->convergence_ms)) s = &o;
   return s;
 }
 const replay::DrillOutcome* worst_outage(const replay::DrillResult& r) {
@@ -56,14 +56,21 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
   size_t w = 7;
   for (const auto& e : r.elements) w = std::max(w, label(e).size());
   o << pad("element", w) << "  " << lpad("converged", 9) << "  " << lpad("worst outage", 12)
-    << "  " << pad("on flow", 34) << "  " << lpad("pairs lost", 10) << "  " << lpad("cut off", 7)
+    << "  " << pad("on flow", 46) << "  " << lpad("pairs lost", 10) << "  " << lpad("cut off", 7)
     << "  " << lpad("restored", 8) << "  status\n";
   for (const auto& e : r.elements) {
     std::string conv = e.converged ? ms(e.convergence_ms) : "no";
     std::string worst = e.outage.stats.flows.empty() ? "-" : ms(e.worst_outage_ms);
     std::string flow = e.worst_flow.empty() || e.worst_outage_ms == 0 ? "" : e.worst_flow;
+    // A flow out until the stream stopped never came back: its outage is the window, not a
+    // measured length.
+    for (const auto& f : e.outage.stats.flows)
+      if (f.name == e.worst_flow && f.lost > 0 &&
+          f.outage_start_ms + f.longest_outage_ms >=
+              e.outage.stats.duration_ms - static_cast<double>(e.outage.stats.interval.count()))
+        flow += " (not back)";
     o << pad(label(e), w) << "  " << lpad(conv, 9) << "  " << lpad(worst, 12) << "  "
-      << pad(flow, 34) << "  " << lpad(std::to_string(e.pairs_lost.size()), 10) << "  "
+      << pad(flow, 46) << "  " << lpad(std::to_string(e.pairs_lost.size()), 10) << "  "
       << lpad(std::to_string(e.cut_off.size()), 7) << "  "
       << lpad(e.restored ? ms(e.restore_ms) : "NO", 8) << "  " << e.status << "\n";
   }
@@ -78,7 +85,7 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
       o << "      likely cause: " << one_line(c.text) << "\n";
       for (const auto& ev : c.evidence) o << "        evidence: " << one_line(ev) << "\n";
     }
-    if (e.status == "hurt" && e.causes.empty())
+    if (e.status == "hurt" && e.causes.empty() && (!e.pairs_lost.empty() || !e.failing.empty()))
       o << "      likely cause: none of twin's rules matches the state with it failed\n";
     if (verbose) {
       for (const auto& p : e.pairs_lost) o << "      lost: " << p << "\n";
@@ -107,6 +114,10 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
               ? "; budget " + ms(static_cast<double>(r.max_convergence->count()))
               : std::string())
       << "\n";
+  if (r.max_outage)
+    o << "worst outage: over the flows the design keeps connected while the element was down; "
+         "budget "
+      << ms(static_cast<double>(r.max_outage->count())) << "\n";
   if (r.stage == "stopped")
     o << "STOPPED: the last element could not be restored to the baseline; the lab is not as it "
          "was (twin validate shows how; twin down and up rebuilds it)\n";
@@ -201,7 +212,8 @@ std::string render_drill_junit(const replay::DrillResult& r) {
                       ms(e.worst_outage_ms) + ", " + std::to_string(e.pairs_lost.size()) +
                       " pair(s) lost, restored " + (e.restored ? "in " + ms(e.restore_ms) : "NOT");
     for (const auto& f : e.findings) msg += "; " + f;
-    auto t = validate::make_result("drill", 0, label(e), st, "", "", "", "", one_line(msg));
+    auto t = validate::make_result("drill", static_cast<int>(&e - r.elements.data()) + 1, label(e),
+                                   st, "", "", "", "", one_line(msg));
     t.duration_ms = e.duration_ms;
     rep.results.push_back(t);
   }
