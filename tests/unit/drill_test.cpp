@@ -90,6 +90,15 @@ TEST(DrillElements, TwoEndsOfDifferentLinksAndDuplicatesAreRefused) {
   EXPECT_THAT(elements_error("leaf1:swp1,spine1:swp1", ""),
               HasSubstr("link leaf1:swp1--spine1:swp1 is listed twice"));
   EXPECT_THAT(elements_error("leaf1:swp1,,leaf2:swp1", ""), HasSubstr("an empty item"));
+  EXPECT_THAT(elements_error("leaf1:swp1,", ""), HasSubstr("an empty item"));
+  EXPECT_THAT(elements_error("all,leaf1:swp1", ""), HasSubstr("give --links all alone"));
+  EXPECT_THAT(elements_error("fabic", ""), HasSubstr("did you mean 'fabric'?"));
+}
+
+TEST(DrillElements, AllAndFabricInAnyCase) {
+  EXPECT_EQ(elements_ok("ALL", "").size(), 10u);
+  EXPECT_EQ(elements_ok("Fabric", "").size(), 8u);
+  EXPECT_EQ(elements_ok("", "ALL").size(), 6u);
 }
 
 TEST(DegradedPlan, ALinkIsIntendedDownAtBothEnds) {

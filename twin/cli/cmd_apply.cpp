@@ -337,8 +337,8 @@ int run_scenario(const RunOptions& ro) {
 int run_drill(const DrillOptions& o) {
   if (!std::isfinite(o.converge_timeout_s) || o.converge_timeout_s < 1 ||
       o.converge_timeout_s > 600)
-    return fail("--converge-timeout " + std::to_string(o.converge_timeout_s) +
-                    ": expected 1 to 600 seconds (a failure and a restore each settle within it)",
+    return fail("--converge-timeout: expected 1 to 600 seconds (a failure and a restore each "
+                "settle within it)",
                 2);
   for (const auto& [given, value, flag] :
        {std::tuple{o.links_given, o.links, "--links"}, {o.nodes_given, o.nodes, "--nodes"}})

@@ -97,6 +97,13 @@ std::optional<std::vector<DrillElement>> drill_elements(const plan::Plan& plan,
   };
   std::string links = trim(links_arg), nodes = trim(nodes_arg);
   if (links.empty() && nodes.empty()) links = "all";
+  auto lowered = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  if (lowered(links) == "all" || lowered(links) == "fabric") links = lowered(links);
+  if (lowered(nodes) == "all") nodes = "all";
   if (links == "all" || links == "fabric") {
     for (const auto& l : plan.links) {
       const plan::Node* a = plan.find(l.a_node);
