@@ -8,6 +8,7 @@
 #include "twin/core/util.hpp"
 #include "twin/replay/changeset_keys.hpp"
 #include "twin/replay/changeset_loader.hpp"
+#include "twin/replay/steps.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace fs = std::filesystem;
@@ -172,5 +173,22 @@ Step ChangeSetLoader::parse_step(const Value& sv) {
 
 
 
+
+std::set<std::string> Touched::kernel_nodes() const {
+  auto node_of = [](const std::string& key) { return key.substr(0, key.find(':')); };
+  std::set<std::string> out;
+  for (const auto& key : interfaces) out.insert(node_of(key));
+  for (const auto& key : frr_addressed) out.insert(node_of(key));
+  for (const auto& [node, ifname, addr] : host_added) out.insert(node);
+  for (const auto& [node, ifname, addr] : host_removed) out.insert(node);
+  for (const auto& [node, key, value] : sysctls) out.insert(node);
+  return out;
+}
+
+std::set<std::string> Touched::nodes() const {
+  std::set<std::string> out = kernel_nodes();
+  out.insert(frr_nodes.begin(), frr_nodes.end());
+  return out;
+}
 
 }  // namespace twin::replay

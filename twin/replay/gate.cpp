@@ -20,11 +20,7 @@ using namespace std::chrono_literals;
 namespace twin::replay {
 
 std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touched& t) {
-  std::set<std::string> nodes = t.frr_nodes;
-  for (const auto& key : t.interfaces) nodes.insert(key.substr(0, key.find(':')));
-  for (const auto& [node, ifname, addr] : t.host_added) nodes.insert(node);
-  for (const auto& [node, ifname, addr] : t.host_removed) nodes.insert(node);
-  for (const auto& [node, key, value] : t.sysctls) nodes.insert(node);
+  const std::set<std::string> nodes = t.nodes();
   // The adjacencies a touched node takes part in, at both ends (the peer's dead timer is the
   // one that notices a silent neighbor).
   int dead_s = 0;
@@ -150,14 +146,8 @@ void Gate::wait_converged(const plan::Plan& plan, std::chrono::milliseconds time
 }
 
 std::function<bool()> Gate::silent_check(const plan::Plan& plan, const Touched& t) {
-  std::set<std::string> names;
-  for (const auto& key : t.interfaces) names.insert(key.substr(0, key.find(':')));
-  for (const auto& [node, key, value] : t.sysctls) names.insert(node);
-  for (const auto& [node, ifname, addr] : t.host_added) names.insert(node);
-  for (const auto& [node, ifname, addr] : t.host_removed) names.insert(node);
-  for (const auto& key : t.frr_addressed) names.insert(key.substr(0, key.find(':')));
   std::vector<const plan::Node*> nodes;
-  for (const auto& name : names)
+  for (const auto& name : t.kernel_nodes())
     if (const plan::Node* n = plan.find(name); n && plan::has_bgp_instance(*n)) nodes.push_back(n);
   if (nodes.empty()) return {};
   return [this, nodes] {
@@ -431,11 +421,7 @@ void Gate::explain(const plan::Plan& plan, const Phase& phase) {
 void Gate::judge_outage(const Touched& touched) {
   if (!res_.outage) return;
   OutageReport& out = *res_.outage;
-  std::set<std::string> worked_on = touched.frr_nodes;
-  for (const auto& key : touched.interfaces) worked_on.insert(key.substr(0, key.find(':')));
-  for (const auto& [node, key, value] : touched.sysctls) worked_on.insert(node);
-  for (const auto& [node, ifname, addr] : touched.host_added) worked_on.insert(node);
-  for (const auto& [node, ifname, addr] : touched.host_removed) worked_on.insert(node);
+  const std::set<std::string> worked_on = touched.nodes();
   for (const auto& f : watch_.flows())
     if (worked_on.count(f.src_node) || worked_on.count(f.dst_node)) out.not_judged.insert(f.name());
   if (!out.budget) return;

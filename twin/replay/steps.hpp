@@ -33,6 +33,12 @@ struct Touched {
   // Kernel settings a sysctl step wrote: (node, key, value before the change's first write),
   // in the order written; the rollback writes the old values back in reverse order.
   std::vector<std::tuple<std::string, std::string, std::string>> sysctls;
+
+  // The nodes whose kernel state a step changed: ports, host and FRR-set addresses, kernel
+  // settings.
+  [[nodiscard]] std::set<std::string> kernel_nodes() const;
+  // Every node the change worked on: those, and the nodes whose FRR configuration changed.
+  [[nodiscard]] std::set<std::string> nodes() const;
 };
 
 // An `ip -batch` script putting `node`'s planned routes (a host's default routes) back: the
