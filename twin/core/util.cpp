@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -27,6 +28,8 @@ void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn)
   for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
 }
+
+std::string ms_text(double ms) { return std::to_string(std::lround(ms)) + " ms"; }
 
 std::string now_rfc3339() {
   auto now = std::chrono::system_clock::now();

@@ -31,6 +31,9 @@ inline bool cancel_requested() {
   return interrupted() && g_interrupt_shields.load(std::memory_order_relaxed) == 0;
 }
 
+// A duration for people: milliseconds rounded to whole ones, "1310 ms".
+std::string ms_text(double ms);
+
 // Current time as RFC 3339 UTC with milliseconds: "2026-11-30T11:16:17.123Z".
 std::string now_rfc3339();
 

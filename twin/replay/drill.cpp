@@ -251,8 +251,6 @@ int DrillResult::exit_code() const {
 
 namespace {
 
-std::string ms_text(double ms) { return std::to_string(static_cast<long>(ms + 0.5)) + " ms"; }
-
 class Drill {
  public:
   Drill(const state::State& st, const DrillOptions& opts, GateEnv& env)

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "twin/core/ip.hpp"
+#include "twin/core/util.hpp"
 #include "twin/validate/validator.hpp"
 
 namespace twin::replay {
@@ -27,8 +28,6 @@ std::string source_of(const plan::Node& node, int family) {
   }
   return pick(validate::advertised_loopbacks(node));
 }
-
-std::string ms_text(double ms) { return std::to_string(static_cast<long>(std::lround(ms))) + " ms"; }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "twin/core/util.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
 #include "twin/validate/validator.hpp"
@@ -12,8 +13,6 @@
 namespace twin::report {
 
 namespace {
-
-std::string ms(double v) { return std::to_string(static_cast<long>(std::lround(v))) + " ms"; }
 
 std::string pad(std::string s, size_t w) {
   if (s.size() < w) s.append(w - s.size(), ' ');
@@ -59,8 +58,8 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
     << "  " << pad("on flow", 46) << "  " << lpad("pairs lost", 10) << "  " << lpad("cut off", 7)
     << "  " << lpad("restored", 8) << "  status\n";
   for (const auto& e : r.elements) {
-    std::string conv = e.converged ? ms(e.convergence_ms) : "no";
-    std::string worst = e.outage.stats.flows.empty() ? "-" : ms(e.worst_outage_ms);
+    std::string conv = e.converged ? ms_text(e.convergence_ms) : "no";
+    std::string worst = e.outage.stats.flows.empty() ? "-" : ms_text(e.worst_outage_ms);
     std::string flow = e.worst_flow.empty() || e.worst_outage_ms == 0 ? "" : e.worst_flow;
     // A flow out until the stream stopped never came back: its outage is the window, not a
     // measured length.
@@ -72,7 +71,7 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
     o << pad(label(e), w) << "  " << lpad(conv, 9) << "  " << lpad(worst, 12) << "  "
       << pad(flow, 46) << "  " << lpad(std::to_string(e.pairs_lost.size()), 10) << "  "
       << lpad(std::to_string(e.cut_off.size()), 7) << "  "
-      << lpad(e.restored ? ms(e.restore_ms) : "NO", 8) << "  " << e.status << "\n";
+      << lpad(e.restored ? ms_text(e.restore_ms) : "NO", 8) << "  " << e.status << "\n";
   }
   bool any = false;
   for (const auto& e : r.elements) {
@@ -100,24 +99,24 @@ std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
   for (const auto& e : r.elements) errors += e.status == "error";
   o << r.elements.size() << " of " << r.planned << " element(s) drilled in " << seconds_text(r.duration_ms)
     << ": " << r.hurt() << " hurt, " << errors << " error(s)";
-  if (const auto* s = slowest(r)) o << "; slowest convergence " << ms(s->convergence_ms) << " (" << label(*s) << ")";
+  if (const auto* s = slowest(r)) o << "; slowest convergence " << ms_text(s->convergence_ms) << " (" << label(*s) << ")";
   if (const auto* s = worst_outage(r))
-    o << "; worst outage " << ms(s->worst_outage_ms) << " (" << label(*s) << ": " << s->worst_flow << ")";
+    o << "; worst outage " << ms_text(s->worst_outage_ms) << " (" << label(*s) << ": " << s->worst_flow << ")";
   o << "\n";
   double resolution = 0;
   for (const auto& e : r.elements) resolution = std::max(resolution, e.resolution_ms);
   if (!r.elements.empty())
     o << "converged: from the failure until the network held still at the state the design "
          "expects, to within "
-      << ms(resolution) << " (a 100 ms poll plus one observation of the lab)"
+      << ms_text(resolution) << " (a 100 ms poll plus one observation of the lab)"
       << (r.max_convergence
-              ? "; budget " + ms(static_cast<double>(r.max_convergence->count()))
+              ? "; budget " + ms_text(static_cast<double>(r.max_convergence->count()))
               : std::string())
       << "\n";
   if (r.max_outage)
     o << "worst outage: over the flows the design keeps connected while the element was down; "
          "budget "
-      << ms(static_cast<double>(r.max_outage->count())) << "\n";
+      << ms_text(static_cast<double>(r.max_outage->count())) << "\n";
   if (r.stage == "stopped")
     o << "STOPPED: the last element could not be restored to the baseline; the lab is not as it "
          "was (twin validate shows how; twin down and up rebuilds it)\n";
@@ -208,9 +207,9 @@ std::string render_drill_junit(const replay::DrillResult& r) {
   }
   for (const auto& e : r.elements) {
     Status st = e.status == "ok" ? Status::kPassed : e.status == "hurt" ? Status::kFailed : Status::kError;
-    std::string msg = "converged in " + ms(e.convergence_ms) + ", worst outage " +
-                      ms(e.worst_outage_ms) + ", " + std::to_string(e.pairs_lost.size()) +
-                      " pair(s) lost, restored " + (e.restored ? "in " + ms(e.restore_ms) : "NOT");
+    std::string msg = "converged in " + ms_text(e.convergence_ms) + ", worst outage " +
+                      ms_text(e.worst_outage_ms) + ", " + std::to_string(e.pairs_lost.size()) +
+                      " pair(s) lost, restored " + (e.restored ? "in " + ms_text(e.restore_ms) : "NOT");
     for (const auto& f : e.findings) msg += "; " + f;
     auto t = validate::make_result("drill", static_cast<int>(&e - r.elements.data()) + 1, label(e),
                                    st, "", "", "", "", one_line(msg));
