@@ -8,6 +8,7 @@
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
+#include "twin/validate/system_probe.hpp"
 
 namespace twin::replay {
 
@@ -457,7 +458,7 @@ void attach_causes(Verdict& v, const std::vector<Cause>& causes) {
 }
 
 CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
-                              const drivers::DriverLookup& drivers,
+                              const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
                               const std::map<std::string, std::string>& configs, int parallel) {
   std::vector<const plan::Node*> nodes;
   for (const auto& n : plan.nodes) nodes.push_back(&n);
@@ -475,11 +476,24 @@ CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
       if (i.fabric) keys.push_back("net.ipv6.conf." + i.name + ".disable_ipv6");
     for (const auto& k : keys)
       if (auto v = d.read_sysctl(n, k)) f.sysctls[k] = *v;
-    if (auto c = configs.find(n.name); c != configs.end()) f.config = c->second;
+    if (auto c = configs.find(n.name); c != configs.end())
+      f.config = c->second;
+    else if (auto rc = d.running_config(n, runner))
+      f.config = *rc;
   });
   CauseFacts facts;
   for (size_t i = 0; i < nodes.size(); ++i) facts.nodes[nodes[i]->name] = std::move(got[i]);
   return facts;
+}
+
+std::vector<Cause> explain_phase(const plan::Plan& plan, const Phase& phase,
+                                 const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
+                                 const std::map<std::string, std::string>& configs, int parallel) {
+  validate::SystemProbe probe(runner, drivers);
+  CauseFacts facts = gather_cause_facts(plan, probe, drivers, runner, configs, parallel);
+  facts.after = &phase.report;
+  facts.state = &phase.state;
+  return likely_causes(plan, facts);
 }
 
 }  // namespace twin::replay

@@ -35,6 +35,8 @@
 
 #include "twin/drivers/registry.hpp"
 #include "twin/plan/plan.hpp"
+#include "twin/proc/runner.hpp"
+#include "twin/replay/apply.hpp"
 #include "twin/replay/diff.hpp"
 #include "twin/validate/validator.hpp"
 
@@ -61,10 +63,17 @@ std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts
 void attach_causes(Verdict& v, const std::vector<Cause>& causes);
 
 // The facts of every FRR node of `plan` (addresses, BGP neighbors, forwarding and IPv6
-// sysctls) through `probe` and the drivers; `configs` (node -> running config) as the gate
-// recorded them. Nodes in parallel.
+// sysctls, running config) through `probe` and the drivers: a node's config from `configs`
+// (node -> running config, as the gate recorded them) or, when it is not there, read now.
+// Nodes in parallel.
 CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
-                              const drivers::DriverLookup& drivers,
+                              const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
                               const std::map<std::string, std::string>& configs, int parallel);
+
+// The likely causes of what `phase` saw on `plan`: the facts gathered now, with the phase's
+// results and observed state (the gate's rejections, the drill's hurt elements).
+std::vector<Cause> explain_phase(const plan::Plan& plan, const Phase& phase,
+                                 const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
+                                 const std::map<std::string, std::string>& configs, int parallel);
 
 }  // namespace twin::replay

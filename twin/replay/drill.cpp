@@ -7,7 +7,6 @@
 #include "twin/replay/causes.hpp"
 #include "twin/replay/steps.hpp"
 #include "twin/replay/watch.hpp"
-#include "twin/validate/system_probe.hpp"
 #include "twin/validate/validator.hpp"
 
 using namespace std::chrono_literals;
@@ -462,15 +461,7 @@ void Drill::judge(DrillOutcome& o, const plan::Plan& degraded) {
 
 // Why it hurt, from the lab as it is with the element failed (the rules of the gate).
 void Drill::explain(DrillOutcome& o, const plan::Plan& degraded) {
-  validate::SystemProbe probe(env_.runner, env_.drivers);
-  std::map<std::string, std::string> configs;
-  for (const auto& n : degraded.nodes)
-    if (env_.drivers(n).manages_frr(n))
-      if (auto c = env_.drivers(n).running_config(n, env_.runner)) configs[n.name] = *c;
-  CauseFacts facts = gather_cause_facts(degraded, probe, env_.drivers, configs, opts_.parallel);
-  facts.after = &o.degraded->report;
-  facts.state = &o.degraded->state;
-  o.causes = likely_causes(degraded, facts);
+  o.causes = explain_phase(degraded, *o.degraded, env_.drivers, env_.runner, {}, opts_.parallel);
 }
 
 void Drill::prove_restored(DrillOutcome& o, const Result<void>& restored) {

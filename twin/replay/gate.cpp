@@ -400,17 +400,9 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
 
 void Gate::explain(const plan::Plan& plan, const Phase& phase) {
   if (res_.verdict.reasons.empty()) return;
-  validate::SystemProbe probe(runner_, env_.drivers);
-  std::map<std::string, std::string> configs = res_.config_after;
-  if (configs.empty()) configs = res_.config_before;
-  if (configs.empty())  // a failing baseline: nothing was snapshotted yet
-    for (const auto& n : plan.nodes)
-      if (env_.drivers(n).manages_frr(n))
-        if (auto c = env_.drivers(n).running_config(n, runner_)) configs[n.name] = *c;
-  CauseFacts facts = gather_cause_facts(plan, probe, env_.drivers, configs, opts_.parallel);
-  facts.after = &phase.report;
-  facts.state = &phase.state;
-  auto causes = likely_causes(plan, facts);
+  // (A failing baseline has no snapshot yet: the configs are read then.)
+  const auto& configs = res_.config_after.empty() ? res_.config_before : res_.config_after;
+  auto causes = explain_phase(plan, phase, env_.drivers, runner_, configs, opts_.parallel);
   attach_causes(res_.verdict, causes);
   if (!causes.empty()) say("likely cause: " + causes.front().text);
 }
