@@ -351,20 +351,28 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
   return j;
 }
 
-std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutcome* scenario) {
+validate::Report run_junit(const std::string& lab, const std::string& started_at,
+                           double duration_ms, const validate::Report& baseline,
+                           const std::string& suite, const std::string& baseline_failed) {
   validate::Report rep;
-  rep.lab = r.lab;
-  rep.twin_version = r.baseline.report.twin_version;
-  rep.started_at = r.started_at;
-  rep.duration_ms = r.duration_ms;
+  rep.lab = lab;
+  rep.twin_version = baseline.twin_version;
+  rep.started_at = started_at;
+  rep.duration_ms = duration_ms;
+  if (baseline_failed.empty()) return rep;
+  rep.results.push_back(gate_case(suite + ".baseline", 0, "baseline", validate::Status::kError,
+                                  baseline_failed, baseline.duration_ms));
+  for (const auto& t : baseline.results) rep.results.push_back(t);
+  return rep;
+}
+
+std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutcome* scenario) {
+  const bool failed = r.stage == "baseline-failed";
+  validate::Report rep =
+      run_junit(r.lab, r.started_at, r.duration_ms, r.baseline.report, "apply",
+                failed ? "the lab failed validation before the change: not judged" : "");
+  if (failed) return render_junit(rep);
   using validate::Status;
-  if (r.stage == "baseline-failed") {
-    rep.results.push_back(gate_case("apply.baseline", 0, "baseline", Status::kError,
-                                    "the lab failed validation before the change: not judged",
-                                    r.baseline.report.duration_ms));
-    for (const auto& t : r.baseline.report.results) rep.results.push_back(t);
-    return render_junit(rep);
-  }
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const auto& s = r.steps[i];
     Status st = s.status == "applied"                         ? Status::kPassed

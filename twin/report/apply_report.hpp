@@ -42,6 +42,13 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r);
 nlohmann::json outage_to_json(const replay::OutageReport& out);
 nlohmann::json causes_json(const std::vector<replay::Cause>& causes);
 
+// The JUnit report of a run on a lab (apply, run, drill), headed like its `baseline`; with a
+// failing baseline (`baseline_failed` not empty) it holds one error case "<suite>.baseline" saying
+// `baseline_failed` and the baseline's results, and nothing else is to be added.
+validate::Report run_junit(const std::string& lab, const std::string& started_at,
+                           double duration_ms, const validate::Report& baseline,
+                           const std::string& suite, const std::string& baseline_failed);
+
 // What a `twin run` scenario expected and whether the gate met it.
 struct ScenarioOutcome {
   std::string name;

@@ -191,20 +191,12 @@ nlohmann::json drill_to_json(const replay::DrillResult& r) {
 }
 
 std::string render_drill_junit(const replay::DrillResult& r) {
-  validate::Report rep;
-  rep.lab = r.lab;
-  rep.twin_version = r.baseline.report.twin_version;
-  rep.started_at = r.started_at;
-  rep.duration_ms = r.duration_ms;
+  const bool failed = r.stage == "baseline-failed";
+  validate::Report rep =
+      run_junit(r.lab, r.started_at, r.duration_ms, r.baseline.report, "drill",
+                failed ? "the lab failed validation before the drill: nothing failed" : "");
+  if (failed) return render_junit(rep);
   using validate::Status;
-  if (r.stage == "baseline-failed") {
-    auto t = validate::make_result("drill.baseline", 0, "baseline", Status::kError, "", "", "", "",
-                                   "the lab failed validation before the drill: nothing failed");
-    t.duration_ms = r.baseline.report.duration_ms;
-    rep.results.push_back(t);
-    for (const auto& x : r.baseline.report.results) rep.results.push_back(x);
-    return render_junit(rep);
-  }
   for (const auto& e : r.elements) {
     Status st = e.status == "ok" ? Status::kPassed : e.status == "hurt" ? Status::kFailed : Status::kError;
     std::string msg = "converged in " + ms_text(e.convergence_ms) + ", worst outage " +
