@@ -93,6 +93,35 @@ TEST(Causes, ABadPeerAsNamesTheEndWithTheWrongNumberOnce) {
               HasSubstr("within the hold time (9 s)"));
 }
 
+// Recorded in CI: the OPEN collision after "Bad Peer AS" left spine1 with an FSM error as its last
+// NOTIFICATION. The wrong remote-as is still named, from the configuration.
+TEST(Causes, AWrongRemoteAsIsNamedWhateverTheLastNotificationSaid) {
+  CauseFacts f;
+  json nb = recorded("wrong-remote-as.spine1.neighbors.json");
+  nb["swp4"]["lastNotificationReason"] =
+      "Neighbor Events Error/Receive Unexpected Message in OpenSent State";
+  nb["swp4"]["lastErrorCodeSubcode"] = "0501";
+  nb["swp4"]["lastResetDueTo"] = "BGP Notification send";
+  f.nodes["spine1"].bgp_neighbors = nb;
+  json leaf4 = recorded("wrong-remote-as.leaf4.neighbors.json");
+  leaf4["swp1"].erase("lastNotificationReason");
+  f.nodes["leaf4"].bgp_neighbors = leaf4;
+  auto c = twin::replay::likely_causes(clos(), f);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "remote-as-mismatch");
+  EXPECT_EQ(c[0].text,
+            "BGP session leaf4 swp1 (to spine1) is Idle — leaf4 expects remote-as 65001 on swp1, "
+            "but spine1 is AS 65000");
+  // Without leaf4's side the mismatch cannot be known: spine1's notification is named as it is.
+  CauseFacts one;
+  one.nodes["spine1"].bgp_neighbors = nb;
+  one.nodes["leaf4"].bgp_neighbors = json::object();
+  auto s = twin::replay::likely_causes(clos(), one);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].rule, "bgp-notification");
+  EXPECT_THAT(s[0].text, HasSubstr("Receive Unexpected Message in OpenSent State"));
+}
+
 TEST(Causes, APolicyNamingAnUndefinedRouteMap) {
   CauseFacts f;
   f.nodes["leaf2"].config = twin_test::read(kCauses + "misspelled-route-map.leaf2.running.conf");

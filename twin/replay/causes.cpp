@@ -104,11 +104,41 @@ void bgp_notifications(const plan::Plan& plan, const CauseFacts& facts, std::vec
     for (const auto& [key, nb] : f.bgp_neighbors->items()) {
       if (!nb.is_object() || nb.value("bgpState", "") == "Established") continue;
       std::string reason = nb.value("lastNotificationReason", "");
-      if (reason.empty()) continue;
-      std::string due = nb.value("lastResetDueTo", "");
-      bool sent = due.find("send") != std::string::npos;
       const auto* s = session_of(plan, node, key);
       std::string peer = s ? s->peer_node : "";
+      const plan::Node* pn = peer.empty() ? nullptr : plan.find(peer);
+      const plan::Node* me = plan.find(node);
+      // A remote-as that is not the peer's AS is read from the configuration, not from the last
+      // NOTIFICATION: which message a session saw last depends on timing (the OPEN collision
+      // that follows "Bad Peer AS" often overwrites it with an FSM error). Either end may hold
+      // the wrong number; both ends then say the same, once.
+      std::string wrong;
+      if (pn && me) {
+        std::string pif = s && s->peer_address.empty() ? peer_interface(plan, node, key) : "";
+        long mine = configured_remote_as(facts, node, key);
+        long theirs = pif.empty() ? 0 : configured_remote_as(facts, peer, pif);
+        if (mine != 0 && pn->asn != 0 && static_cast<uint32_t>(mine) != pn->asn)
+          wrong = node + " expects remote-as " + std::to_string(mine) + " on " + key + ", but " +
+                  peer + " is AS " + std::to_string(pn->asn);
+        else if (theirs != 0 && me->asn != 0 && static_cast<uint32_t>(theirs) != me->asn)
+          wrong = peer + " expects remote-as " + std::to_string(theirs) + " on " + pif + ", but " +
+                  node + " is AS " + std::to_string(me->asn);
+      }
+      if (!wrong.empty() && !said.insert(wrong).second) continue;
+      if (reason.empty()) {
+        if (wrong.empty()) continue;
+        Cause c{"remote-as-mismatch",
+                "BGP session " + node + " " + key + " (to " + peer + ") is " +
+                    nb.value("bgpState", "?") + " — " + wrong,
+                {node + ": `show bgp neighbors json` " + key + ": bgpState " +
+                 nb.value("bgpState", "?") + ", remoteAs " +
+                 std::to_string(nb.value("remoteAs", 0L))},
+                {node, peer}};
+        out.push_back(std::move(c));
+        continue;
+      }
+      std::string due = nb.value("lastResetDueTo", "");
+      bool sent = due.find("send") != std::string::npos;
       Cause c{"bgp-notification",
               "BGP session " + node + " " + key + (peer.empty() ? "" : " (to " + peer + ")") +
                   " is " + nb.value("bgpState", "?") + ": " + (sent ? "it sent" : "it received") +
@@ -119,26 +149,9 @@ void bgp_notifications(const plan::Plan& plan, const CauseFacts& facts, std::vec
                ", lastResetDueTo \"" + due + "\""},
               {node}};
       if (!peer.empty()) c.nodes.push_back(peer);
-      const plan::Node* pn = peer.empty() ? nullptr : plan.find(peer);
-      const plan::Node* me = plan.find(node);
-      if (reason.find("Bad Peer AS") != std::string::npos && pn && me) {
-        // Either end may hold the wrong number: the one whose configured remote-as is not the
-        // other's AS. Both ends then say the same, once.
-        std::string pif = s && s->peer_address.empty() ? peer_interface(plan, node, key) : "";
-        long mine = configured_remote_as(facts, node, key);
-        long theirs = pif.empty() ? 0 : configured_remote_as(facts, peer, pif);
-        std::string wrong;
-        if (mine != 0 && pn->asn != 0 && static_cast<uint32_t>(mine) != pn->asn)
-          wrong = node + " expects remote-as " + std::to_string(mine) + " on " + key + ", but " +
-                  peer + " is AS " + std::to_string(pn->asn);
-        else if (theirs != 0 && me->asn != 0 && static_cast<uint32_t>(theirs) != me->asn)
-          wrong = peer + " expects remote-as " + std::to_string(theirs) + " on " + pif + ", but " +
-                  node + " is AS " + std::to_string(me->asn);
-        if (!wrong.empty()) {
-          if (!said.insert(wrong).second) continue;
-          c.text += " — " + wrong;
-        }
-      } else if (reason.find("Hold Timer Expired") != std::string::npos)
+      if (!wrong.empty())
+        c.text += " — " + wrong;
+      else if (reason.find("Hold Timer Expired") != std::string::npos)
         c.text += " — no keepalive or update arrived within the hold time (" +
                   std::to_string(nb.value("bgpTimerHoldTimeMsecs", 0L) / 1000) +
                   " s): the path to the peer drops packets";

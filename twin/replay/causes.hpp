@@ -7,10 +7,15 @@
 //
 // Rules (FRR's and the kernel's own words quoted in the evidence):
 //   duplicate-address   one address on two nodes (not one the plan puts on both)
-//   bgp-notification    a session not Established whose last NOTIFICATION names why: bad
-//                       peer AS (with the AS configured and the peer's), hold timer expired,
-//                       maximum prefixes, bad BGP identifier, ... (FRR `show bgp neighbors json`
-//                       lastNotificationReason, lastErrorCodeSubcode; RFC 4271 §6)
+//   bgp-notification    a session not Established whose last NOTIFICATION names why: hold
+//                       timer expired, maximum prefixes, bad BGP identifier, ... (FRR `show bgp
+//                       neighbors json` lastNotificationReason, lastErrorCodeSubcode; RFC 4271
+//                       §6); with the remote-as mismatch below when there is one, whatever the
+//                       NOTIFICATION said
+//   remote-as-mismatch  a session not Established where one end's configured remote-as (its
+//                       remoteAs) is not the other's AS: named from the configuration, since the
+//                       last NOTIFICATION ("Bad Peer AS", or an FSM error from the OPEN collision
+//                       that follows) depends on timing; alone when neither end saw one
 //   policy-undefined    a neighbor's route-map, prefix-list or filter-list that is not defined
 //                       (FRR then lets nothing through that way)
 //   policy-denies-all   a route-map applied to a neighbor with deny entries only
