@@ -53,7 +53,11 @@ const fs::path kImageSchema = kRepo / "images" / "schema" / "image.schema.json";
 // The loader's accepted fields (kTopKeys, kDefaultKeys, kNodeKeys, kLinkKeys, kImageKeys in
 // twin/topology/loader.cpp), copied on purpose: a field added to the loader or the schema
 // alone fails a test here until both, and this list, agree.
-const StringSet kTopKeys = {"version", "name", "defaults", "nodes", "links", "checks"};
+const StringSet kTopKeys = {"version", "name", "defaults", "nodes", "links", "checks",
+                            "tenants"};
+// kTenantKeys, kTenantNetworkKeys in twin/topology/tenants.hpp.
+const StringSet kTenantKeys = {"l3vni", "networks"};
+const StringSet kTenantNetworkKeys = {"vni", "ports", "gateway"};
 // kCheckKeys, kReachKeys, kRouteCheckKeys, kFrrCheckKeys in twin/topology/declared_checks.hpp.
 const StringSet kCheckKeys = {"name", "wait", "reach", "route", "frr"};
 const StringSet kReachKeys = {"from", "to", "expect"};
@@ -260,6 +264,8 @@ TEST(SchemaFields, EqualTheLoaderKeyLists) {
   EXPECT_EQ(property_names(check_kind("reach")), kReachKeys);
   EXPECT_EQ(property_names(check_kind("route")), kRouteCheckKeys);
   EXPECT_EQ(property_names(check_kind("frr")), kFrrCheckKeys);
+  EXPECT_EQ(property_names(def("tenant")), kTenantKeys);
+  EXPECT_EQ(property_names(def("tenantNetwork")), kTenantNetworkKeys);
   EXPECT_EQ(property_names(image_schema()), kImageKeys);
   EXPECT_EQ(property_names(image_schema().at("properties").at("vm")), kVmKeys);
   EXPECT_EQ(image_schema().at("properties").at("vm").at("additionalProperties"), json(false));
@@ -328,6 +334,10 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"nodes", {"", ""}},
       {"links", {"", ""}},
       {"checks", {"links:\n", "checks: [{reach: {from: h1, to: r2}}]\nlinks:\n"}},
+      {"tenants",
+       {"    addresses: {r1: 10.0.1.1/24, h1: 10.0.1.10/24}\n",
+        "    mtu: 1450\n    addresses: {h1: 10.0.1.10/24}\n"
+        "tenants: {t: {networks: {n: {vni: 1, ports: [r1:swp2]}}}}\n"}},
       {"defaults", {"nodes:\n", "defaults: {kind: frr, image: frr-8.4, mtu: 9216}\nnodes:\n"}},
       {"defaults.kind", {"nodes:\n", "defaults: {kind: frr}\nnodes:\n"}},
       {"defaults.image", {"nodes:\n", "defaults: {image: frr-8.4}\nnodes:\n"}},

@@ -1,4 +1,5 @@
 #include "twin/topology/checks.hpp"
+#include "twin/topology/tenants.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -252,6 +253,19 @@ class Checker {
           if (!peer) continue;
           auto mine = l.addresses.find(n.name);
           if (mine == l.addresses.end()) continue;
+          // A server on a tenant port is on an L2 segment: no router address there. Its
+          // gateway is the network's anycast gateway when the tenant routes (L3 VNI).
+          const std::string& leaf_if = l.a.node == n.name ? l.b.interface : l.a.interface;
+          if (const TenantNetwork* tnet = tenant_network_of(t, *peer, leaf_if)) {
+            for (const auto& a : mine->second) {
+              if (a.family != fam) continue;
+              if (explicit_gw) gw_on_link = gw_on_link || a.contains(*gw);
+              else if (!gw && tnet->gateway && tnet->gateway->family == fam &&
+                       a.contains(*tnet->gateway))
+                gw = *tnet->gateway;
+            }
+            continue;
+          }
           for (const auto& a : mine->second) {
             if (a.family != fam) continue;
             has_addr = true;

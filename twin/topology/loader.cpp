@@ -11,6 +11,7 @@
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/daemons_file.hpp"
 #include "twin/topology/declared_checks.hpp"
+#include "twin/topology/tenants.hpp"
 #include "twin/topology/own_config.hpp"
 #include "twin/topology/image_profile.hpp"
 
@@ -30,7 +31,7 @@ using yaml::at;
 using yaml::mark_of;
 
 const std::vector<std::string> kTopKeys = {"version", "name", "defaults", "nodes", "links",
-                                           "checks"};
+                                           "checks",  "tenants"};
 const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
 const std::vector<std::string> kNodeKeys = {"kind",   "image",   "asn",    "router-id",
                                             "loopback", "config", "gateway", "routes",
@@ -134,6 +135,8 @@ class Loader {
     }
 
     if (yaml::Value c = yaml::child(*doc, "checks")) t.checks = read_checks(r_, c, t);
+    // Before the checks: servers on tenant ports take their gateway from their network.
+    if (yaml::Value tv = yaml::child(*doc, "tenants")) t.tenants = read_tenants(r_, tv, t);
 
     // Own configs first: the checks see their addresses (duplicates, hosts' gateways).
     read_own_configs(t, d_);

@@ -185,6 +185,24 @@ struct Check {
   Mark mark;               // where the check was written
 };
 
+// Tenants (`tenants:`): EVPN-VXLAN overlays over the fabric (RFC 7432, RFC 8365). A tenant
+// network is one L2 segment: a VNI, stretched over the leaves (VTEPs) that have one of its
+// ports, each port a leaf's link to a server. Read and checked by tenants.hpp.
+struct TenantNetwork {
+  std::string name;
+  uint32_t vni = 0;              // 1..kMaxVni
+  std::vector<Endpoint> ports;   // leaf ports (leaf, interface), each on a link to a host
+  // The anycast gateway the VTEPs hold on this network's bridge (symmetric IRB through the
+  // tenant's L3 VNI): the servers' default route. Only with an L3 VNI.
+  std::optional<IpPrefix> gateway;
+  Mark mark;
+};
+struct Tenant {
+  std::string name;               // also the name of its VRF on the VTEPs (IFNAMSIZ: <= 15)
+  std::optional<uint32_t> l3vni;  // routing between its networks (EVPN type 5), needs VRF
+  std::vector<TenantNetwork> networks;
+  Mark mark;
+};
 struct Topology {
   std::string file;  // absolute path of the topology file
   std::string dir;   // its folder: relative paths resolve against it
@@ -193,6 +211,7 @@ struct Topology {
   std::vector<Node> nodes;
   std::vector<Link> links;
   std::vector<Check> checks;  // `checks:`, in file order
+  std::vector<Tenant> tenants;  // `tenants:`, in file order
 
   [[nodiscard]] const Node* find_node(const std::string& name) const;
 };
