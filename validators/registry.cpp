@@ -6,6 +6,7 @@
 #include "validators/bfd/bfd.hpp"
 #include "validators/bgp/bgp.hpp"
 #include "validators/checks/checks.hpp"
+#include "validators/evpn/evpn.hpp"
 #include "validators/mtu/mtu.hpp"
 #include "validators/ospf/ospf.hpp"
 #include "validators/reachability/reachability.hpp"
@@ -20,6 +21,7 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
       {"bgp", [] { return std::make_unique<BgpValidator>(); }},
       {"ospf", [] { return std::make_unique<OspfValidator>(); }},
       {"bfd", [] { return std::make_unique<BfdValidator>(); }},
+      {"evpn", [] { return std::make_unique<EvpnValidator>(); }},
       {"routes", [] { return std::make_unique<RoutesValidator>(); }},
       {"mtu", [] { return std::make_unique<MtuValidator>(); }},
       {"reachability", [] { return std::make_unique<ReachabilityValidator>(); }},

@@ -401,7 +401,7 @@ nodes:
   r1: {asn: 65001, loopback: 10.0.0.1/32}
 )");
   expect_at(d, 3, 1, "colour");
-  EXPECT_EQ(d.hint, "expected one of: version, name, defaults, nodes, links, checks");
+  EXPECT_EQ(d.hint, "expected one of: version, name, defaults, nodes, links, checks, tenants");
 }
 
 TEST(LoaderErrors, UnknownNodeFieldSuggestsTheNearest) {

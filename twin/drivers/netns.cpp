@@ -155,6 +155,12 @@ class FrrDriver final : public NetnsDriver {
   Result<int> start(const plan::Node& node, BuildContext& ctx) const override {
     return start_frr_daemons(node, ctx);
   }
+  // A VTEP's VXLAN devices and bridges (zebra learns the VNIs from them); zebra sets the
+  // addresses from frr.conf. Links added to a running lab bring no VNI.
+  std::string address_script(const plan::Node& node,
+                             const std::vector<std::string>& only) const override {
+    return only.empty() ? wiring::vtep_script(node) : "";
+  }
   bool manages_frr(const plan::Node& node) const override { return !node.daemons.empty(); }
   Result<void> save_config(const plan::Node& node, proc::ProcessRunner& runner) const override {
     auto cfg = runtime::running_config(runner, node);

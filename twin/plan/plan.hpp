@@ -31,6 +31,9 @@ struct Interface {
   // position among the VM's NICs. The guest names the interface as the topology does.
   std::string tap;
   int nic = -1;
+  // A tenant port (topology `tenants:`): a member of this L2 VNI's bridge on the leaf, with no
+  // address; 0 for a routed port. Set on the leaf's end only.
+  uint32_t vni = 0;
 };
 
 // A VM node's domain: what libvirt boots (runtime/libvirt.hpp renders it as domain XML).
@@ -55,6 +58,41 @@ struct Vm {
   std::string mgmt_mac;
 };
 
+// A VNI on a VTEP (RFC 7348, RFC 8365): the kernel devices twin creates in the leaf's namespace
+// from the topology's tenants, for generated and own configs alike (FRR's config carries BGP
+// EVPN only; zebra learns VNIs from these devices). Names fit IFNAMSIZ for any 24-bit VNI.
+// VXLAN's IANA UDP port (RFC 7348 §5), the `dstport` of every VTEP of a lab.
+inline constexpr int kVxlanPort = 4789;
+struct Vni {
+  uint32_t vni = 0;
+  std::string tenant, network;  // network "" for the tenant's L3 VNI
+  std::string vxlan;            // "vx10100": VXLAN device, `local` = VTEP address, learning off
+  std::string bridge;           // "br10100": joins the VXLAN device and the ports
+  std::string local;            // VTEP address: the leaf's first IPv4 loopback
+  int mtu = 1500;               // bytes (L3): the servers' largest, carried whole by the underlay
+  std::vector<std::string> ports;  // the leaf's bridged server ports
+  // L3 VNI (symmetric IRB, needs VRF): the tenant's VRF and its table; an L2 VNI of a routing
+  // tenant holds the network's anycast gateway on its bridge.
+  std::string vrf;
+  int vrf_table = 0;
+  std::string gateway;  // "10.1.1.1/24", "" when not routed
+  [[nodiscard]] bool l3() const { return network.empty(); }
+};
+// A tenant as the plan expects it: its networks, which leaves are their VTEPs, which servers
+// sit in them. Reachability is expected inside a network (and between a routing tenant's
+// networks), never between tenants.
+struct TenantNetworkPlan {
+  std::string name;
+  uint32_t vni = 0;
+  std::vector<std::string> vteps;    // leaves with a port in it, plan order
+  std::vector<std::string> servers;  // hosts on its ports, plan order
+  std::string gateway;               // "" when the tenant does not route
+};
+struct TenantPlan {
+  std::string name;
+  uint32_t l3vni = 0;  // 0: none
+  std::vector<TenantNetworkPlan> networks;
+};
 struct Route {
   std::string destination;  // "default" or a prefix
   std::string via;          // next-hop address
@@ -133,6 +171,8 @@ struct Node {
   bool bgp_multipath_relax = true;
   // Why a daemon beyond the image's runs: daemon -> "frr.conf:12" (the line that needs it).
   std::map<std::string, std::string> daemon_reasons;
+  // A VTEP's VNIs (L2 ones in the topology's order, then the L3 VNIs of routing tenants).
+  std::vector<Vni> vnis;
 };
 
 struct Link {
@@ -193,6 +233,8 @@ struct Plan {
   // The checks the user declared (topology `checks:`), asserted by the `checks` family. In the
   // state file only when there are some.
   std::vector<topology::Check> checks;
+  // The topology's tenants (EVPN). In the state file only when there are some.
+  std::vector<TenantPlan> tenants;
 
   // The node named `name`, or nullptr. O(1) on average: validators call it millions of times
   // at 256 nodes. Thread-safe for concurrent readers.
@@ -239,6 +281,9 @@ int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface);
 // its `originates`, minus its `withdraws`, in node order, each prefix once. Idempotent.
 void derive_expectations(Plan& plan);
 
+// The tenant network (and its tenant) server `host` sits in, or nullptr when it is routed.
+const TenantNetworkPlan* tenant_network_of_server(const Plan& plan, const std::string& host,
+                                                  const TenantPlan** tenant = nullptr);
 // Kernel command line limit of x86 Linux (COMMAND_LINE_SIZE, arch/x86/include/asm/setup.h).
 inline constexpr size_t kMaxKernelCmdline = 2047;
 

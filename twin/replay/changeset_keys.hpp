@@ -30,8 +30,9 @@ inline const std::vector<std::string> kTopology = {"file"};
 inline const std::vector<std::string> kSysctl = {"nodes", "node", "set"};
 
 // Values.
-inline const std::vector<std::string> kTestFamilies = {"bgp", "ospf", "bfd", "routes",
-                                                          "mtu", "reachability", "checks"};
+inline const std::vector<std::string> kTestFamilies = {"bgp",    "ospf", "bfd",
+                                                          "evpn",   "routes", "mtu",
+                                                          "reachability", "checks"};
 inline const std::vector<std::string> kUntil = {"converged", "duration"};
 inline const std::vector<std::string> kExpect = {"pass", "fail"};
 inline const std::vector<std::string> kState = {"up", "down"};

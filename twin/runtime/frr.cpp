@@ -116,7 +116,9 @@ Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daem
 
 Result<nlohmann::json> ip_json(proc::ProcessRunner& runner, const std::string& netns,
                                const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"ip", "-n", netns, "-j"};
+  // `ip` has no FDB command: iproute2's `bridge` reads it, with the same -n and -j.
+  const bool fdb = !args.empty() && args[0] == "fdb";
+  std::vector<std::string> argv = {fdb ? "bridge" : "ip", "-n", netns, "-j"};
   argv.insert(argv.end(), args.begin(), args.end());
   proc::Command c{argv, "", std::chrono::seconds(10)};
   auto r = proc::run_checked(runner, c, "netns " + netns);

@@ -60,7 +60,8 @@ Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daem
                                  const std::string& command,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-// `ip -n <netns> -j <args...>` parsed as JSON.
+// `ip -n <netns> -j <args...>` parsed as JSON; args starting with `fdb` (the bridge forwarding
+// database, which `ip` cannot show) run iproute2's `bridge` instead.
 Result<nlohmann::json> ip_json(proc::ProcessRunner& runner, const std::string& netns,
                                const std::vector<std::string>& args);
 

@@ -10,7 +10,10 @@
 // clang-format on
 
 #include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
 #include <netinet/icmp6.h>
+#include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -690,6 +693,142 @@ std::vector<PingResult> run_probes(const std::vector<PingRequest>& reqs) {
   return out;
 }
 
+// ---- ARP (RFC 826): who-has on one interface, for L2 reachability.
+
+struct ArpProbe {
+  const PingRequest* req = nullptr;
+  int fd = -1;
+  int ifindex = 0;
+  std::uint8_t own_mac[6] = {};
+  in_addr source{}, target{};
+  std::chrono::steady_clock::time_point sent;
+  int sends = 0;
+  bool done = false;
+  PingResult res;
+};
+
+std::string mac_text(const std::uint8_t* m) {
+  char b[18];
+  std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return b;
+}
+
+void arp_fail(ArpProbe& a, const std::string& detail) {
+  a.res.outcome = PingOutcome::kError;
+  a.res.detail = detail;
+  a.done = true;
+}
+
+void arp_open(ArpProbe& a) {
+  const PingRequest& r = *a.req;
+  if (inet_pton(AF_INET, r.destination.c_str(), &a.target) != 1)
+    return arp_fail(a, "ARP needs an IPv4 destination, got '" + r.destination + "'");
+  if (r.interface.empty()) return arp_fail(a, "ARP needs an interface");
+  a.ifindex = static_cast<int>(if_nametoindex(r.interface.c_str()));
+  if (a.ifindex == 0) return arp_fail(a, errno_text("interface " + r.interface, errno));
+  a.fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ARP));
+  if (a.fd < 0) return arp_fail(a, errno_text("packet socket", errno));
+  sockaddr_ll ll{};
+  ll.sll_family = AF_PACKET;
+  ll.sll_protocol = htons(ETH_P_ARP);
+  ll.sll_ifindex = a.ifindex;
+  if (bind(a.fd, reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0)
+    return arp_fail(a, errno_text("bind to " + r.interface, errno));
+  ifreq ifr{};
+  std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", r.interface.c_str());
+  if (ioctl(a.fd, SIOCGIFHWADDR, &ifr) != 0)
+    return arp_fail(a, errno_text("MAC of " + r.interface, errno));
+  std::memcpy(a.own_mac, ifr.ifr_hwaddr.sa_data, 6);
+  // The sender address: the one asked for, else the interface's primary IPv4 one, else
+  // 0.0.0.0 (an ARP probe, RFC 5227 §2.1.1, which Linux answers too).
+  if (!r.source.empty()) {
+    if (inet_pton(AF_INET, r.source.c_str(), &a.source) != 1)
+      return arp_fail(a, "bad ARP source '" + r.source + "'");
+  } else {
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ifreq ia{};
+    std::snprintf(ia.ifr_name, sizeof ia.ifr_name, "%s", r.interface.c_str());
+    if (s >= 0 && ioctl(s, SIOCGIFADDR, &ia) == 0)
+      a.source = reinterpret_cast<sockaddr_in*>(&ia.ifr_addr)->sin_addr;
+    if (s >= 0) close(s);
+  }
+}
+
+void arp_send(ArpProbe& a) {
+  std::uint8_t pkt[28] = {};
+  put16(pkt, 1);                  // Ethernet
+  put16(pkt + 2, ETHERTYPE_IP);   // IPv4
+  pkt[4] = 6;
+  pkt[5] = 4;
+  put16(pkt + 6, 1);              // request
+  std::memcpy(pkt + 8, a.own_mac, 6);
+  std::memcpy(pkt + 14, &a.source, 4);
+  std::memcpy(pkt + 24, &a.target, 4);
+  sockaddr_ll to{};
+  to.sll_family = AF_PACKET;
+  to.sll_protocol = htons(ETH_P_ARP);
+  to.sll_ifindex = a.ifindex;
+  to.sll_halen = 6;
+  std::memset(to.sll_addr, 0xff, 6);
+  if (sendto(a.fd, pkt, sizeof pkt, 0, reinterpret_cast<sockaddr*>(&to), sizeof to) < 0)
+    return arp_fail(a, errno_text("ARP send", errno));
+  if (a.sends++ == 0) a.sent = std::chrono::steady_clock::now();
+}
+
+void arp_read(ArpProbe& a) {
+  std::uint8_t buf[256];
+  for (;;) {
+    ssize_t n = recv(a.fd, buf, sizeof buf, 0);
+    if (n < 0) return;
+    if (n < 28 || get16(buf + 6) != 2 || std::memcmp(buf + 14, &a.target, 4) != 0) continue;
+    a.res.outcome = PingOutcome::kReply;
+    a.res.rtt_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                             a.sent)
+                       .count();
+    a.res.detail = "is-at " + mac_text(buf + 8);
+    a.done = true;
+    return;
+  }
+}
+
+// Every ARP request at once: send, resend every timeout/count, collect the first reply each.
+void run_arp(std::vector<ArpProbe>& probes) {
+  for (auto& a : probes) {
+    arp_open(a);
+    if (!a.done) arp_send(a);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    std::vector<pollfd> pfds;
+    std::vector<ArpProbe*> owner;
+    auto now = std::chrono::steady_clock::now();
+    for (auto& a : probes) {
+      if (a.done) continue;
+      auto per = a.req->timeout / std::max(1, a.req->count);
+      if (now - start >= a.req->timeout) {
+        a.res.outcome = PingOutcome::kTimeout;
+        a.res.detail = "no ARP reply within " + std::to_string(a.req->timeout.count()) + " ms (" +
+                       std::to_string(a.sends) + " request(s) sent)";
+        a.done = true;
+        continue;
+      }
+      if (a.sends < a.req->count && now - start >= per * a.sends) arp_send(a);
+      if (a.done) continue;
+      pfds.push_back({a.fd, POLLIN, 0});
+      owner.push_back(&a);
+    }
+    if (pfds.empty()) break;
+    if (poll(pfds.data(), pfds.size(), 20) < 0 && errno != EINTR) {
+      for (auto* a : owner) arp_fail(*a, errno_text("poll", errno));
+      break;
+    }
+    for (size_t i = 0; i < pfds.size(); ++i)
+      if (pfds[i].revents & POLLIN) arp_read(*owner[i]);
+  }
+  for (auto& a : probes)
+    if (a.fd >= 0) close(a.fd);
+}
+
 std::vector<PingResult> all_errors(std::size_t n, const std::string& detail) {
   PingResult r;
   r.outcome = PingOutcome::kError;
@@ -704,7 +843,15 @@ std::vector<PingResult> ping_many(const std::string& netns, const std::vector<Pi
   std::vector<PingResult> out;
   auto body = [&]() -> Result<void> {
     try {
-      out = run_probes(reqs);
+      std::vector<PingRequest> icmp;
+      std::vector<ArpProbe> arp;
+      for (const auto& r : reqs)
+        if (r.arp) arp.push_back(ArpProbe{&r});
+        else icmp.push_back(r);
+      auto echoes = run_probes(icmp);
+      run_arp(arp);
+      size_t e = 0, a = 0;
+      for (const auto& r : reqs) out.push_back(r.arp ? arp[a++].res : echoes[e++]);
     } catch (const std::exception& e) {
       return harness_error(std::string("ping: ") + e.what());
     }

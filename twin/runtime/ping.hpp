@@ -23,6 +23,10 @@ struct PingRequest {
   std::string interface;    // optional: bind to this device (SO_BINDTODEVICE); scope for fe80::
   int payload_bytes = 56;   // ICMP payload size, as `ping -s`
   bool dont_fragment = false;
+  // Instead of an echo, an ARP request (RFC 826) for `destination` (IPv4) broadcast on
+  // `interface`: a reply means the destination is on that L2 segment, whatever its subnet or
+  // the sender's routes (tenant isolation). `detail` of a reply is "is-at <MAC>".
+  bool arp = false;
   int count = 1;  // echo requests to send; the probe succeeds if any reply arrives
   std::chrono::milliseconds timeout{1000};  // from the first request until giving up
 };

@@ -135,11 +135,12 @@ class Loader {
     }
 
     if (yaml::Value c = yaml::child(*doc, "checks")) t.checks = read_checks(r_, c, t);
-    // Before the checks: servers on tenant ports take their gateway from their network.
-    if (yaml::Value tv = yaml::child(*doc, "tenants")) t.tenants = read_tenants(r_, tv, t);
 
     // Own configs first: the checks see their addresses (duplicates, hosts' gateways).
     read_own_configs(t, d_);
+    // After own configs (a VTEP's address may be a loopback its frr.conf gives), before the
+    // checks: servers on tenant ports take their gateway from their network.
+    if (yaml::Value tv = yaml::child(*doc, "tenants")) t.tenants = read_tenants(r_, tv, t);
     check_topology(t, places_, d_);
     if (d_.items().size() != before) return std::nullopt;
     return t;

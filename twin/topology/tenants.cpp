@@ -33,6 +33,16 @@ const Link* link_of(const Topology& t, const std::string& node, const std::strin
   return nullptr;
 }
 
+bool has_ipv4_loopback(const Node& n) {
+  for (const auto& l : n.loopbacks)
+    if (l.family == 4) return true;
+  if (n.own)
+    if (auto lo = n.own->addresses.find("lo"); lo != n.own->addresses.end())
+      for (const auto& a : lo->second)
+        if (auto pf = IpPrefix::parse(a); pf && pf->family == 4 && pf->length == 32) return true;
+  return false;
+}
+
 class TenantsReader {
  public:
   TenantsReader(yaml::Reader& r, const Topology& t) : r_(r), t_(t) {}
@@ -165,6 +175,11 @@ class TenantsReader {
       r_.error(pv, "node '" + e.node + "' is not a VTEP: twin builds VXLAN devices on FRR nodes " +
                        "in namespaces only",
                "a VM's VTEP is its guest's to configure");
+      return;
+    }
+    if (!has_ipv4_loopback(*leaf)) {
+      r_.error(pv, "node '" + e.node + "' has no IPv4 loopback to be its VTEP address",
+               "give it one, e.g. `loopback: [10.255.1.1/32]`");
       return;
     }
     size_t li = 0;

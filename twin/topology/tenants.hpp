@@ -32,8 +32,6 @@ inline const std::vector<std::string> kTenantNetworkKeys = {"vni", "ports", "gat
 inline constexpr int kVxlanOverhead = 50;
 // A VNI is 24 bits (RFC 7348 §5).
 inline constexpr uint32_t kMaxVni = 16777215;
-// VXLAN's IANA UDP port (RFC 7348 §5), the kernel's `dstport` for every VTEP of a lab.
-inline constexpr int kVxlanPort = 4789;
 
 // Reads the mapping `map` (field path "tenants") into tenants; `t`'s nodes and links must be
 // read already. Every problem goes to `r`'s diagnostics.

@@ -55,6 +55,13 @@ TestResult ping_result(const std::string& validator, const PingProbe& probe,
 
 std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validator,
                                         const std::vector<PingProbe>& probes) {
+  return run_ping_probes(ctx, probes, [&](const PingProbe& p, const PingResult& r) {
+    return ping_result(validator, p, r);
+  });
+}
+
+std::vector<TestResult> run_ping_probes(Context& ctx, const std::vector<PingProbe>& probes,
+                                        const PingJudge& judge) {
   std::vector<std::string> nodes;
   std::map<std::string, std::vector<size_t>> by_node;
   for (size_t i = 0; i < probes.size(); ++i) {
@@ -77,8 +84,7 @@ std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validat
         r.outcome = PingOutcome::kError;
         r.detail = node ? "no result from the prober" : "unknown node";
       }
-      auto t = ping_result(validator, probes[idx[j]], r);
-      out[idx[j]] = std::move(t);
+      out[idx[j]] = judge(probes[idx[j]], r);
     }
   });
   return out;
@@ -137,6 +143,12 @@ bool originates(const plan::Plan& plan, const plan::Node& router, const std::str
 
 bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& a,
                   const plan::Node& b, const std::string& a_addr, const std::string& b_addr) {
+  // Tenant servers: one L2 segment per network, judged by the tenant tests; across networks
+  // only a routing tenant's (L3 VNI) reach each other, never another tenant's.
+  const plan::TenantPlan *ta = nullptr, *tb = nullptr;
+  const auto* na = plan::tenant_network_of_server(plan, a.name, &ta);
+  const auto* nb = plan::tenant_network_of_server(plan, b.name, &tb);
+  if (na || nb) return na && nb && na != nb && ta == tb && ta->l3vni != 0;
   bool a_cut = false, b_cut = false;
   const auto* ra = router_of(plan, a, &a_cut);
   const auto* rb = router_of(plan, b, &b_cut);

@@ -93,6 +93,10 @@ struct PingProbe {
 // timeout, no-route, too-big -> failed (the network is wrong); error -> error.
 std::vector<TestResult> run_ping_probes(Context& ctx, const std::string& validator,
                                         const std::vector<PingProbe>& probes);
+// The same, each outcome judged by `judge` (a negative test: a reply is the failure).
+using PingJudge = std::function<TestResult(const PingProbe&, const PingResult&)>;
+std::vector<TestResult> run_ping_probes(Context& ctx, const std::vector<PingProbe>& probes,
+                                        const PingJudge& judge);
 // Pure mapping used by run_ping_probes (exposed for unit tests).
 TestResult ping_result(const std::string& validator, const PingProbe& probe,
                        const PingResult& result);

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "twin/runtime/netlink.hpp"
@@ -60,6 +61,28 @@ std::string node_script(const plan::Node& node, const std::vector<std::string>& 
     // Batch lines take no -4/-6: spell the default route per family.
     std::string dst = r.destination == "default" ? (v6 ? "::/0" : "0.0.0.0/0") : r.destination;
     s << "route add " << dst << " via " << r.via << "\n";
+  }
+  return s.str();
+}
+
+std::string vtep_script(const plan::Node& node) {
+  std::ostringstream s;
+  std::set<std::string> vrfs;
+  for (const auto& v : node.vnis)
+    if (!v.vrf.empty() && vrfs.insert(v.vrf).second)
+      s << "link add " << v.vrf << " type vrf table " << v.vrf_table << "\n"
+        << "link set " << v.vrf << " up\n";
+  for (const auto& v : node.vnis) {
+    s << "link add " << v.vxlan << " type vxlan id " << v.vni << " local " << v.local
+      << " dstport " << plan::kVxlanPort << " nolearning df set\n"
+      << "link set " << v.vxlan << " mtu " << v.mtu << "\n"
+      << "link add " << v.bridge << " type bridge\n";
+    if (!v.vrf.empty()) s << "link set " << v.bridge << " master " << v.vrf << "\n";
+    s << "link set " << v.vxlan << " master " << v.bridge << "\n"
+      << "link set dev " << v.vxlan << " type bridge_slave learning off\n";
+    for (const auto& p : v.ports) s << "link set " << p << " master " << v.bridge << "\n";
+    if (!v.gateway.empty()) s << "address add " << v.gateway << " dev " << v.bridge << "\n";
+    s << "link set " << v.bridge << " up\nlink set " << v.vxlan << " up\n";
   }
   return s.str();
 }

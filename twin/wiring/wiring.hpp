@@ -28,6 +28,15 @@ std::string veth_script(const plan::Plan& plan);
 // With `only`, just the addresses on those interfaces (links added to a running lab).
 std::string node_script(const plan::Node& node, const std::vector<std::string>& only = {});
 
+// Per-node script, run with `ip -n <netns> -batch -` after links_up: a VTEP's devices for each
+// of node.vnis (plan.hpp Vni), "" for a node without. Per VNI a VXLAN device (`local` = the
+// VTEP address, UDP 4789, `nolearning`: EVPN fills the FDB, RFC 8365 §10; `df set`: like a
+// hardware VTEP it never fragments, so an underlay too small for the overlay drops frames
+// instead of hiding the fault) with MAC learning off on its bridge port, a bridge joining it and
+// the server ports, all up. With an L3 VNI: the tenant's VRF (its own table), every bridge of
+// the tenant in it, the network's anycast gateway on its bridge. Needs the kernel's vxlan and
+// bridge (and vrf for an L3 VNI: engine preflight checks).
+std::string vtep_script(const plan::Node& node);
 // The interfaces of `node` that links_up must bring up once every veth exists: lo and the `b`
 // end of each of its links (veth_script creates `a` ends up already).
 std::vector<std::string> interfaces_to_bring_up(const plan::Plan& plan, const plan::Node& node);

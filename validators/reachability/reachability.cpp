@@ -2,6 +2,8 @@
 
 #include "twin/core/ip.hpp"
 
+#include <set>
+
 namespace twin::validators {
 
 using validate::address_of;
@@ -62,15 +64,151 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
         }
     }
   }
+  // Tenant networks: every server of a network to every other one, each family.
+  std::vector<validate::PingProbe> tenant;
+  for (const auto& t : plan.tenants)
+    for (const auto& net : t.networks)
+      for (const auto& a : net.servers)
+        for (const auto& b : net.servers) {
+          if (a == b) continue;
+          const plan::Node* src = plan.find(a);
+          const plan::Node* dst = plan.find(b);
+          if (!src || !dst) continue;
+          for (const auto& di : dst->interfaces)
+            for (const auto& da : di.addresses) {
+              bool has_family = false;
+              for (const auto& si : src->interfaces)
+                for (const auto& sa : si.addresses) has_family |= is_ipv6(sa) == is_ipv6(da);
+              if (!has_family) continue;
+              validate::PingProbe p;
+              p.test = 2;
+              p.test_name = "tenant-mesh";
+              p.node = a;
+              p.subject = b + " " + address_of(da);
+              p.expected = "echo reply (tenant " + t.name + ", " + net.name + ", VNI " +
+                           std::to_string(net.vni) + ")";
+              p.request.destination = address_of(da);
+              p.request.count = 2;
+              p.request.timeout = std::chrono::milliseconds(1500);
+              tenant.push_back(std::move(p));
+            }
+        }
   auto out = validate::sample_evenly(std::move(loop), max_pairs);
+  auto tm = validate::sample_evenly(std::move(tenant), max_pairs);
   auto h = validate::sample_evenly(std::move(host), max_pairs);
   out.insert(out.end(), std::make_move_iterator(h.begin()), std::make_move_iterator(h.end()));
+  out.insert(out.end(), std::make_move_iterator(tm.begin()), std::make_move_iterator(tm.end()));
   return out;
 }
 
+namespace {
+// The server's port toward its leaf (its tenant port's far end), or nullptr.
+const plan::Interface* server_port(const plan::Plan& plan, const plan::Node& server) {
+  for (const auto& i : server.interfaces)
+    if (const plan::Node* leaf = plan.find(i.peer_node))
+      for (const auto& li : leaf->interfaces)
+        if (li.name == i.peer_interface && li.vni) return &i;
+  return nullptr;
+}
+}  // namespace
+
+std::vector<validate::PingProbe> isolation_probes(const plan::Plan& plan) {
+  std::vector<validate::PingProbe> out;
+  for (const auto& ta : plan.tenants)
+    for (const auto& na : ta.networks)
+      for (const auto& a : na.servers) {
+        const plan::Node* src = plan.find(a);
+        const plan::Interface* port = src ? server_port(plan, *src) : nullptr;
+        if (!port || !port->up) continue;
+        // Addresses of a's own network: an overlapping plan may reuse one in another tenant,
+        // and then a's own neighbour answers, rightly.
+        std::set<std::string> own;
+        for (const auto& s : na.servers)
+          if (const plan::Node* n = plan.find(s))
+            for (const auto& i : n->interfaces)
+              for (const auto& addr : i.addresses) own.insert(address_of(addr));
+        for (const auto& tb : plan.tenants) {
+          if (&tb == &ta) continue;
+          for (const auto& nb : tb.networks)
+            for (const auto& b : nb.servers) {
+              const plan::Node* dst = plan.find(b);
+              if (!dst) continue;
+              for (const auto& di : dst->interfaces)
+                for (const auto& da : di.addresses) {
+                  if (is_ipv6(da) || own.count(address_of(da))) continue;
+                  validate::PingProbe p;
+                  p.test = 3;
+                  p.test_name = "tenant-isolation";
+                  p.node = a;
+                  p.subject = b + " " + address_of(da);
+                  p.expected = "no answer (tenant " + ta.name + " must not reach tenant " +
+                               tb.name + ")";
+                  p.request.arp = true;
+                  p.request.interface = port->name;
+                  p.request.destination = address_of(da);
+                  p.request.count = 2;
+                  p.request.timeout = std::chrono::milliseconds(1000);
+                  out.push_back(std::move(p));
+                }
+            }
+        }
+      }
+  return out;
+}
+
+validate::TestResult isolation_result(const plan::Plan& plan, const validate::PingProbe& probe,
+                                      const validate::PingResult& r) {
+  using validate::Status;
+  const std::string dst = probe.subject.substr(0, probe.subject.find(' '));
+  if (r.outcome == validate::PingOutcome::kError)
+    return validate::make_result("reachability", 3, probe.test_name, Status::kError, probe.node,
+                                 probe.subject, probe.expected, "error",
+                                 "ARP from " + probe.node + " could not be sent: " + r.detail);
+  if (r.outcome != validate::PingOutcome::kReply)
+    return validate::make_result("reachability", 3, probe.test_name, Status::kPassed, probe.node,
+                                 probe.subject, probe.expected, "no answer", "");
+  // Who answered, and over which network: the asking server's VNI reached that port.
+  std::string mac = r.detail.rfind("is-at ", 0) == 0 ? r.detail.substr(6) : r.detail;
+  std::string who = "a device with MAC " + mac;
+  for (const auto& n : plan.nodes)
+    for (const auto& i : n.interfaces)
+      if (i.mac == mac) who = n.name + " " + i.name + " (" + mac + ")";
+  const plan::TenantPlan *ta = nullptr, *tb = nullptr;
+  const auto* na = plan::tenant_network_of_server(plan, probe.node, &ta);
+  const auto* nb = plan::tenant_network_of_server(plan, dst, &tb);
+  // The ports at both ends: one of them sits in the other tenant's bridge (evpn vni-bridge
+  // names which).
+  auto leaf_port = [&](const std::string& server) {
+    std::string out;
+    if (const plan::Node* d = plan.find(server))
+      for (const auto& i : d->interfaces)
+        if (const plan::Node* leaf = plan.find(i.peer_node);
+            out.empty() && leaf && leaf->kind == topology::NodeKind::kFrr)
+          out = leaf->name + ":" + i.peer_interface;
+    return out;
+  };
+  std::string path = probe.node + " " + probe.request.interface + " -> " + leaf_port(probe.node) +
+                     " -> overlay -> " + leaf_port(dst) + " -> " + dst;
+  return validate::make_result(
+      "reachability", 3, probe.test_name, Status::kFailed, probe.node, probe.subject,
+      probe.expected, "answered by " + who,
+      "isolation broken: " + who + " answered " + probe.node + "'s ARP for " +
+          probe.request.destination +
+          (tb ? " (tenant " + tb->name + (nb ? " " + nb->name : "") + ")" : "") + " from " +
+          probe.node + (ta ? " (tenant " + ta->name + (na ? " " + na->name : "") + ")" : "") +
+          ": they share one L2 segment, path " + path);
+}
+
 std::vector<validate::TestResult> ReachabilityValidator::run(validate::Context& ctx) {
-  return validate::run_ping_probes(ctx, "reachability",
-                                   reachability_probes(ctx.plan, ctx.max_pairs));
+  auto out = validate::run_ping_probes(ctx, "reachability",
+                                       reachability_probes(ctx.plan, ctx.max_pairs));
+  auto iso = validate::run_ping_probes(
+      ctx, isolation_probes(ctx.plan),
+      [&](const validate::PingProbe& p, const validate::PingResult& r) {
+        return isolation_result(ctx.plan, p, r);
+      });
+  out.insert(out.end(), iso.begin(), iso.end());
+  return out;
 }
 
 }  // namespace twin::validators

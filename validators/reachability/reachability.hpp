@@ -2,7 +2,14 @@
 // reachability validator family. Tests:
 //   0 loopback-mesh  every FRR node reaches every other FRR node's loopbacks (per address
 //                    family, sourced from its own loopback) where the fabric should deliver them
-//   1 host-mesh      every host reaches every other host's addresses
+//   1 host-mesh      every host reaches every other host's addresses (tenant servers: only
+//                    a routing tenant's, across its networks)
+//   2 tenant-mesh    every server of a tenant network reaches every other one of it (ICMP,
+//                    both families): the L2 segment works across the fabric
+//   3 tenant-isolation  no server reaches a server of another tenant: an ARP request for each
+//                    of its IPv4 addresses, broadcast on the asking server's port, must go
+//                    unanswered (a reply means both sit on one L2 segment, whatever their
+//                    subnets); a reply fails naming both servers and the VNI it crossed
 // Pairs the topology cannot route (e.g. spines sharing one ASN: eBGP loop prevention,
 // RFC 4271 §9.1.2) are not probed; the plan says so. Pairs beyond Context::max_pairs are
 // sampled deterministically (every k-th).
@@ -16,7 +23,11 @@ class ReachabilityValidator final : public validate::Validator {
   std::vector<validate::TestResult> run(validate::Context& ctx) override;
 };
 
-// The pings the family sends (pure; unit-tested).
+// The pings the family sends (pure; unit-tested): tests 0-2.
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs);
+// Test 3's ARP requests, and how an answer is judged (pure; unit-tested).
+std::vector<validate::PingProbe> isolation_probes(const plan::Plan& plan);
+validate::TestResult isolation_result(const plan::Plan& plan, const validate::PingProbe& probe,
+                                      const validate::PingResult& result);
 
 }  // namespace twin::validators
