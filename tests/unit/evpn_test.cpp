@@ -1,0 +1,270 @@
+// Unit tests for EVPN tenants beyond the loader: the plan (VTEP devices, generated EVPN
+// config, kernel script, state round trip), the evpn validator family on FRR 8.4 and iproute2
+// JSON recorded from evpn-2x4 (tests/data/frr84/evpn/), and tenant reachability/isolation.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/unit/support.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/topology/loader.hpp"
+#include "twin/wiring/wiring.hpp"
+#include "validators/evpn/evpn.hpp"
+#include "validators/reachability/reachability.hpp"
+
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using twin::validate::Status;
+using twin::validate::TestResult;
+using twin::validators::EvpnFacts;
+
+const std::string kRepo = TWIN_DATA_DIR;
+const std::string kEvpn = std::string(TWIN_TEST_DATA) + "/frr84/evpn/";
+
+const twin::plan::Plan& evpn_plan() {
+  static const twin::plan::Plan p = [] {
+    twin::Diagnostics d;
+    auto t = twin::topology::load_topology(kRepo + "/topologies/evpn-2x4.yaml", d);
+    if (!t) throw std::runtime_error(twin_test::dump(d));
+    return twin::plan::make_plan(*t);
+  }();
+  return p;
+}
+
+twin::Result<json> rec(const std::string& f) {
+  return twin::ok(json::parse(twin_test::read(kEvpn + f)));
+}
+
+// A VTEP's recorded facts; the typo run recorded no summary (its sessions were unchanged).
+EvpnFacts vtep(const std::string& prefix) {
+  EvpnFacts f;
+  if (std::filesystem::exists(kEvpn + prefix + ".evpn-summary.json"))
+    f.summary = rec(prefix + ".evpn-summary.json");
+  f.vnis = rec(prefix + ".vni.json");
+  f.macs = rec(prefix + ".mac.json");
+  f.links = rec(prefix + ".link.json");
+  f.fdb = rec(prefix + ".fdb.json");
+  return f;
+}
+
+std::vector<TestResult> of(const std::vector<TestResult>& rs, const std::string& node,
+                           int test = -1) {
+  std::vector<TestResult> out;
+  for (const auto& r : rs)
+    if (r.node == node && (test < 0 || r.test == test)) out.push_back(r);
+  return out;
+}
+
+std::string dump(const std::vector<TestResult>& rs) {
+  std::string s;
+  for (const auto& r : rs)
+    s += r.node + " " + std::to_string(r.test) + " " + r.peer + ": " + r.message + "\n";
+  return s;
+}
+
+TEST(EvpnPlan, LeavesAreVtepsOfTheirNetworksAndSpinesCarryEvpn) {
+  const auto& p = evpn_plan();
+  const auto* leaf1 = p.find("leaf1");
+  ASSERT_EQ(leaf1->vnis.size(), 2u);
+  EXPECT_EQ(leaf1->vnis[0].vni, 10100u);
+  EXPECT_EQ(leaf1->vnis[0].vxlan, "vx10100");
+  EXPECT_EQ(leaf1->vnis[0].bridge, "br10100");
+  EXPECT_EQ(leaf1->vnis[0].local, "10.255.1.1");
+  EXPECT_EQ(leaf1->vnis[0].mtu, 1500);
+  EXPECT_THAT(leaf1->vnis[0].ports, ::testing::ElementsAre("swp3"));
+  EXPECT_TRUE(p.find("spine1")->vnis.empty());
+  ASSERT_EQ(p.tenants.size(), 2u);
+  EXPECT_THAT(p.tenants[1].networks[0].vteps, ::testing::ElementsAre("leaf1", "leaf2", "leaf4"));
+  EXPECT_THAT(p.tenants[1].networks[0].servers, ::testing::ElementsAre("blue1", "blue2", "blue3"));
+  // Bridged ports have no address and originate nothing: only loopbacks are advertised.
+  for (const auto& e : p.prefixes) EXPECT_EQ(e.kind, "loopback") << e.prefix;
+  // Generated configs: EVPN on every fabric session, VNIs advertised by VTEPs only.
+  EXPECT_THAT(leaf1->frr_config,
+              HasSubstr(" address-family l2vpn evpn\n  neighbor fabric activate\n"
+                        "  advertise-all-vni\n exit-address-family\n"));
+  EXPECT_THAT(p.find("spine1")->frr_config,
+              HasSubstr(" address-family l2vpn evpn\n  neighbor fabric activate\n exit-address-family\n"));
+  EXPECT_EQ(twin::wiring::vtep_script(*p.find("spine1")), "");
+  EXPECT_EQ(twin::wiring::vtep_script(*p.find("leaf3")),
+            "link add vx10100 type vxlan id 10100 local 10.255.1.3 dstport 4789 nolearning df set\n"
+            "link set vx10100 mtu 1500\n"
+            "link add br10100 type bridge\n"
+            "link set vx10100 master br10100\n"
+            "link set dev vx10100 type bridge_slave learning off\n"
+            "link set swp3 master br10100\n"
+            "link set br10100 up\n"
+            "link set vx10100 up\n");
+  // The state file keeps it all.
+  auto back = twin::plan::plan_from_json(twin::plan::to_json(p));
+  EXPECT_EQ(twin::plan::to_json(back), twin::plan::to_json(p));
+  EXPECT_EQ(back.find("leaf2")->vnis[1].vni, 20100u);
+  EXPECT_EQ(back.tenants[0].networks[1].name, "db");
+}
+
+TEST(EvpnPlan, ARoutingTenantGetsAVrfAnL3VniAndAGateway) {
+  twin::Diagnostics d;
+  std::string text = twin_test::read(kRepo + "/topologies/evpn-2x4.yaml");
+  text.replace(text.find("  red:\n    networks:\n      web: {vni: 10100, ports: [leaf1:swp3, leaf3:swp3]}"),
+               std::string("  red:\n    networks:\n      web: {vni: 10100, ports: [leaf1:swp3, leaf3:swp3]}").size(),
+               "  red:\n    l3vni: 5001\n    networks:\n      web: {vni: 10100, ports: [leaf1:swp3, "
+               "leaf3:swp3], gateway: 10.10.1.1/24}");
+  auto t = twin::topology::load_topology_text(text, "e.yaml", kRepo + "/topologies", d);
+  ASSERT_TRUE(t) << twin_test::dump(d);
+  auto p = twin::plan::make_plan(*t);
+  const auto* leaf1 = p.find("leaf1");
+  ASSERT_EQ(leaf1->vnis.size(), 3u);  // 10100, 20100, then red's L3 VNI
+  EXPECT_TRUE(leaf1->vnis[2].l3());
+  EXPECT_EQ(leaf1->vnis[2].vni, 5001u);
+  EXPECT_EQ(leaf1->vnis[0].gateway, "10.10.1.1/24");
+  EXPECT_EQ(leaf1->vnis[0].vrf, "red");
+  EXPECT_TRUE(leaf1->vnis[1].vrf.empty());  // blue does not route
+  EXPECT_THAT(leaf1->frr_config, HasSubstr("vrf red\n vni 5001\nexit-vrf\n"));
+  EXPECT_THAT(leaf1->frr_config,
+              HasSubstr("router bgp 65101 vrf red\n bgp router-id 10.255.1.1\n"));
+  EXPECT_THAT(leaf1->frr_config, HasSubstr("  advertise ipv4 unicast\n"));
+  std::string k = twin::wiring::vtep_script(*leaf1);
+  EXPECT_EQ(k.rfind("link add red type vrf table 1001\nlink set red up\n", 0), 0u) << k;
+  EXPECT_THAT(k, HasSubstr("link set br10100 master red\n"));
+  EXPECT_THAT(k, HasSubstr("address add 10.10.1.1/24 dev br10100\n"));
+  EXPECT_THAT(k, HasSubstr("link add vx5001 type vxlan id 5001 local 10.255.1.1"));
+  // red's servers route through the gateway; the web network's servers take it.
+  EXPECT_EQ(p.find("red1")->routes.at(0).via, "10.10.1.1");
+}
+
+TEST(EvpnValidator, RecordedVtepsPassAndUnprobedOnesAreErrors) {
+  std::map<std::string, EvpnFacts> f;
+  f["leaf1"] = vtep("good.leaf1");
+  f["leaf2"] = vtep("good.leaf2");
+  f["spine1"].summary = rec("good.spine1.evpn-summary.json");
+  auto rs = twin::validators::evaluate_evpn(evpn_plan(), f);
+  for (const char* n : {"leaf1", "leaf2", "spine1"}) {
+    auto mine = of(rs, n);
+    ASSERT_FALSE(mine.empty()) << n;
+    for (const auto& r : mine) EXPECT_EQ(r.status, Status::kPassed) << dump({r});
+  }
+  // leaf1: 2 sessions, 2 VNIs, 2 flood lists, MACs of red2 (10100) and blue2, blue3 (20100).
+  EXPECT_EQ(of(rs, "leaf1", 0).size(), 2u);
+  EXPECT_EQ(of(rs, "leaf1", 1).size(), 2u);
+  EXPECT_EQ(of(rs, "leaf1", 2).size(), 2u);
+  EXPECT_EQ(of(rs, "leaf1", 3).size(), 3u);
+  EXPECT_EQ(of(rs, "leaf1", 4).size(), 2u);
+  EXPECT_EQ(of(rs, "spine1", 0).size(), 4u);
+  for (const auto& r : of(rs, "leaf3")) EXPECT_EQ(r.status, Status::kError) << dump({r});
+  EXPECT_FALSE(of(rs, "leaf3").empty());
+  // Without tenants the family has nothing to say.
+  twin::plan::Plan none = evpn_plan();
+  none.tenants.clear();
+  EXPECT_TRUE(twin::validators::evaluate_evpn(none, f).empty());
+}
+
+TEST(EvpnValidator, AMistypedVniFailsWhereItIsAndWhereItIsMissed) {
+  std::map<std::string, EvpnFacts> f;
+  f["leaf1"] = vtep("vni-typo.leaf1");
+  f["leaf1"].summary = rec("good.leaf1.evpn-summary.json");
+  f["leaf3"] = vtep("vni-typo.leaf3");
+  f["leaf3"].summary = rec("good.leaf1.evpn-summary.json");
+  auto rs = twin::validators::evaluate_evpn(evpn_plan(), f);
+  auto present = of(rs, "leaf3", 1);
+  ASSERT_EQ(present.size(), 2u) << dump(present);
+  EXPECT_EQ(present[0].status, Status::kFailed);
+  EXPECT_EQ(present[0].message,
+            "VNI 10100 (red web) is not on leaf3: its servers there are cut off from the rest of "
+            "the network");
+  EXPECT_EQ(present[1].message,
+            "VNI 10101 is on leaf3 (vx10100), but no tenant network puts it there: a mistyped "
+            "or stray VNI");
+  auto bridge = of(rs, "leaf3", 4);
+  ASSERT_EQ(bridge.size(), 1u);
+  EXPECT_EQ(bridge[0].observed, "vx10100 carries VNI 10101");
+  // leaf1 misses leaf3 as a remote VTEP of 10100, and red2's MAC behind it.
+  auto flood = of(rs, "leaf1", 2);
+  ASSERT_EQ(flood.size(), 2u);
+  EXPECT_EQ(flood[0].status, Status::kFailed);
+  EXPECT_EQ(flood[0].peer, "VNI 10100");
+  EXPECT_EQ(flood[0].observed, "none");
+  EXPECT_EQ(flood[0].expected, "10.255.1.3");
+  EXPECT_EQ(flood[1].status, Status::kPassed);  // 20100 is untouched
+  bool red2 = false;
+  for (const auto& r : of(rs, "leaf1", 3))
+    if (r.peer == "VNI 10100 red2") {
+      red2 = true;
+      EXPECT_EQ(r.status, Status::kFailed);
+      EXPECT_THAT(r.message, HasSubstr("is missing in VNI 10100 on leaf1, expected remote via "
+                                       "10.255.1.3 (EVPN type 2)"));
+    }
+  EXPECT_TRUE(red2);
+}
+
+TEST(EvpnValidator, APortInAnotherTenantsBridgeIsNamed) {
+  std::map<std::string, EvpnFacts> f;
+  f["leaf2"] = vtep("good.leaf2");
+  f["leaf2"].links = rec("leak.leaf2.link.json");
+  auto rs = of(twin::validators::evaluate_evpn(evpn_plan(), f), "leaf2", 4);
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(rs[0].status, Status::kPassed);  // 10200: its own port stays
+  EXPECT_EQ(rs[1].status, Status::kFailed);
+  EXPECT_EQ(rs[1].message,
+            "VNI 20100 (blue app) on leaf2: swp4 is in br10200 (VNI 10200, red db), expected "
+            "br20100");
+}
+
+TEST(EvpnValidator, OverlayMtuPingsFullFramesBetweenVteps) {
+  auto ps = twin::validators::overlay_mtu_probes(evpn_plan());
+  // web: red1<->red2; db: red3<->red4; app: 3 servers on 3 leaves = 6: 10 in all, IPv4.
+  ASSERT_EQ(ps.size(), 10u);
+  EXPECT_EQ(ps[0].node, "red1");
+  EXPECT_EQ(ps[0].subject, "red2 10.10.1.12 (VNI 10100)");
+  EXPECT_TRUE(ps[0].request.dont_fragment);
+  EXPECT_EQ(ps[0].request.payload_bytes, 1472);
+}
+
+TEST(TenantReachability, MeshInsideNetworksAndNoGenericHostMeshAcrossThem) {
+  auto ps = twin::validators::reachability_probes(evpn_plan(), 0);
+  int mesh = 0;
+  for (const auto& p : ps) {
+    EXPECT_NE(p.test, 1) << "host-mesh across tenants: " << p.node << " " << p.subject;
+    if (p.test == 2) ++mesh;
+  }
+  // Ordered pairs: web 2, db 2, app 6 = 10, both families.
+  EXPECT_EQ(mesh, 20);
+}
+
+TEST(TenantReachability, IsolationAsksOnTheServersPortAndAReplyFailsWithBothEnds) {
+  const auto& p = evpn_plan();
+  auto ps = twin::validators::isolation_probes(p);
+  // red's 4 servers x blue's 3 + blue's 3 x red's 4, IPv4 only.
+  ASSERT_EQ(ps.size(), 24u);
+  EXPECT_EQ(ps[0].node, "red1");
+  EXPECT_TRUE(ps[0].request.arp);
+  EXPECT_EQ(ps[0].request.interface, "eth0");
+  EXPECT_EQ(ps[0].subject, "blue1 10.20.1.21");
+  twin::validate::PingResult quiet;
+  quiet.outcome = twin::validate::PingOutcome::kTimeout;
+  EXPECT_EQ(twin::validators::isolation_result(p, ps[0], quiet).status, Status::kPassed);
+  // blue2 answering red3: the MAC names the server.
+  twin::validate::PingProbe leak;
+  for (const auto& x : ps)
+    if (x.node == "red3" && x.subject == "blue2 10.20.1.22") leak = x;
+  ASSERT_EQ(leak.node, "red3");
+  twin::validate::PingResult answer;
+  answer.outcome = twin::validate::PingOutcome::kReply;
+  answer.detail = "is-at " + p.find("blue2")->interfaces[0].mac;
+  auto r = twin::validators::isolation_result(p, leak, answer);
+  EXPECT_EQ(r.status, Status::kFailed);
+  EXPECT_EQ(r.message,
+            "isolation broken: blue2 eth0 (" + p.find("blue2")->interfaces[0].mac +
+                ") answered red3's ARP for 10.20.1.22 (tenant blue app) from red3 (tenant red "
+                "db): they share one L2 segment, path red3 eth0 -> leaf2:swp3 -> overlay -> "
+                "leaf2:swp4 -> blue2");
+  twin::validate::PingResult broken;
+  broken.outcome = twin::validate::PingOutcome::kError;
+  broken.detail = "packet socket: Operation not permitted";
+  EXPECT_EQ(twin::validators::isolation_result(p, leak, broken).status, Status::kError);
+}
+
+}  // namespace
