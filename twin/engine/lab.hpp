@@ -50,8 +50,9 @@ struct UpSummary {
 };
 
 // Checks what every lab needs before anything is created: root, veth support in this kernel,
-// cgroup v2 (what its nodes need, their drivers check). Errors are kEnvironment naming the
-// missing piece.
+// cgroup v2, and for a lab with tenants vxlan and bridge (vrf with an L3 VNI), each probed in
+// a throw-away namespace (what its nodes need, their drivers check). Errors are kEnvironment
+// naming the missing piece and who needs it (`up` exits 3).
 Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner);
 
 // Brings up the lab. On failure, on interruption and when `timeout` passes, tears down what was

@@ -31,7 +31,7 @@ std::string cgroup2_mount() {
   return "";
 }
 
-Result<void> preflight(const plan::Plan&, proc::ProcessRunner& runner) {
+Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
   if (::geteuid() != 0)
     return env_error("twin needs root to create network namespaces (run with sudo)");
   // veth is the one link type every lab needs; probe it in a throw-away namespace so nothing
@@ -49,6 +49,39 @@ Result<void> preflight(const plan::Plan&, proc::ProcessRunner& runner) {
     return env_error(
         "no cgroup v2 hierarchy is mounted; twin keeps each lab's processes in "
         "its own cgroup (mount -t cgroup2 none /sys/fs/cgroup)");
+  // Tenants need the kernel's vxlan and bridge; a routing tenant (L3 VNI) also its vrf. Each is
+  // probed the same way, only when the lab uses it, and named with the tenant that needs it.
+  std::string l3_tenant;
+  for (const auto& t : plan.tenants)
+    if (t.l3vni && l3_tenant.empty()) l3_tenant = t.name;
+  struct Feature {
+    bool needed;
+    std::vector<std::string> args;
+    std::string what;
+  };
+  const Feature features[] = {
+      {!plan.tenants.empty(),
+       {"type", "vxlan", "id", "1", "dstport", "4789", "local", "127.0.0.1"},
+       "VXLAN devices (CONFIG_VXLAN), which the lab's tenants need"},
+      {!plan.tenants.empty(), {"type", "bridge"}, "bridges (CONFIG_BRIDGE), which the lab's tenants need"},
+      {!l3_tenant.empty(),
+       {"type", "vrf", "table", "1001"},
+       "VRF devices (CONFIG_NET_VRF), which tenant " + l3_tenant +
+           "'s L3 VNI needs (routing between its networks); give it none to run its networks "
+           "as L2 segments here"},
+  };
+  for (const auto& f : features) {
+    if (!f.needed) continue;
+    std::vector<std::string> argv = {"unshare", "--net", "ip", "link", "add", "twprobe0"};
+    argv.insert(argv.end(), f.args.begin(), f.args.end());
+    auto fr = runner.run(proc::Command{argv, "", 10s});
+    if (!fr) return fr.error().with_context("probing kernel features");
+    if (fr->exit_code != 0) {
+      std::string err = fr->err;
+      while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+      return env_error("this kernel cannot create " + f.what + " (ip: " + err + ")");
+    }
+  }
   return {};
 }
 
