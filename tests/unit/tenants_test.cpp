@@ -173,7 +173,7 @@ TEST(Tenants, AnUnderlayTooSmallForTheOverlayGivesTheNumbers) {
   EXPECT_EQ(d.field, "links[0].mtu");
   EXPECT_EQ(d.message,
             "underlay link leaf1:swp1 -- spine1:swp1 has MTU 1520, too small for the overlay: "
-            "tenant red network web (link 3, leaf1:swp3) carries 1500-byte packets and VXLAN "
+            "tenant red network web (links[2], leaf1:swp3) carries 1500-byte packets and VXLAN "
             "adds 50 bytes, so the underlay needs MTU 1550 or more");
   EXPECT_THAT(d.hint, HasSubstr("lower the servers' links to 1470"));
   EXPECT_TRUE(load(lab(kGood, "1550")).topo);

@@ -590,6 +590,17 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
       for (const auto* r : it->second)
         subjects.push_back(r->node + (r->peer.empty() ? "" : " " + r->peer) + ": " +
                            (r->message.empty() ? r->observed : r->message));
+      // A packet that crossed between tenants is its own, most severe reason: two customers
+      // joined (reachability test 3, tenant-isolation).
+      if (failures && test.rfind("reachability.3 ", 0) == 0) {
+        v.reasons.push_back({reason_rank("isolation-broken"), "isolation-broken", "",
+                             "isolation broken: " + std::to_string(subjects.size()) +
+                                 " server pair" + (subjects.size() == 1 ? "" : "s") +
+                                 " of different tenants reach each other (" +
+                                 list_head(subjects, 2) + ")",
+                             subjects});
+        continue;
+      }
       v.reasons.push_back({reason_rank(category), category, "",
                            test + " " + (failures ? "failed" : "could not tell") + " on " +
                                std::to_string(subjects.size()) + " subject" +

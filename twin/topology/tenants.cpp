@@ -223,7 +223,7 @@ class TenantsReader {
         if (!placed) subnets.emplace_back(far.node, addr);
       }
     n.ports.push_back(e);
-    access_mtu_.emplace_back(l->mtu, what + " (link " + std::to_string(li + 1) + ", " + *s + ")");
+    access_mtu_.emplace_back(l->mtu, what + " (links[" + std::to_string(li) + "], " + *s + ")");
   }
 
   // "tenant red network web" -> "red".
