@@ -83,6 +83,37 @@ TEST(GenClos, LargeFabricLoads) {
   EXPECT_EQ(p.sessions.size(), 768u);
 }
 
+TEST(GenClos, TenantsDealServersRoundRobinOverLeaves) {
+  ClosSpec s;
+  s.name = "t3";
+  s.servers_per_leaf = 2;
+  s.tenants = 3;
+  auto p = plan_of(s);
+  ASSERT_EQ(p.tenants.size(), 3u);
+  EXPECT_EQ(p.tenants[0].name, "tenant1");
+  EXPECT_EQ(p.tenants[2].networks[0].vni, 10300u);
+  // Servers 1, 4, 7 (leaf1, leaf2, leaf4) are tenant1's; 3 and 6 (leaf2, leaf3) tenant3's.
+  EXPECT_EQ(p.tenants[0].networks[0].servers,
+            (std::vector<std::string>{"server1", "server4", "server7"}));
+  EXPECT_EQ(p.tenants[0].networks[0].vteps, (std::vector<std::string>{"leaf1", "leaf2", "leaf4"}));
+  EXPECT_EQ(p.tenants[2].networks[0].vteps, (std::vector<std::string>{"leaf2", "leaf3"}));
+  EXPECT_EQ(p.find("server4")->interfaces[0].addresses.at(0), "10.101.0.11/16");
+  EXPECT_TRUE(p.find("server4")->routes.empty());  // one L2 segment: no gateway
+  EXPECT_TRUE(p.find("leaf2")->interfaces[3].addresses.empty());  // swp4: server4
+  EXPECT_EQ(p.find("leaf2")->interfaces[3].vni, 10100u);
+  EXPECT_EQ(p.find("leaf2")->interfaces[2].vni, 10300u);  // swp3: server3
+  EXPECT_EQ(p.prefixes.size(), 12u);  // loopbacks only
+  ClosSpec none;
+  none.tenants = 2;
+  auto r = twin::topology::check(none);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "--tenants 2 needs at least as many servers, and there are 0: give --servers-per-leaf");
+  none.servers_per_leaf = 1;
+  none.mtu = 1500;
+  EXPECT_NE(twin::topology::check(none).error().message.find("need 1550"), std::string::npos);
+}
+
 TEST(GenClos, BadSizesAreRefused) {
   auto err = [](ClosSpec s) {
     auto r = twin::topology::check(s);

@@ -18,6 +18,7 @@ int run_gen_clos(const GenClosOptions& o) {
   s.mtu = o.mtu;
   s.super_spines = o.super_spines;
   s.pods = o.pods;
+  s.tenants = o.tenants;
   if (auto r = topology::check(s); !r) return fail(r.error().message, 2);
   std::string text = topology::generate_clos(s);
   // What we write must load: check it with the same loader `up` uses.

@@ -121,6 +121,7 @@ int run_scenario(const RunOptions& o);
 struct GenClosOptions {
   std::string name = "clos";
   int spines = 2, leaves = 4, servers_per_leaf = 0, mtu = 9216, super_spines = 0, pods = 1;
+  int tenants = 0;
   std::string output;  // "" or "-" = stdout
 };
 int run_gen_clos(const GenClosOptions& o);

@@ -259,6 +259,10 @@ int main(int argc, char** argv) {
                  "super-spines joining the pods' spines (3-tier)")
       ->capture_default_str();
   gc->add_option("--pods", gen.pods, "pods (with --super-spines)")->capture_default_str();
+  gc->add_option("--tenants", gen.tenants,
+                 "EVPN tenants the servers are dealt to (one VXLAN network each; 0 = routed "
+                 "servers)")
+      ->capture_default_str();
   gc->add_option("--name", gen.name, "lab name")->capture_default_str();
   gc->add_option("-o,--output", gen.output, "write to FILE instead of stdout");
   gc->callback([&] { code = twin::cli::run_gen_clos(gen); });

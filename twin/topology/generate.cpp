@@ -1,4 +1,5 @@
 #include "twin/topology/generate.hpp"
+#include "twin/topology/tenants.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -47,6 +48,20 @@ Result<void> check(const ClosSpec& s) {
     return usage_error(std::to_string(servers) + " servers: at most " +
                        std::to_string(kMaxServers) + " (one /24 each from 172.16.0.0/12)");
   if (s.pods > 999) return usage_error("--pods: at most 999 (spine ASNs 65001..65999)");
+  if (s.tenants < 0) return usage_error("--tenants must be 0 or more");
+  if (s.tenants > 0) {
+    if (servers < s.tenants)
+      return usage_error("--tenants " + std::to_string(s.tenants) + " needs at least as many "
+                         "servers, and there are " + std::to_string(servers) +
+                         ": give --servers-per-leaf");
+    if (s.tenants > 150)
+      return usage_error("--tenants: at most 150 (tenant t's servers are in 10.<100+t>.0.0/16)");
+    if (s.mtu < 1500 + kVxlanOverhead)
+      return usage_error("--mtu " + std::to_string(s.mtu) + " is too small for tenants: the "
+                         "servers' 1500-byte packets plus VXLAN's " +
+                         std::to_string(kVxlanOverhead) + " bytes need " +
+                         std::to_string(1500 + kVxlanOverhead));
+  }
   return {};
 }
 
@@ -61,6 +76,7 @@ std::string generate_clos(const ClosSpec& s) {
               : "")
     << s.spines << " spines x " << s.leaves << " leaves"
     << (s.servers_per_leaf ? ", " + std::to_string(s.servers_per_leaf) + " servers per leaf" : "")
+    << (s.tenants ? ", " + std::to_string(s.tenants) + " EVPN tenants" : "")
     << ".\n# eBGP unnumbered (RFC 7938 design); spines of a tier share an ASN, leaves have their "
        "own.\nversion: 1\nname: "
     << s.name << "\ndefaults:\n  kind: frr\n  image: frr-8.4\n  mtu: " << s.mtu << "\n\nnodes:\n";
@@ -90,6 +106,29 @@ std::string generate_clos(const ClosSpec& s) {
     for (int ss = 1; ss <= s.super_spines; ++ss)
       o << "  - endpoints: [spine" << sp << ":swp" << s.leaves + ss << ", super" << ss << ":swp"
         << sp << "]\n";
+  if (s.tenants > 0) {
+    // Servers dealt round-robin to tenants: server k+1 is tenant (k % N)+1's i-th (i = k / N),
+    // at 10.<100+t>.<(i+10)/256>.<(i+10)%256>/16 on a bridged port.
+    std::vector<std::vector<std::string>> ports(s.tenants);
+    int k = 0;
+    for (int leaf = 1; leaf <= leaves; ++leaf)
+      for (int j = 1; j <= s.servers_per_leaf; ++j, ++k) {
+        int t = k % s.tenants + 1, i = k / s.tenants + 10;
+        std::string port = "leaf" + std::to_string(leaf) + ":swp" + std::to_string(s.spines + j);
+        o << "  - endpoints: [" << port << ", server" << k + 1 << ":eth0]\n    mtu: 1500\n"
+          << "    addresses: {server" << k + 1 << ": [10." << 100 + t << "." << i / 256 << "."
+          << i % 256 << "/16]}\n";
+        ports[t - 1].push_back(port);
+      }
+    o << "\ntenants:\n";
+    for (int t = 1; t <= s.tenants; ++t) {
+      o << "  tenant" << t << ":\n    networks:\n      net: {vni: " << 10000 + 100 * t
+        << ", ports: [";
+      for (size_t p = 0; p < ports[t - 1].size(); ++p) o << (p ? ", " : "") << ports[t - 1][p];
+      o << "]}\n";
+    }
+    return o.str();
+  }
   // Servers: one /24 per access link.
   int k = 0;
   for (int leaf = 1; leaf <= leaves; ++leaf)

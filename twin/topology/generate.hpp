@@ -21,6 +21,10 @@ struct ClosSpec {
   int mtu = 9216;        // fabric links, bytes (L3); server links use 1500
   int super_spines = 0;  // > 0: 3-tier (super-spine / spine / leaf) with `pods` pods
   int pods = 1;          // only with super_spines
+  // > 0: the servers belong to this many EVPN tenants (one L2 network each, VNI 10000 + 100 t),
+  // dealt round-robin in server order so each tenant spans leaves; server links are then
+  // bridged tenant ports (no leaf address), each tenant's servers in 10.<100+t>.0.0/16.
+  int tenants = 0;
 };
 
 // Limits that keep names, ports and address plans valid. Errors: kUsage naming the option.
@@ -29,7 +33,8 @@ Result<void> check(const ClosSpec& spec);
 // The topology file's text. Node names: spine<N>, leaf<N>, server<N> (numbered across pods),
 // super<N>; ports swp1.. (leaf uplinks first, then server ports; spine downlinks first, then
 // super-spine uplinks); servers use eth0. Loopbacks 10.255.<hi>.<lo>/32 and fd00:255::<n>/128
-// numbered over all nodes; server links 172.<16+k/256>.<k%256>.0/24 (leaf .1, server .10).
+// numbered over all nodes; server links 172.<16+k/256>.<k%256>.0/24 (leaf .1, server .10), or
+// with tenants tenant<t> network `net` (see ClosSpec::tenants).
 std::string generate_clos(const ClosSpec& spec);
 
 }  // namespace twin::topology
