@@ -221,6 +221,22 @@ TEST_P(EbgpDiamondScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
 INSTANTIATE_TEST_SUITE_P(EbgpDiamond, EbgpDiamondScenario,
                          ::testing::ValuesIn(scenario_files("ebgp-diamond")), scenario_name);
 
+// The gate on an EVPN lab (topologies/evpn-2x4.yaml): a spine drained, declared, keeps every
+// tenant network whole and is approved (restart check included); `advertise-all-vni` removed
+// from one leaf leaves the underlay healthy and splits a tenant network: rejected, rolled back.
+struct Evpn2x4 {
+  static constexpr const char* kTopology = "evpn-2x4.yaml";
+  static constexpr const char* kTag = "evg";
+};
+class EvpnScenario : public SharedLabSuite<Evpn2x4, ::testing::TestWithParam<std::string>> {};
+
+TEST_P(EvpnScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
+  check_scenario(shared_.lab, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Evpn2x4, EvpnScenario, ::testing::ValuesIn(scenario_files("evpn-2x4")),
+                         scenario_name);
+
 TEST_F(Gate, BadChangeIsRefusedWithPlacesAndNothingApplied) {
   std::string before = running_config(lab_, "leaf1");
   std::string path = write_temp("bad.yaml",

@@ -10,6 +10,7 @@
 
 #include "tests/unit/support.hpp"
 #include "twin/plan/plan.hpp"
+#include "twin/replay/causes.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/wiring/wiring.hpp"
 #include "validators/evpn/evpn.hpp"
@@ -211,6 +212,39 @@ TEST(EvpnValidator, APortInAnotherTenantsBridgeIsNamed) {
   EXPECT_EQ(rs[1].message,
             "VNI 20100 (blue app) on leaf2: swp4 is in br10200 (VNI 10200, red db), expected "
             "br20100");
+}
+
+// Recorded: with `no advertise-all-vni`, FRR 8.4's zebra prints nothing for `show evpn vni
+// json` (runtime::show_json gives null).
+TEST(EvpnValidator, EvpnOffInZebraFailsEveryVniOfTheVtep) {
+  std::map<std::string, EvpnFacts> f;
+  f["leaf3"].vnis = twin::ok(json());
+  f["leaf3"].macs = twin::ok(json());
+  f["leaf3"].links = rec("good.leaf1.link.json");
+  auto rs = of(twin::validators::evaluate_evpn(evpn_plan(), f), "leaf3", 1);
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].status, Status::kFailed);
+  EXPECT_EQ(rs[0].observed, "EVPN off");
+  EXPECT_THAT(rs[0].message, HasSubstr("EVPN is off in leaf3's zebra: it knows no VNI, so VNI "
+                                       "10100 (red web) is not advertised"));
+}
+
+TEST(EvpnCauses, AVtepWithoutAdvertiseAllVniIsNamed) {
+  const auto& p = evpn_plan();
+  std::string cfg = p.find("leaf3")->frr_config;
+  twin::replay::CauseFacts facts;
+  facts.nodes["leaf3"].config = cfg;
+  facts.nodes["spine1"].config = p.find("spine1")->frr_config;  // no VNI: nothing to advertise
+  EXPECT_TRUE(twin::replay::likely_causes(p, facts).empty());
+  cfg.replace(cfg.find("  advertise-all-vni\n"), std::string("  advertise-all-vni\n").size(), "");
+  facts.nodes["leaf3"].config = cfg;
+  auto c = twin::replay::likely_causes(p, facts);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "evpn-not-advertised");
+  EXPECT_EQ(c[0].text,
+            "leaf3 is a VTEP of VNI 10100 but its BGP does not advertise them: no "
+            "`advertise-all-vni` under `address-family l2vpn evpn`, so no other VTEP learns its "
+            "servers (EVPN types 2 and 3)");
 }
 
 TEST(EvpnValidator, OverlayMtuPingsFullFramesBetweenVteps) {

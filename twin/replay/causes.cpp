@@ -440,6 +440,42 @@ bool names_node(const std::string& text, const std::string& node) {
 
 }  // namespace
 
+// ---- evpn-not-advertised (from the running config)
+
+// A VTEP whose BGP does not advertise its VNIs: no `advertise-all-vni` (nor a per-VNI `vni N`
+// block) under `address-family l2vpn evpn` of its default instance (FRR docs, "EVPN").
+void evpn_not_advertised(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
+  for (const auto& n : plan.nodes) {
+    std::vector<uint32_t> l2;
+    for (const auto& v : n.vnis)
+      if (!v.l3()) l2.push_back(v.vni);
+    auto f = facts.nodes.find(n.name);
+    if (l2.empty() || f == facts.nodes.end() || f->second.config.empty()) continue;
+    const std::string& c = f->second.config;
+    bool in_evpn = false, in_default_bgp = false, advertised = false;
+    std::istringstream lines(c);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("router bgp ", 0) == 0) in_default_bgp = line.find(" vrf ") == std::string::npos;
+      if (line.find("address-family l2vpn evpn") != std::string::npos) in_evpn = in_default_bgp;
+      if (line.find("exit-address-family") != std::string::npos) in_evpn = false;
+      if (in_evpn && (line.find("advertise-all-vni") != std::string::npos ||
+                      line.find(" vni ") != std::string::npos))
+        advertised = true;
+    }
+    if (advertised) continue;
+    std::string vnis;
+    for (uint32_t v : l2) vnis += (vnis.empty() ? "" : ", ") + std::to_string(v);
+    out.push_back({"evpn-not-advertised",
+                   n.name + " is a VTEP of VNI " + vnis +
+                       " but its BGP does not advertise them: no `advertise-all-vni` under "
+                       "`address-family l2vpn evpn`, so no other VTEP learns its servers (EVPN "
+                       "types 2 and 3)",
+                   {n.name + ": running config has no advertise-all-vni (nor a `vni` block) in "
+                             "router bgp's l2vpn evpn"},
+                   {n.name}});
+  }
+}
+
 std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts) {
   std::vector<Cause> out;
   duplicate_addresses(plan, facts, out);
@@ -448,6 +484,7 @@ std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts
   kernel_state(plan, facts, out);
   ospf_findings(facts, out);
   static_overrides(plan, facts, out);
+  evpn_not_advertised(plan, facts, out);
   return out;
 }
 

@@ -32,6 +32,9 @@
 //                       prefers the longer (or same-length, lower-metric) match, so that traffic
 //                       takes its one path whatever the routing protocols do (it hides from
 //                       every validation until a failure takes its path away)
+//   evpn-not-advertised a VTEP (a leaf with tenant ports) whose running config has no
+//                       `advertise-all-vni` (nor a `vni` block) under l2vpn evpn: its VNIs and
+//                       servers stay unknown to the other VTEPs (FRR docs, "EVPN")
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>

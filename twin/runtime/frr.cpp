@@ -107,6 +107,9 @@ Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daem
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     return harness_error(what + ": FRR answered " + std::to_string(r->status) + ": " + msg);
   }
+  // Some commands print nothing at all where their feature is off (`show evpn vni json` in a
+  // zebra that EVPN never enabled): that is an answer, null.
+  if (r->output.find_first_not_of(" \r\n") == std::string::npos) return ok(nlohmann::json());
   try {
     return ok(nlohmann::json::parse(r->output));
   } catch (const nlohmann::json::exception& e) {

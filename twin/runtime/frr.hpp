@@ -55,7 +55,8 @@ std::vector<std::string> boot_config_argv(const plan::Node& node);
 // `vtysh -d <daemon> -c <command>` does, without a vtysh process) and parses the JSON it prints.
 // Errors: the daemon does not answer in time; FRR refused the command (its `%` message); output
 // not JSON. An empty object `{}` is returned as is: callers treat it as "no data" (an error for
-// validators, never a pass).
+// validators, never a pass). Nothing at all (FRR prints nothing for some commands where their
+// feature is off: `show evpn vni json` without EVPN) is JSON null.
 Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daemon,
                                  const std::string& command,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(10));

@@ -130,6 +130,15 @@ void vtep_tests(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& 
     if (!vj) {
       out.push_back(make_result(kFamily, 1, "vni-present", Status::kError, n.name, "",
                                 "its VNIs", "no data", "cannot read `show evpn vni json`: " + why));
+    } else if (vj->is_null()) {
+      // zebra printed nothing: EVPN is off there, so it knows no VNI at all.
+      for (const auto& v : n.vnis)
+        out.push_back(make_result(
+            kFamily, 1, "vni-present", Status::kFailed, n.name, "VNI " + std::to_string(v.vni),
+            std::string(v.l3() ? "L3" : "L2") + " VNI of " + network_name(v), "EVPN off",
+            "EVPN is off in " + n.name + "'s zebra: it knows no VNI, so VNI " +
+                std::to_string(v.vni) + " (" + network_name(v) +
+                ") is not advertised (no `advertise-all-vni` under its BGP's l2vpn evpn?)"));
     } else {
       have = observed_vnis(*vj);
       std::set<std::string> want;

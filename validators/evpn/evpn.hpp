@@ -5,7 +5,8 @@
 //                    and Established (`show bgp l2vpn evpn summary json`: peers.<key>.state)
 //   1 vni-present    each VTEP has exactly the VNIs the tenants put on it: one missing, or one
 //                    no tenant network puts there (a mistyped VNI), fails
-//                    (`show evpn vni json`: {"<vni>": {"vni", "type": "L2"|"L3", ...}})
+//                    (`show evpn vni json`: {"<vni>": {"vni", "type": "L2"|"L3", ...}}; nothing at
+//                    all when EVPN is off in zebra, which fails every VNI of the VTEP)
 //   2 flood-list     per L2 VNI, the remote VTEPs (EVPN type 3, RFC 8365 §9) are exactly the
 //                    network's other VTEPs (`show evpn vni json` remoteVteps; the kernel's
 //                    all-zero FDB entries on the VXLAN device, `bridge -j fdb show`)
