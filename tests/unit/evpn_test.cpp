@@ -11,6 +11,7 @@
 #include "tests/unit/support.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/replay/causes.hpp"
+#include "twin/replay/diff.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/wiring/wiring.hpp"
 #include "validators/evpn/evpn.hpp"
@@ -299,6 +300,24 @@ TEST(TenantReachability, IsolationAsksOnTheServersPortAndAReplyFailsWithBothEnds
   broken.outcome = twin::validate::PingOutcome::kError;
   broken.detail = "packet socket: Operation not permitted";
   EXPECT_EQ(twin::validators::isolation_result(p, leak, broken).status, Status::kError);
+}
+
+TEST(EvpnGate, APacketAcrossTenantsIsTheReasonIsolationBroken) {
+  twin::validate::Report after;
+  after.results.push_back(twin::validate::make_result(
+      "reachability", 3, "tenant-isolation", Status::kFailed, "red3", "blue2 10.20.1.22",
+      "no answer", "answered by blue2 eth0", "isolation broken: blue2 eth0 answered red3's ARP"));
+  after.results.push_back(twin::validate::make_result("evpn", 4, "vni-bridge", Status::kFailed,
+                                                      "leaf2", "VNI 20100", "", "", "swp4 moved"));
+  auto v = twin::replay::decide({}, after, twin::replay::Diff{}, nullptr);
+  EXPECT_EQ(v.decision, twin::replay::Decision::kReject);
+  ASSERT_EQ(v.reasons.size(), 2u);
+  EXPECT_EQ(v.reasons[0].category, "isolation-broken");
+  EXPECT_EQ(v.reasons[0].rank, 2);
+  EXPECT_EQ(v.reasons[0].message,
+            "isolation broken: 1 server pair of different tenants reach each other (red3 blue2 "
+            "10.20.1.22: isolation broken: blue2 eth0 answered red3's ARP)");
+  EXPECT_EQ(v.reasons[1].category, "validator-failed");
 }
 
 }  // namespace

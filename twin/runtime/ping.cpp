@@ -848,7 +848,8 @@ std::vector<PingResult> ping_many(const std::string& netns, const std::vector<Pi
       for (const auto& r : reqs)
         if (r.arp) arp.push_back(ArpProbe{&r});
         else icmp.push_back(r);
-      auto echoes = run_probes(icmp);
+      std::vector<PingResult> echoes;
+      if (!icmp.empty()) echoes = run_probes(icmp);
       run_arp(arp);
       size_t e = 0, a = 0;
       for (const auto& r : reqs) out.push_back(r.arp ? arp[a++].res : echoes[e++]);
