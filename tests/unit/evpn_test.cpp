@@ -246,6 +246,7 @@ TEST(EvpnCauses, AVtepWithoutAdvertiseAllVniIsNamed) {
             "leaf3 is a VTEP of VNI 10100 but its BGP does not advertise them: no "
             "`advertise-all-vni` under `address-family l2vpn evpn`, so no other VTEP learns its "
             "servers (EVPN types 2 and 3)");
+  EXPECT_EQ(c[0].nodes, (std::vector<std::string>{"leaf3", "red1", "red2"}));
 }
 
 TEST(EvpnValidator, OverlayMtuPingsFullFramesBetweenVteps) {

@@ -918,17 +918,19 @@ TEST(Diff, ProbeOutputIsFoldedAsDocumented) {
   EXPECT_TRUE(s.gaps.empty());
 }
 
-TEST(Diff, AddReachabilityTakesReachabilityTests0And1) {
+TEST(Diff, AddReachabilityTakesTheMeshTests0To2) {
   Report r;
   r.results = {
       result("reachability", 0, "loopback-mesh", Status::kPassed, "leaf1", "leaf2 10.255.1.2"),
       result("reachability", 1, "server-mesh", Status::kFailed, "server1", "server2 10.0.4.10"),
       result("reachability", 0, "loopback-mesh", Status::kError, "leaf1", "leaf3 10.255.1.3"),
-      result("reachability", 2, "other", Status::kPassed, "leaf1", "leaf4 10.255.1.4"),
+      result("reachability", 2, "tenant-mesh", Status::kPassed, "red1", "red2 10.10.1.12"),
+      // Isolation is no pair that answers: a pass there means silence.
+      result("reachability", 3, "tenant-isolation", Status::kPassed, "red1", "blue1 10.20.1.21"),
       result("mtu", 0, "link-mtu", Status::kPassed, "leaf1", "leaf1:swp1")};
   NetState s;
   twin::replay::add_reachability(s, r);
-  EXPECT_EQ(s.reachable, StringSet{"leaf1 -> leaf2 10.255.1.2"});
+  EXPECT_EQ(s.reachable, (StringSet{"leaf1 -> leaf2 10.255.1.2", "red1 -> red2 10.10.1.12"}));
   EXPECT_EQ(s.unreachable, StringSet{"server1 -> server2 10.0.4.10"});
 }
 

@@ -465,6 +465,12 @@ void evpn_not_advertised(const plan::Plan& plan, const CauseFacts& facts, std::v
     if (advertised) continue;
     std::string vnis;
     for (uint32_t v : l2) vnis += (vnis.empty() ? "" : ", ") + std::to_string(v);
+    // It concerns every server of those networks: they are the ones cut off from each other.
+    std::vector<std::string> concerned = {n.name};
+    for (const auto& t : plan.tenants)
+      for (const auto& net : t.networks)
+        if (std::find(l2.begin(), l2.end(), net.vni) != l2.end())
+          concerned.insert(concerned.end(), net.servers.begin(), net.servers.end());
     out.push_back({"evpn-not-advertised",
                    n.name + " is a VTEP of VNI " + vnis +
                        " but its BGP does not advertise them: no `advertise-all-vni` under "
@@ -472,7 +478,7 @@ void evpn_not_advertised(const plan::Plan& plan, const CauseFacts& facts, std::v
                        "types 2 and 3)",
                    {n.name + ": running config has no advertise-all-vni (nor a `vni` block) in "
                              "router bgp's l2vpn evpn"},
-                   {n.name}});
+                   concerned});
   }
 }
 

@@ -44,7 +44,8 @@ struct NodeObservation;
 // protocol bgp, ospf or isis count in the FIB; multipath routes count their next hops. Others
 // are kept as text in other_routes.
 NetState state_from_observations(const std::map<std::string, NodeObservation>& obs);
-// Adds the reachability validator's results (test 0 and 1) of `report`.
+// Adds the reachability validator's mesh results (tests 0-2: loopbacks, hosts, tenant networks)
+// of `report`: the pairs that answer (reachable) or not (unreachable).
 void add_reachability(NetState& state, const validate::Report& report);
 // Probes every node of `plan` (FRR nodes: BGP and routes; all: links), nodes in parallel.
 NetState observe(const plan::Plan& plan, validate::LabProbe& probe, int parallel);
