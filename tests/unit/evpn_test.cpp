@@ -249,6 +249,38 @@ TEST(EvpnCauses, AVtepWithoutAdvertiseAllVniIsNamed) {
   EXPECT_EQ(c[0].nodes, (std::vector<std::string>{"leaf3", "red1", "red2"}));
 }
 
+// spine1 without `neighbor fabric activate` under l2vpn evpn: leaf1's summary still lists
+// swp1 as Established (it activates the family itself); spine1's lists nothing.
+TEST(EvpnValidator, ASessionOnlyOneEndActivatesFailsAtBothEnds) {
+  std::map<std::string, EvpnFacts> f;
+  f["leaf1"].summary = rec("good.leaf1.evpn-summary.json");
+  json spine = *rec("good.spine1.evpn-summary.json");
+  spine["peers"] = json::object();
+  f["spine1"].summary = twin::ok(spine);
+  auto leaf = of(twin::validators::evaluate_evpn(evpn_plan(), f), "leaf1", 0);
+  ASSERT_EQ(leaf.size(), 2u);
+  EXPECT_EQ(leaf[0].status, Status::kFailed);
+  EXPECT_EQ(leaf[0].message,
+            "spine1 does not activate l2vpn evpn toward leaf1 (no swp1 in its EVPN summary): the "
+            "session carries no EVPN route either way");
+  EXPECT_EQ(leaf[1].status, Status::kPassed);  // toward spine2: not probed, not judged
+}
+
+TEST(EvpnValidator, AFullFrameRefusedByAVtepSaysWhereThePathMtuIsHeld) {
+  auto ps = twin::validators::overlay_mtu_probes(evpn_plan());
+  twin::validate::PingResult r;
+  r.outcome = twin::validate::PingOutcome::kTooBig;
+  r.mtu = 1470;
+  r.detail = "ICMP fragmentation needed, mtu 1470 (type 3 code 4) from 10.10.1.12";
+  auto t = twin::validate::ping_result("evpn", ps[0], r);
+  EXPECT_EQ(t.status, Status::kFailed);
+  EXPECT_THAT(t.message, HasSubstr("sent in 10.10.1.12's name by a VXLAN VTEP on the path: it "
+                                   "holds path MTU 1470 toward its remote VTEP"));
+  r.detail = "ICMP fragmentation needed, mtu 1470 (type 3 code 4) from 10.255.0.1";
+  EXPECT_THAT(twin::validate::ping_result("evpn", ps[0], r).message,
+              ::testing::Not(HasSubstr("VTEP")));
+}
+
 TEST(EvpnValidator, OverlayMtuPingsFullFramesBetweenVteps) {
   auto ps = twin::validators::overlay_mtu_probes(evpn_plan());
   // web: red1<->red2; db: red3<->red4; app: 3 servers on 3 leaves = 6: 10 in all, IPv4.
@@ -295,8 +327,8 @@ TEST(TenantReachability, IsolationAsksOnTheServersPortAndAReplyFailsWithBothEnds
   EXPECT_EQ(r.message,
             "isolation broken: blue2 eth0 (" + p.find("blue2")->interfaces[0].mac +
                 ") answered red3's ARP for 10.20.1.22 (tenant blue app) from red3 (tenant red "
-                "db): they share one L2 segment, path red3 eth0 -> leaf2:swp3 -> overlay -> "
-                "leaf2:swp4 -> blue2");
+                "db): they share one L2 segment, path red3 eth0 -> leaf2:swp3 -> leaf2:swp4 -> "
+                "blue2");
   twin::validate::PingResult broken;
   broken.outcome = twin::validate::PingOutcome::kError;
   broken.detail = "packet socket: Operation not permitted";

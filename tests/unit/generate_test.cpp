@@ -108,7 +108,8 @@ TEST(GenClos, TenantsDealServersRoundRobinOverLeaves) {
   auto r = twin::topology::check(none);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message,
-            "--tenants 2 needs at least as many servers, and there are 0: give --servers-per-leaf");
+            "--tenants 2 needs a server each, and there are 0 (--servers-per-leaf x leaves): give "
+            "more servers per leaf");
   none.servers_per_leaf = 1;
   none.mtu = 1500;
   EXPECT_NE(twin::topology::check(none).error().message.find("need 1550"), std::string::npos);

@@ -196,4 +196,37 @@ TEST(Tenants, BadNamesValuesAndAGatewayWithoutL3Vni) {
   EXPECT_THAT(d.message, HasSubstr("a tenant needs at least one network"));
 }
 
+TEST(Tenants, DuplicatesClashesAndOneSegmentOneMtu) {
+  auto d = only_problem(lab("  red:\n    networks:\n      web: {vni: 1, ports: [leaf1:swp3]}\n"
+                            "  red:\n    networks:\n      db: {vni: 2, ports: [leaf2:swp3]}\n"));
+  EXPECT_EQ(d.line, 27);
+  EXPECT_EQ(d.message, "duplicate tenant name 'red'");
+  d = only_problem(lab("  red:\n    networks:\n      web: {vni: 1, ports: [leaf1:swp3]}\n"
+                       "      web: {vni: 2, ports: [leaf2:swp3]}\n"));
+  EXPECT_EQ(d.message, "duplicate network name 'web' in tenant red");
+  d = only_problem(lab("  red:\n    l3vni: 9\n    networks:\n      web: {vni: 1, ports: [leaf1:swp3], "
+                       "gateway: 10.1.1.11/24}\n"));
+  EXPECT_EQ(d.message, "gateway 10.1.1.11 is server s1's address");
+  d = only_problem(lab("  swp1:\n    l3vni: 9\n    networks:\n      web: {vni: 1, ports: [leaf1:swp3]}\n"));
+  EXPECT_EQ(d.message,
+            "tenant swp1 routes (l3vni), so 'swp1' is the name of its VRF on its leaves, but leaf1 "
+            "has an interface swp1");
+  EXPECT_TRUE(load(lab("  swp1:\n    networks:\n      web: {vni: 1, ports: [leaf1:swp3, "
+                       "leaf2:swp3]}\n      db: {vni: 2, ports: [leaf2:swp4]}\n"))
+                  .topo);  // an L2-only tenant has no VRF
+  std::string text = lab("  red:\n    networks:\n      web: {vni: 1, ports: [leaf1:swp3, leaf2:swp3]}\n");
+  text.replace(text.find("    mtu: 1500\n    addresses: {s2"), 14, "    mtu: 1400\n");
+  d = only_problem(text);
+  EXPECT_EQ(d.message, "port leaf2:swp3's link has MTU 1400, but leaf1:swp3 of the same network has 1500");
+}
+
+TEST(Tenants, AnEmptySectionSaysSoAndNotMuchElse) {
+  std::string text = lab("");
+  text.replace(text.rfind("tenants:\n"), 9, "tenants: {}\n");
+  auto l = load(text);
+  ASSERT_FALSE(l.topo);
+  ASSERT_EQ(l.diags.items().size(), 1u) << dump(l.diags);
+  EXPECT_EQ(l.diags.items()[0].message, "empty: expected at least one tenant");
+}
+
 }  // namespace

@@ -564,8 +564,11 @@ void open_probe(Probe& p) {
   if (p.family == AF_INET) {
     if (!set_int(p.fd, IPPROTO_IP, IP_RECVERR, 1)) return fail("IP_RECVERR");
     // Without DF, IP_PMTUDISC_DONT lets routers fragment as `ping` does without -M; the kernel's
-    // default (WANT) would set DF on every packet that fits the first hop.
-    const int pmtu = r.dont_fragment ? IP_PMTUDISC_DO : IP_PMTUDISC_DONT;
+    // default (WANT) would set DF on every packet that fits the first hop. With DF, PROBE (as
+    // `ping -M probe`) ignores the path MTU the kernel cached from an earlier ICMP "fragmentation
+    // needed": each probe tests the path as it is now, so a path fixed a minute ago is not
+    // reported too small until the cache expires (~10 min).
+    const int pmtu = r.dont_fragment ? IP_PMTUDISC_PROBE : IP_PMTUDISC_DONT;
     if (!set_int(p.fd, IPPROTO_IP, IP_MTU_DISCOVER, pmtu)) return fail("IP_MTU_DISCOVER");
     // ICMP_FILTER is a mask of types to drop; cuts wake-ups from unrelated ICMP traffic.
     icmp_filter filter{};
@@ -576,7 +579,8 @@ void open_probe(Probe& p) {
   } else {
     if (!set_int(p.fd, IPPROTO_IPV6, IPV6_RECVERR, 1)) return fail("IPV6_RECVERR");
     // IPv6 routers never fragment; without DF the kernel default already fragments locally.
-    if (r.dont_fragment && !set_int(p.fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO)) {
+    if (r.dont_fragment &&
+        !set_int(p.fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE)) {
       return fail("IPV6_MTU_DISCOVER");
     }
     icmp6_filter filter{};

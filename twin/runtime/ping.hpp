@@ -8,8 +8,10 @@
 // Semantics follow iputils ping: ICMP echo request (RFC 792 type 8 / RFC 4443 type 128),
 // payload of `payload_bytes` after the 8-byte ICMP header, so the IP packet size is
 // payload_bytes + 8 + 20 (IPv4) or + 8 + 40 (IPv6) — the same as `ping -s payload_bytes`.
-// With `dont_fragment` the packet is sent with DF set (IPv4 IP_PMTUDISC_DO; IPv6 never
-// fragments in transit, IPV6_PMTUDISC_DO forbids local fragmentation), as `ping -M do`.
+// With `dont_fragment` the packet is sent with DF set (IPv4 IP_PMTUDISC_PROBE; IPv6 never
+// fragments in transit, IPV6_PMTUDISC_PROBE forbids local fragmentation), as `ping -M probe`:
+// like `-M do`, but the path MTU the kernel cached from earlier ICMP errors is ignored (only
+// the outgoing device's MTU applies), so each probe measures the path as it is now.
 // Needs CAP_NET_RAW (root) and, for a namespace, CAP_SYS_ADMIN (setns).
 #include <chrono>
 #include <string>

@@ -30,6 +30,9 @@ struct Places {
   std::vector<std::map<std::string, std::vector<Where>>> link_addresses;
   std::vector<Where> link_mtu;  // per link: its own mtu value, or {link, ""} when inherited
   std::set<size_t> bad_mtu;     // links whose own mtu was invalid (already reported)
+  // The tenants section had problems (reported): a server on a refused tenant port has no
+  // router address and no network, which is not a second problem to report.
+  bool tenant_problems = false;
 };
 
 // Checks `t` (as read from `t.file`) and reports every problem to `diags`. Completes hosts'

@@ -51,9 +51,9 @@ Result<void> check(const ClosSpec& s) {
   if (s.tenants < 0) return usage_error("--tenants must be 0 or more");
   if (s.tenants > 0) {
     if (servers < s.tenants)
-      return usage_error("--tenants " + std::to_string(s.tenants) + " needs at least as many "
-                         "servers, and there are " + std::to_string(servers) +
-                         ": give --servers-per-leaf");
+      return usage_error("--tenants " + std::to_string(s.tenants) + " needs a server each, and "
+                         "there are " + std::to_string(servers) +
+                         " (--servers-per-leaf x leaves): give more servers per leaf");
     if (s.tenants > 150)
       return usage_error("--tenants: at most 150 (tenant t's servers are in 10.<100+t>.0.0/16)");
     if (s.mtu < 1500 + kVxlanOverhead)

@@ -140,7 +140,11 @@ class Loader {
     read_own_configs(t, d_);
     // After own configs (a VTEP's address may be a loopback its frr.conf gives), before the
     // checks: servers on tenant ports take their gateway from their network.
-    if (yaml::Value tv = yaml::child(*doc, "tenants")) t.tenants = read_tenants(r_, tv, t);
+    if (yaml::Value tv = yaml::child(*doc, "tenants")) {
+      size_t before_tenants = d_.items().size();
+      t.tenants = read_tenants(r_, tv, t);
+      places_.tenant_problems = d_.items().size() != before_tenants;
+    }
     check_topology(t, places_, d_);
     if (d_.items().size() != before) return std::nullopt;
     return t;

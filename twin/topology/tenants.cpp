@@ -54,9 +54,21 @@ class TenantsReader {
                "e.g. `tenants: {red: {networks: {web: {vni: 10100, ports: [leaf1:swp3]}}}}`");
       return out;
     }
+    if (map.node.size() == 0) {
+      r_.error(map, "empty: expected at least one tenant",
+               "e.g. `tenants: {red: {networks: {web: {vni: 10100, ports: [leaf1:swp3]}}}}`, or "
+               "remove the section");
+      return out;
+    }
+    std::set<std::string> seen;
     for (const auto& kv : map.node) {
       Value tv{true, kv.first, kv.second, "tenants." + kv.first.Scalar()};
       std::string name = kv.first.Scalar();
+      if (!seen.insert(name).second) {
+        r_.error(yaml::mark_of(kv.first), tv.field, "duplicate tenant name '" + name + "'",
+                 "tenant names must be unique; merge the two or rename one");
+        continue;
+      }
       if (!std::regex_match(name, kTenantNameRe)) {
         r_.error(yaml::mark_of(kv.first), tv.field,
                  "invalid tenant name '" + name +
@@ -94,9 +106,16 @@ class TenantsReader {
       r_.error(nets, "expected a mapping of network names to networks",
                "e.g. `web: {vni: 10100, ports: [leaf1:swp3, leaf2:swp3]}`");
     } else {
+      std::set<std::string> seen;
       for (const auto& kv : nets.node) {
         Value nv{true, kv.first, kv.second, nets.field + "." + kv.first.Scalar()};
         std::string net = kv.first.Scalar();
+        if (!seen.insert(net).second) {
+          r_.error(yaml::mark_of(kv.first), nv.field,
+                   "duplicate network name '" + net + "' in tenant " + name,
+                   "network names must be unique within a tenant");
+          continue;
+        }
         if (!std::regex_match(net, kNetworkNameRe)) {
           r_.error(yaml::mark_of(kv.first), nv.field,
                    "invalid network name '" + net +
@@ -107,6 +126,19 @@ class TenantsReader {
         tn.networks.push_back(read_network(tn, net, nv));
       }
     }
+    // A routing tenant's name is its VRF's on every VTEP: no port of those may carry it.
+    if (tn.l3vni)
+      for (const auto& net : tn.networks)
+        for (const auto& port : net.ports)
+          for (const auto& l : t_.links)
+            for (const Endpoint* e : {&l.a, &l.b})
+              if (e->node == port.node && (e->interface == name || name == "lo") &&
+                  clashes_.insert(port.node).second)
+                r_.error(tn.mark, tv.field,
+                         "tenant " + name + " routes (l3vni), so '" + name +
+                             "' is the name of its VRF on its leaves, but " + port.node +
+                             " has an interface " + (name == "lo" ? "lo" : name),
+                         "rename the tenant");
     return tn;
   }
 
@@ -147,6 +179,10 @@ class TenantsReader {
                  "give tenant " + tn.name + " an `l3vni:`, or remove the gateway");
       } else if (pf) {
         n.gateway = *pf;
+        for (const auto& [host, addr] : addresses_[{tn.name, name}])
+          if (addr.address() == pf->address())
+            r_.error(g, "gateway " + pf->address() + " is server " + host + "'s address",
+                     "the anycast gateway is an address of its own in the servers' subnet");
         for (const auto& [host, subnet] : subnets_[{tn.name, name}])
           if (subnet.family == 4 && !subnet.contains(*pf))
             r_.error(g, "gateway " + pf->address() + " is not in the servers' subnet " +
@@ -208,8 +244,17 @@ class TenantsReader {
                        " on its link, but a tenant port is a bridge member (L2 only)",
                "remove the leaf's address from that link; the servers share the network's subnet");
     // One L2 segment, one subnet per family: every server of the network in it.
+    // One L2 segment carries one MTU: a server sending larger frames than another accepts
+    // loses them silently.
+    auto [first, fresh_mtu] = network_mtu_.emplace(what, std::pair{l->mtu, *s});
+    if (!fresh_mtu && first->second.first != l->mtu)
+      r_.error(pv, "port " + *s + "'s link has MTU " + std::to_string(l->mtu) + ", but " +
+                       first->second.second + " of the same network has " +
+                       std::to_string(first->second.first),
+               "one L2 segment carries one MTU: give its server links the same mtu");
     if (auto a = l->addresses.find(far.node); a != l->addresses.end())
       for (const auto& addr : a->second) {
+        addresses_[{what_tenant(what), n.name}].emplace_back(far.node, addr);
         auto& subnets = subnets_[{what_tenant(what), n.name}];
         bool placed = false;
         for (const auto& [host, subnet] : subnets)
@@ -262,7 +307,8 @@ class TenantsReader {
                    std::to_string(widest.first) + "-byte packets and VXLAN adds " +
                    std::to_string(kVxlanOverhead) + " bytes, so the underlay needs MTU " +
                    std::to_string(need) + " or more",
-               "raise the fabric links' mtu (e.g. 9216), or lower the servers' links to " +
+               "raise the fabric links' mtu to " + std::to_string(need) +
+                   " or more (9216 is usual), or lower the servers' links to " +
                    std::to_string(l.mtu - kVxlanOverhead));
     }
   }
@@ -275,6 +321,10 @@ class TenantsReader {
   std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, IpPrefix>>>
       subnets_;
   std::vector<std::pair<int, std::string>> access_mtu_;  // (MTU, whose)
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, IpPrefix>>>
+      addresses_;                                                   // every server address
+  std::map<std::string, std::pair<int, std::string>> network_mtu_;  // network -> (MTU, port)
+  std::set<std::string> clashes_;                                   // leaves already reported
 };
 
 }  // namespace

@@ -48,6 +48,19 @@ TestResult ping_result(const std::string& validator, const PingProbe& probe,
                      "-byte payload";
   std::string msg = st == Status::kPassed ? "" : what + ": " + observed;
   if (!result.detail.empty() && st != Status::kPassed) msg += " (" + result.detail + ")";
+  // "Fragmentation needed" in the destination's own name: no host refuses its own reply that
+  // way; a Linux VXLAN VTEP answers for bridged traffic in the inner destination's name. It
+  // holds a path MTU toward its remote VTEP learned from an earlier ICMP error (a route
+  // exception, kept ~10 min): the underlay may be fine again, the VTEP still refuses full
+  // frames until it expires.
+  const std::string from_dst = " from " + q.destination;
+  if (result.outcome == PingOutcome::kTooBig && result.detail.size() >= from_dst.size() &&
+      result.detail.compare(result.detail.size() - from_dst.size(), from_dst.size(), from_dst) == 0)
+    msg += " — sent in " + q.destination +
+           "'s name by a VXLAN VTEP on the path: it holds path MTU " + std::to_string(result.mtu) +
+           " toward its remote VTEP, from an ICMP error of the underlay (a route exception kept "
+           "~10 min: `ip route get <remote VTEP>` on the leaves shows it, `ip route flush "
+           "cache` clears it)";
   auto r = make_result(validator, probe.test, probe.test_name, st, probe.node, probe.subject,
                        probe.expected, observed, msg);
   return r;
@@ -148,10 +161,19 @@ bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const pl
   const plan::TenantPlan *ta = nullptr, *tb = nullptr;
   const auto* na = plan::tenant_network_of_server(plan, a.name, &ta);
   const auto* nb = plan::tenant_network_of_server(plan, b.name, &tb);
-  if (na || nb) return na && nb && na != nb && ta == tb && ta->l3vni != 0;
   bool a_cut = false, b_cut = false;
   const auto* ra = router_of(plan, a, &a_cut);
   const auto* rb = router_of(plan, b, &b_cut);
+  if (na || nb) {
+    if (!na || !nb || a_cut || b_cut || ta != tb || (na != nb && ta->l3vni == 0)) return false;
+    // Over the overlay: both VTEPs in service and routing to each other's loopback.
+    if (!ra || !rb || ra->drained || rb->drained) return false;
+    if (ra == rb) return true;
+    auto there = paths.find({ra->name, rb->name});
+    auto back = paths.find({rb->name, ra->name});
+    return there != paths.end() && there->second.ecmp > 0 && back != paths.end() &&
+           back->second.ecmp > 0;
+  }
   if (a_cut || b_cut) return false;
   if (!ra || !rb || ra == rb) return true;
   if (!originates(plan, *ra, a_addr) || !originates(plan, *rb, b_addr)) return false;

@@ -108,6 +108,25 @@ void sessions(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& fa
     }
     std::string state = p->value("state", "unknown");
     bool up = state == "Established";
+    // One end's summary lists the neighbor once it activates l2vpn evpn itself, negotiated or
+    // not (RFC 4760: both must advertise the AFI/SAFI): the other end must list it too.
+    std::string peer_if;
+    for (const auto& i : n->interfaces)
+      if (i.name == s.interface) peer_if = i.peer_interface;
+    auto pf = facts.find(s.peer_node);
+    std::string pwhy;
+    const nlohmann::json* psum = pf == facts.end() ? nullptr : data(pf->second.summary, &pwhy);
+    bool peer_lists = !psum || peer_if.empty() || !psum->is_object() ||
+                      (psum->contains("peers") && (*psum)["peers"].is_object() &&
+                       (*psum)["peers"].contains(peer_if));
+    if (up && !peer_lists) {
+      out.push_back(make_result(kFamily, 0, "evpn-session", Status::kFailed, s.node, s.key(),
+                                "l2vpn evpn Established with " + s.peer_node, "not negotiated",
+                                s.peer_node + " does not activate l2vpn evpn toward " + s.node +
+                                    " (no " + peer_if + " in its EVPN summary): the session "
+                                    "carries no EVPN route either way"));
+      continue;
+    }
     out.push_back(make_result(kFamily, 0, "evpn-session", up ? Status::kPassed : Status::kFailed,
                               s.node, s.key(), "l2vpn evpn Established with " + s.peer_node,
                               state,

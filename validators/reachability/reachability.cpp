@@ -41,7 +41,11 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
   }
   for (const auto& src : plan.nodes) {
     if (src.kind != topology::NodeKind::kHost) continue;
+    // A tenant's servers: tests 2 and 3 (and, routed between networks, this one).
+    const plan::TenantPlan* src_tenant = nullptr;
+    const auto* src_net = plan::tenant_network_of_server(plan, src.name, &src_tenant);
     for (const auto& dst : plan.nodes) {
+      if (src_net && plan::tenant_network_of_server(plan, dst.name) == src_net) continue;
       if (dst.kind != topology::NodeKind::kHost || dst.name == src.name) continue;
       for (const auto& di : dst.interfaces)
         for (const auto& da : di.addresses) {
@@ -187,8 +191,11 @@ validate::TestResult isolation_result(const plan::Plan& plan, const validate::Pi
           out = leaf->name + ":" + i.peer_interface;
     return out;
   };
-  std::string path = probe.node + " " + probe.request.interface + " -> " + leaf_port(probe.node) +
-                     " -> overlay -> " + leaf_port(dst) + " -> " + dst;
+  const std::string from_port = leaf_port(probe.node), to_port = leaf_port(dst);
+  // Ports of one leaf meet in its bridge; others across the overlay.
+  const bool same_leaf = from_port.substr(0, from_port.find(':')) == to_port.substr(0, to_port.find(':'));
+  std::string path = probe.node + " " + probe.request.interface + " -> " + from_port +
+                     (same_leaf ? " -> " : " -> overlay -> ") + to_port + " -> " + dst;
   return validate::make_result(
       "reachability", 3, probe.test_name, Status::kFailed, probe.node, probe.subject,
       probe.expected, "answered by " + who,
