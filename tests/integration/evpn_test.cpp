@@ -88,6 +88,13 @@ TEST_F(EvpnLab, AVniMistypedOnOneLeafIsNamedThereAndMissedElsewhere) {
     return std::regex_replace(make, std::regex("%ID%"), id);
   };
   ASSERT_EQ(on("leaf3", with("10101")).code, 0);
+  // The other VTEPs learn it through BGP (leaf3 withdraws its type-2 and type-3 routes): wait
+  // until leaf1 has dropped leaf3 from VNI 10100 before judging, as a validation would pass
+  // on a state that has not changed yet.
+  ASSERT_TRUE(eventually([&] {
+    auto r = on("leaf1", "vtysh -c 'show evpn vni 10100 json'");
+    return r.code == 0 && r.out.find("10.255.1.3") == std::string::npos;
+  })) << "leaf1 still floods VNI 10100 to leaf3";
   json j = validate(shared_.lab, "reachability,evpn", 3);
   auto vnis = failures(j, "evpn", 1);
   EXPECT_TRUE(mentions(vnis, "leaf3", "VNI 10101 is on leaf3 (vx10100), but no tenant network"))
@@ -95,7 +102,8 @@ TEST_F(EvpnLab, AVniMistypedOnOneLeafIsNamedThereAndMissedElsewhere) {
   EXPECT_TRUE(mentions(vnis, "leaf3", "VNI 10100 (red web) is not on leaf3")) << dump(vnis);
   EXPECT_TRUE(mentions(failures(j, "evpn", 2), "leaf1", "remote VTEPs of VNI 10100 on leaf1 are none"));
   auto mesh = failures(j, "reachability", 2);
-  EXPECT_TRUE(mentions(mesh, "red1", "10.10.1.12") || !mesh.empty()) << dump(mesh);
+  EXPECT_TRUE(mentions(mesh, "red1", "ping 10.10.1.12")) << dump(mesh);
+  EXPECT_TRUE(mentions(mesh, "red2", "ping 10.10.1.11")) << dump(mesh);
   EXPECT_EQ(failures(j, "reachability", 3).size(), 0u);  // broken, not leaked
   ASSERT_EQ(on("leaf3", with("10100")).code, 0);
   json back = validate(shared_.lab, "reachability,evpn", 20);
