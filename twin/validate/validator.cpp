@@ -161,22 +161,21 @@ bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const pl
   const plan::TenantPlan *ta = nullptr, *tb = nullptr;
   const auto* na = plan::tenant_network_of_server(plan, a.name, &ta);
   const auto* nb = plan::tenant_network_of_server(plan, b.name, &tb);
+  const bool overlay = na || nb;
+  if (overlay && (!na || !nb || ta != tb || (na != nb && ta->l3vni == 0))) return false;
   bool a_cut = false, b_cut = false;
   const auto* ra = router_of(plan, a, &a_cut);
   const auto* rb = router_of(plan, b, &b_cut);
-  if (na || nb) {
-    if (!na || !nb || a_cut || b_cut || ta != tb || (na != nb && ta->l3vni == 0)) return false;
-    // Over the overlay: both VTEPs in service and routing to each other's loopback.
-    if (!ra || !rb || ra->drained || rb->drained) return false;
-    if (ra == rb) return true;
-    auto there = paths.find({ra->name, rb->name});
-    auto back = paths.find({rb->name, ra->name});
-    return there != paths.end() && there->second.ecmp > 0 && back != paths.end() &&
-           back->second.ecmp > 0;
-  }
   if (a_cut || b_cut) return false;
-  if (!ra || !rb || ra == rb) return true;
-  if (!originates(plan, *ra, a_addr) || !originates(plan, *rb, b_addr)) return false;
+  if (overlay) {
+    // Over the overlay: both VTEPs in service and routing to each other's loopback (their
+    // servers' subnets are no fabric routes).
+    if (!ra || !rb || ra->drained || rb->drained) return false;
+  } else if (!ra || !rb) {
+    return true;
+  }
+  if (ra == rb) return true;
+  if (!overlay && (!originates(plan, *ra, a_addr) || !originates(plan, *rb, b_addr))) return false;
   auto there = paths.find({ra->name, rb->name});
   auto back = paths.find({rb->name, ra->name});
   return there != paths.end() && there->second.ecmp > 0 && back != paths.end() &&

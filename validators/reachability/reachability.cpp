@@ -39,14 +39,16 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
       }
     }
   }
+  // Servers: every pair the network should connect (validate::hosts_routed). Two servers of
+  // one tenant network are test 2 (their L2 segment across the overlay), others test 1.
+  std::vector<validate::PingProbe> tenant;
   for (const auto& src : plan.nodes) {
     if (src.kind != topology::NodeKind::kHost) continue;
-    // A tenant's servers: tests 2 and 3 (and, routed between networks, this one).
     const plan::TenantPlan* src_tenant = nullptr;
     const auto* src_net = plan::tenant_network_of_server(plan, src.name, &src_tenant);
     for (const auto& dst : plan.nodes) {
-      if (src_net && plan::tenant_network_of_server(plan, dst.name) == src_net) continue;
       if (dst.kind != topology::NodeKind::kHost || dst.name == src.name) continue;
+      const bool same_network = src_net && plan::tenant_network_of_server(plan, dst.name) == src_net;
       for (const auto& di : dst.interfaces)
         for (const auto& da : di.addresses) {
           std::string src_addr;
@@ -56,47 +58,21 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
           if (src_addr.empty()) continue;
           if (!validate::hosts_routed(plan, paths, src, dst, src_addr, da)) continue;
           validate::PingProbe p;
-          p.test = 1;
-          p.test_name = "host-mesh";
+          p.test = same_network ? 2 : 1;
+          p.test_name = same_network ? "tenant-mesh" : "host-mesh";
           p.node = src.name;
           p.subject = dst.name + " " + address_of(da);
-          p.expected = "echo reply";
+          p.expected = same_network ? "echo reply (tenant " + src_tenant->name + ", " +
+                                          src_net->name + ", VNI " +
+                                          std::to_string(src_net->vni) + ")"
+                                    : "echo reply";
           p.request.destination = address_of(da);
           p.request.count = 2;
           p.request.timeout = std::chrono::milliseconds(1500);
-          host.push_back(std::move(p));
+          (same_network ? tenant : host).push_back(std::move(p));
         }
     }
   }
-  // Tenant networks: every server of a network to every other one, each family.
-  std::vector<validate::PingProbe> tenant;
-  for (const auto& t : plan.tenants)
-    for (const auto& net : t.networks)
-      for (const auto& a : net.servers)
-        for (const auto& b : net.servers) {
-          if (a == b) continue;
-          const plan::Node* src = plan.find(a);
-          const plan::Node* dst = plan.find(b);
-          if (!src || !dst) continue;
-          for (const auto& di : dst->interfaces)
-            for (const auto& da : di.addresses) {
-              bool has_family = false;
-              for (const auto& si : src->interfaces)
-                for (const auto& sa : si.addresses) has_family |= is_ipv6(sa) == is_ipv6(da);
-              if (!has_family) continue;
-              validate::PingProbe p;
-              p.test = 2;
-              p.test_name = "tenant-mesh";
-              p.node = a;
-              p.subject = b + " " + address_of(da);
-              p.expected = "echo reply (tenant " + t.name + ", " + net.name + ", VNI " +
-                           std::to_string(net.vni) + ")";
-              p.request.destination = address_of(da);
-              p.request.count = 2;
-              p.request.timeout = std::chrono::milliseconds(1500);
-              tenant.push_back(std::move(p));
-            }
-        }
   auto out = validate::sample_evenly(std::move(loop), max_pairs);
   auto tm = validate::sample_evenly(std::move(tenant), max_pairs);
   auto h = validate::sample_evenly(std::move(host), max_pairs);
@@ -183,13 +159,9 @@ validate::TestResult isolation_result(const plan::Plan& plan, const validate::Pi
   // The ports at both ends: one of them sits in the other tenant's bridge (evpn vni-bridge
   // names which).
   auto leaf_port = [&](const std::string& server) {
-    std::string out;
-    if (const plan::Node* d = plan.find(server))
-      for (const auto& i : d->interfaces)
-        if (const plan::Node* leaf = plan.find(i.peer_node);
-            out.empty() && leaf && leaf->kind == topology::NodeKind::kFrr)
-          out = leaf->name + ":" + i.peer_interface;
-    return out;
+    const plan::Node* n = plan.find(server);
+    const plan::Interface* i = n ? server_port(plan, *n) : nullptr;
+    return i ? i->peer_node + ":" + i->peer_interface : std::string();
   };
   const std::string from_port = leaf_port(probe.node), to_port = leaf_port(dst);
   // Ports of one leaf meet in its bridge; others across the overlay.
