@@ -322,6 +322,19 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
 // Tenants: the bridged ports, each VTEP's VNIs (L2 in the topology's order, then L3), and what
 // the plan expects of each network. The loader checked that each port is a leaf's link to a
 // server and that the leaf has an IPv4 loopback.
+// A VNI of tenant `tenant` on VTEP `n`: its device names and the VTEP address (the first IPv4
+// loopback; the loader checked there is one).
+Vni vni_on(const Node& n, uint32_t vni, const std::string& tenant) {
+  Vni v;
+  v.vni = vni;
+  v.tenant = tenant;
+  v.vxlan = "vx" + std::to_string(vni);
+  v.bridge = "br" + std::to_string(vni);
+  for (const auto& l : n.loopbacks)
+    if (v.local.empty() && l.find(':') == std::string::npos) v.local = l.substr(0, l.find('/'));
+  return v;
+}
+
 void plan_tenants(Plan& p, const topology::Topology& topo) {
   int table = 1000;
   for (const auto& tt : topo.tenants) {
@@ -331,7 +344,7 @@ void plan_tenants(Plan& p, const topology::Topology& topo) {
     for (const auto& tnet : tt.networks) {
       TenantNetworkPlan np{tnet.name, tnet.vni, {}, {}, tnet.gateway ? tnet.gateway->str() : ""};
       for (auto& n : p.nodes) {
-        Vni v;
+        Vni v = vni_on(n, tnet.vni, tt.name);
         for (auto& i : n.interfaces) {
           bool member = std::any_of(tnet.ports.begin(), tnet.ports.end(), [&](const auto& e) {
             return e.node == n.name && e.interface == i.name;
@@ -343,13 +356,7 @@ void plan_tenants(Plan& p, const topology::Topology& topo) {
           np.servers.push_back(i.peer_node);
         }
         if (v.ports.empty()) continue;
-        v.vni = tnet.vni;
-        v.tenant = tt.name;
         v.network = tnet.name;
-        v.vxlan = "vx" + std::to_string(tnet.vni);
-        v.bridge = "br" + std::to_string(tnet.vni);
-        for (const auto& l : n.loopbacks)
-          if (v.local.empty() && l.find(':') == std::string::npos) v.local = l.substr(0, l.find('/'));
         if (tt.l3vni) {
           v.vrf = tt.name;
           v.vrf_table = table;
@@ -370,13 +377,7 @@ void plan_tenants(Plan& p, const topology::Topology& topo) {
     if (tt.l3vni)
       for (auto& n : p.nodes) {
         if (!vteps_of_tenant.count(n.name)) continue;
-        Vni v;
-        v.vni = *tt.l3vni;
-        v.tenant = tt.name;
-        v.vxlan = "vx" + std::to_string(v.vni);
-        v.bridge = "br" + std::to_string(v.vni);
-        for (const auto& l : n.loopbacks)
-          if (v.local.empty() && l.find(':') == std::string::npos) v.local = l.substr(0, l.find('/'));
+        Vni v = vni_on(n, *tt.l3vni, tt.name);
         v.vrf = tt.name;
         v.vrf_table = table;
         v.mtu = 0;
