@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 
 using namespace std::chrono_literals;
@@ -34,29 +35,34 @@ std::string cgroup2_mount() {
 Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
   if (::geteuid() != 0)
     return env_error("twin needs root to create network namespaces (run with sudo)");
-  // veth is the one link type every lab needs; probe it in a throw-away namespace so nothing
-  // is left behind (the namespace dies with the probe process).
-  proc::Command probe{{"unshare", "--net", "ip", "link", "add", "twprobe0", "type", "veth", "peer",
-                       "name", "twprobe1"},
-                      "",
-                      10s};
-  auto r = runner.run(probe);
-  if (!r) return r.error().with_context("probing kernel features");
-  if (r->exit_code != 0)
-    return env_error("this kernel cannot create veth links (" + r->err +
+  // Each link type a lab needs is probed the same way: created in a throw-away namespace, so
+  // nothing is left behind (the namespace dies with the probe process). "" when it can, else
+  // ip's complaint.
+  auto can_create = [&](std::vector<std::string> type) -> Result<std::string> {
+    std::vector<std::string> argv = {"unshare", "--net", "ip", "link", "add", "twprobe0"};
+    argv.insert(argv.end(), type.begin(), type.end());
+    auto r = runner.run(proc::Command{argv, "", 10s});
+    if (!r) return r.error().with_context("probing kernel features");
+    return ok(r->exit_code == 0 ? std::string() : trim_end(r->err));
+  };
+  // veth is the one link type every lab needs.
+  auto veth = can_create({"type", "veth", "peer", "name", "twprobe1"});
+  if (!veth) return veth.error();
+  if (!veth->empty())
+    return env_error("this kernel cannot create veth links (" + *veth +
                      "); twin needs the veth driver (CONFIG_VETH)");
   if (cgroup2_mount().empty())
     return env_error(
         "no cgroup v2 hierarchy is mounted; twin keeps each lab's processes in "
         "its own cgroup (mount -t cgroup2 none /sys/fs/cgroup)");
   // Tenants need the kernel's vxlan and bridge; a routing tenant (L3 VNI) also its vrf. Each is
-  // probed the same way, only when the lab uses it, and named with the tenant that needs it.
+  // probed only when the lab uses it, and named with the tenant that needs it.
   std::string l3_tenant;
   for (const auto& t : plan.tenants)
     if (t.l3vni && l3_tenant.empty()) l3_tenant = t.name;
   struct Feature {
     bool needed;
-    std::vector<std::string> args;
+    std::vector<std::string> type;
     std::string what;
   };
   const Feature features[] = {
@@ -72,15 +78,9 @@ Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
   };
   for (const auto& f : features) {
     if (!f.needed) continue;
-    std::vector<std::string> argv = {"unshare", "--net", "ip", "link", "add", "twprobe0"};
-    argv.insert(argv.end(), f.args.begin(), f.args.end());
-    auto fr = runner.run(proc::Command{argv, "", 10s});
-    if (!fr) return fr.error().with_context("probing kernel features");
-    if (fr->exit_code != 0) {
-      std::string err = fr->err;
-      while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-      return env_error("this kernel cannot create " + f.what + " (ip: " + err + ")");
-    }
+    auto err = can_create(f.type);
+    if (!err) return err.error();
+    if (!err->empty()) return env_error("this kernel cannot create " + f.what + " (ip: " + *err + ")");
   }
   return {};
 }
