@@ -20,6 +20,16 @@
 
 namespace twin::runtime {
 
+std::string mac_text(const unsigned char* bytes, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    char b[4];
+    std::snprintf(b, sizeof b, i ? ":%02x" : "%02x", bytes[i]);
+    s += b;
+  }
+  return s;
+}
+
 using nlohmann::json;
 
 std::string ip_args_of(KernelTable table) {
@@ -156,14 +166,7 @@ std::string addr_text(int family, const void* data) {
 }
 
 std::string mac_text(const rtattr* a) {
-  std::string s;
-  auto* p = static_cast<const unsigned char*>(RTA_DATA(a));
-  for (size_t i = 0; i < RTA_PAYLOAD(a); ++i) {
-    char b[4];
-    std::snprintf(b, sizeof b, i ? ":%02x" : "%02x", p[i]);
-    s += b;
-  }
-  return s;
+  return runtime::mac_text(static_cast<const unsigned char*>(RTA_DATA(a)), RTA_PAYLOAD(a));
 }
 
 uint32_t u32(const rtattr* a) {

@@ -27,6 +27,9 @@
 
 namespace twin::runtime {
 
+// A link-layer address as `ip` prints it: lower-case hex bytes joined by ':'.
+std::string mac_text(const unsigned char* bytes, size_t n);
+
 enum class KernelTable {
   kLinks,      // `ip -j link show`
   kAddresses,  // `ip -j addr show`

@@ -711,12 +711,6 @@ struct ArpProbe {
   PingResult res;
 };
 
-std::string mac_text(const std::uint8_t* m) {
-  char b[18];
-  std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-  return b;
-}
-
 void arp_fail(ArpProbe& a, const std::string& detail) {
   a.res.outcome = PingOutcome::kError;
   a.res.detail = detail;
@@ -789,7 +783,7 @@ void arp_read(ArpProbe& a) {
     a.res.rtt_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                              a.sent)
                        .count();
-    a.res.detail = "is-at " + mac_text(buf + 8);
+    a.res.detail = "is-at " + mac_text(buf + 8, 6);
     a.done = true;
     return;
   }
