@@ -161,9 +161,18 @@ TEST(ChangeSetValid, EveryStepKind) {
   ASSERT_EQ(in.remove_prefixes.size(), 1u);
   EXPECT_EQ(in.remove_prefixes[0].node, "leaf5");
   EXPECT_EQ(in.remove_prefixes[0].prefix, "fd00:255::105/128");
+  // Tenant intent: a new network and a port meant to be in it.
+  ASSERT_EQ(in.tenant_networks.size(), 1u);
+  EXPECT_EQ(in.tenant_networks[0].tenant, "green");
+  EXPECT_EQ(in.tenant_networks[0].network, "web");
+  EXPECT_EQ(in.tenant_networks[0].vni, 30100u);
+  ASSERT_EQ(in.tenant_ports.size(), 1u);
+  EXPECT_EQ(in.tenant_ports[0].port.str(), "leaf1:swp3");
+  EXPECT_EQ(in.tenant_ports[0].tenant, "green");
+  EXPECT_EQ(in.tenant_ports[0].network, "web");
 
   const auto& st = cs->steps;
-  ASSERT_EQ(st.size(), 16u);
+  ASSERT_EQ(st.size(), 18u);
   std::vector<std::string> names;
   std::vector<std::string> kinds;
   for (const auto& s : st) {
@@ -175,24 +184,25 @@ TEST(ChangeSetValid, EveryStepKind) {
                        "server subnet", "raise link mtu", "one link down", "two links up", "settle",
                        "pause", "check sessions", "add leaf5", "configure leaf5",
                        "forwarding off on spine1", "strict rp_filter on two leaves",
-                       "final check"}));
+                       "green on leaf1", "no VNI 30100 on leaf2", "final check"}));
   EXPECT_EQ(kinds, (std::vector<std::string>{"frr", "frr", "frr", "interface", "interface", "link",
                                              "link", "link", "wait", "wait", "check", "topology",
-                                             "frr", "sysctl", "sysctl", "check"}));
-  EXPECT_EQ(st[0].mark.line, 15);
+                                             "frr", "sysctl", "sysctl", "vxlan", "vxlan",
+                                             "check"}));
+  EXPECT_EQ(st[0].mark.line, 17);
   EXPECT_EQ(st[0].mark.column, 5);
 
   // frr: add (block scalar: text starts on the line after `add: |`), remove, replace.
   EXPECT_EQ(st[0].frr().nodes, (std::vector<std::string>{"leaf1"}));
   EXPECT_EQ(st[0].frr().add,
             "router bgp 65101\n address-family ipv4 unicast\n  network 10.1.9.0/24\n");
-  EXPECT_EQ(st[0].frr().text_line, 19);
+  EXPECT_EQ(st[0].frr().text_line, 21);
   EXPECT_TRUE(st[0].frr().remove.empty());
   EXPECT_TRUE(st[0].frr().replace.empty());
   EXPECT_EQ(st[1].frr().nodes, (std::vector<std::string>{"leaf4"}));
   EXPECT_EQ(st[1].frr().remove,
             "router bgp 65104\n address-family ipv4 unicast\n  network 10.255.1.4/32\n");
-  EXPECT_EQ(st[1].frr().text_line, 26);
+  EXPECT_EQ(st[1].frr().text_line, 28);
   EXPECT_TRUE(st[1].frr().add.empty());
   EXPECT_EQ(st[2].frr().replace, canonical(kChanges + "/configs/leaf2.conf"));
   EXPECT_TRUE(fs::path(st[2].frr().replace).is_absolute());
@@ -203,7 +213,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   ASSERT_EQ(i3.interfaces.size(), 2u);
   EXPECT_EQ(i3.interfaces[0].str(), "leaf1:swp1");
   EXPECT_EQ(i3.interfaces[1].str(), "spine1:swp1");
-  EXPECT_EQ(i3.interfaces[1].mark.line, 35);
+  EXPECT_EQ(i3.interfaces[1].mark.line, 37);
   EXPECT_EQ(i3.interfaces[1].mark.column, 34);
   EXPECT_EQ(i3.mtu, 9000);
   EXPECT_EQ(i3.up, false);
@@ -255,10 +265,10 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(st[10].check().expect, "fail");
   EXPECT_EQ(st[10].check().failing, (std::vector<std::string>{"bgp.0"}));
   EXPECT_EQ(st[10].check().timeout, milliseconds(60000));
-  EXPECT_EQ(st[15].check().tests, (std::vector<std::string>{"routes", "reachability"}));
-  EXPECT_EQ(st[15].check().expect, "pass");
-  EXPECT_TRUE(st[15].check().failing.empty());
-  EXPECT_EQ(st[15].check().timeout, milliseconds(30000));
+  EXPECT_EQ(st[17].check().tests, (std::vector<std::string>{"routes", "reachability"}));
+  EXPECT_EQ(st[17].check().expect, "pass");
+  EXPECT_TRUE(st[17].check().failing.empty());
+  EXPECT_EQ(st[17].check().timeout, milliseconds(30000));
 
   // sysctl: settings in file order, values as text.
   EXPECT_EQ(st[13].sysctl().nodes, (std::vector<std::string>{"spine1"}));
@@ -268,6 +278,15 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(st[14].sysctl().nodes, (std::vector<std::string>{"leaf1", "leaf2"}));
   EXPECT_EQ(st[14].sysctl().set, (Set{{"net.ipv4.conf.all.rp_filter", "1"}}));
 
+  // vxlan: a VNI with a port on one node; removed from a list of nodes.
+  EXPECT_EQ(st[15].vxlan().nodes, (std::vector<std::string>{"leaf1"}));
+  EXPECT_EQ(st[15].vxlan().vni, 30100u);
+  EXPECT_EQ(st[15].vxlan().ports, (std::vector<std::string>{"swp3"}));
+  EXPECT_FALSE(st[15].vxlan().remove);
+  EXPECT_EQ(st[16].vxlan().nodes, (std::vector<std::string>{"leaf2"}));
+  EXPECT_TRUE(st[16].vxlan().remove);
+  EXPECT_TRUE(st[16].vxlan().ports.empty());
+
   // topology: loaded; later steps may name its new node.
   EXPECT_EQ(st[11].topology().file, canonical(kChanges + "/clos-2x4-leaf5.yaml"));
   ASSERT_TRUE(st[11].topology().topo.has_value());
@@ -275,7 +294,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_NE(st[11].topology().topo->find_node("leaf5"), nullptr);
   EXPECT_EQ(st[12].frr().nodes, (std::vector<std::string>{"leaf5"}));
   EXPECT_EQ(st[12].frr().add, "router bgp 65105");
-  EXPECT_EQ(st[12].frr().text_line, 73);  // a one-line scalar: its own line
+  EXPECT_EQ(st[12].frr().text_line, 75);  // a one-line scalar: its own line
 }
 
 TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {
@@ -287,9 +306,10 @@ TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {
   EXPECT_STREQ(to_string(StepKind::kCheck), "check");
   EXPECT_STREQ(to_string(StepKind::kTopology), "topology");
   EXPECT_STREQ(to_string(StepKind::kSysctl), "sysctl");
+  EXPECT_STREQ(to_string(StepKind::kVxlan), "vxlan");
   std::vector<std::string> all;
   for (auto k : {StepKind::kFrr, StepKind::kInterface, StepKind::kLink, StepKind::kWait,
-                 StepKind::kCheck, StepKind::kTopology, StepKind::kSysctl})
+                 StepKind::kCheck, StepKind::kTopology, StepKind::kSysctl, StepKind::kVxlan})
     all.push_back(to_string(k));
   EXPECT_EQ(all, keys::kStepKinds);
 }
@@ -426,13 +446,14 @@ TEST(ChangeSetErrors, UnknownStepKindSuggestsTheNearest) {
   auto far = only_problem(kHead + "  - name: a\n    colour: blue\n    wait: {}\n");
   expect_at(far, 5, 5, "steps[0].colour");
   EXPECT_EQ(far.message, "unknown field 'colour'");
-  EXPECT_EQ(far.hint, "expected one of: name, frr, interface, link, wait, check, topology, sysctl");
+  EXPECT_EQ(far.hint,
+            "expected one of: name, frr, interface, link, wait, check, topology, sysctl, vxlan");
 
   auto none = only_problem(kHead + "  - name: a\n");
   expect_at(none, 4, 5, "steps[0]");
   EXPECT_EQ(none.message,
             "missing step kind; expected one of: frr, interface, link, wait, check, topology, "
-            "sysctl");
+            "sysctl, vxlan");
 }
 
 TEST(ChangeSetErrors, TwoKindsInOneStep) {
@@ -727,6 +748,72 @@ TEST(ChangeSetErrors, FrrStepShape) {
   expect_at(two, 5, 43, "steps[0].frr.replace");
   EXPECT_EQ(two.message,
             "replace sets one node's whole configuration, but this step names 2 nodes");
+}
+
+// A vxlan step names VTEPs (FRR nodes with an IPv4 loopback), a VNI in 24 bits, and server
+// ports of one node; a removed VNI takes no ports.
+TEST(ChangeSetErrors, VxlanStep) {
+  auto fabric = only_problem(kHead + "  - name: a\n    vxlan: {node: spine1, vni: 100, ports: [swp1]}\n");
+  expect_at(fabric, 5, 45, "steps[0].vxlan.ports[0]");
+  EXPECT_EQ(fabric.message,
+            "port spine1:swp1 faces frr node leaf1; a tenant port faces a server (kind host)");
+
+  auto host = only_problem(kHead + "  - name: a\n    vxlan: {node: server1, vni: 100}\n");
+  expect_at(host, 5, 19, "steps[0].vxlan.node");
+  EXPECT_EQ(host.message, "node 'server1' is kind host; a VTEP is an FRR node (EVPN runs in its bgpd)");
+
+  auto range = only_problem(kHead + "  - name: a\n    vxlan: {node: leaf1, vni: 16777216}\n");
+  expect_at(range, 5, 31, "steps[0].vxlan.vni");
+  EXPECT_THAT(range.message, HasSubstr("16777215"));
+
+  auto no_vni = only_problem(kHead + "  - name: a\n    vxlan: {node: leaf1, ports: [swp3]}\n");
+  EXPECT_EQ(no_vni.field, "steps[0].vxlan.vni");
+  EXPECT_THAT(no_vni.message, HasSubstr("missing; expected the VNI"));
+
+  auto remove = only_problem(kHead + "  - name: a\n    vxlan: {node: leaf1, vni: 100, remove: true, ports: [swp3]}\n");
+  EXPECT_EQ(remove.message, "a removed VNI takes no ports; its ports stay, unbridged");
+
+  auto two = only_problem(kHead + "  - name: a\n    vxlan: {nodes: [leaf1, leaf2], vni: 100, ports: [swp3]}\n");
+  EXPECT_EQ(two.message, "ports with 2 nodes; a port is an interface of one node");
+
+  auto typo = only_problem(kHead + "  - name: a\n    vxlan: {node: leaf1, vni: 100, ports: [swp4]}\n");
+  EXPECT_EQ(typo.message, "node 'leaf1' has no interface 'swp4'");
+}
+
+// intent.tenant-networks creates networks on unused VNIs; intent.tenant-ports puts server ports
+// in a network of the lab or of tenant-networks, or in none.
+TEST(ChangeSetErrors, TenantIntent) {
+  const std::string steps = "steps: [{name: a, wait: {}}]\n";
+  auto head = [&](const std::string& intent) {
+    return "version: 1\nname: t\nintent:\n" + intent + steps;
+  };
+  auto twice = only_problem(head("  tenant-networks: {green/web: 300, green/db: 300}\n"));
+  expect_at(twice, 4, 47, "intent.tenant-networks.green/db");
+  EXPECT_EQ(twice.message, "VNI 300 is green/web's");
+
+  auto name = only_problem(head("  tenant-networks: {green: 300}\n"));
+  EXPECT_EQ(name.message, "'green' is not tenant/network");
+
+  auto unknown = only_problem(head("  tenant-networks: {green/web: 300}\n"
+                                   "  tenant-ports: {leaf1:swp3: green/wbe}\n"));
+  expect_at(unknown, 5, 30, "intent.tenant-ports.leaf1:swp3");
+  EXPECT_EQ(unknown.message, "no tenant network 'green/wbe'");
+  EXPECT_EQ(unknown.hint, "did you mean 'green/web'?");
+
+  auto fabric = only_problem(head("  tenant-ports: {leaf1:swp1: none}\n"));
+  expect_at(fabric, 4, 18, "intent.tenant-ports.leaf1:swp1");
+  EXPECT_EQ(fabric.message,
+            "port leaf1:swp1 faces frr node spine1; a tenant port faces a server (kind host)");
+
+  Diagnostics d;
+  auto ok = twin::replay::load_change_set_text(
+      head("  tenant-networks: {green/web: 300}\n  tenant-ports: {leaf1:swp3: green/web, "
+           "leaf4:swp3: none}\n"),
+      "c.yaml", kChanges, plan(), d);
+  ASSERT_TRUE(ok) << dump(d);
+  ASSERT_EQ(ok->intent.tenant_ports.size(), 2u);
+  EXPECT_EQ(ok->intent.tenant_ports[1].port.str(), "leaf4:swp3");
+  EXPECT_EQ(ok->intent.tenant_ports[1].tenant, "");
 }
 
 TEST(ChangeSetErrors, SysctlStep) {
@@ -1171,6 +1258,7 @@ std::vector<Section> sections() {
       {"check", &def("checkStep"), keys::kCheck},
       {"topology", &def("topologyStep"), keys::kTopology},
       {"sysctl", &def("sysctlStep"), keys::kSysctl},
+      {"vxlan", &def("vxlanStep"), keys::kVxlan},
   };
 }
 
@@ -1242,6 +1330,7 @@ TEST(ChangeSetSchema, LoaderListsTheSchemaFields) {
       {"sysctl",
        kHead + "  - {name: a, sysctl: {node: leaf1, set: {net.ipv4.ip_forward: 0}, " + far +
            ": 1}}\n"},
+      {"vxlan", kHead + "  - {name: a, vxlan: {node: leaf1, vni: 100, " + far + ": 1}}\n"},
   };
   for (const auto& s : sections()) {
     SCOPED_TRACE(s.name);

@@ -12,6 +12,8 @@
 #include "twin/plan/plan.hpp"
 #include "twin/replay/causes.hpp"
 #include "twin/replay/diff.hpp"
+#include "twin/replay/intent.hpp"
+#include "twin/replay/steps.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/wiring/wiring.hpp"
 #include "validators/evpn/evpn.hpp"
@@ -354,3 +356,105 @@ TEST(EvpnGate, APacketAcrossTenantsIsTheReasonIsolationBroken) {
 }
 
 }  // namespace
+
+// ---- tenant changes: the vxlan step, the tenant intent, and the VTEP difference they run.
+
+TEST(EvpnChange, TenantsOfAPlanGiveThePlanBack) {
+  twin::plan::Plan p = evpn_plan();
+  twin::plan::set_tenants(p, twin::plan::tenants_of(evpn_plan()));
+  EXPECT_EQ(twin::plan::to_json(p), twin::plan::to_json(evpn_plan()));
+}
+
+TEST(EvpnChange, TheVtepDifferenceTouchesOnlyWhatChanged) {
+  const auto& leaf1 = *evpn_plan().find("leaf1");  // 10100 (swp3), 20100 (swp4)
+  EXPECT_EQ(twin::wiring::vtep_change_script(leaf1.vnis, leaf1.vnis), "");
+  // swp3 from web (10100) to db (10200), web gone from leaf1.
+  auto to = leaf1.vnis;
+  twin::plan::Vni db = evpn_plan().find("leaf2")->vnis[0];
+  ASSERT_EQ(db.vni, 10200u);
+  db.local = "10.255.1.1";
+  db.ports = {"swp3"};
+  to[0] = db;
+  EXPECT_EQ(twin::wiring::vtep_change_script(leaf1.vnis, to),
+            "link del vx10100\nlink del br10100\n"
+            "link add vx10200 type vxlan id 10200 local 10.255.1.1 dstport 4789 nolearning df set\n"
+            "link set vx10200 mtu 1500\nlink add br10200 type bridge\n"
+            "link set vx10200 master br10200\n"
+            "link set dev vx10200 type bridge_slave learning off\n"
+            "link set swp3 master br10200\nlink set br10200 up\nlink set vx10200 up\n");
+  // Between bridges that stay: one join; out of every bridge: nomaster; an MTU set in place.
+  auto moved = leaf1.vnis;
+  moved[0].ports.clear();
+  moved[1].ports.push_back("swp3");
+  EXPECT_EQ(twin::wiring::vtep_change_script(leaf1.vnis, moved), "link set swp3 master br20100\n");
+  auto out = leaf1.vnis;
+  out[0].ports.clear();
+  out[1].mtu = 9000;
+  EXPECT_EQ(twin::wiring::vtep_change_script(leaf1.vnis, out),
+            "link set swp3 nomaster\nlink set vx20100 mtu 9000\n");
+  // And back, as a rollback runs it.
+  EXPECT_EQ(twin::wiring::vtep_change_script(out, leaf1.vnis),
+            "link set vx20100 mtu 1500\nlink set swp3 master br10100\n");
+}
+
+TEST(EvpnChange, AVxlanStepCopiesAKnownVniAndMovesItsPorts) {
+  const auto& p = evpn_plan();
+  const auto& leaf1 = *p.find("leaf1");
+  auto vnis = leaf1.vnis;
+  twin::replay::VxlanStep s{{"leaf1"}, 10200, {"swp3"}, false};
+  ASSERT_TRUE(twin::replay::vxlan_change(p, leaf1, s, vnis));
+  ASSERT_EQ(vnis.size(), 3u);
+  EXPECT_TRUE(vnis[0].ports.empty());  // 10100 keeps no port
+  EXPECT_EQ(vnis[2].vni, 10200u);
+  EXPECT_EQ(vnis[2].tenant, "red");
+  EXPECT_EQ(vnis[2].network, "db");
+  EXPECT_EQ(vnis[2].local, "10.255.1.1");
+  EXPECT_THAT(vnis[2].ports, ::testing::ElementsAre("swp3"));
+  // An unknown VNI is an L2 VNI of no tenant at its ports' MTU.
+  twin::replay::VxlanStep typo{{"leaf1"}, 10020, {"swp3"}, false};
+  ASSERT_TRUE(twin::replay::vxlan_change(p, leaf1, typo, vnis));
+  EXPECT_EQ(vnis.back().vni, 10020u);
+  EXPECT_EQ(vnis.back().tenant, "");
+  EXPECT_EQ(vnis.back().mtu, 1500);
+  EXPECT_TRUE(vnis[2].ports.empty());
+  twin::replay::VxlanStep rm{{"leaf1"}, 10100, {}, true};
+  ASSERT_TRUE(twin::replay::vxlan_change(p, leaf1, rm, vnis));
+  EXPECT_EQ(vnis.size(), 3u);
+  auto again = twin::replay::vxlan_change(p, leaf1, rm, vnis);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().message, "node leaf1 has no VNI 10100 to remove");
+}
+
+TEST(EvpnChange, IntentMovesPortsAndCreatesNetworks) {
+  twin::Diagnostics d;
+  auto cs = twin::replay::load_change_set_text(
+      "version: 1\nname: t\n"
+      "intent:\n"
+      "  tenant-networks: {green/web: 30100}\n"
+      "  tenant-ports: {leaf1:swp3: red/db, leaf4:swp4: green/web, leaf2:swp4: none}\n"
+      "steps: [{name: a, vxlan: {node: leaf1, vni: 10200, ports: [swp3]}}]\n",
+      "c.yaml", ".", evpn_plan(), d);
+  ASSERT_TRUE(cs) << twin_test::dump(d);
+  // The step alone is not intent.
+  twin::replay::ChangeSet steps_only = *cs;
+  steps_only.intent = {};
+  EXPECT_EQ(twin::plan::to_json(twin::replay::intended_plan(evpn_plan(), steps_only)),
+            twin::plan::to_json(evpn_plan()));
+  auto p = twin::replay::intended_plan(evpn_plan(), *cs);
+  ASSERT_EQ(p.tenants.size(), 3u);
+  const auto& web = p.tenants[0].networks[0];
+  const auto& db = p.tenants[0].networks[1];
+  EXPECT_THAT(web.vteps, ::testing::ElementsAre("leaf3"));
+  EXPECT_THAT(web.servers, ::testing::ElementsAre("red2"));
+  EXPECT_THAT(db.vteps, ::testing::ElementsAre("leaf1", "leaf2", "leaf4"));
+  EXPECT_THAT(db.servers, ::testing::ElementsAre("red1", "red3", "red4"));
+  EXPECT_THAT(p.tenants[1].networks[0].servers, ::testing::ElementsAre("blue1"));
+  EXPECT_EQ(p.tenants[2].name, "green");
+  EXPECT_EQ(p.tenants[2].networks[0].vni, 30100u);
+  EXPECT_THAT(p.tenants[2].networks[0].servers, ::testing::ElementsAre("blue3"));
+  const auto* leaf1 = p.find("leaf1");
+  ASSERT_EQ(leaf1->vnis.size(), 2u);
+  EXPECT_EQ(leaf1->vnis[0].vni, 10200u);
+  EXPECT_EQ(leaf1->vnis[1].vni, 20100u);
+  EXPECT_EQ(twin::plan::tenant_network_of_server(p, "blue2"), nullptr);  // unbridged now
+}

@@ -17,6 +17,7 @@
 #include "twin/replay/gate.hpp"
 #include "twin/replay/observation.hpp"
 #include "twin/validate/validator.hpp"
+#include "twin/wiring/wiring.hpp"
 #include "validators/registry.hpp"
 
 namespace twin_test {
@@ -162,6 +163,11 @@ class FakeDriver final : public twin::drivers::NodeDriver {
     twin::runtime::PingResult r;
     r.outcome = twin::runtime::PingOutcome::kReply;
     return std::vector<twin::runtime::PingResult>(reqs.size(), r);
+  }
+  // A VTEP's devices as netns nodes build them: the script is what the gate runs.
+  std::string vtep_change_script(const twin::plan::Node& from,
+                                 const twin::plan::Node& to) const override {
+    return twin::wiring::vtep_change_script(from.vnis, to.vnis);
   }
   twin::Result<void> change_interfaces(const twin::plan::Node& node, const std::string& script,
                                        const std::string&,

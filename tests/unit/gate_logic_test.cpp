@@ -212,6 +212,43 @@ TEST(GateLogic, ASysctlTheKernelLacksFailsTheStepAndRestoresWhatWasWritten) {
   EXPECT_EQ(h.net.sysctls["spine1"]["net.ipv4.ip_forward"], "1");
 }
 
+// A vxlan step: each node's VNIs are recorded before the first change, the step runs the
+// difference, and the rollback turns what it left back into the baseline's. Here the second
+// step fails (leaf2 has no VNI 200): leaf1's new VNI goes again.
+TEST(GateLogic, AVxlanStepIsRolledBackToTheBaselineVnis) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  ChangeSet cs;
+  cs.name = "vni";
+  Step add;
+  add.name = "VNI 100 on leaf1";
+  add.body = twin::replay::VxlanStep{{"leaf1"}, 100, {"swp3"}, false};
+  Step rm;
+  rm.name = "no VNI 200 on leaf2";
+  rm.body = twin::replay::VxlanStep{{"leaf2"}, 200, {}, true};
+  cs.steps = {add, rm};
+  auto r = h.run(cs);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_EQ(r->steps.size(), 2u);
+  EXPECT_EQ(r->steps[0].kind, "vxlan");
+  EXPECT_EQ(r->steps[0].detail, "VNI 100 on 1 node(s) with 1 port(s)");
+  EXPECT_EQ(r->steps[1].status, "failed");
+  EXPECT_EQ(r->steps[1].detail, "node leaf2 has no VNI 200 to remove");
+  EXPECT_TRUE(r->rollback_ok) << r->rollback_detail;
+  EXPECT_THAT(r->rollback_detail, HasSubstr("the VNIs of 1 VTEP(s) put back"));
+  std::vector<std::string> leaf1;
+  for (const auto& l : h.net.log)
+    if (l.rfind("interfaces leaf1: ", 0) == 0) leaf1.push_back(l);
+  ASSERT_EQ(leaf1.size(), 2u);
+  EXPECT_EQ(leaf1[0],
+            "interfaces leaf1: link add vx100 type vxlan id 100 local 10.255.1.1 dstport 4789 "
+            "nolearning df set\nlink set vx100 mtu 1500\nlink add br100 type bridge\n"
+            "link set vx100 master br100\nlink set dev vx100 type bridge_slave learning off\n"
+            "link set swp3 master br100\nlink set br100 up\nlink set vx100 up\n");
+  EXPECT_EQ(leaf1[1], "interfaces leaf1: link del vx100\nlink del br100\n");
+}
+
 // The restart check: an approved change's nodes save their config and restart from it; a
 // setting that breaks the network only then is rejected and rolled back, startup config too.
 TEST(GateLogic, TheRestartCheckRejectsALatentSettingAndRestoresTheStartupConfig) {

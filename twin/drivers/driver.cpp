@@ -59,6 +59,10 @@ std::string NodeDriver::address_script(const plan::Node&, const std::vector<std:
   return "";
 }
 
+std::string NodeDriver::vtep_change_script(const plan::Node&, const plan::Node&) const {
+  return "";
+}
+
 Result<void> NodeDriver::write_files(const plan::Node& node) const {
   std::error_code ec;
   std::filesystem::create_directories(node.run_dir, ec);

@@ -100,6 +100,11 @@ class NodeDriver {
   // added to a running lab).
   [[nodiscard]] virtual std::string address_script(const plan::Node& node,
                                                    const std::vector<std::string>& only) const;
+  // `ip -batch` lines that turn a running node's tenant devices (VTEP: VXLAN devices, bridges)
+  // from those of `from` into those of `to`, the same node in two plans; "" = nothing to do
+  // (the default: a VM's NOS builds its own).
+  [[nodiscard]] virtual std::string vtep_change_script(const plan::Node& from,
+                                                       const plan::Node& to) const;
   // The node's run folder and the files its processes read (FRR configs). Idempotent.
   virtual Result<void> write_files(const plan::Node& node) const;
   // Creates what runs beside the namespaces (VM domains and their taps), recorded first.

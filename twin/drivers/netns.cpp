@@ -161,6 +161,9 @@ class FrrDriver final : public NetnsDriver {
                              const std::vector<std::string>& only) const override {
     return only.empty() ? wiring::vtep_script(node) : "";
   }
+  std::string vtep_change_script(const plan::Node& from, const plan::Node& to) const override {
+    return wiring::vtep_change_script(from.vnis, to.vnis);
+  }
   bool manages_frr(const plan::Node& node) const override { return !node.daemons.empty(); }
   Result<void> save_config(const plan::Node& node, proc::ProcessRunner& runner) const override {
     auto cfg = runtime::running_config(runner, node);

@@ -35,6 +35,8 @@ std::string link_key(const plan::Link& l) {
 
 struct Delta {
   std::vector<const plan::Node*> add_nodes, remove_nodes, reconfigure;
+  // Nodes that stay with other tenant devices (VNIs, bridged ports): their `to` node.
+  std::vector<const plan::Node*> vteps;
   std::vector<const plan::Link*> add_links, remove_links, mtu_links;
 };
 
@@ -42,11 +44,14 @@ Delta compute(const plan::Plan& from, const plan::Plan& to) {
   Delta d;
   for (const auto& n : to.nodes) {
     const plan::Node* old = from.find(n.name);
-    if (!old)
+    if (!old) {
       d.add_nodes.push_back(&n);
-    else if (n.kind == topology::NodeKind::kFrr && n.config_generated && old->config_generated &&
-             n.frr_config != old->frr_config)
+      continue;
+    }
+    if (n.kind == topology::NodeKind::kFrr && n.config_generated && old->config_generated &&
+        n.frr_config != old->frr_config)
       d.reconfigure.push_back(&n);
+    if (!driver_for(n).vtep_change_script(*old, n).empty()) d.vteps.push_back(&n);
   }
   for (const auto& n : from.nodes)
     if (!to.find(n.name)) d.remove_nodes.push_back(&n);
@@ -168,6 +173,7 @@ std::string GrowReport::summary() const {
   part("removed links", removed_links);
   part("reconfigured", reconfigured);
   part("MTU changed on", mtu_changed);
+  part("tenant devices changed on", vteps_changed);
   return s.empty() ? "no topology change" : s;
 }
 
@@ -183,6 +189,7 @@ std::string describe_reshape(const plan::Plan& from, const plan::Plan& to) {
   part("remove links", names(d.remove_links));
   part("reconfigure (generated config differs)", names(d.reconfigure));
   part("set MTU on", names(d.mtu_links));
+  part("change the tenant devices (VNIs, bridged ports) of", names(d.vteps));
   return (s.empty() ? std::string("no topology change") : s) + "\n";
 }
 
@@ -273,9 +280,10 @@ Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::Bu
       new_ends[l->a_node].push_back(l->a_interface);
       new_ends[l->b_node].push_back(l->b_interface);
     }
+    std::set<const plan::Node*> vteps(d.vteps.begin(), d.vteps.end());
     std::vector<const plan::Node*> touched;
     for (const auto& n : to.nodes)
-      if (added.count(&n) || new_ends.count(n.name)) touched.push_back(&n);
+      if (added.count(&n) || new_ends.count(n.name) || vteps.count(&n)) touched.push_back(&n);
     auto r = for_each_node(touched, parallel, [&](const plan::Node& n) -> Result<void> {
       std::vector<std::string> up;
       if (added.count(&n)) up.push_back("lo");
@@ -286,8 +294,11 @@ Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::Bu
       std::string script =
           added.count(&n) ? driver_for(n).address_script(n, {})
                           : driver_for(n).address_script(n, new_ends[n.name]);
-      return wiring::run_batch(runner, script, n.netns, "addresses and routes");
+      // Tenant ports of new links exist now: the VTEP's devices follow the target's tenants.
+      if (vteps.count(&n)) script += driver_for(n).vtep_change_script(*from.find(n.name), n);
+      return wiring::run_batch(runner, script, n.netns, "addresses, routes and tenant devices");
     });
+    for (const auto* n : d.vteps) rep->vteps_changed.push_back(n->name);
     if (!r) return r;
   }
   // 7. MTU of links that stay.

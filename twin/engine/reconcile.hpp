@@ -3,10 +3,11 @@
 // empty plan to the topology's; a change set's topology step (and its rollback) is reconciling
 // from the running plan to another, without restarting what stays. Nodes and links the target
 // adds are created beside the running fabric, the ones it drops are removed, generated FRR
-// configs of nodes that stay are brought to the target's as a difference (frr-reload.py), and
-// link MTUs follow the target. Every resource is recorded in the state file before it is
-// created, and dropped from it once gone, so `twin down` stays exact at every moment. What
-// differs per node kind is the node's driver's (drivers/driver.hpp).
+// configs of nodes that stay are brought to the target's as a difference (frr-reload.py),
+// link MTUs and VTEPs' tenant devices (VNIs, bridged ports) follow the target. Every resource
+// is recorded in the state file before it is created, and dropped from it once gone, so
+// `twin down` stays exact at every moment (tenant devices live in their node's namespace and
+// go with it). What differs per node kind is the node's driver's (drivers/driver.hpp).
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ namespace twin::engine {
 // What a reconcile did, by name.
 struct GrowReport {
   std::vector<std::string> added_nodes, removed_nodes, added_links, removed_links, reconfigured,
-      mtu_changed;
+      mtu_changed, vteps_changed;
   int daemons = 0;                 // processes started
   double wiring_ms = 0;            // namespaces, links, addresses, node files, VMs created
   double daemons_ms = 0;           // daemons started

@@ -281,6 +281,19 @@ int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface);
 // its `originates`, minus its `withdraws`, in node order, each prefix once. Idempotent.
 void derive_expectations(Plan& plan);
 
+// The tenant side of `p` from `tenants` (topology `tenants:`, checked by the topology loader:
+// each port a leaf's link to a server, each VTEP with an IPv4 loopback): Interface::vni of the
+// bridged ports, each VTEP's Node::vnis (L2 in the tenants' order, then the L3 VNIs of routing
+// tenants) and Plan::tenants. What was there before is replaced. Pure and idempotent; a
+// change's intent (replay/intent.hpp) re-derives it after moving ports.
+void set_tenants(Plan& p, const std::vector<topology::Tenant>& tenants);
+// The inverse: `p`'s tenants as a topology section (ports in plan order, no marks), so that
+// set_tenants(p, tenants_of(p)) leaves `p` unchanged.
+std::vector<topology::Tenant> tenants_of(const Plan& p);
+// A VNI of tenant `tenant` on VTEP `n`: its device names ("vx<vni>", "br<vni>") and the VTEP
+// address (`n`'s first IPv4 loopback, "" when it has none); no ports, network, VRF or gateway.
+Vni vni_on(const Node& n, uint32_t vni, const std::string& tenant);
+
 // The tenant network (and its tenant) server `host` sits in, or nullptr when it is routed.
 const TenantNetworkPlan* tenant_network_of_server(const Plan& plan, const std::string& host,
                                                   const TenantPlan** tenant = nullptr);

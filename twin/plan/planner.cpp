@@ -319,11 +319,8 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
   n.advertised.assign(adv.begin(), adv.end());
 }
 
-// Tenants: the bridged ports, each VTEP's VNIs (L2 in the topology's order, then L3), and what
-// the plan expects of each network. The loader checked that each port is a leaf's link to a
-// server and that the leaf has an IPv4 loopback.
-// A VNI of tenant `tenant` on VTEP `n`: its device names and the VTEP address (the first IPv4
-// loopback; the loader checked there is one).
+}  // namespace
+
 Vni vni_on(const Node& n, uint32_t vni, const std::string& tenant) {
   Vni v;
   v.vni = vni;
@@ -335,9 +332,14 @@ Vni vni_on(const Node& n, uint32_t vni, const std::string& tenant) {
   return v;
 }
 
-void plan_tenants(Plan& p, const topology::Topology& topo) {
+void set_tenants(Plan& p, const std::vector<topology::Tenant>& tenants) {
+  p.tenants.clear();
+  for (auto& n : p.nodes) {
+    n.vnis.clear();
+    for (auto& i : n.interfaces) i.vni = 0;
+  }
   int table = 1000;
-  for (const auto& tt : topo.tenants) {
+  for (const auto& tt : tenants) {
     TenantPlan tp{tt.name, tt.l3vni.value_or(0), {}};
     ++table;
     std::set<std::string> vteps_of_tenant;
@@ -392,7 +394,27 @@ void plan_tenants(Plan& p, const topology::Topology& topo) {
     std::stable_partition(n.vnis.begin(), n.vnis.end(), [](const Vni& v) { return !v.l3(); });
 }
 
-}  // namespace
+std::vector<topology::Tenant> tenants_of(const Plan& p) {
+  std::vector<topology::Tenant> out;
+  for (const auto& tp : p.tenants) {
+    topology::Tenant t;
+    t.name = tp.name;
+    if (tp.l3vni) t.l3vni = tp.l3vni;
+    for (const auto& np : tp.networks) {
+      topology::TenantNetwork tn;
+      tn.name = np.name;
+      tn.vni = np.vni;
+      if (!np.gateway.empty()) tn.gateway = IpPrefix::parse(np.gateway);
+      for (const auto& n : p.nodes)
+        for (const auto& v : n.vnis)
+          if (v.vni == np.vni && v.network == np.name)
+            for (const auto& port : v.ports) tn.ports.push_back({n.name, port, {}});
+      t.networks.push_back(std::move(tn));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
 
 const TenantNetworkPlan* tenant_network_of_server(const Plan& plan, const std::string& host,
                                                   const TenantPlan** tenant) {
@@ -477,7 +499,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
 
   for (size_t ni = 0; ni < p.nodes.size(); ++ni)
     if (topo.nodes[ni].profile.boots_vm) plan_vm(p, ni, p.nodes[ni], topo.nodes[ni]);
-  plan_tenants(p, topo);
+  set_tenants(p, topo.tenants);
 
   // Generated configs advertise every loopback and host subnet.
   for (auto& n : p.nodes) {

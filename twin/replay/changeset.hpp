@@ -41,8 +41,20 @@ struct PrefixRef {
   Mark mark;
 };
 
-enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology, kSysctl };
-// "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl"
+// A tenant network named in a change ("red/web"), with its VNI when the change creates it.
+struct TenantNetworkRef {
+  std::string tenant, network;
+  uint32_t vni = 0;
+  Mark mark;
+};
+// A server port and the tenant network the change means it to be in (tenant "" = none).
+struct TenantPortRef {
+  InterfaceRef port;
+  std::string tenant, network;
+  Mark mark;
+};
+enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology, kSysctl, kVxlan };
+// "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl" | "vxlan"
 const char* to_string(StepKind k);
 // Whether a step of this kind changes the network (wait and check only observe it): the gate
 // settles and validates after each changing step when it goes step by step.
@@ -120,13 +132,27 @@ struct SysctlStep {
   std::vector<std::pair<std::string, std::string>> set;  // key -> value, in file order
 };
 
+// A VNI on one or more VTEPs (RFC 7348 VXLAN, learned by EVPN, RFC 8365): what an orchestrator
+// does to put a tenant network on a leaf or take it off, and to move a server port between
+// networks. Without `remove`, the VNI's VXLAN device and bridge are created where missing (as
+// twin builds them from `tenants:`, plan.hpp Vni) and `ports` join its bridge, leaving any
+// other one. With `remove`, the VNI's devices are deleted; its ports stay, unbridged. The
+// rollback puts each node's VNIs back as the baseline had them. Not intent: the kernel only
+// knows numbers, so a port put in a wrong VNI is judged by what it breaks (isolation, the
+// tenant's reachability, EVPN's tests); intent.tenant-ports declares a meant move.
+struct VxlanStep {
+  std::vector<std::string> nodes;  // VTEPs: FRR nodes with an IPv4 loopback (the VTEP address)
+  uint32_t vni = 0;                // 1..kMaxVni
+  std::vector<std::string> ports;  // the nodes' server ports; with one node only
+  bool remove = false;
+};
 // One step is exactly one of the kinds, in StepKind's order. Each kind has one handler
 // (replay/step_<kind>.cpp) that reads it from the change file, applies it in the gate, says
 // what it would do (dry run) and what it means for the intended plan; ARCHITECTURE.md has the
 // recipe for a new kind.
 using StepBody = std::variant<FrrStep, InterfaceStep, LinkStep, WaitStep, CheckStep, TopologyStep,
-                              SysctlStep>;
-static_assert(std::variant_size_v<StepBody> == 7, "StepKind lists one value per StepBody kind");
+                              SysctlStep, VxlanStep>;
+static_assert(std::variant_size_v<StepBody> == 8, "StepKind lists one value per StepBody kind");
 
 struct Step {
   std::string name;  // unique within the change set; the report refers to steps by it
@@ -142,6 +168,7 @@ struct Step {
   CheckStep& check() { return std::get<CheckStep>(body); }
   TopologyStep& topology() { return std::get<TopologyStep>(body); }
   SysctlStep& sysctl() { return std::get<SysctlStep>(body); }
+  VxlanStep& vxlan() { return std::get<VxlanStep>(body); }
   [[nodiscard]] const FrrStep& frr() const { return std::get<FrrStep>(body); }
   [[nodiscard]] const InterfaceStep& interface() const { return std::get<InterfaceStep>(body); }
   [[nodiscard]] const LinkStep& link() const { return std::get<LinkStep>(body); }
@@ -149,6 +176,7 @@ struct Step {
   [[nodiscard]] const CheckStep& check() const { return std::get<CheckStep>(body); }
   [[nodiscard]] const TopologyStep& topology() const { return std::get<TopologyStep>(body); }
   [[nodiscard]] const SysctlStep& sysctl() const { return std::get<SysctlStep>(body); }
+  [[nodiscard]] const VxlanStep& vxlan() const { return std::get<VxlanStep>(body); }
 };
 
 // What the change means to do, beyond what its steps already say (a raised MTU or a new
@@ -159,6 +187,12 @@ struct Intent {
   std::vector<LinkRef> links_down;         // links meant to be down: no session, no path over them
   std::vector<PrefixRef> add_prefixes;     // prefixes the change starts originating
   std::vector<PrefixRef> remove_prefixes;  // prefixes it stops originating
+  // Tenant networks the change creates ("green/web" with its VNI), and where it means server
+  // ports to be: a leaf's port in a network (new or existing, any tenant's), or in none
+  // (network "" : unbridged). The intended tenants follow (plan::set_tenants): VTEPs, servers,
+  // who must reach whom and who must not.
+  std::vector<TenantNetworkRef> tenant_networks;
+  std::vector<TenantPortRef> tenant_ports;
 };
 
 struct ChangeSet {

@@ -12,14 +12,15 @@
 namespace twin::replay::keys {
 
 inline const std::vector<std::string> kTop = {"version", "name", "description", "intent", "steps"};
-inline const std::vector<std::string> kIntent = {"drain", "links-down", "add-prefixes",
-                                                 "remove-prefixes"};
+inline const std::vector<std::string> kIntent = {"drain",           "links-down",
+                                                 "add-prefixes",    "remove-prefixes",
+                                                 "tenant-networks", "tenant-ports"};
 inline const std::vector<std::string> kPrefix = {"node", "prefix"};  // intent.*-prefixes[i]
 // A step: its name and exactly one kind key.
-inline const std::vector<std::string> kStepKinds = {"frr",   "interface", "link",  "wait",
-                                                    "check", "topology",  "sysctl"};
-inline const std::vector<std::string> kStep = {"name",  "frr",      "interface", "link",
-                                               "wait",  "check",    "topology",  "sysctl"};
+inline const std::vector<std::string> kStepKinds = {"frr",   "interface", "link",   "wait",
+                                                    "check", "topology",  "sysctl", "vxlan"};
+inline const std::vector<std::string> kStep = {"name",  "frr",   "interface", "link",  "wait",
+                                               "check", "topology", "sysctl", "vxlan"};
 inline const std::vector<std::string> kFrr = {"nodes", "node", "add", "remove", "replace"};
 inline const std::vector<std::string> kInterface = {
     "interfaces", "interface", "mtu", "state", "add-addresses", "remove-addresses"};
@@ -28,6 +29,7 @@ inline const std::vector<std::string> kWait = {"until", "timeout", "duration"};
 inline const std::vector<std::string> kCheck = {"tests", "expect", "failing", "timeout"};
 inline const std::vector<std::string> kTopology = {"file"};
 inline const std::vector<std::string> kSysctl = {"nodes", "node", "set"};
+inline const std::vector<std::string> kVxlan = {"nodes", "node", "vni", "ports", "remove"};
 
 // Values.
 inline const std::vector<std::string> kTestFamilies = {"bgp",    "ospf", "bfd",
@@ -47,6 +49,9 @@ inline constexpr long long kMaxDurationMs = twin::kMaxDurationMs;
 inline constexpr const char* kSysctlKeyPattern = "net(\\.[A-Za-z0-9_-]+)+";
 // Its value: what /proc/sys takes, one line (numbers, words, space-separated lists).
 inline constexpr const char* kSysctlValuePattern = "[A-Za-z0-9_.:/ -]+";
+// A tenant network in a change: "tenant/network", each part a topology tenant name.
+inline constexpr const char* kTenantNetworkPattern =
+    "[A-Za-z][A-Za-z0-9_-]{0,14}/[A-Za-z0-9][A-Za-z0-9_-]{0,31}";
 // family.N: N without leading zeros, at most 6 digits.
 inline constexpr const char* kTestNumberPattern = "0|[1-9][0-9]{0,5}";
 

@@ -1,8 +1,10 @@
 #include <filesystem>
 #include <regex>
+#include <tuple>
 
 #include "twin/replay/changeset_keys.hpp"
 #include "twin/replay/changeset_loader.hpp"
+#include "twin/topology/tenants.hpp"
 
 namespace fs = std::filesystem;
 
@@ -29,6 +31,8 @@ const char* to_string(StepKind k) {
       return "topology";
     case StepKind::kSysctl:
       return "sysctl";
+    case StepKind::kVxlan:
+      return "vxlan";
   }
   return "?";
 }
@@ -43,6 +47,7 @@ bool changes_network(StepKind k) {
     case StepKind::kLink:
     case StepKind::kTopology:
     case StepKind::kSysctl:
+    case StepKind::kVxlan:
       return true;
   }
   return true;
@@ -271,6 +276,94 @@ void ChangeSetLoader::parse_intent(const Value& in, Intent& out) {
     auto& dst = std::string(k) == "add-prefixes" ? out.add_prefixes : out.remove_prefixes;
     for (size_t i = 0; i < v.node.size(); ++i)
       if (auto p = prefix_ref(item(v, i))) dst.push_back(*p);
+  }
+  parse_tenant_intent(in, out);
+}
+
+void ChangeSetLoader::parse_tenant_intent(const Value& in, Intent& out) {
+  static const std::regex net_re(keys::kTenantNetworkPattern);
+  // The networks the lab has (as of the last step), and whose a VNI is.
+  std::map<std::string, uint32_t> networks;
+  std::map<uint32_t, std::string> owner;
+  for (const auto& t : cur_->tenants) {
+    if (t.l3vni) owner[t.l3vni] = t.name + " (its L3 VNI)";
+    for (const auto& n : t.networks) {
+      networks[t.name + "/" + n.name] = n.vni;
+      owner[n.vni] = t.name + "/" + n.name;
+    }
+  }
+  auto entries = [&](const char* key, const char* example) {
+    std::vector<Value> es;
+    Value v = child(in, key);
+    if (!v) return es;
+    if (!v.node.IsMap()) {
+      r_.error(v, "expected a mapping, " + found(v.node), std::string("e.g. ") + example);
+      return es;
+    }
+    for (const auto& kv : v.node)
+      es.push_back(Value{true, kv.first, kv.second, v.field + "." + kv.first.Scalar()});
+    return es;
+  };
+  auto split = [](const std::string& s) {
+    auto slash = s.find('/');
+    return std::pair{s.substr(0, slash), s.substr(slash + 1)};
+  };
+  for (const auto& e : entries("tenant-networks", "tenant-networks: {green/web: 30100}")) {
+    std::string name = e.key.Scalar();
+    if (!std::regex_match(name, net_re)) {
+      r_.error(e.key_mark(), e.field, "'" + name + "' is not tenant/network",
+               "e.g. green/web: a tenant's name (1-15 characters, a letter first) and its "
+               "network's");
+      continue;
+    }
+    if (auto it = networks.find(name); it != networks.end()) {
+      r_.error(e.key_mark(), e.field,
+               "network " + name + " exists already (VNI " + std::to_string(it->second) + ")",
+               "list only networks the change creates; move ports with tenant-ports");
+      continue;
+    }
+    auto vni = r_.integer(e, 1, topology::kMaxVni, "");
+    if (!vni) continue;
+    if (auto it = owner.find(static_cast<uint32_t>(*vni)); it != owner.end()) {
+      r_.error(e, "VNI " + std::to_string(*vni) + " is " + it->second + "'s",
+               "a VNI is one network's: two networks on one VNI are one L2 segment");
+      continue;
+    }
+    auto [tenant, network] = split(name);
+    out.tenant_networks.push_back({tenant, network, static_cast<uint32_t>(*vni), e.key_mark()});
+    networks[name] = static_cast<uint32_t>(*vni);
+    owner[static_cast<uint32_t>(*vni)] = name;
+  }
+  for (const auto& e :
+       entries("tenant-ports", "tenant-ports: {leaf1:swp3: red/db, leaf2:swp4: none}")) {
+    Value at_key{true, {}, e.key, e.field};
+    auto end = end_ref(at_key, e.key.Scalar(), all_plans_, "leaf1:swp3");
+    if (!end) continue;
+    const plan::Node* peer = end.value().plan->find(end->iface->peer_node);
+    if (!peer || peer->kind != topology::NodeKind::kHost) {
+      r_.error(e.key_mark(), e.field,
+               "port " + end->ref.str() + " faces " +
+                   (peer ? std::string(to_string(peer->kind)) + " node " + peer->name : "nothing") +
+                   "; a tenant port faces a server (kind host)",
+               "");
+      continue;
+    }
+    auto target = r_.string(e);
+    if (!target) continue;
+    TenantPortRef ref{end->ref, "", "", e.key_mark()};
+    if (*target != "none") {
+      if (!networks.count(*target)) {
+        std::vector<std::string> names;
+        for (const auto& [n, vni] : networks) names.push_back(n);
+        r_.error(e, "no tenant network '" + *target + "'",
+                 did_you_mean(*target, names,
+                              "expected tenant/network of the lab or of tenant-networks, or "
+                              "none (the port leaves its network)"));
+        continue;
+      }
+      std::tie(ref.tenant, ref.network) = split(*target);
+    }
+    out.tenant_ports.push_back(std::move(ref));
   }
 }
 

@@ -105,6 +105,11 @@ class ChangeSetLoader {
 
   void parse_sysctl(const Value& v, SysctlStep& out);
 
+  void parse_vxlan(const Value& v, VxlanStep& out);
+
+  // intent.tenant-networks and intent.tenant-ports (changeset_load.cpp).
+  void parse_tenant_intent(const Value& in, Intent& out);
+
   std::string text_, file_, dir_;
   Diagnostics& d_;
   yaml::Reader r_;

@@ -161,6 +161,9 @@ Step ChangeSetLoader::parse_step(const Value& sv) {
   } else if (kind == "sysctl") {
     s.body = SysctlStep{};
     parse_sysctl(kv, s.sysctl());
+  } else if (kind == "vxlan") {
+    s.body = VxlanStep{};
+    parse_vxlan(kv, s.vxlan());
   } else {
     // Only names of kStepKinds reach here; one without a branch is a programming error.
     throw std::logic_error("step kind '" + kind + "' is listed in kStepKinds but not parsed");
@@ -182,6 +185,7 @@ std::set<std::string> Touched::kernel_nodes() const {
   for (const auto& [node, ifname, addr] : host_added) out.insert(node);
   for (const auto& [node, ifname, addr] : host_removed) out.insert(node);
   for (const auto& [node, key, value] : sysctls) out.insert(node);
+  for (const auto& [node, vnis] : vteps) out.insert(node);
   return out;
 }
 

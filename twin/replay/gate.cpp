@@ -183,6 +183,20 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
 
 Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   std::vector<std::string> problems;
+  // VTEPs a vxlan step changed: from the VNIs it left to those of the plan the lab runs, before
+  // a topology step's reshape works from that plan.
+  int vteps = 0;
+  for (const auto& [name, vnis] : t.vteps) {
+    const plan::Node* n = current_.find(name);
+    if (!n) continue;
+    plan::Node left = *n;
+    left.vnis = vnis;
+    std::string script = env_.drivers(*n).vtep_change_script(left, *n);
+    if (script.empty()) continue;
+    ++vteps;
+    if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + name, runner_); !r)
+      problems.push_back(r.error().message);
+  }
   if (t.topology) {
     engine::GrowReport g;
     if (auto r = env_.lab.reshape(current_, st_.plan, &g); !r)
@@ -284,6 +298,7 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
                          std::to_string(scripts.size()) + " node(s)' interfaces restored";
   if (!t.sysctls.empty())
     restored += ", " + std::to_string(t.sysctls.size()) + " kernel setting(s) written back";
+  if (vteps > 0) restored += ", the VNIs of " + std::to_string(vteps) + " VTEP(s) put back";
   if (!problems.empty()) {
     *detail = restored + "; problems: " + problems.front();
     return harness_error(*detail);

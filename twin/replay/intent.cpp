@@ -36,6 +36,48 @@ void sync_link_mtus(plan::Plan& p) {
   }
 }
 
+// intent.tenant-networks and tenant-ports: the tenants re-derived with the new networks and the
+// ports where the change means them. A network left without ports is no longer expected
+// anywhere (it keeps no VTEP), nor is a tenant left without networks.
+void intend_tenants(plan::Plan& p, const Intent& in) {
+  if (in.tenant_networks.empty() && in.tenant_ports.empty()) return;
+  std::vector<topology::Tenant> ts = plan::tenants_of(p);
+  auto tenant = [&](const std::string& name) -> topology::Tenant& {
+    for (auto& t : ts)
+      if (t.name == name) return t;
+    ts.push_back({});
+    ts.back().name = name;
+    return ts.back();
+  };
+  for (const auto& n : in.tenant_networks) {
+    topology::TenantNetwork tn;
+    tn.name = n.network;
+    tn.vni = n.vni;
+    tenant(n.tenant).networks.push_back(std::move(tn));
+  }
+  for (const auto& port : in.tenant_ports) {
+    for (auto& t : ts)
+      for (auto& tn : t.networks)
+        tn.ports.erase(std::remove_if(tn.ports.begin(), tn.ports.end(),
+                                      [&](const topology::Endpoint& e) {
+                                        return e.node == port.port.node &&
+                                               e.interface == port.port.interface;
+                                      }),
+                       tn.ports.end());
+    if (port.tenant.empty()) continue;
+    for (auto& tn : tenant(port.tenant).networks)
+      if (tn.name == port.network) tn.ports.push_back({port.port.node, port.port.interface, {}});
+  }
+  for (auto& t : ts)
+    t.networks.erase(std::remove_if(t.networks.begin(), t.networks.end(),
+                                    [](const topology::TenantNetwork& tn) { return tn.ports.empty(); }),
+                     t.networks.end());
+  ts.erase(std::remove_if(ts.begin(), ts.end(),
+                          [](const topology::Tenant& t) { return t.networks.empty(); }),
+           ts.end());
+  plan::set_tenants(p, ts);
+}
+
 }  // namespace
 
 plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs, size_t steps) {
@@ -67,6 +109,7 @@ plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs, size_t ste
           node->withdraws.end())
         node->withdraws.push_back(r.prefix);
     }
+  intend_tenants(p, in);
   plan::derive_expectations(p);
   return p;
 }

@@ -19,6 +19,8 @@ namespace twin::replay {
 // - interface step addresses: added to / removed from the interface;
 // - interface/link admin state is NOT intent: taking a link down is judged by what it breaks,
 //   unless intent.links-down declares it;
+// - vxlan steps are NOT intent (the kernel knows VNI numbers, a wrong one is what the gate
+//   catches): intent.tenant-networks and tenant-ports declare a meant network and port move;
 // - intent.drain, links-down, add-prefixes, remove-prefixes as documented in changeset.hpp.
 // Sessions and prefixes are re-derived (plan::derive_expectations).
 plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs,

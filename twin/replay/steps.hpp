@@ -8,6 +8,7 @@
 // (FRR configs from their snapshot, interfaces to their baseline state).
 #include <chrono>
 #include <functional>
+#include <map>
 #include <ostream>
 #include <set>
 #include <string>
@@ -33,6 +34,9 @@ struct Touched {
   // Kernel settings a sysctl step wrote: (node, key, value before the change's first write),
   // in the order written; the rollback writes the old values back in reverse order.
   std::vector<std::tuple<std::string, std::string, std::string>> sysctls;
+  // VTEPs a vxlan step changed: each node's VNIs as the change left them (plan.hpp Vni). The
+  // rollback turns them back into the baseline plan's (wiring::vtep_change_script).
+  std::map<std::string, std::vector<plan::Vni>> vteps;
 
   // The nodes whose kernel state a step changed: ports, host and FRR-set addresses, kernel
   // settings.
@@ -68,6 +72,7 @@ Result<void> apply_step(const WaitStep& step, StepRun& run, std::string* detail)
 Result<void> apply_step(const CheckStep& step, StepRun& run, std::string* detail);
 Result<void> apply_step(const TopologyStep& step, StepRun& run, std::string* detail);
 Result<void> apply_step(const SysctlStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const VxlanStep& step, StepRun& run, std::string* detail);
 
 // What the step would do, without doing it: lines indented by three spaces on `out`. `current`
 // is the plan the lab would run at that step (a topology step replaces it). Errors: a program
@@ -86,6 +91,8 @@ Result<void> describe_step(const TopologyStep& step, const state::State& st, pla
                            proc::ProcessRunner& runner, std::ostream& out);
 Result<void> describe_step(const SysctlStep& step, const state::State& st, plan::Plan& current,
                            proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const VxlanStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
 
 // What the step means for the intended plan `p` of lab `lab` (intent.hpp), applied in order.
 void intend_step(const FrrStep& step, const std::string& lab, plan::Plan& p);
@@ -95,6 +102,15 @@ void intend_step(const WaitStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const CheckStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const TopologyStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const SysctlStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const VxlanStep& step, const std::string& lab, plan::Plan& p);
+
+// What a vxlan step does to one VTEP's VNIs `vnis` (node `node` of `plan`, the lab as it runs):
+// the VNI created where missing (names, VRF and gateway as another VTEP of the plan has it,
+// else an L2 VNI of no tenant; MTU the VNI's elsewhere, else its ports' largest), `ports`
+// moved into it; or, with remove, the VNI dropped. Errors (kInput): removing a VNI the node
+// does not have. Pure.
+Result<void> vxlan_change(const plan::Plan& plan, const plan::Node& node, const VxlanStep& step,
+                          std::vector<plan::Vni>& vnis);
 
 // Helpers of intend_step (intent.cpp): the interface `node:ifname` of `p` (nullptr if none),
 // and setting its intended MTU.

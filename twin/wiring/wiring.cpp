@@ -65,25 +65,74 @@ std::string node_script(const plan::Node& node, const std::vector<std::string>& 
   return s.str();
 }
 
-std::string vtep_script(const plan::Node& node) {
+std::string vtep_script(const plan::Node& node) { return vtep_change_script({}, node.vnis); }
+
+namespace {
+
+const plan::Vni* find_vni(const std::vector<plan::Vni>& vs, uint32_t vni) {
+  for (const auto& v : vs)
+    if (v.vni == vni) return &v;
+  return nullptr;
+}
+
+void create_vni(std::ostringstream& s, const plan::Vni& v) {
+  s << "link add " << v.vxlan << " type vxlan id " << v.vni << " local " << v.local << " dstport "
+    << plan::kVxlanPort << " nolearning df set\n"
+    << "link set " << v.vxlan << " mtu " << v.mtu << "\n"
+    << "link add " << v.bridge << " type bridge\n";
+  if (!v.vrf.empty()) s << "link set " << v.bridge << " master " << v.vrf << "\n";
+  s << "link set " << v.vxlan << " master " << v.bridge << "\n"
+    << "link set dev " << v.vxlan << " type bridge_slave learning off\n";
+  for (const auto& p : v.ports) s << "link set " << p << " master " << v.bridge << "\n";
+  if (!v.gateway.empty()) s << "address add " << v.gateway << " dev " << v.bridge << "\n";
+  s << "link set " << v.bridge << " up\nlink set " << v.vxlan << " up\n";
+}
+
+}  // namespace
+
+std::string vtep_change_script(const std::vector<plan::Vni>& from,
+                               const std::vector<plan::Vni>& to) {
   std::ostringstream s;
-  std::set<std::string> vrfs;
-  for (const auto& v : node.vnis)
-    if (!v.vrf.empty() && vrfs.insert(v.vrf).second)
+  auto recreated = [](const plan::Vni& a, const plan::Vni& b) {
+    return a.local != b.local || a.vrf != b.vrf || a.vrf_table != b.vrf_table ||
+           a.gateway != b.gateway;
+  };
+  // 1. VNIs that go or are recreated: the VXLAN device and the bridge (its ports fall out).
+  for (const auto& v : from)
+    if (const plan::Vni* t = find_vni(to, v.vni); !t || recreated(v, *t))
+      s << "link del " << v.vxlan << "\nlink del " << v.bridge << "\n";
+  // 2. VRFs: gone ones deleted, new ones created before their bridges join them.
+  std::set<std::string> old_vrfs, new_vrfs;
+  for (const auto& v : from)
+    if (!v.vrf.empty()) old_vrfs.insert(v.vrf);
+  for (const auto& v : to)
+    if (!v.vrf.empty() && !old_vrfs.count(v.vrf) && new_vrfs.insert(v.vrf).second)
       s << "link add " << v.vrf << " type vrf table " << v.vrf_table << "\n"
         << "link set " << v.vrf << " up\n";
-  for (const auto& v : node.vnis) {
-    s << "link add " << v.vxlan << " type vxlan id " << v.vni << " local " << v.local
-      << " dstport " << plan::kVxlanPort << " nolearning df set\n"
-      << "link set " << v.vxlan << " mtu " << v.mtu << "\n"
-      << "link add " << v.bridge << " type bridge\n";
-    if (!v.vrf.empty()) s << "link set " << v.bridge << " master " << v.vrf << "\n";
-    s << "link set " << v.vxlan << " master " << v.bridge << "\n"
-      << "link set dev " << v.vxlan << " type bridge_slave learning off\n";
-    for (const auto& p : v.ports) s << "link set " << p << " master " << v.bridge << "\n";
-    if (!v.gateway.empty()) s << "address add " << v.gateway << " dev " << v.bridge << "\n";
-    s << "link set " << v.bridge << " up\nlink set " << v.vxlan << " up\n";
+  for (const auto& vrf : old_vrfs)
+    if (std::none_of(to.begin(), to.end(), [&](const plan::Vni& v) { return v.vrf == vrf; }))
+      s << "link del " << vrf << "\n";
+  // 3. VNIs that stay: ports leaving first (a port may be on its way to another bridge).
+  std::ostringstream joins;
+  for (const auto& v : to) {
+    const plan::Vni* f = find_vni(from, v.vni);
+    if (!f || recreated(*f, v)) continue;
+    for (const auto& p : f->ports)
+      if (std::find(v.ports.begin(), v.ports.end(), p) == v.ports.end()) {
+        bool elsewhere = std::any_of(to.begin(), to.end(), [&](const plan::Vni& o) {
+          return std::find(o.ports.begin(), o.ports.end(), p) != o.ports.end();
+        });
+        if (!elsewhere) s << "link set " << p << " nomaster\n";
+      }
+    if (f->mtu != v.mtu) s << "link set " << v.vxlan << " mtu " << v.mtu << "\n";
+    for (const auto& p : v.ports)
+      if (std::find(f->ports.begin(), f->ports.end(), p) == f->ports.end())
+        joins << "link set " << p << " master " << v.bridge << "\n";
   }
+  // 4. New and recreated VNIs, then ports joining bridges that stayed.
+  for (const auto& v : to)
+    if (const plan::Vni* f = find_vni(from, v.vni); !f || recreated(*f, v)) create_vni(s, v);
+  s << joins.str();
   return s.str();
 }
 

@@ -37,6 +37,14 @@ std::string node_script(const plan::Node& node, const std::vector<std::string>& 
 // the tenant in it, the network's anycast gateway on its bridge. Needs the kernel's vxlan and
 // bridge (and vrf for an L3 VNI: engine preflight checks).
 std::string vtep_script(const plan::Node& node);
+// The same for a VTEP already running: the script that turns the devices of `from` into those
+// of `to` (both a node's Vni lists) without touching a VNI that stays the same. A VNI that goes
+// is deleted with its bridge (its ports leave it, unbridged); a new one is created as
+// vtep_script does; one that stays with other ports has them leave (`nomaster`) or join, with
+// another MTU has it set; one whose VTEP address, VRF or gateway changed is recreated. A VRF no
+// VNI uses any more is deleted. "" when nothing differs. Used by a topology step's reconcile,
+// the `vxlan` change step and its rollback.
+std::string vtep_change_script(const std::vector<plan::Vni>& from, const std::vector<plan::Vni>& to);
 // The interfaces of `node` that links_up must bring up once every veth exists: lo and the `b`
 // end of each of its links (veth_script creates `a` ends up already).
 std::vector<std::string> interfaces_to_bring_up(const plan::Plan& plan, const plan::Node& node);

@@ -1,0 +1,197 @@
+// The `vxlan` change step (a VNI put on or taken off VTEPs, server ports moved into it): how the
+// change-set loader reads it, how the gate applies it, what a dry run says of it, and what it
+// means for the intended plan (steps.hpp).
+#include <algorithm>
+
+#include "twin/replay/changeset_keys.hpp"
+#include "twin/replay/changeset_loader.hpp"
+#include "twin/replay/steps.hpp"
+#include "twin/topology/tenants.hpp"
+
+namespace twin::replay {
+
+namespace {
+
+std::string devices(uint32_t vni) {
+  return "vx" + std::to_string(vni) + ", br" + std::to_string(vni);
+}
+
+bool has_ipv4_loopback(const plan::Node& n) {
+  return std::any_of(n.loopbacks.begin(), n.loopbacks.end(),
+                     [](const std::string& l) { return l.find(':') == std::string::npos; });
+}
+
+}  // namespace
+
+void ChangeSetLoader::parse_vxlan(const Value& v, VxlanStep& out) {
+  r_.check_keys(v, keys::kVxlan);
+  std::vector<const plan::Node*> nodes;
+  for (const auto& it : r_.one_or_many(v, "node", "nodes", "VTEPs to change", "leaf1")) {
+    auto s = r_.string(it);
+    if (!s) continue;
+    const plan::Node* n = node_ref(it, *s, {cur_}, "a VTEP is an FRR node (EVPN runs in its bgpd)",
+                                   "tenant networks live on leaves");
+    if (!n) continue;
+    if (has(out.nodes, *s)) {
+      r_.error(it, "node '" + *s + "' listed twice", "");
+      continue;
+    }
+    if (!has_ipv4_loopback(*n)) {
+      r_.error(it, "node '" + *s + "' has no IPv4 loopback to be its VTEP address",
+               "give it one under `loopback:` in the topology");
+      continue;
+    }
+    out.nodes.push_back(*s);
+    nodes.push_back(n);
+  }
+  Value vv = child(v, "vni");
+  if (!vv) {
+    r_.error(v.mark(), v.field + ".vni", "missing; expected the VNI (1.." +
+                                             std::to_string(topology::kMaxVni) + ")",
+             "vni: 10100");
+  } else if (auto n = r_.integer(vv, 1, topology::kMaxVni, "")) {
+    out.vni = static_cast<uint32_t>(*n);
+  }
+  Value rv = child(v, "remove");
+  if (rv)
+    if (auto b = r_.boolean(rv)) out.remove = *b;
+  Value pv = child(v, "ports");
+  if (!pv) return;
+  if (out.remove) {
+    r_.error(pv, "a removed VNI takes no ports; its ports stay, unbridged",
+             "to move them, give them to another VNI in their own step");
+    return;
+  }
+  if (nodes.size() > 1) {
+    r_.error(pv, "ports with " + std::to_string(nodes.size()) +
+                     " nodes; a port is an interface of one node",
+             "use one step per node");
+    return;
+  }
+  if (!r_.list(pv, "server ports of the node", "ports: [swp3]") || nodes.empty()) return;
+  const plan::Node* n = nodes.front();
+  for (size_t i = 0; i < pv.node.size(); ++i) {
+    const Value it = item(pv, i);
+    auto s = r_.string(it);
+    if (!s) continue;
+    auto e = end_ref(it, n->name + ":" + *s, {cur_}, "swp3");
+    if (!e) continue;
+    const plan::Node* peer = cur_->find(e->iface->peer_node);
+    if (!peer || peer->kind != topology::NodeKind::kHost) {
+      r_.error(it,
+               "port " + e->ref.str() + " faces " +
+                   (peer ? std::string(to_string(peer->kind)) + " node " + peer->name : "nothing") +
+                   "; a tenant port faces a server (kind host)",
+               "a fabric port in a bridge would carry its tenant's frames into the underlay");
+      continue;
+    }
+    if (has(out.ports, *s)) {
+      r_.error(it, "port " + *s + " listed twice", "");
+      continue;
+    }
+    out.ports.push_back(*s);
+  }
+}
+
+Result<void> vxlan_change(const plan::Plan& plan, const plan::Node& node, const VxlanStep& b,
+                          std::vector<plan::Vni>& vnis) {
+  auto it = std::find_if(vnis.begin(), vnis.end(),
+                         [&](const plan::Vni& v) { return v.vni == b.vni; });
+  if (b.remove) {
+    if (it == vnis.end())
+      return input_error("node " + node.name + " has no VNI " + std::to_string(b.vni) +
+                         " to remove");
+    vnis.erase(it);
+    return {};
+  }
+  if (it == vnis.end()) {
+    plan::Vni v = plan::vni_on(node, b.vni, "");
+    const plan::Vni* like = nullptr;
+    for (const auto& n : plan.nodes)
+      for (const auto& o : n.vnis)
+        if (!like && o.vni == b.vni && !o.l3()) like = &o;
+    if (like) {
+      v.tenant = like->tenant;
+      v.network = like->network;
+      v.vrf = like->vrf;
+      v.vrf_table = like->vrf_table;
+      v.gateway = like->gateway;
+      v.mtu = like->mtu;
+    } else {
+      v.mtu = 0;
+      for (const auto& i : node.interfaces)
+        if (std::find(b.ports.begin(), b.ports.end(), i.name) != b.ports.end())
+          v.mtu = std::max(v.mtu, i.mtu);
+      if (v.mtu == 0) v.mtu = plan::Vni{}.mtu;  // Ethernet's, as a port's default
+    }
+    // L2 VNIs before the L3 ones, as the planner orders them.
+    it = vnis.insert(std::find_if(vnis.begin(), vnis.end(), [](const plan::Vni& o) { return o.l3(); }),
+                     std::move(v));
+  }
+  const uint32_t target = it->vni;
+  for (auto& o : vnis) {
+    if (o.vni == target) continue;
+    o.ports.erase(std::remove_if(o.ports.begin(), o.ports.end(),
+                                 [&](const std::string& p) {
+                                   return std::find(b.ports.begin(), b.ports.end(), p) !=
+                                          b.ports.end();
+                                 }),
+                  o.ports.end());
+  }
+  for (auto& o : vnis)
+    if (o.vni == target)
+      for (const auto& p : b.ports)
+        if (std::find(o.ports.begin(), o.ports.end(), p) == o.ports.end()) o.ports.push_back(p);
+  return {};
+}
+
+Result<void> apply_step(const VxlanStep& b, StepRun& run, std::string* detail) {
+  for (const auto& name : b.nodes) {
+    const plan::Node* n = run.current.find(name);
+    if (!n) return input_error("node " + name + " is not in the lab");
+    // Recorded before anything changes: the VNIs the node runs now.
+    auto [it, fresh] = run.touched.vteps.try_emplace(name, n->vnis);
+    plan::Node before = *n, after = *n;
+    before.vnis = it->second;
+    after.vnis = it->second;
+    if (auto r = vxlan_change(run.current, *n, b, after.vnis); !r) return r;
+    const auto& driver = run.env.drivers(*n);
+    plan::Node bare = *n;
+    bare.vnis.clear();
+    if (!after.vnis.empty() && driver.vtep_change_script(bare, after).empty())
+      return input_error("node " + name + "'s driver (" + driver.name() +
+                         ") builds no VXLAN devices: a VM's NOS configures its own");
+    std::string script = driver.vtep_change_script(before, after);
+    if (auto r = driver.change_interfaces(*n, script, "node " + name, run.env.runner); !r)
+      return r;
+    it->second = std::move(after.vnis);
+  }
+  *detail = "VNI " + std::to_string(b.vni) + (b.remove ? " removed from " : " on ") +
+            std::to_string(b.nodes.size()) + " node(s)" +
+            (b.ports.empty() ? "" : " with " + std::to_string(b.ports.size()) + " port(s)");
+  return {};
+}
+
+Result<void> describe_step(const VxlanStep& b, const state::State&, plan::Plan&,
+                           proc::ProcessRunner&, std::ostream& out) {
+  for (const auto& n : b.nodes) {
+    out << "   " << n << ": VNI " << b.vni << " (" << devices(b.vni) << ")";
+    if (b.remove) {
+      out << " removed; its ports left unbridged\n";
+      continue;
+    }
+    if (!b.ports.empty()) {
+      out << ", ports";
+      for (const auto& p : b.ports) out << " " << p;
+      out << " into its bridge";
+    }
+    out << "\n";
+  }
+  return {};
+}
+
+// Not intent: the kernel knows numbers, and a wrong one is what the gate must catch. A meant
+// move or new network is declared in intent.tenant-ports / tenant-networks.
+void intend_step(const VxlanStep&, const std::string&, plan::Plan&) {}
+
+}  // namespace twin::replay
