@@ -458,3 +458,56 @@ TEST(EvpnChange, IntentMovesPortsAndCreatesNetworks) {
   EXPECT_EQ(leaf1->vnis[1].vni, 20100u);
   EXPECT_EQ(twin::plan::tenant_network_of_server(p, "blue2"), nullptr);  // unbridged now
 }
+
+// The kernel's VNIs, read back from recorded `ip -d -j addr show`: the leak put swp3 (red4)
+// into blue's bridge beside swp4; VNI 10200 keeps its device and bridge, with no port.
+TEST(EvpnChange, TheKernelsVnisAreReadFromIpJson) {
+  auto vs = twin::wiring::vnis_in_kernel(json::parse(twin_test::read(kEvpn + "leak.leaf4.addr-d.json")));
+  ASSERT_EQ(vs.size(), 2u);
+  EXPECT_EQ(vs[0].vni, 10200u);
+  EXPECT_EQ(vs[0].vxlan, "vx10200");
+  EXPECT_EQ(vs[0].bridge, "br10200");
+  EXPECT_EQ(vs[0].local, "10.255.1.4");
+  EXPECT_EQ(vs[0].mtu, 1500);
+  EXPECT_TRUE(vs[0].ports.empty());
+  EXPECT_EQ(vs[1].vni, 20100u);
+  EXPECT_THAT(vs[1].ports, ::testing::ElementsAre("swp3", "swp4"));
+  EXPECT_TRUE(vs[1].vrf.empty());
+  EXPECT_TRUE(vs[1].gateway.empty());
+  // What a rollback runs from there to the plan: swp3 back into VNI 10200's bridge.
+  EXPECT_EQ(twin::wiring::vtep_change_script(vs, evpn_plan().find("leaf4")->vnis),
+            "link set swp3 master br10200\n");
+  EXPECT_TRUE(twin::wiring::vnis_in_kernel(json::object()).empty());
+}
+
+// Likely causes from the kernel's links (recorded `ip -j addr show`, tests/data/frr84/causes/):
+// red4's port in blue's bridge (the leak), and the fabric at 1500 under 1500-byte servers.
+TEST(EvpnCauses, AMisplacedTenantPortAndAnUnderlayTooSmall) {
+  const std::string causes = std::string(TWIN_TEST_DATA) + "/frr84/causes/";
+  twin::replay::CauseFacts leak;
+  leak.nodes["leaf4"].addresses = json::parse(twin_test::read(causes + "leak.leaf4.addr.json"));
+  auto c = twin::replay::likely_causes(evpn_plan(), leak);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "tenant-port-misplaced");
+  EXPECT_EQ(c[0].text,
+            "leaf4:swp3 (red4, tenant red network db, VNI 10200) is in br20100, the bridge of VNI "
+            "20100 (tenant blue network app): red4 shares that network's L2 segment");
+  EXPECT_THAT(c[0].evidence, ::testing::ElementsAre("leaf4: `ip link` shows swp3 master br20100"));
+  EXPECT_THAT(c[0].nodes, ::testing::ElementsAre("leaf4", "red4", "blue1", "blue2", "blue3"));
+
+  twin::replay::CauseFacts mtu;
+  mtu.nodes["leaf1"].addresses = json::parse(twin_test::read(causes + "underlay-mtu.leaf1.addr.json"));
+  c = twin::replay::likely_causes(evpn_plan(), mtu);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "underlay-mtu");
+  EXPECT_EQ(c[0].text,
+            "the underlay is too small for the overlay: fabric ports below 1550 bytes (the "
+            "servers' 1500-byte frames plus VXLAN's 50), and VTEPs do not fragment");
+  EXPECT_THAT(c[0].evidence, ::testing::ElementsAre("`ip link` MTUs: leaf1:swp1 1500, leaf1:swp2 1500"));
+  // A healthy VTEP says nothing of either (`ip -j -d link show` has the fields these rules
+  // read, not the addresses the unnumbered-ipv6 rule reads).
+  twin::replay::CauseFacts good;
+  good.nodes["leaf1"].addresses = json::parse(twin_test::read(kEvpn + "good.leaf1.link.json"));
+  for (const auto& x : twin::replay::likely_causes(evpn_plan(), good))
+    EXPECT_EQ(x.rule, "unnumbered-ipv6") << x.text;
+}

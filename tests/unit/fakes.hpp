@@ -169,6 +169,12 @@ class FakeDriver final : public twin::drivers::NodeDriver {
                                  const twin::plan::Node& to) const override {
     return twin::wiring::vtep_change_script(from.vnis, to.vnis);
   }
+  // Not recorded: the gate falls back to the plan's VNIs and the ones its steps left
+  // (vnis_in_kernel is tested on recorded `ip -d -j addr show`).
+  twin::Result<std::vector<twin::plan::Vni>> running_vnis(const twin::plan::Node&,
+                                                          twin::proc::ProcessRunner&) const override {
+    return twin::harness_error("not recorded");
+  }
   twin::Result<void> change_interfaces(const twin::plan::Node& node, const std::string& script,
                                        const std::string&,
                                        twin::proc::ProcessRunner&) const override {

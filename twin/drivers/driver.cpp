@@ -63,6 +63,12 @@ std::string NodeDriver::vtep_change_script(const plan::Node&, const plan::Node&)
   return "";
 }
 
+Result<std::vector<plan::Vni>> NodeDriver::running_vnis(const plan::Node& node,
+                                                        proc::ProcessRunner&) const {
+  return input_error(std::string("node ") + node.name + "'s driver (" + name() +
+                     ") builds no VXLAN devices");
+}
+
 Result<void> NodeDriver::write_files(const plan::Node& node) const {
   std::error_code ec;
   std::filesystem::create_directories(node.run_dir, ec);

@@ -105,6 +105,11 @@ class NodeDriver {
   // (the default: a VM's NOS builds its own).
   [[nodiscard]] virtual std::string vtep_change_script(const plan::Node& from,
                                                        const plan::Node& to) const;
+  // The tenant devices the running node's kernel has (wiring::vnis_in_kernel), for a change
+  // that edits them and for its rollback. Errors: the node could not be read, or its driver
+  // builds none (the default).
+  virtual Result<std::vector<plan::Vni>> running_vnis(const plan::Node& node,
+                                                      proc::ProcessRunner& runner) const;
   // The node's run folder and the files its processes read (FRR configs). Idempotent.
   virtual Result<void> write_files(const plan::Node& node) const;
   // Creates what runs beside the namespaces (VM domains and their taps), recorded first.

@@ -164,6 +164,12 @@ class FrrDriver final : public NetnsDriver {
   std::string vtep_change_script(const plan::Node& from, const plan::Node& to) const override {
     return wiring::vtep_change_script(from.vnis, to.vnis);
   }
+  Result<std::vector<plan::Vni>> running_vnis(const plan::Node& node,
+                                              proc::ProcessRunner& runner) const override {
+    auto j = runtime::ip_json(runner, node.netns, {"-d", "addr", "show"});
+    if (!j) return j.error();
+    return wiring::vnis_in_kernel(*j);
+  }
   bool manages_frr(const plan::Node& node) const override { return !node.daemons.empty(); }
   Result<void> save_config(const plan::Node& node, proc::ProcessRunner& runner) const override {
     auto cfg = runtime::running_config(runner, node);

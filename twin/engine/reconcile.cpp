@@ -291,9 +291,11 @@ Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::Bu
         up.insert(up.end(), it->second.begin(), it->second.end());
       if (!up.empty())
         if (auto u = wiring::links_up(n.netns, up); !u) return u;
-      std::string script =
-          added.count(&n) ? driver_for(n).address_script(n, {})
-                          : driver_for(n).address_script(n, new_ends[n.name]);
+      std::string script;
+      if (added.count(&n))
+        script = driver_for(n).address_script(n, {});
+      else if (auto it = new_ends.find(n.name); it != new_ends.end())
+        script = driver_for(n).address_script(n, it->second);  // (an empty list means all)
       // Tenant ports of new links exist now: the VTEP's devices follow the target's tenants.
       if (vteps.count(&n)) script += driver_for(n).vtep_change_script(*from.find(n.name), n);
       return wiring::run_batch(runner, script, n.netns, "addresses, routes and tenant devices");

@@ -8,6 +8,7 @@
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
+#include "twin/topology/tenants.hpp"
 #include "twin/validate/system_probe.hpp"
 
 namespace twin::replay {
@@ -482,6 +483,110 @@ void evpn_not_advertised(const plan::Plan& plan, const CauseFacts& facts, std::v
   }
 }
 
+// ---- tenant-port-misplaced, underlay-mtu (from the kernel's links)
+
+namespace {
+
+// "tenant red network web" for a VNI of the plan, "no tenant network" for another.
+std::string network_words(const plan::Plan& plan, uint32_t vni) {
+  for (const auto& t : plan.tenants)
+    for (const auto& n : t.networks)
+      if (n.vni == vni) return "tenant " + t.name + " network " + n.name;
+  return "no tenant network";
+}
+
+const plan::TenantNetworkPlan* network_of_vni(const plan::Plan& plan, uint32_t vni) {
+  for (const auto& t : plan.tenants)
+    for (const auto& n : t.networks)
+      if (n.vni == vni) return &n;
+  return nullptr;
+}
+
+// The VNI of one of twin's bridges ("br10100"), 0 for another name.
+uint32_t vni_of_bridge(const std::string& name) {
+  if (name.size() < 3 || name.rfind("br", 0) != 0 ||
+      name.find_first_not_of("0123456789", 2) != std::string::npos)
+    return 0;
+  return static_cast<uint32_t>(std::stoul(name.substr(2)));
+}
+
+// A tenant port whose bridge is not its network's: its server sits in another L2 segment (the
+// leak, or a mistyped VNI), or in none.
+void tenant_ports_misplaced(const plan::Plan& plan, const CauseFacts& facts,
+                            std::vector<Cause>& out) {
+  for (const auto& n : plan.nodes) {
+    auto fi = facts.nodes.find(n.name);
+    if (fi == facts.nodes.end()) continue;
+    for (const auto& i : n.interfaces) {
+      if (i.vni == 0) continue;
+      const nlohmann::json* l = link_of(fi->second, i.name);
+      if (!l) continue;
+      const std::string want = "br" + std::to_string(i.vni);
+      const std::string master = l->value("master", "");
+      if (master == want) continue;
+      const uint32_t in = vni_of_bridge(master);
+      std::string port = n.name + ":" + i.name + " (" + i.peer_node + ", " +
+                         network_words(plan, i.vni) + ", VNI " + std::to_string(i.vni) + ")";
+      std::vector<std::string> concerned = {n.name, i.peer_node};
+      std::string what;
+      if (master.empty()) {
+        what = port + " is in no bridge: " + i.peer_node + " is cut off from its network";
+      } else if (in == 0) {
+        what = port + " is in " + master + ", not " + want + ": " + i.peer_node +
+               " is cut off from its network";
+      } else {
+        const auto* other = network_of_vni(plan, in);
+        what = port + " is in " + master + ", the bridge of VNI " + std::to_string(in) + " (" +
+               network_words(plan, in) + "): " + i.peer_node +
+               (other ? " shares that network's L2 segment" : " reaches none of its network");
+        if (other) concerned.insert(concerned.end(), other->servers.begin(), other->servers.end());
+      }
+      out.push_back({"tenant-port-misplaced", what,
+                     {n.name + ": `ip link` shows " + i.name +
+                      (master.empty() ? " without master" : " master " + master)},
+                     concerned});
+    }
+  }
+}
+
+// Fabric ports too small for the overlay: VXLAN adds 50 bytes to each server frame (RFC 7348
+// §5) and twin's VTEPs set DF, so a full frame is dropped, not fragmented.
+void underlay_mtu(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
+  int frame = 0;
+  for (const auto& n : plan.nodes)
+    for (const auto& v : n.vnis) frame = std::max(frame, v.mtu);
+  if (frame == 0) return;
+  const int need = frame + topology::kVxlanOverhead;
+  std::vector<std::string> small, concerned;
+  for (const auto& n : plan.nodes) {
+    auto fi = facts.nodes.find(n.name);
+    if (fi == facts.nodes.end()) continue;
+    bool any = false;
+    for (const auto& i : n.interfaces) {
+      if (!i.fabric || !i.up) continue;
+      const nlohmann::json* l = link_of(fi->second, i.name);
+      int mtu = l ? l->value("mtu", 0) : 0;
+      if (mtu <= 0 || mtu >= need) continue;
+      small.push_back(n.name + ":" + i.name + " " + std::to_string(mtu));
+      any = true;
+    }
+    if (any) concerned.push_back(n.name);
+  }
+  if (small.empty()) return;
+  for (const auto& t : plan.tenants)
+    for (const auto& net : t.networks)
+      concerned.insert(concerned.end(), net.servers.begin(), net.servers.end());
+  out.push_back({"underlay-mtu",
+                 "the underlay is too small for the overlay: fabric ports below " +
+                     std::to_string(need) + " bytes (the servers' " + std::to_string(frame) +
+                     "-byte frames plus VXLAN's " + std::to_string(topology::kVxlanOverhead) +
+                     "), and VTEPs do not fragment",
+                 {"`ip link` MTUs: " + join_some(small)},
+                 concerned});
+}
+
+}  // namespace
+
 std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts) {
   std::vector<Cause> out;
   duplicate_addresses(plan, facts, out);
@@ -491,6 +596,8 @@ std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts
   ospf_findings(facts, out);
   static_overrides(plan, facts, out);
   evpn_not_advertised(plan, facts, out);
+  tenant_ports_misplaced(plan, facts, out);
+  underlay_mtu(plan, facts, out);
   return out;
 }
 

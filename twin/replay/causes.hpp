@@ -35,6 +35,11 @@
 //   evpn-not-advertised a VTEP (a leaf with tenant ports) whose running config has no
 //                       `advertise-all-vni` (nor a `vni` block) under l2vpn evpn: its VNIs and
 //                       servers stay unknown to the other VTEPs (FRR docs, "EVPN")
+//   tenant-port-misplaced a tenant port whose bridge is not its network's (`master` in `ip
+//                       link`): in another network's bridge (the leak: its server shares that
+//                       L2 segment), in a VNI no network has (a mistyped VNI), or in none
+//   underlay-mtu        fabric ports below the servers' largest frame plus VXLAN's 50 bytes
+//                       (RFC 7348 §5): VTEPs set DF, so full overlay frames are dropped
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>

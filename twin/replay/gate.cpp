@@ -183,18 +183,22 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
 
 Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   std::vector<std::string> problems;
-  // VTEPs a vxlan step changed: from the VNIs it left to those of the plan the lab runs, before
-  // a topology step's reshape works from that plan.
+  // VTEPs a vxlan step changed: from the VNIs their kernel runs now (as the steps left them,
+  // when it cannot be read) to those before the change, or to the plan's when a topology step
+  // reshaped the lab (its reshape back, below, works from that plan).
   int vteps = 0;
-  for (const auto& [name, vnis] : t.vteps) {
+  for (const auto& [name, before] : t.vteps) {
     const plan::Node* n = current_.find(name);
     if (!n) continue;
-    plan::Node left = *n;
-    left.vnis = vnis;
-    std::string script = env_.drivers(*n).vtep_change_script(left, *n);
+    const auto& driver = env_.drivers(*n);
+    plan::Node now = *n, back = *n;
+    auto running = driver.running_vnis(*n, runner_);
+    now.vnis = running ? *running : t.vteps_left.at(name);
+    if (!t.topology) back.vnis = before;
+    std::string script = driver.vtep_change_script(now, back);
     if (script.empty()) continue;
     ++vteps;
-    if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + name, runner_); !r)
+    if (auto r = driver.change_interfaces(*n, script, "node " + name, runner_); !r)
       problems.push_back(r.error().message);
   }
   if (t.topology) {

@@ -149,22 +149,23 @@ Result<void> apply_step(const VxlanStep& b, StepRun& run, std::string* detail) {
   for (const auto& name : b.nodes) {
     const plan::Node* n = run.current.find(name);
     if (!n) return input_error("node " + name + " is not in the lab");
-    // Recorded before anything changes: the VNIs the node runs now.
-    auto [it, fresh] = run.touched.vteps.try_emplace(name, n->vnis);
-    plan::Node before = *n, after = *n;
-    before.vnis = it->second;
-    after.vnis = it->second;
-    if (auto r = vxlan_change(run.current, *n, b, after.vnis); !r) return r;
     const auto& driver = run.env.drivers(*n);
-    plan::Node bare = *n;
-    bare.vnis.clear();
-    if (!after.vnis.empty() && driver.vtep_change_script(bare, after).empty())
-      return input_error("node " + name + "'s driver (" + driver.name() +
-                         ") builds no VXLAN devices: a VM's NOS configures its own");
-    std::string script = driver.vtep_change_script(before, after);
-    if (auto r = driver.change_interfaces(*n, script, "node " + name, run.env.runner); !r)
+    // Recorded before anything changes: the VNIs the node's kernel runs now.
+    if (!run.touched.vteps.count(name)) {
+      auto now = driver.running_vnis(*n, run.env.runner);
+      if (!now && now.error().kind == ErrorKind::kInput) return now.error();  // builds none
+      run.touched.vteps[name] = now ? *now : n->vnis;
+      run.touched.vteps_left[name] = run.touched.vteps[name];
+    }
+    plan::Node before = *n, after = *n;
+    before.vnis = run.touched.vteps_left[name];
+    after.vnis = before.vnis;
+    if (auto r = vxlan_change(run.current, *n, b, after.vnis); !r) return r;
+    if (auto r = driver.change_interfaces(*n, driver.vtep_change_script(before, after),
+                                          "node " + name, run.env.runner);
+        !r)
       return r;
-    it->second = std::move(after.vnis);
+    run.touched.vteps_left[name] = std::move(after.vnis);
   }
   *detail = "VNI " + std::to_string(b.vni) + (b.remove ? " removed from " : " on ") +
             std::to_string(b.nodes.size()) + " node(s)" +

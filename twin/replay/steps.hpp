@@ -34,9 +34,10 @@ struct Touched {
   // Kernel settings a sysctl step wrote: (node, key, value before the change's first write),
   // in the order written; the rollback writes the old values back in reverse order.
   std::vector<std::tuple<std::string, std::string, std::string>> sysctls;
-  // VTEPs a vxlan step changed: each node's VNIs as the change left them (plan.hpp Vni). The
-  // rollback turns them back into the baseline plan's (wiring::vtep_change_script).
-  std::map<std::string, std::vector<plan::Vni>> vteps;
+  // VTEPs a vxlan step changed: each node's VNIs before the change's first vxlan step on it
+  // (as its kernel ran them; as planned when the kernel could not be read), and as the steps
+  // left them. The rollback brings the kernel's (read again) back to the first.
+  std::map<std::string, std::vector<plan::Vni>> vteps, vteps_left;
 
   // The nodes whose kernel state a step changed: ports, host and FRR-set addresses, kernel
   // settings.

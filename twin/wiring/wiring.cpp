@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -134,6 +135,47 @@ std::string vtep_change_script(const std::vector<plan::Vni>& from,
     if (const plan::Vni* f = find_vni(from, v.vni); !f || recreated(*f, v)) create_vni(s, v);
   s << joins.str();
   return s.str();
+}
+
+std::vector<plan::Vni> vnis_in_kernel(const nlohmann::json& links) {
+  std::vector<plan::Vni> out;
+  if (!links.is_array()) return out;
+  auto find = [&](const std::string& name) -> const nlohmann::json* {
+    for (const auto& l : links)
+      if (l.is_object() && l.value("ifname", "") == name) return &l;
+    return nullptr;
+  };
+  auto kind = [](const nlohmann::json& l) {
+    auto li = l.find("linkinfo");
+    return li != l.end() && li->is_object() ? li->value("info_kind", "") : std::string();
+  };
+  for (const auto& l : links) {
+    if (!l.is_object() || kind(l) != "vxlan") continue;
+    const auto& data = l["linkinfo"].value("info_data", nlohmann::json::object());
+    if (!data.contains("id")) continue;
+    plan::Vni v;
+    v.vni = data.value("id", 0u);
+    v.vxlan = l.value("ifname", "");
+    v.local = data.value("local", "");
+    v.mtu = l.value("mtu", v.mtu);
+    v.bridge = l.value("master", "");
+    if (!v.bridge.empty()) {
+      for (const auto& p : links)
+        if (p.is_object() && p.value("master", "") == v.bridge && p.value("ifname", "") != v.vxlan)
+          v.ports.push_back(p.value("ifname", ""));
+      if (const nlohmann::json* br = find(v.bridge)) {
+        for (const auto& a : br->value("addr_info", nlohmann::json::array()))
+          if (v.gateway.empty() && a.value("family", "") == "inet")
+            v.gateway = a.value("local", "") + "/" + std::to_string(a.value("prefixlen", 0));
+        if (const nlohmann::json* vrf = find(br->value("master", "")); vrf && kind(*vrf) == "vrf") {
+          v.vrf = vrf->value("ifname", "");
+          v.vrf_table = vrf->at("linkinfo").value("info_data", nlohmann::json::object()).value("table", 0);
+        }
+      }
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
 std::vector<std::string> interfaces_to_bring_up(const plan::Plan& plan, const plan::Node& node) {

@@ -45,6 +45,13 @@ std::string vtep_script(const plan::Node& node);
 // VNI uses any more is deleted. "" when nothing differs. Used by a topology step's reconcile,
 // the `vxlan` change step and its rollback.
 std::string vtep_change_script(const std::vector<plan::Vni>& from, const std::vector<plan::Vni>& to);
+// The VNIs a node's kernel runs, from `ip -d -j addr show` (iproute2's JSON: linkinfo.info_kind
+// "vxlan" with info_data.id and .local; `master` for bridge and VRF membership; addr_info),
+// in the shape vtep_change_script takes: per VXLAN device its VNI, names, VTEP address, MTU,
+// the other members of its bridge (ports, in the kernel's order), the bridge's VRF and table,
+// and the bridge's first IPv4 address as the gateway. Tenant and network names are left empty
+// (the kernel knows numbers). Pure; a link without those fields is skipped.
+std::vector<plan::Vni> vnis_in_kernel(const nlohmann::json& links);
 // The interfaces of `node` that links_up must bring up once every veth exists: lo and the `b`
 // end of each of its links (veth_script creates `a` ends up already).
 std::vector<std::string> interfaces_to_bring_up(const plan::Plan& plan, const plan::Node& node);
