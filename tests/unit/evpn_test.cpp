@@ -494,6 +494,19 @@ TEST(EvpnCauses, AMisplacedTenantPortAndAnUnderlayTooSmall) {
             "20100 (tenant blue network app): red4 shares that network's L2 segment");
   EXPECT_THAT(c[0].evidence, ::testing::ElementsAre("leaf4: `ip link` shows swp3 master br20100"));
   EXPECT_THAT(c[0].nodes, ::testing::ElementsAre("leaf4", "red4", "blue1", "blue2", "blue3"));
+  // The same port in a VNI no network has (a mistyped one), and in no bridge at all.
+  for (auto& l : leak.nodes["leaf4"].addresses.value())
+    if (l["ifname"] == "swp3") l["master"] = "br10020";
+  c = twin::replay::likely_causes(evpn_plan(), leak);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].text,
+            "leaf4:swp3 (red4, tenant red network db, VNI 10200) is in br10020, not br10200 (VNI "
+            "10020 is no tenant network's): red4 is cut off from its network");
+  for (auto& l : leak.nodes["leaf4"].addresses.value())
+    if (l["ifname"] == "swp3") l.erase("master");
+  c = twin::replay::likely_causes(evpn_plan(), leak);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_THAT(c[0].text, HasSubstr("is in no bridge: red4 is cut off from its network"));
 
   twin::replay::CauseFacts mtu;
   mtu.nodes["leaf1"].addresses = json::parse(twin_test::read(causes + "underlay-mtu.leaf1.addr.json"));
@@ -510,4 +523,12 @@ TEST(EvpnCauses, AMisplacedTenantPortAndAnUnderlayTooSmall) {
   good.nodes["leaf1"].addresses = json::parse(twin_test::read(kEvpn + "good.leaf1.link.json"));
   for (const auto& x : twin::replay::likely_causes(evpn_plan(), good))
     EXPECT_EQ(x.rule, "unnumbered-ipv6") << x.text;
+}
+
+// Generated configs activate l2vpn evpn on every fabric session of a lab with tenants.
+TEST(EvpnPlan, GeneratedFabricSessionsCarryEvpnWhereThereAreTenants) {
+  ASSERT_EQ(evpn_plan().sessions.size(), 16u);
+  for (const auto& s : evpn_plan().sessions) EXPECT_TRUE(s.evpn) << s.node << " " << s.interface;
+  auto j = twin::plan::to_json(evpn_plan());
+  EXPECT_EQ(j["sessions"][0]["evpn"], true);
 }

@@ -591,3 +591,49 @@ TEST_F(OwnConfigLab, NoPathIsExpectedThroughAFilterTwinDoesNotEvaluate) {
   EXPECT_EQ(paths.count({"r2", "r1"}), 0u);
   EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("routes from r1 cross a route-map or list"));
 }
+
+// EVPN on own configs: a session is expected to carry l2vpn evpn where both ends activate it
+// (here through a peer group); where one end does not, nothing EVPN is expected of it.
+TEST_F(OwnConfigLab, EvpnSessionsComeFromWhatBothEndsActivate) {
+  auto conf = [](int asn, bool evpn) {
+    return "router bgp " + std::to_string(asn) +
+           "\n neighbor fab peer-group\n neighbor fab remote-as external\n"
+           " neighbor eth1 interface peer-group fab\n neighbor 192.0.2.9 remote-as 65009\n" +
+           (evpn ? " address-family l2vpn evpn\n  neighbor fab activate\n  advertise-all-vni\n"
+                   " exit-address-family\n"
+                 : "") +
+           "exit\n";
+  };
+  auto c = parse_frr_conf(conf(65001, true), "r1.conf");
+  ASSERT_EQ(c.bgp_neighbors.size(), 2u);
+  EXPECT_TRUE(c.bgp_neighbors[0].evpn);   // eth1, through its group
+  EXPECT_FALSE(c.bgp_neighbors[1].evpn);  // 192.0.2.9: not activated
+  const std::string lab = R"(version: 1
+name: evpn-own
+nodes:
+  r1: {loopback: 10.0.255.1/32, config: r1.conf}
+  r2: {loopback: 10.0.255.2/32, config: r2.conf}
+  s1: {kind: host}
+  s2: {kind: host}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
+    mtu: 9000
+  - endpoints: [r1:eth2, s1:eth0]
+    addresses: {s1: [10.9.0.1/24]}
+  - endpoints: [r2:eth2, s2:eth0]
+    addresses: {s2: [10.9.0.2/24]}
+tenants:
+  t:
+    networks:
+      n: {vni: 100, ports: [r1:eth2, r2:eth2]}
+)";
+  write("r1.conf", conf(65001, true));
+  write("r2.conf", conf(65002, true));
+  auto both = plan(lab);
+  ASSERT_EQ(both.sessions.size(), 2u);
+  for (const auto& s : both.sessions) EXPECT_TRUE(s.evpn) << s.node;
+  write("r2.conf", conf(65002, false));
+  auto one = plan(lab);
+  ASSERT_EQ(one.sessions.size(), 2u);
+  for (const auto& s : one.sessions) EXPECT_FALSE(s.evpn) << s.node;
+}

@@ -115,6 +115,8 @@ struct BgpNeighbor {
   // not a bare permit, a prefix-, filter- or distribute-list. Expectations across it are not
   // derived (the user declares them in `checks:`).
   bool opaque_in = false, opaque_out = false;
+  // `neighbor X activate` under `address-family l2vpn evpn`.
+  bool evpn = false;
 };
 struct OspfInterface {
   std::string name;
@@ -193,6 +195,9 @@ struct ExpectedSession {
   // Routes from peer_node cross no policy twin does not evaluate (BgpNeighbor::opaque_in/out
   // of both ends): only then are paths through this session expected.
   bool predictable = true;
+  // Both ends activate l2vpn evpn (generated configs of a lab with tenants, or own configs that
+  // say so): the EVPN family expects it negotiated and Established.
+  bool evpn = false;
   // The neighbor's name in FRR's JSON: the address, or the interface of an unnumbered one.
   [[nodiscard]] const std::string& key() const {
     return peer_address.empty() ? interface : peer_address;

@@ -238,6 +238,7 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     };
     bn.opaque_in = opaque(b.route_map_in_name, b.list_in);
     bn.opaque_out = opaque(b.route_map_out_name, b.list_out);
+    bn.evpn = b.evpn;
     n.bgp_neighbors.push_back(bn);
   }
   n.bgp_multipath_relax = c.bgp_multipath_relax;
@@ -691,6 +692,41 @@ void derive_configured(Plan& p) {
 
 }  // namespace
 
+// EVPN rides a session when both ends activate l2vpn evpn (RFC 4760: both advertise the
+// AFI/SAFI): a generated config does on every fabric session of a lab with tenants, an own
+// config where its `address-family l2vpn evpn` says `neighbor X activate`.
+void derive_evpn(Plan& p) {
+  auto activates = [&](const ExpectedSession& s) {
+    const Node* n = p.find(s.node);
+    if (!n) return false;
+    if (n->config_generated) return !p.tenants.empty() && s.peer_address.empty();
+    for (const auto& b : n->bgp_neighbors)
+      if (s.peer_address.empty() ? b.unnumbered && b.peer == s.interface : b.peer == s.peer_address)
+        return b.evpn;
+    return false;
+  };
+  // The same session seen from the peer: the peer's end of the link (unnumbered), or the
+  // peer's session toward an address of this node.
+  auto reverse = [&](const ExpectedSession& s) -> const ExpectedSession* {
+    const Node* n = p.find(s.node);
+    const Interface* i = n ? find_interface(*n, s.interface) : nullptr;
+    for (const auto& r : p.sessions) {
+      if (r.node != s.peer_node || r.peer_node != s.node) continue;
+      if (s.peer_address.empty() && r.peer_address.empty() && i && r.interface == i->peer_interface)
+        return &r;
+      if (!s.peer_address.empty() && !r.peer_address.empty()) return &r;
+    }
+    return nullptr;
+  };
+  std::vector<bool> mine;
+  for (const auto& s : p.sessions) mine.push_back(activates(s));
+  for (size_t k = 0; k < p.sessions.size(); ++k) {
+    const ExpectedSession* r = reverse(p.sessions[k]);
+    p.sessions[k].evpn =
+        mine[k] && r && mine[static_cast<size_t>(r - p.sessions.data())];
+  }
+}
+
 void derive_expectations(Plan& p) {
   p.sessions.clear();
   p.prefixes.clear();
@@ -727,6 +763,7 @@ void derive_expectations(Plan& p) {
     for (const auto& o : n.originates) add(o, "originated");
   }
   derive_configured(p);
+  derive_evpn(p);
 }
 
 namespace {
@@ -884,7 +921,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 mgmt_mac)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd,
-                                                routes_in, routes_out, opaque_in, opaque_out)
+                                                routes_in, routes_out, opaque_in, opaque_out, evpn)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version,
                                                 cost, dead_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
@@ -899,7 +936,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
                                                 peer_address, ibgp, carries_routes,
-                                                predictable)
+                                                predictable, evpn)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedAdjacency, node, interface, peer_node,
                                                 peer_interface, area, version)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedBfdPeer, node, peer_address, interface,
@@ -1001,7 +1038,7 @@ nlohmann::json to_json(const Plan& plan) {
     if (n["bgp_multipath_relax"] == true) n.erase("bgp_multipath_relax");  // the default
   }
   for (auto& s : j["sessions"]) {
-    for (const char* k : {"peer_address", "ibgp"})
+    for (const char* k : {"peer_address", "ibgp", "evpn"})
       if (blank(s[k])) s.erase(k);
     for (const char* k : {"carries_routes", "predictable"})
       if (s[k] == true) s.erase(k);  // the defaults

@@ -529,17 +529,18 @@ void tenant_ports_misplaced(const plan::Plan& plan, const CauseFacts& facts,
                          network_words(plan, i.vni) + ", VNI " + std::to_string(i.vni) + ")";
       std::vector<std::string> concerned = {n.name, i.peer_node};
       std::string what;
+      const auto* other = in ? network_of_vni(plan, in) : nullptr;
       if (master.empty()) {
         what = port + " is in no bridge: " + i.peer_node + " is cut off from its network";
-      } else if (in == 0) {
-        what = port + " is in " + master + ", not " + want + ": " + i.peer_node +
-               " is cut off from its network";
+      } else if (!other) {
+        what = port + " is in " + master + ", not " + want +
+               (in ? " (VNI " + std::to_string(in) + " is no tenant network's)" : "") + ": " +
+               i.peer_node + " is cut off from its network";
       } else {
-        const auto* other = network_of_vni(plan, in);
         what = port + " is in " + master + ", the bridge of VNI " + std::to_string(in) + " (" +
                network_words(plan, in) + "): " + i.peer_node +
-               (other ? " shares that network's L2 segment" : " reaches none of its network");
-        if (other) concerned.insert(concerned.end(), other->servers.begin(), other->servers.end());
+               " shares that network's L2 segment";
+        concerned.insert(concerned.end(), other->servers.begin(), other->servers.end());
       }
       out.push_back({"tenant-port-misplaced", what,
                      {n.name + ": `ip link` shows " + i.name +

@@ -99,10 +99,11 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
   };
   // Peer groups: name → remote-as; members resolved at the end.
   std::map<std::string, std::string> group_as;
-  std::map<std::string, bool> group_bfd;
+  std::map<std::string, bool> group_bfd, group_evpn;
   std::map<std::string, std::pair<bool, bool>> group_rm;  // group -> (route-map in, out)
   std::map<std::string, std::pair<std::string, std::string>> group_rm_name;  // group -> (in, out)
   std::map<std::string, std::pair<bool, bool>> group_list;  // group -> (a list in, out)
+  bool evpn_af = false;         // inside `address-family l2vpn evpn`
   std::string bgp_af = "bgp4";  // the open address family's key in c.redistribute, "" = other
   std::string route_map;        // the open `route-map` block's name
   std::map<std::string, size_t> neighbor_at;  // peer → index in bgp_neighbors
@@ -137,6 +138,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
     bool indented = raw[0] == ' ' || raw[0] == '\t';
     if (w[0] == "exit" || w[0] == "exit-address-family" || w[0] == "exit-vrf") {
       bgp_af = "bgp4";
+      evpn_af = false;
       if (block == Block::kBgpAf || block == Block::kBgpOther) block = Block::kBgp;
       else if (block == Block::kBfdPeer) block = Block::kBfd;
       else block = Block::kNone;
@@ -288,6 +290,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
           c.redistribute[bgp_af].push_back(w[1]);
         } else if (w[0] == "address-family") {
           block = Block::kBgpAf;
+          evpn_af = starts(w, {"address-family", "l2vpn", "evpn"});
           bgp_af = starts(w, {"address-family", "ipv4"}) && (w.size() == 2 || w[2] == "unicast")
                        ? "bgp4"
                    : starts(w, {"address-family", "ipv6"}) && (w.size() == 2 || w[2] == "unicast")
@@ -296,7 +299,10 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
         } else if (w[0] == "neighbor" && w.size() >= 3) {
           const std::string& peer = w[1];
           bool addr = is_address(peer);
-          if (w[2] == "peer-group" && w.size() == 3) {
+          if (evpn_af && w[2] == "activate") {
+            if (group_as.count(peer)) group_evpn[peer] = true;
+            else neighbor(peer, lineno).evpn = true;
+          } else if (w[2] == "peer-group" && w.size() == 3) {
             group_as.emplace(peer, "");
           } else if (w[2] == "interface") {
             auto& n = neighbor(peer, lineno);
@@ -394,6 +400,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
     if (n.peer_group.empty()) continue;
     if (n.remote_as.empty()) n.remote_as = group_as[n.peer_group];
     if (group_bfd[n.peer_group]) n.bfd = true;
+    if (group_evpn[n.peer_group]) n.evpn = true;
     if (auto g = group_rm.find(n.peer_group); g != group_rm.end()) {
       n.route_map_in = n.route_map_in || g->second.first;
       n.route_map_out = n.route_map_out || g->second.second;

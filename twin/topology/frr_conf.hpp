@@ -38,6 +38,9 @@ struct BgpNeighborConf {
   // distribute-list filters that way: policy twin does not evaluate (see route_map_transparent).
   std::string route_map_in_name, route_map_out_name;
   bool list_in = false, list_out = false;
+  // `neighbor X activate` under `address-family l2vpn evpn` (from its peer group if unset):
+  // the session carries EVPN routes when both ends activate it (RFC 4760).
+  bool evpn = false;
   int line = 0;            // where the neighbor is first named
 };
 

@@ -86,7 +86,7 @@ void sessions(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& fa
   for (const auto& s : plan.sessions) {
     const plan::Node* n = plan.find(s.node);
     const plan::Node* peer = plan.find(s.peer_node);
-    if (!n || !peer || !n->config_generated || !peer->config_generated) continue;
+    if (!n || !peer || !s.evpn) continue;
     auto f = facts.find(s.node);
     std::string why;
     const nlohmann::json* sum = f == facts.end() ? nullptr : data(f->second.summary, &why);
