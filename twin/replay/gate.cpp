@@ -635,7 +635,7 @@ Result<ApplyResult> Gate::run() {
     const Phase& seen = res_.restart_check && res_.restart_check->phase
                             ? *res_.restart_check->phase
                             : *res_.after;
-    explain(current_, seen);
+    explain(intended, seen);  // causes are judged against what the change means
   }
 
   // 4. Approve: the lab's intent now includes the change, and the touched nodes' startup
