@@ -778,6 +778,10 @@ TEST(ChangeSetErrors, VxlanStep) {
 
   auto typo = only_problem(kHead + "  - name: a\n    vxlan: {node: leaf1, vni: 100, ports: [swp4]}\n");
   EXPECT_EQ(typo.message, "node 'leaf1' has no interface 'swp4'");
+
+  auto qualified = only_problem(kHead + "  - name: a\n    vxlan: {node: leaf1, vni: 100, ports: [leaf4:swp3]}\n");
+  EXPECT_EQ(qualified.message, "'leaf4:swp3' names a node; ports are interfaces of leaf1");
+  EXPECT_EQ(qualified.hint, "write swp3 (the step's node is leaf1)");
 }
 
 // intent.tenant-networks creates networks on unused VNIs; intent.tenant-ports puts server ports
@@ -787,15 +791,31 @@ TEST(ChangeSetErrors, TenantIntent) {
   auto head = [&](const std::string& intent) {
     return "version: 1\nname: t\nintent:\n" + intent + steps;
   };
-  auto twice = only_problem(head("  tenant-networks: {green/web: 300, green/db: 300}\n"));
+  auto twice = only_problem(head("  tenant-networks: {green/web: 300, green/db: 300}\n"
+                                 "  tenant-ports: {leaf1:swp3: green/web}\n"));
   expect_at(twice, 4, 47, "intent.tenant-networks.green/db");
   EXPECT_EQ(twice.message, "VNI 300 is green/web's");
+  // A port meant for a network refused above is not reported again.
+  auto follow = only_problem(head("  tenant-networks: {green/web: 0}\n"
+                                  "  tenant-ports: {leaf1:swp3: green/web}\n"));
+  EXPECT_EQ(follow.field, "intent.tenant-networks.green/web");
+
+  auto no_port = only_problem(head("  tenant-networks: {green/web: 300}\n"));
+  expect_at(no_port, 4, 21, "intent.tenant-networks.green/web");
+  EXPECT_EQ(no_port.message, "network green/web has no port");
+
+  auto same_net = only_problem(head("  tenant-networks: {green/web: 300, green/web: 301}\n"
+                                    "  tenant-ports: {leaf1:swp3: green/web}\n"));
+  EXPECT_EQ(same_net.message, "network green/web given twice");
+  auto same_port = only_problem(head("  tenant-networks: {green/web: 300}\n"
+                                     "  tenant-ports: {leaf1:swp3: green/web, leaf1:swp3: none}\n"));
+  EXPECT_EQ(same_port.message, "port leaf1:swp3 given twice");
 
   auto name = only_problem(head("  tenant-networks: {green: 300}\n"));
   EXPECT_EQ(name.message, "'green' is not tenant/network");
 
   auto unknown = only_problem(head("  tenant-networks: {green/web: 300}\n"
-                                   "  tenant-ports: {leaf1:swp3: green/wbe}\n"));
+                                   "  tenant-ports: {leaf1:swp3: green/wbe, leaf4:swp3: green/web}\n"));
   expect_at(unknown, 5, 30, "intent.tenant-ports.leaf1:swp3");
   EXPECT_EQ(unknown.message, "no tenant network 'green/wbe'");
   EXPECT_EQ(unknown.hint, "did you mean 'green/web'?");

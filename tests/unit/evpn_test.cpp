@@ -532,3 +532,36 @@ TEST(EvpnPlan, GeneratedFabricSessionsCarryEvpnWhereThereAreTenants) {
   auto j = twin::plan::to_json(evpn_plan());
   EXPECT_EQ(j["sessions"][0]["evpn"], true);
 }
+
+// A router no tenant makes a VTEP (spine1) must have no VNI: leaf1's recorded VNIs there are
+// stray, each named; with nothing recorded for it, nothing is said.
+TEST(EvpnValidator, AVniOnASpineIsStray) {
+  std::map<std::string, EvpnFacts> f;
+  f["spine1"].vnis = rec("good.leaf1.vni.json");
+  auto rs = of(twin::validators::evaluate_evpn(evpn_plan(), f), "spine1", 1);
+  ASSERT_EQ(rs.size(), 2u);
+  for (const auto& r : rs) EXPECT_EQ(r.status, Status::kFailed);
+  EXPECT_THAT(rs[0].message, HasSubstr("VNI 10100 is on spine1 (vx10100), which no tenant network "
+                                       "makes a VTEP: a stray VNI"));
+  f.erase("spine1");
+  EXPECT_TRUE(of(twin::validators::evaluate_evpn(evpn_plan(), f), "spine1", 1).empty());
+}
+
+// A declared move whose server keeps its old address: one network, two subnets.
+TEST(EvpnCauses, AServerMovedInWithoutItsAddress) {
+  twin::Diagnostics d;
+  auto cs = twin::replay::load_change_set_text(
+      "version: 1\nname: t\nintent: {tenant-ports: {leaf1:swp3: red/db}}\n"
+      "steps: [{name: a, vxlan: {node: leaf1, vni: 10200, ports: [swp3]}}]\n",
+      "c.yaml", ".", evpn_plan(), d);
+  ASSERT_TRUE(cs) << twin_test::dump(d);
+  auto p = twin::replay::intended_plan(evpn_plan(), *cs);
+  auto c = twin::replay::likely_causes(p, {});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "tenant-subnet-mismatch");
+  EXPECT_EQ(c[0].text,
+            "tenant red network db's servers are in 2 subnets: 10.10.1.0/24 (red1), 10.10.2.0/24 "
+            "(red3, red4); they share the L2 segment, but nothing routes between the subnets (a "
+            "server moved in without its address?)");
+  EXPECT_TRUE(twin::replay::likely_causes(evpn_plan(), {}).empty());
+}

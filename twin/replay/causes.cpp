@@ -586,6 +586,38 @@ void underlay_mtu(const plan::Plan& plan, const CauseFacts& facts, std::vector<C
                  concerned});
 }
 
+// A tenant network whose servers are not in one subnet (a server moved into it, and not
+// readdressed): they share the L2 segment but nothing routes between their subnets.
+void tenant_subnets(const plan::Plan& plan, std::vector<Cause>& out) {
+  for (const auto& t : plan.tenants) {
+    if (t.l3vni) continue;  // a routing tenant's gateway routes between subnets
+    for (const auto& net : t.networks) {
+      std::map<std::string, std::vector<std::string>> by_subnet;  // IPv4 subnet -> servers
+      for (const auto& name : net.servers)
+        if (const plan::Node* h = plan.find(name))
+          for (const auto& i : h->interfaces)
+            for (const auto& a : i.addresses)
+              if (auto p = IpPrefix::parse(a); p && p->family == 4)
+                by_subnet[p->network().str()].push_back(name);
+      if (by_subnet.size() < 2) continue;
+      std::vector<std::string> parts, evidence, nodes;
+      for (const auto& [subnet, servers] : by_subnet) {
+        parts.push_back(subnet + " (" + join_some(servers) + ")");
+        for (const auto& sv : servers) {
+          evidence.push_back(sv + " is in " + subnet);
+          nodes.push_back(sv);
+        }
+      }
+      out.push_back({"tenant-subnet-mismatch",
+                     "tenant " + t.name + " network " + net.name + "'s servers are in " +
+                         std::to_string(by_subnet.size()) + " subnets: " + join_some(parts) +
+                         "; they share the L2 segment, but nothing routes between the subnets "
+                         "(a server moved in without its address?)",
+                     evidence, nodes});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts) {
@@ -599,6 +631,7 @@ std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts
   evpn_not_advertised(plan, facts, out);
   tenant_ports_misplaced(plan, facts, out);
   underlay_mtu(plan, facts, out);
+  tenant_subnets(plan, out);
   return out;
 }
 

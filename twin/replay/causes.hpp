@@ -40,6 +40,8 @@
 //                       L2 segment), in a VNI no network has (a mistyped VNI), or in none
 //   underlay-mtu        fabric ports below the servers' largest frame plus VXLAN's 50 bytes
 //                       (RFC 7348 §5): VTEPs set DF, so full overlay frames are dropped
+//   tenant-subnet-mismatch  one L2 network's servers (as the change means them) in two IPv4
+//                       subnets, in a tenant without a gateway: a server moved in, not readdressed
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>

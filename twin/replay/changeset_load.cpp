@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <tuple>
 
 #include "twin/replay/changeset_keys.hpp"
@@ -308,8 +309,14 @@ void ChangeSetLoader::parse_tenant_intent(const Value& in, Intent& out) {
     auto slash = s.find('/');
     return std::pair{s.substr(0, slash), s.substr(slash + 1)};
   };
+  std::set<std::string> given, refused;  // names seen in tenant-networks; those refused
   for (const auto& e : entries("tenant-networks", "tenant-networks: {green/web: 30100}")) {
     std::string name = e.key.Scalar();
+    if (!given.insert(name).second) {
+      r_.error(e.key_mark(), e.field, "network " + name + " given twice", "");
+      continue;
+    }
+    refused.insert(name);  // until it passes every check below
     if (!std::regex_match(name, net_re)) {
       r_.error(e.key_mark(), e.field, "'" + name + "' is not tenant/network",
                "e.g. green/web: a tenant's name (1-15 characters, a letter first) and its "
@@ -331,11 +338,18 @@ void ChangeSetLoader::parse_tenant_intent(const Value& in, Intent& out) {
     }
     auto [tenant, network] = split(name);
     out.tenant_networks.push_back({tenant, network, static_cast<uint32_t>(*vni), e.key_mark()});
+    refused.erase(name);
     networks[name] = static_cast<uint32_t>(*vni);
     owner[static_cast<uint32_t>(*vni)] = name;
   }
+  std::set<std::string> ports, used;  // ports seen; networks a port goes to
   for (const auto& e :
        entries("tenant-ports", "tenant-ports: {leaf1:swp3: red/db, leaf2:swp4: none}")) {
+    if (!ports.insert(e.key.Scalar()).second) {
+      r_.error(e.key_mark(), e.field, "port " + e.key.Scalar() + " given twice",
+               "a port is meant to be in one network");
+      continue;
+    }
     Value at_key{true, {}, e.key, e.field};
     auto end = end_ref(at_key, e.key.Scalar(), all_plans_, "leaf1:swp3");
     if (!end) continue;
@@ -352,6 +366,8 @@ void ChangeSetLoader::parse_tenant_intent(const Value& in, Intent& out) {
     if (!target) continue;
     TenantPortRef ref{end->ref, "", "", e.key_mark()};
     if (*target != "none") {
+      if (refused.count(*target)) continue;  // its tenant-networks entry was reported
+      used.insert(*target);
       if (!networks.count(*target)) {
         std::vector<std::string> names;
         for (const auto& [n, vni] : networks) names.push_back(n);
@@ -365,6 +381,13 @@ void ChangeSetLoader::parse_tenant_intent(const Value& in, Intent& out) {
     }
     out.tenant_ports.push_back(std::move(ref));
   }
+  // A network lives on the VTEPs of its ports: one without any exists nowhere.
+  for (const auto& n : out.tenant_networks)
+    if (!used.count(n.tenant + "/" + n.network))
+      r_.error(n.mark, "intent.tenant-networks." + n.tenant + "/" + n.network,
+               "network " + n.tenant + "/" + n.network + " has no port",
+               "put its servers' ports in it under tenant-ports, e.g. {leaf3:swp4: " + n.tenant +
+                   "/" + n.network + "}");
 }
 
 std::optional<PrefixRef> ChangeSetLoader::prefix_ref(const Value& it) {

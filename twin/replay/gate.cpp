@@ -95,7 +95,7 @@ class Gate {
   void stop_stream() {
     if (res_.outage) watch_.stop_stream(*res_.outage);
   }
-  void judge_outage(const Touched& touched);
+  void judge_outage(const Touched& touched, const plan::Plan& intended);
 
   const state::State& st_;
   const ChangeSet& cs_;
@@ -429,10 +429,19 @@ void Gate::explain(const plan::Plan& plan, const Phase& phase) {
 // The probe stream's verdict: flows to or from a node the change works on are measured, not
 // judged; with a budget, a judged flow out longer rejects (reason outage), and a budget that
 // could not be measured makes the verdict an error rather than an approval.
-void Gate::judge_outage(const Touched& touched) {
+void Gate::judge_outage(const Touched& touched, const plan::Plan& intended) {
   if (!res_.outage) return;
   OutageReport& out = *res_.outage;
-  const std::set<std::string> worked_on = touched.nodes();
+  std::set<std::string> worked_on = touched.nodes();
+  // Servers the change means to move, cut off or remove: their losses are intended.
+  for (const auto& n : st_.plan.nodes) {
+    if (n.kind != topology::NodeKind::kHost) continue;
+    const auto* before = plan::tenant_network_of_server(st_.plan, n.name);
+    const auto* after = intended.find(n.name) ? plan::tenant_network_of_server(intended, n.name)
+                                              : nullptr;
+    if (!intended.find(n.name) || (before ? before->vni : 0) != (after ? after->vni : 0))
+      worked_on.insert(n.name);
+  }
   for (const auto& f : watch_.flows())
     if (worked_on.count(f.src_node) || worked_on.count(f.dst_node)) out.not_judged.insert(f.name());
   if (!out.budget) return;
@@ -617,7 +626,7 @@ Result<ApplyResult> Gate::run() {
   }
   res_.verdict = decide(res_.steps, res_.after->report, res_.diff,
                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
-  judge_outage(touched);
+  judge_outage(touched, intended);
   if (bisecting && res_.verdict.decision == Decision::kReject && res_.first_failing_step.empty())
     bisect(touched, attempted);
   if (interrupted())

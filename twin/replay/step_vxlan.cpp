@@ -68,12 +68,17 @@ void ChangeSetLoader::parse_vxlan(const Value& v, VxlanStep& out) {
              "use one step per node");
     return;
   }
-  if (!r_.list(pv, "server ports of the node", "ports: [swp3]") || nodes.empty()) return;
+  if (!r_.list(pv, "the node's server ports", "ports: [swp3]") || nodes.empty()) return;
   const plan::Node* n = nodes.front();
   for (size_t i = 0; i < pv.node.size(); ++i) {
     const Value it = item(pv, i);
     auto s = r_.string(it);
     if (!s) continue;
+    if (s->find(':') != std::string::npos) {
+      r_.error(it, "'" + *s + "' names a node; ports are interfaces of " + n->name,
+               "write " + s->substr(s->rfind(':') + 1) + " (the step's node is " + n->name + ")");
+      continue;
+    }
     auto e = end_ref(it, n->name + ":" + *s, {cur_}, "swp3");
     if (!e) continue;
     const plan::Node* peer = cur_->find(e->iface->peer_node);

@@ -4,7 +4,8 @@
 //   0 evpn-session   every fabric session between generated configs has l2vpn evpn negotiated
 //                    and Established (`show bgp l2vpn evpn summary json`: peers.<key>.state)
 //   1 vni-present    each VTEP has exactly the VNIs the tenants put on it: one missing, or one
-//                    no tenant network puts there (a mistyped VNI), fails
+//                    no tenant network puts there (a mistyped VNI), fails; so does any VNI on a
+//                    router no tenant makes a VTEP (a spine)
 //                    (`show evpn vni json`: {"<vni>": {"vni", "type": "L2"|"L3", ...}}; nothing at
 //                    all when EVPN is off in zebra, which fails every VNI of the VTEP)
 //   2 flood-list     per L2 VNI, the remote VTEPs (EVPN type 3, RFC 8365 §9) are exactly the
