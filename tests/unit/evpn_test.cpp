@@ -533,11 +533,11 @@ TEST(EvpnPlan, GeneratedFabricSessionsCarryEvpnWhereThereAreTenants) {
   EXPECT_EQ(j["sessions"][0]["evpn"], true);
 }
 
-// A router no tenant makes a VTEP (spine1) must have no VNI: leaf1's recorded VNIs there are
-// stray, each named; with nothing recorded for it, nothing is said.
+// A router no tenant makes a VTEP (spine1) must have no VXLAN device: leaf1's recorded links
+// there are stray VNIs, each named; with nothing recorded for it, nothing is said.
 TEST(EvpnValidator, AVniOnASpineIsStray) {
   std::map<std::string, EvpnFacts> f;
-  f["spine1"].vnis = rec("good.leaf1.vni.json");
+  f["spine1"].links = rec("good.leaf1.link.json");
   auto rs = of(twin::validators::evaluate_evpn(evpn_plan(), f), "spine1", 1);
   ASSERT_EQ(rs.size(), 2u);
   for (const auto& r : rs) EXPECT_EQ(r.status, Status::kFailed);

@@ -138,19 +138,24 @@ void vtep_tests(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& 
                 const std::vector<Attachment>& att, std::vector<TestResult>& out) {
   for (const auto& n : plan.nodes) {
     if (n.vnis.empty()) {
-      // No tenant makes this router a VTEP (a spine): any VNI it has is stray. Read only
-      // where it was probed (routers with BGP); no data says nothing here.
+      // No tenant makes this router a VTEP (a spine): any VXLAN device it has is stray (its
+      // zebra, without advertise-all-vni, does not even list it). Read from the kernel where
+      // it was probed (routers with BGP); no data says nothing here.
       auto f = facts.find(n.name);
       std::string why;
-      const nlohmann::json* vj = f == facts.end() ? nullptr : data(f->second.vnis, &why);
-      if (!vj || vj->is_null()) continue;
-      for (const auto& [key, v] : observed_vnis(*vj)) {
-        std::string dev = v->value("vxlanIf", "");
+      const nlohmann::json* lj = f == facts.end() ? nullptr : data(f->second.links, &why);
+      if (!lj || !lj->is_array()) continue;
+      for (const auto& l : *lj) {
+        const auto li = l.value("linkinfo", nlohmann::json::object());
+        if (li.value("info_kind", "") != "vxlan") continue;
+        std::string dev = l.value("ifname", "");
+        const auto data_of = li.value("info_data", nlohmann::json::object());
+        std::string key = std::to_string(data_of.value("id", 0));
         out.push_back(make_result(
             kFamily, 1, "vni-present", Status::kFailed, n.name, "VNI " + key,
-            "no VNI on " + n.name + " (no tenant port)", "present" + (dev.empty() ? "" : " on " + dev),
-            "VNI " + key + " is on " + n.name + (dev.empty() ? "" : " (" + dev + ")") +
-                ", which no tenant network makes a VTEP: a stray VNI"));
+            "no VNI on " + n.name + " (no tenant port)", "present on " + dev,
+            "VNI " + key + " is on " + n.name + " (" + dev +
+                "), which no tenant network makes a VTEP: a stray VNI"));
       }
       continue;
     }
@@ -391,10 +396,10 @@ std::vector<TestResult> EvpnValidator::run(validate::Context& ctx) {
     const plan::Node& n = *nodes[i];
     if (plan::has_bgp_instance(n))
       got[i].summary = ctx.probe.frr_json(n, "bgpd", "show bgp l2vpn evpn summary json");
-    got[i].vnis = ctx.probe.frr_json(n, "zebra", "show evpn vni json");  // (stray ones too)
+    got[i].links = ctx.probe.ip_json(n, {"-d", "link", "show"});  // (stray VNIs too)
     if (n.vnis.empty()) return;
+    got[i].vnis = ctx.probe.frr_json(n, "zebra", "show evpn vni json");
     got[i].macs = ctx.probe.frr_json(n, "zebra", "show evpn mac vni all json");
-    got[i].links = ctx.probe.ip_json(n, {"-d", "link", "show"});
     got[i].fdb = ctx.probe.ip_json(n, {"fdb", "show"});
   });
   std::map<std::string, EvpnFacts> facts;

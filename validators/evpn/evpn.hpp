@@ -39,7 +39,7 @@ struct EvpnFacts {
   std::optional<Result<nlohmann::json>> summary;  // show bgp l2vpn evpn summary json
   std::optional<Result<nlohmann::json>> vnis;     // show evpn vni json (VTEPs)
   std::optional<Result<nlohmann::json>> macs;     // show evpn mac vni all json (VTEPs)
-  std::optional<Result<nlohmann::json>> links;    // ip -j -d link show (VTEPs)
+  std::optional<Result<nlohmann::json>> links;    // ip -j -d link show (VTEPs; routers: stray VNIs)
   std::optional<Result<nlohmann::json>> fdb;      // bridge -j fdb show (VTEPs)
 };
 
