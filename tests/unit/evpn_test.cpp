@@ -564,4 +564,10 @@ TEST(EvpnCauses, AServerMovedInWithoutItsAddress) {
             "(red3, red4); they share the L2 segment, but nothing routes between the subnets (a "
             "server moved in without its address?)");
   EXPECT_TRUE(twin::replay::likely_causes(evpn_plan(), {}).empty());
+  // The gate judges by the running plan and hands the tenant rules the intended one.
+  twin::replay::CauseFacts facts;
+  facts.intended = &p;
+  c = twin::replay::likely_causes(evpn_plan(), facts);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule, "tenant-subnet-mismatch");
 }

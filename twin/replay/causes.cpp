@@ -629,9 +629,10 @@ std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts
   ospf_findings(facts, out);
   static_overrides(plan, facts, out);
   evpn_not_advertised(plan, facts, out);
-  tenant_ports_misplaced(plan, facts, out);
-  underlay_mtu(plan, facts, out);
-  tenant_subnets(plan, out);
+  const plan::Plan& meant = facts.intended ? *facts.intended : plan;
+  tenant_ports_misplaced(meant, facts, out);
+  underlay_mtu(meant, facts, out);
+  tenant_subnets(meant, out);
   return out;
 }
 
@@ -685,11 +686,13 @@ CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
 
 std::vector<Cause> explain_phase(const plan::Plan& plan, const Phase& phase,
                                  const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
-                                 const std::map<std::string, std::string>& configs, int parallel) {
+                                 const std::map<std::string, std::string>& configs, int parallel,
+                                 const plan::Plan* intended) {
   validate::SystemProbe probe(runner, drivers);
   CauseFacts facts = gather_cause_facts(plan, probe, drivers, runner, configs, parallel);
   facts.after = &phase.report;
   facts.state = &phase.state;
+  facts.intended = intended;
   return likely_causes(plan, facts);
 }
 

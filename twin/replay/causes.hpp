@@ -68,6 +68,11 @@ struct CauseFacts {
   std::map<std::string, NodeFacts> nodes;
   const validate::Report* after = nullptr;  // the validation the failures come from
   const NetState* state = nullptr;          // what it observed (routes of other origins)
+  // The plan as the change means it (a change set's intent), when it differs from the one the
+  // rules judge by: the tenant rules take their tenants, ports and server addresses from it (a
+  // declared move is where the port should be). The other rules keep the running plan: an
+  // address a change adds twice is a duplicate, not the plan's anycast. Null: the same plan.
+  const plan::Plan* intended = nullptr;
 };
 
 // Every cause the rules find in `facts`, for the lab as `plan` intends it. Pure.
@@ -87,8 +92,10 @@ CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
 
 // The likely causes of what `phase` saw on `plan`: the facts gathered now, with the phase's
 // results and observed state (the gate's rejections, the drill's hurt elements).
+// `intended` (may be null) as in CauseFacts.
 std::vector<Cause> explain_phase(const plan::Plan& plan, const Phase& phase,
                                  const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
-                                 const std::map<std::string, std::string>& configs, int parallel);
+                                 const std::map<std::string, std::string>& configs, int parallel,
+                                 const plan::Plan* intended = nullptr);
 
 }  // namespace twin::replay

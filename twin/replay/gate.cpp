@@ -86,7 +86,7 @@ class Gate {
   std::string save_configs(const std::vector<std::string>& nodes);
   void restart_check(const plan::Plan& intended, const Touched& t);
   // Likely causes of the verdict's reasons, from the lab as it is now (causes.hpp).
-  void explain(const plan::Plan& plan, const Phase& phase);
+  void explain(const plan::Plan& plan, const Phase& phase, const plan::Plan* intended = nullptr);
   // The hitless measurement: start before the first step, stop once the network settled.
   void start_stream() {
     if (opts_.outage.enabled)
@@ -417,11 +417,12 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   say("restart check: " + std::string(only_errors ? "could not tell" : "DIVERGED"));
 }
 
-void Gate::explain(const plan::Plan& plan, const Phase& phase) {
+void Gate::explain(const plan::Plan& plan, const Phase& phase, const plan::Plan* intended) {
   if (res_.verdict.reasons.empty()) return;
   // (A failing baseline has no snapshot yet: the configs are read then.)
   const auto& configs = res_.config_after.empty() ? res_.config_before : res_.config_after;
-  auto causes = explain_phase(plan, phase, env_.drivers, runner_, configs, opts_.parallel);
+  auto causes =
+      explain_phase(plan, phase, env_.drivers, runner_, configs, opts_.parallel, intended);
   attach_causes(res_.verdict, causes);
   if (!causes.empty()) say("likely cause: " + causes.front().text);
 }
@@ -644,7 +645,7 @@ Result<ApplyResult> Gate::run() {
     const Phase& seen = res_.restart_check && res_.restart_check->phase
                             ? *res_.restart_check->phase
                             : *res_.after;
-    explain(intended, seen);  // causes are judged against what the change means
+    explain(current_, seen, &intended);  // tenant rules: against what the change means
   }
 
   // 4. Approve: the lab's intent now includes the change, and the touched nodes' startup
