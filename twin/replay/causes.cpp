@@ -487,19 +487,23 @@ void evpn_not_advertised(const plan::Plan& plan, const CauseFacts& facts, std::v
 
 namespace {
 
-// "tenant red network web" for a VNI of the plan, "no tenant network" for another.
-std::string network_words(const plan::Plan& plan, uint32_t vni) {
+// The tenant network on `vni` (and its tenant), or nullptr.
+const plan::TenantNetworkPlan* network_of_vni(const plan::Plan& plan, uint32_t vni,
+                                              const plan::TenantPlan** tenant = nullptr) {
   for (const auto& t : plan.tenants)
     for (const auto& n : t.networks)
-      if (n.vni == vni) return "tenant " + t.name + " network " + n.name;
-  return "no tenant network";
+      if (n.vni == vni) {
+        if (tenant) *tenant = &t;
+        return &n;
+      }
+  return nullptr;
 }
 
-const plan::TenantNetworkPlan* network_of_vni(const plan::Plan& plan, uint32_t vni) {
-  for (const auto& t : plan.tenants)
-    for (const auto& n : t.networks)
-      if (n.vni == vni) return &n;
-  return nullptr;
+// "tenant red network web" for a VNI of the plan, "no tenant network" for another.
+std::string network_words(const plan::Plan& plan, uint32_t vni) {
+  const plan::TenantPlan* t = nullptr;
+  const auto* n = network_of_vni(plan, vni, &t);
+  return n ? "tenant " + t->name + " network " + n->name : "no tenant network";
 }
 
 // The VNI of one of twin's bridges ("br10100"), 0 for another name.

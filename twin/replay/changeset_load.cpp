@@ -180,6 +180,14 @@ std::optional<End> ChangeSetLoader::end_ref(const Value& v, const std::string& t
   return e;
 }
 
+std::string ChangeSetLoader::not_a_server_port(const End& e) {
+  const plan::Node* peer = e.plan->find(e.iface->peer_node);
+  if (peer && peer->kind == topology::NodeKind::kHost) return "";
+  return "port " + e.ref.str() + " faces " +
+         (peer ? std::string(to_string(peer->kind)) + " node " + peer->name : "nothing") +
+         "; a tenant port faces a server (kind host)";
+}
+
 std::optional<End> ChangeSetLoader::interface_ref(const Value& v) {
   auto s = r_.string(v);
   if (!s) return std::nullopt;
@@ -353,13 +361,8 @@ void ChangeSetLoader::parse_tenant_intent(const Value& in, Intent& out) {
     Value at_key{true, {}, e.key, e.field};
     auto end = end_ref(at_key, e.key.Scalar(), all_plans_, "leaf1:swp3");
     if (!end) continue;
-    const plan::Node* peer = end.value().plan->find(end->iface->peer_node);
-    if (!peer || peer->kind != topology::NodeKind::kHost) {
-      r_.error(e.key_mark(), e.field,
-               "port " + end->ref.str() + " faces " +
-                   (peer ? std::string(to_string(peer->kind)) + " node " + peer->name : "nothing") +
-                   "; a tenant port faces a server (kind host)",
-               "");
+    if (auto why = not_a_server_port(*end); !why.empty()) {
+      r_.error(e.key_mark(), e.field, why, "");
       continue;
     }
     auto target = r_.string(e);

@@ -62,6 +62,9 @@ class ChangeSetLoader {
 
   std::optional<End> interface_ref(const Value& v);
 
+  // Why end `e` cannot be a tenant port (it does not face a server, kind host), or "".
+  static std::string not_a_server_port(const End& e);
+
   // "node:if" or "nodeA:ifA--nodeB:ifB"; both ends filled, in the plan's order of the link.
   std::optional<LinkRef> link_ref(const Value& v, const Plans& scope);
 

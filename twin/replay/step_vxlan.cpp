@@ -16,11 +16,6 @@ std::string devices(uint32_t vni) {
   return "vx" + std::to_string(vni) + ", br" + std::to_string(vni);
 }
 
-bool has_ipv4_loopback(const plan::Node& n) {
-  return std::any_of(n.loopbacks.begin(), n.loopbacks.end(),
-                     [](const std::string& l) { return l.find(':') == std::string::npos; });
-}
-
 }  // namespace
 
 void ChangeSetLoader::parse_vxlan(const Value& v, VxlanStep& out) {
@@ -36,7 +31,7 @@ void ChangeSetLoader::parse_vxlan(const Value& v, VxlanStep& out) {
       r_.error(it, "node '" + *s + "' listed twice", "");
       continue;
     }
-    if (!has_ipv4_loopback(*n)) {
+    if (plan::vni_on(*n, 0, "").local.empty()) {  // (the VTEP address vni_on picks)
       r_.error(it, "node '" + *s + "' has no IPv4 loopback to be its VTEP address",
                "give it one under `loopback:` in the topology");
       continue;
@@ -81,13 +76,8 @@ void ChangeSetLoader::parse_vxlan(const Value& v, VxlanStep& out) {
     }
     auto e = end_ref(it, n->name + ":" + *s, {cur_}, "swp3");
     if (!e) continue;
-    const plan::Node* peer = cur_->find(e->iface->peer_node);
-    if (!peer || peer->kind != topology::NodeKind::kHost) {
-      r_.error(it,
-               "port " + e->ref.str() + " faces " +
-                   (peer ? std::string(to_string(peer->kind)) + " node " + peer->name : "nothing") +
-                   "; a tenant port faces a server (kind host)",
-               "a fabric port in a bridge would carry its tenant's frames into the underlay");
+    if (auto why = not_a_server_port(*e); !why.empty()) {
+      r_.error(it, why, "a fabric port in a bridge would carry its tenant's frames into the underlay");
       continue;
     }
     if (has(out.ports, *s)) {
@@ -115,38 +105,33 @@ Result<void> vxlan_change(const plan::Plan& plan, const plan::Node& node, const 
     for (const auto& n : plan.nodes)
       for (const auto& o : n.vnis)
         if (!like && o.vni == b.vni && !o.l3()) like = &o;
-    if (like) {
-      v.tenant = like->tenant;
-      v.network = like->network;
-      v.vrf = like->vrf;
-      v.vrf_table = like->vrf_table;
-      v.gateway = like->gateway;
-      v.mtu = like->mtu;
+    if (like) {  // as another VTEP has it, from this node's address, without its ports
+      std::string local = v.local;
+      v = *like;
+      v.local = local;
+      v.ports.clear();
     } else {
       v.mtu = 0;
       for (const auto& i : node.interfaces)
-        if (std::find(b.ports.begin(), b.ports.end(), i.name) != b.ports.end())
-          v.mtu = std::max(v.mtu, i.mtu);
+        if (has(b.ports, i.name)) v.mtu = std::max(v.mtu, i.mtu);
       if (v.mtu == 0) v.mtu = plan::Vni{}.mtu;  // Ethernet's, as a port's default
     }
     // L2 VNIs before the L3 ones, as the planner orders them.
     it = vnis.insert(std::find_if(vnis.begin(), vnis.end(), [](const plan::Vni& o) { return o.l3(); }),
                      std::move(v));
   }
+  // The ports leave every other bridge of the node and join this one.
   const uint32_t target = it->vni;
   for (auto& o : vnis) {
-    if (o.vni == target) continue;
-    o.ports.erase(std::remove_if(o.ports.begin(), o.ports.end(),
-                                 [&](const std::string& p) {
-                                   return std::find(b.ports.begin(), b.ports.end(), p) !=
-                                          b.ports.end();
-                                 }),
-                  o.ports.end());
+    if (o.vni != target) {
+      o.ports.erase(std::remove_if(o.ports.begin(), o.ports.end(),
+                                   [&](const std::string& p) { return has(b.ports, p); }),
+                    o.ports.end());
+      continue;
+    }
+    for (const auto& p : b.ports)
+      if (!has(o.ports, p)) o.ports.push_back(p);
   }
-  for (auto& o : vnis)
-    if (o.vni == target)
-      for (const auto& p : b.ports)
-        if (std::find(o.ports.begin(), o.ports.end(), p) == o.ports.end()) o.ports.push_back(p);
   return {};
 }
 
