@@ -87,12 +87,11 @@ TEST(Containerlab, OspfTriangleClabPlansLikeLabYaml) {
   EXPECT_EQ(d1.warnings()[0].field, "mgmt");
   EXPECT_EQ(d1.warnings()[0].line, 10);
   EXPECT_EQ(plan_json(*clab, true), plan_json(*lab, true));
-  // The daemons: lab.yaml's routers run the image's (zebra bgpd staticd) plus ospfd for their
-  // config; the clab routers what configs/daemons enables.
+  // The daemons: lab.yaml's routers run the image's (zebra) plus ospfd for their config; the
+  // clab routers what configs/daemons enables (ospfd), and neither a staticd: no static route.
   auto pc = twin::plan::make_plan(*clab), pl = twin::plan::make_plan(*lab);
-  EXPECT_EQ(pc.find("r1")->daemons, (std::vector<std::string>{"zebra", "ospfd", "staticd"}));
-  EXPECT_EQ(pl.find("r1")->daemons,
-            (std::vector<std::string>{"zebra", "bgpd", "ospfd", "staticd"}));
+  EXPECT_EQ(pc.find("r1")->daemons, (std::vector<std::string>{"zebra", "ospfd"}));
+  EXPECT_EQ(pl.find("r1")->daemons, (std::vector<std::string>{"zebra", "ospfd"}));
   const auto& r1 = *clab->find_node("r1");
   EXPECT_EQ(r1.config, (kTriangle / "configs" / "r1.conf").string());
   ASSERT_FALSE(r1.daemon_settings.empty());

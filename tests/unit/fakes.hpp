@@ -324,6 +324,7 @@ class FakeLab final : public twin::replay::LabControl {
   twin::Result<void> reshape(const twin::plan::Plan& from, const twin::plan::Plan& to,
                              twin::engine::GrowReport*) override {
     reshapes.push_back(std::to_string(from.nodes.size()) + "->" + std::to_string(to.nodes.size()));
+    reshaped_to.push_back(to);
     return {};
   }
   twin::Result<void> save_intent(const twin::plan::Plan& intended) override {
@@ -349,6 +350,7 @@ class FakeLab final : public twin::replay::LabControl {
   }
   FakeNetwork* net = nullptr;
   std::vector<std::string> reshapes;
+  std::vector<twin::plan::Plan> reshaped_to;
   std::optional<twin::plan::Plan> saved;
 };
 

@@ -130,6 +130,46 @@ TEST(GateLogic, ApprovesAChangeWhoseLossesAreIntendedAndSavesTheIntent) {
   EXPECT_GE(h.time.slept(), std::chrono::milliseconds(1000));
 }
 
+// A first static route on a node without staticd: the daemon is started before the lines (a
+// reshape of daemons only), runs on in the saved intent, and a rollback stops it again.
+ChangeSet with_static_route(ChangeSet cs) {
+  Step s;
+  s.name = "static route on leaf1";
+  s.body = twin::replay::FrrStep{};
+  s.frr().nodes = {"leaf1"};
+  s.frr().add = "ip route 10.99.0.0/16 blackhole\n";
+  cs.steps.insert(cs.steps.begin(), s);
+  return cs;
+}
+
+TEST(GateLogic, AStaticRouteStartsStaticdWhichTheApprovalKeeps) {
+  Harness h;
+  load_case(h.net, "drain-spine2");
+  h.st.plan.find("leaf1")->daemons = {"zebra", "bgpd"};  // recorded when every node ran staticd
+  auto r = h.run(with_static_route(recorded_change("drain-spine2")));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kApprove);
+  ASSERT_EQ(h.lab.reshaped_to.size(), 1u);
+  EXPECT_THAT(h.lab.reshaped_to[0].find("leaf1")->daemons, ElementsAre("zebra", "bgpd", "staticd"));
+  EXPECT_EQ(h.lab.reshaped_to[0].find("leaf2")->daemons, h.st.plan.find("leaf2")->daemons);
+  EXPECT_EQ(r->steps[0].detail, "configured 1 node(s); started leaf1 staticd");
+  ASSERT_TRUE(h.lab.saved.has_value());
+  EXPECT_THAT(h.lab.saved->find("leaf1")->daemons, ElementsAre("zebra", "bgpd", "staticd"));
+}
+
+TEST(GateLogic, ARejectedStaticRouteStopsTheStaticdItStarted) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.st.plan.find("leaf1")->daemons = {"zebra", "bgpd"};
+  auto r = h.run(with_static_route(recorded_change("withdraw-loopback")));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  EXPECT_TRUE(r->rollback_ok) << r->rollback_detail;
+  ASSERT_EQ(h.lab.reshaped_to.size(), 2u);
+  EXPECT_THAT(h.lab.reshaped_to[0].find("leaf1")->daemons, ElementsAre("zebra", "bgpd", "staticd"));
+  EXPECT_THAT(h.lab.reshaped_to[1].find("leaf1")->daemons, ElementsAre("zebra", "bgpd"));
+}
+
 TEST(GateLogic, RejectsALostPrefixAndProvesTheRollback) {
   Harness h;
   load_case(h.net, "withdraw-loopback");

@@ -224,8 +224,9 @@ TEST_F(OwnConfigLab, NumberedAndLoopbackIbgpSessionsComeFromTheConfigNotTheLink)
   EXPECT_TRUE(p.sessions[1].ibgp);  // remote-as equal to its own ASN
   // No unnumbered fabric on a link no config runs BGP on.
   EXPECT_FALSE(p.find("r1")->interfaces[0].fabric);
-  // Daemons: the image's plus what the config needs, in FRR's start order.
-  EXPECT_THAT(p.find("r1")->daemons, ElementsAre("zebra", "bgpd", "ospfd", "staticd"));
+  // Daemons: the image's (zebra) plus what the config needs, in FRR's start order; no staticd
+  // without a static route.
+  EXPECT_THAT(p.find("r1")->daemons, ElementsAre("zebra", "bgpd", "ospfd"));
   EXPECT_EQ(p.find("r1")->daemon_reasons.at("ospfd"), (dir_ / "r1.conf").string() + ":3");
   // FRR's default profile unless the config names one.
   EXPECT_EQ(p.find("r1")->frr_profile, "traditional");
@@ -243,7 +244,7 @@ TEST_F(OwnConfigLab, NoAdjacencyWithAPassiveEndOrAnotherOspfVersion) {
   auto p = plan(kTwoRouters);
   EXPECT_TRUE(p.adjacencies.empty());
   EXPECT_TRUE(p.sessions.empty());
-  EXPECT_THAT(p.find("r2")->daemons, ElementsAre("zebra", "bgpd", "ospf6d", "staticd"));
+  EXPECT_THAT(p.find("r2")->daemons, ElementsAre("zebra", "ospf6d"));  // no router bgp: no bgpd
 }
 
 TEST_F(OwnConfigLab, BfdPeersWhereBfddRuns) {
@@ -257,7 +258,7 @@ TEST_F(OwnConfigLab, BfdPeersWhereBfddRuns) {
   EXPECT_EQ(p.bfd_peers[0].node, "r1");
   EXPECT_EQ(p.bfd_peers[0].peer_node, "r2");
   EXPECT_EQ(p.bfd_peers[0].interface, "eth1");
-  EXPECT_THAT(p.find("r1")->daemons, ElementsAre("zebra", "bgpd", "staticd", "bfdd"));
+  EXPECT_THAT(p.find("r1")->daemons, ElementsAre("zebra", "bgpd", "bfdd"));
 }
 
 TEST_F(OwnConfigLab, AVrfIsRefusedAtItsLine) {

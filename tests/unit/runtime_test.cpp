@@ -37,10 +37,9 @@ TEST(SplitConfig, GeneratedLeafConfigGoesToZebraAndBgpd) {
   const auto& leaf = *p.find("leaf1");
   auto parts = twin::runtime::split_generated_config(leaf.frr_config, leaf.daemons);
   ASSERT_TRUE(parts.has_value());
-  ASSERT_EQ(parts->size(), 3u);  // zebra, bgpd, staticd
+  ASSERT_EQ(parts->size(), 2u);  // zebra, bgpd: a generated leaf has no static route
   const auto& z = parts->at("zebra");
   const auto& b = parts->at("bgpd");
-  EXPECT_EQ(parts->at("staticd"), "hostname leaf1\n");
   EXPECT_EQ(z.rfind("hostname leaf1\nip forwarding\nipv6 forwarding\n", 0), 0u) << z;
   EXPECT_NE(z.find("interface lo\n ip address 10.255.1.1/32\n"), std::string::npos) << z;
   EXPECT_NE(z.find("interface swp1\n ipv6 nd ra-interval 1\n no ipv6 nd suppress-ra\nexit\n"),

@@ -124,7 +124,7 @@ TEST(LoaderValid, Clos2x4) {
   EXPECT_STREQ(to_string(spine1->profile.kind), "frr");
   EXPECT_STREQ(to_string(spine1->profile.backend), "netns");
   EXPECT_THAT(spine1->profile.file, EndsWith("/images/frr-8.4.yaml"));
-  EXPECT_EQ(spine1->profile.daemons, (std::vector<std::string>{"zebra", "bgpd", "staticd"}));
+  EXPECT_EQ(spine1->profile.daemons, (std::vector<std::string>{"zebra"}));
   EXPECT_EQ(spine1->profile.frr_profile, "datacenter");
   EXPECT_EQ(spine1->profile.rp_filter, 0);
   EXPECT_EQ(spine1->profile.ra_interval_s, 1);

@@ -147,6 +147,12 @@ Result<void> NodeDriver::apply_config(const plan::Node& node, const std::string&
   return no_frr(node);
 }
 
+Result<void> NodeDriver::change_daemons(const plan::Node& from, const plan::Node& to,
+                                        BuildContext&) const {
+  if (from.daemons == to.daemons) return {};
+  return no_frr(to);
+}
+
 Result<void> NodeDriver::reload_config(const plan::Node& node, const std::string&, bool,
                                        std::string*, proc::ProcessRunner&) const {
   return no_frr(node);

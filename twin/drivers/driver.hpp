@@ -206,6 +206,13 @@ class NodeDriver {
   // Returns the number of daemons started. Errors: kUsage as save_config; a daemon that does
   // not start (kHarness); FRR refusing the saved configuration (kInput).
   virtual Result<int> start_routing(const plan::Node& node, BuildContext& ctx) const;
+  // A running node's routing daemons become `to`'s (same node, from.daemons -> to.daemons):
+  // what `to` no longer lists stopped, what it adds started with no configuration (the lines
+  // that needed it follow). The PIDs go in and out of ctx.record (not saved). Errors: kUsage
+  // where the daemons differ and twin does not run them; a daemon that does not stop or start
+  // (kHarness).
+  virtual Result<void> change_daemons(const plan::Node& from, const plan::Node& to,
+                                      BuildContext& ctx) const;
   // stop_routing then start_routing (the restart check).
   virtual Result<int> restart_routing(const plan::Node& node, BuildContext& ctx) const;
 

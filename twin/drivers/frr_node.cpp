@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -132,29 +133,39 @@ Result<int> boot_frr_daemons(const plan::Node& n, BuildContext& ctx) {
   return start_frr_daemons(boot, ctx);
 }
 
+namespace {
+
+// Starts daemon `d` of node `n` in the lab's cgroup, reading its own share of the generated
+// config when `own`, else nothing (-f /dev/null); its PID is noted in ctx.record.
+Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, BuildContext& ctx) {
+  proc::Command c{runtime::daemon_argv(n, d, own), "", 30s, n.netns, ctx.record.cgroup()};
+  // FRR keeps crash logs in /var/tmp/frr/<daemon>.<pid> (lib/zlog.c, fixed path, named after
+  // the PID before daemonising); a private bind keeps them in the node's run folder, which
+  // `down` removes, and lets --artifacts collect them.
+  c.bind_mounts = {{n.run_dir + "/tmp", "/var/tmp/frr"}};
+  // A user's `log file /var/log/frr/...` (where FRR's packages log) lands in the node's run
+  // folder too, not in this machine's: `down` removes it, --artifacts collects it.
+  if (std::error_code e; fs::is_directory("/var/log/frr", e))
+    c.bind_mounts.push_back({n.run_dir + "/log", "/var/log/frr"});
+  c.output_file = n.run_dir + "/" + d + ".out";
+  c.hostname = n.name;
+  auto r = proc::run_checked(ctx.runner, c, "starting " + d);
+  if (!r) return r.error();
+  int pid = std::atoi(read_line(n.run_dir + "/" + d + ".pid").c_str());
+  if (pid <= 0) return harness_error(d + " started but wrote no pid file");
+  // In memory only: the caller saves once per phase. Until then the lab's cgroup (recorded
+  // and saved before any daemon started) is how `down` finds this process.
+  ctx.record.note({"process", d, n.name, pid, state::process_start_time(pid)});
+  return {};
+}
+
+}  // namespace
+
 Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
   int started = 0;
   bool own = own_configs(n).has_value();
-  std::string cgroup = ctx.record.cgroup();
   for (const auto& d : n.daemons) {
-    proc::Command c{runtime::daemon_argv(n, d, own), "", 30s, n.netns, cgroup};
-    // FRR keeps crash logs in /var/tmp/frr/<daemon>.<pid> (lib/zlog.c, fixed path, named after
-    // the PID before daemonising); a private bind keeps them in the node's run folder, which
-    // `down` removes, and lets --artifacts collect them.
-    c.bind_mounts = {{n.run_dir + "/tmp", "/var/tmp/frr"}};
-    // A user's `log file /var/log/frr/...` (where FRR's packages log) lands in the node's run
-    // folder too, not in this machine's: `down` removes it, --artifacts collects it.
-    if (std::error_code e; fs::is_directory("/var/log/frr", e))
-      c.bind_mounts.push_back({n.run_dir + "/log", "/var/log/frr"});
-    c.output_file = n.run_dir + "/" + d + ".out";
-    c.hostname = n.name;
-    auto r = proc::run_checked(ctx.runner, c, "starting " + d);
-    if (!r) return r.error();
-    int pid = std::atoi(read_line(n.run_dir + "/" + d + ".pid").c_str());
-    if (pid <= 0) return harness_error(d + " started but wrote no pid file");
-    // In memory only: the caller saves once per phase. Until then the lab's cgroup (recorded
-    // and saved before any daemon started) is how `down` finds this process.
-    ctx.record.note({"process", d, n.name, pid, state::process_start_time(pid)});
+    if (auto r = start_daemon(n, d, own, ctx); !r) return r.error();
     ++started;
   }
   if (!n.daemons.empty() && !own) {
@@ -175,6 +186,47 @@ Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
     }
   }
   return started;
+}
+
+Result<void> change_frr_daemons(const plan::Node& from, const plan::Node& to, BuildContext& ctx) {
+  auto has = [](const plan::Node& n, const std::string& d) {
+    return std::find(n.daemons.begin(), n.daemons.end(), d) != n.daemons.end();
+  };
+  // Gone first: a daemon that no longer runs must not hold what a new one takes.
+  std::vector<state::Resource> stop;
+  for (auto& r : ctx.record.take("process", from.name))
+    if (has(to, r.name))
+      ctx.record.note(r);
+    else
+      stop.push_back(r);
+  if (auto r = state::stop_processes(stop, from.name); !r) {
+    for (const auto& p : stop)
+      if (state::process_alive(p.pid, p.start_time)) ctx.record.note(p);
+    return r.error();
+  }
+  for (const auto& p : stop) {
+    std::error_code ec;
+    fs::remove(from.run_dir + "/" + p.name + ".pid", ec);
+    fs::remove(from.run_dir + "/" + p.name + ".vty", ec);
+  }
+  for (const auto& d : to.daemons) {
+    if (has(from, d)) continue;
+    // Started empty: the configuration that needed it follows (the change's own lines).
+    if (auto r = start_daemon(to, d, false, ctx); !r)
+      return r.error().with_context("node " + to.name);
+    // FRR opens the vty socket after it daemonises (lib/libfrr.c): the lines that follow
+    // reach the daemon through it, so wait until it exists.
+    const std::string sock = to.run_dir + "/" + d + ".vty";
+    auto until = std::chrono::steady_clock::now() + 5s;
+    std::error_code ec;
+    while (!fs::exists(sock, ec)) {
+      if (std::chrono::steady_clock::now() > until)
+        return harness_error("node " + to.name + ": " + d + " started but opened no vty socket " +
+                             sock + " within 5 s");
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  return {};
 }
 
 }  // namespace twin::drivers

@@ -28,6 +28,12 @@ Result<void> save_frr_config(const plan::Node& node, const std::string& config);
 // failure is noted back) and removes their pid files and vty sockets, which would make new
 // daemons wait or refuse.
 Result<void> stop_frr_daemons(const plan::Node& node, BuildContext& ctx);
+// A running node's daemons become `to`'s (from.daemons -> to.daemons, same node): the recorded
+// processes of daemons `to` no longer lists stopped (by PID and start time), daemons it adds
+// started with no configuration (the change that needed one applies its lines next) and
+// waited for until their vty socket exists. PIDs go in and out of ctx.record (not saved).
+// Errors: a daemon that does not stop or start (kHarness, named with its node).
+Result<void> change_frr_daemons(const plan::Node& from, const plan::Node& to, BuildContext& ctx);
 // Starts the node's daemons with its saved frr.conf applied by `vtysh -b` (never the
 // per-daemon shares of a generated config, which an approved change has made stale). Returns
 // the number of daemons started.

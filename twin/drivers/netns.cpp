@@ -182,6 +182,10 @@ class FrrDriver final : public NetnsDriver {
   Result<int> start_routing(const plan::Node& node, BuildContext& ctx) const override {
     return boot_frr_daemons(node, ctx);
   }
+  Result<void> change_daemons(const plan::Node& from, const plan::Node& to,
+                              BuildContext& ctx) const override {
+    return change_frr_daemons(from, to, ctx);
+  }
   Result<std::string> running_config(const plan::Node& node,
                                      proc::ProcessRunner& runner) const override {
     return runtime::running_config(runner, node);

@@ -35,6 +35,8 @@ std::string link_key(const plan::Link& l) {
 
 struct Delta {
   std::vector<const plan::Node*> add_nodes, remove_nodes, reconfigure;
+  // Nodes that stay with other routing daemons (a change's lines need one): their `to` node.
+  std::vector<const plan::Node*> daemons;
   // Nodes that stay with other tenant devices (VNIs, bridged ports): their `to` node.
   std::vector<const plan::Node*> vteps;
   std::vector<const plan::Link*> add_links, remove_links, mtu_links;
@@ -52,6 +54,7 @@ Delta compute(const plan::Plan& from, const plan::Plan& to) {
         n.frr_config != old->frr_config)
       d.reconfigure.push_back(&n);
     if (!driver_for(n).vtep_change_script(*old, n).empty()) d.vteps.push_back(&n);
+    if (old->daemons != n.daemons) d.daemons.push_back(&n);
   }
   for (const auto& n : from.nodes)
     if (!to.find(n.name)) d.remove_nodes.push_back(&n);
@@ -174,6 +177,7 @@ std::string GrowReport::summary() const {
   part("reconfigured", reconfigured);
   part("MTU changed on", mtu_changed);
   part("tenant devices changed on", vteps_changed);
+  part("routing daemons changed on", daemons_changed);
   return s.empty() ? "no topology change" : s;
 }
 
@@ -190,6 +194,7 @@ std::string describe_reshape(const plan::Plan& from, const plan::Plan& to) {
   part("reconfigure (generated config differs)", names(d.reconfigure));
   part("set MTU on", names(d.mtu_links));
   part("change the tenant devices (VNIs, bridged ports) of", names(d.vteps));
+  part("start or stop routing daemons of", names(d.daemons));
   return (s.empty() ? std::string("no topology change") : s) + "\n";
 }
 
@@ -201,6 +206,16 @@ Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::Bu
   const int parallel = ctx.settings.parallel;
   auto tw = Clock::now();
 
+  // 0. Routing daemons of nodes that stay: a daemon the new configuration needs runs before
+  //    its lines are applied; one no longer listed stops. Saved at once: `down` stops by record.
+  if (!d.daemons.empty()) {
+    auto r = for_each_node(d.daemons, parallel, [&](const plan::Node& n) -> Result<void> {
+      return driver_for(n).change_daemons(*from.find(n.name), n, ctx);
+    });
+    for (const auto* n : d.daemons) rep->daemons_changed.push_back(n->name);
+    if (auto s = ctx.record.save(); !s) return s;
+    if (!r) return r.error();
+  }
   // 1. Generated configs of nodes that stay, as a difference, first: configuration that
   //    names an interface about to go must be removed while the interface exists (FRR accepts
   //    configuration for an interface that does not exist yet).

@@ -4,7 +4,8 @@
 // from the running plan to another, without restarting what stays. Nodes and links the target
 // adds are created beside the running fabric, the ones it drops are removed, generated FRR
 // configs of nodes that stay are brought to the target's as a difference (frr-reload.py),
-// link MTUs and VTEPs' tenant devices (VNIs, bridged ports) follow the target. Every resource
+// link MTUs and VTEPs' tenant devices (VNIs, bridged ports) follow the target, and so do the
+// routing daemons of nodes that stay (a change needing staticd starts it). Every resource
 // is recorded in the state file before it is created, and dropped from it once gone, so
 // `twin down` stays exact at every moment (tenant devices live in their node's namespace and
 // go with it). What differs per node kind is the node's driver's (drivers/driver.hpp).
@@ -21,7 +22,7 @@ namespace twin::engine {
 // What a reconcile did, by name.
 struct GrowReport {
   std::vector<std::string> added_nodes, removed_nodes, added_links, removed_links, reconfigured,
-      mtu_changed, vteps_changed;
+      mtu_changed, vteps_changed, daemons_changed;
   int daemons = 0;                 // processes started
   double wiring_ms = 0;            // namespaces, links, addresses, node files, VMs created
   double daemons_ms = 0;           // daemons started

@@ -244,6 +244,9 @@ struct Plan {
   // The node named `name`, or nullptr. O(1) on average: validators call it millions of times
   // at 256 nodes. Thread-safe for concurrent readers.
   [[nodiscard]] const Node* find(const std::string& name) const;
+  [[nodiscard]] Node* find(const std::string& name) {
+    return const_cast<Node*>(static_cast<const Plan&>(*this).find(name));
+  }
 
  private:
   // Name -> position in `nodes`, rebuilt when it no longer matches (nodes are a public vector
@@ -280,6 +283,14 @@ bool has_bgp_instance(const Node& node);
 // configured eBGP session on it that carries routes: one AS hop each). Path MTU expectations
 // follow the cheapest paths by this cost. Intended state (drains, down links) is honoured.
 int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface);
+
+// Adds to `node.daemons` the FRR daemons that the commands of `frr_text` need and that do not
+// run yet (topology::daemon_for_command: `ip route` -> staticd, `router ospf` -> ospfd, `bfd` ->
+// bfdd, ...), keeping FRR's start order (topology::frr_daemon_order). Returns the daemons added,
+// empty when none was missing. A node whose daemons twin does not start (a VM: its NOS runs FRR)
+// is left alone. Idempotent. The planner uses it for what a node's configuration needs at `up`;
+// the gate for what a change's FRR lines need (a static route starts staticd).
+std::vector<std::string> add_needed_daemons(Node& node, const std::string& frr_text);
 
 // Recomputes plan.sessions and plan.prefixes from nodes and interfaces (after intent edits):
 // a session per interface that carries_bgp; every loopback and host subnet of an FRR node plus

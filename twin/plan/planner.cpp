@@ -206,8 +206,9 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
   n.frr_profile = c.defaults.empty() ? "traditional" : c.defaults;
   std::set<std::string> run(n.daemons.begin(), n.daemons.end());
   if (!tn.daemon_settings.empty()) {
-    // A daemons file decides; FRR's init starts zebra and staticd regardless of it.
-    run = {"zebra", "staticd"};
+    // A daemons file decides what runs besides what the config needs. FRR's init would start
+    // staticd regardless; twin starts it only for a static route (a change adding one starts it).
+    run = {"zebra"};
     for (const auto& d : tn.daemon_settings)
       if (d.enabled) run.insert(d.daemon);
   }
@@ -515,9 +516,27 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     n.frr_config = n.config_generated
                        ? generate_frr_config(n, tn->profile, advertised, !topo.tenants.empty())
                        : "";
+    // Besides the image's, only the daemons the generated config needs: no staticd (~30 ms of
+    // CPU to start, for no route) on a fabric without static routes.
+    if (n.config_generated) add_needed_daemons(n, n.frr_config);
   }
   derive_expectations(p);
   return p;
+}
+
+std::vector<std::string> add_needed_daemons(Node& node, const std::string& frr_text) {
+  if (node.kind != NodeKind::kFrr || node.backend != topology::Backend::kNetns) return {};
+  std::set<std::string> run(node.daemons.begin(), node.daemons.end()), missing;
+  for (const auto& [daemon, line] : topology::parse_frr_conf(frr_text, "").needs)
+    if (!run.count(daemon)) missing.insert(daemon);
+  std::vector<std::string> added;
+  if (missing.empty()) return added;
+  node.daemons.clear();
+  for (const auto& d : topology::frr_daemon_order()) {
+    if (missing.count(d)) added.push_back(d);
+    if (run.count(d) || missing.count(d)) node.daemons.push_back(d);
+  }
+  return added;
 }
 
 bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface) {

@@ -201,7 +201,7 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     if (auto r = driver.change_interfaces(*n, script, "node " + name, runner_); !r)
       problems.push_back(r.error().message);
   }
-  if (t.topology) {
+  if (t.topology || t.daemons) {
     engine::GrowReport g;
     if (auto r = env_.lab.reshape(current_, st_.plan, &g); !r)
       problems.push_back("topology: " + r.error().message);

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "twin/core/diagnostics.hpp"
+#include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
 #include "twin/replay/changeset_keys.hpp"
 #include "twin/replay/changeset_loader.hpp"
@@ -80,7 +82,36 @@ void ChangeSetLoader::parse_frr(const Value& v, FrrStep& out) {
   out.text_line = text_line(op.node);
 }
 
+namespace {
+
+// The FRR lines the step gives `node` (for `replace`, the whole file; "" when unreadable: the
+// driver's reload then says why).
+std::string step_text(const FrrStep& b) {
+  if (!b.replace.empty()) {
+    auto t = read_file(b.replace);
+    return t ? *t : "";
+  }
+  return b.add;  // a removal needs no daemon that does not run already
+}
+
+}  // namespace
+
 Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
+  // Daemons the lines need that the nodes do not run (a first static route needs staticd):
+  // started before the lines are applied, as a reshape the rollback undoes.
+  plan::Plan next = run.current;
+  std::vector<std::string> started;
+  for (const auto& name : b.nodes)
+    if (auto* n = next.find(name))
+      for (const auto& d : plan::add_needed_daemons(*n, step_text(b)))
+        started.push_back(name + " " + d);
+  if (!started.empty()) {
+    run.touched.daemons = true;
+    plan::Plan from = run.current;
+    run.current = next;
+    engine::GrowReport g;
+    if (auto r = run.env.lab.reshape(from, next, &g); !r) return r;
+  }
   for (const auto& name : b.nodes) {
     const plan::Node* n = run.current.find(name);
     if (!n) return input_error("node " + name + " is not in the lab");
@@ -96,6 +127,7 @@ Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
     if (!r) return r;
   }
   *detail = "configured " + std::to_string(b.nodes.size()) + " node(s)";
+  if (!started.empty()) *detail += "; started " + join_names(started);
   return {};
 }
 
@@ -130,7 +162,11 @@ Result<void> describe_step(const FrrStep& b, const state::State&, plan::Plan& cu
   return {};
 }
 
-// FRR lines say nothing the plan can read: the change's intent block declares what they mean.
-void intend_step(const FrrStep&, const std::string&, plan::Plan&) {}
+// FRR lines say nothing else the plan can read (the change's intent block declares what they
+// mean), but the daemons they need run on from then on.
+void intend_step(const FrrStep& b, const std::string&, plan::Plan& p) {
+  for (const auto& name : b.nodes)
+    if (auto* n = p.find(name)) plan::add_needed_daemons(*n, step_text(b));
+}
 
 }  // namespace twin::replay

@@ -27,6 +27,9 @@ struct Touched {
   // Host-node addresses a step added / removed (node, interface, address): undone exactly.
   std::vector<std::tuple<std::string, std::string, std::string>> host_added, host_removed;
   bool topology = false;  // the lab was reshaped: reshaped back to the baseline plan
+  // Routing daemons an frr step's lines needed were started (a reshape of daemons only): the
+  // same reshape back stops them.
+  bool daemons = false;
   // "node:if" of FRR nodes whose addresses a step changed (through zebra). Removing an
   // interface's last IPv4 address makes the kernel drop the routes through it, which zebra
   // does not reinstall on its own: the rollback bounces the interface after restoring it.
