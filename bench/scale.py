@@ -15,10 +15,17 @@ For each fabric it generates a topology (`twin gen clos`), then per run:
   down      `twin down`
 CPU seconds: the lab cgroup's cpu.stat (every FRR daemon, their start-up included) and twin's
 own (children rusage), per phase.
+Bound: the lab cgroup's CPU-seconds at the end of `up` divided by the CPUs -- no bring-up can
+finish sooner on this machine, whatever twin does around the daemons; "x bound" is up -> passing
+validate divided by it.
+Side by side: --twin-b PATH runs a second twin binary (e.g. the previous commit's build)
+alternately with this checkout's on the same fabrics, in the same run; --family 4 strips the
+IPv6 loopbacks `gen clos` writes (IPv4-only fabric), --family both measures each.
 
 Prints a table (median of the runs) and writes every run and the medians as JSON.
 Needs root (twin does). Cleans up its lab on any exit, Ctrl-C included.
-Usage: sudo bench/scale.py [--runs N] [--fabrics 2x4,4x16,8x48,128,256] [--out FILE]
+Usage: sudo bench/scale.py [--runs N] [--fabrics 2x4,4x16,8x48,128,256,512] [--out FILE]
+                           [--family dual|4|both] [--twin-b PATH]
 """
 import argparse
 import datetime
@@ -46,6 +53,8 @@ FABRICS = {
     "8x48": ["--spines", "8", "--leaves", "48"],
     "128": ["--super-spines", "8", "--pods", "4", "--spines", "4", "--leaves", "26"],
     "256": ["--super-spines", "8", "--pods", "8", "--spines", "4", "--leaves", "27"],
+    # 16 super-spines + 16 pods x (4 spines + 27 leaves): 512 nodes, 2,240 links.
+    "512": ["--super-spines", "16", "--pods", "16", "--spines", "4", "--leaves", "27"],
 }
 
 current_lab = None
@@ -162,9 +171,20 @@ def memory_and_fds(lab):
     return per_node, procs, fds
 
 
-def one_run(fabric, topo, i):
+def ipv4_only(src, dst):
+    """The generated topology without its IPv6 loopbacks: an IPv4-only fabric (unnumbered
+    sessions still run over IPv6 link-local addresses, as RFC 5549 has them)."""
+    import re
+    text = open(src).read()
+    text = re.sub(r'loopback: \[([0-9./]+), "[0-9a-f:/]+"\]', r"loopback: \1", text)
+    with open(dst, "w") as f:
+        f.write(text)
+
+
+def one_run(fabric, topo, i, twin=None):
     global current_lab
-    lab = f"bench{os.getpid()}-{fabric}"
+    TWIN = twin or globals()["TWIN"]
+    lab = f"bench{os.getpid()}-{i}"
     r = {"run": i + 1}
     t, c, _ = run([TWIN, "plan", "--json", "--name", lab, topo])
     r["plan_s"] = t
@@ -175,16 +195,18 @@ def one_run(fabric, topo, i):
     up = json.loads(out)
     if not up.get("converged"):
         die(f"{fabric}: BGP did not converge: {up.get('not_established', [])[:5]}")
-    r.update(nodes=up["nodes"], links=up["links"], daemons=up["daemons"],
+    r.update(nodes=up["nodes"], links=up["links"], daemons=up["daemons"], cpus=os.cpu_count(),
              sessions=up["sessions_expected"], up_s=t, wiring_s=up["wiring_ms"] / 1000,
              daemons_s=up["daemons_ms"] / 1000, established_s=up["total_ms"] / 1000,
              up_cpu_twin_s=c, up_cpu_lab_s=cgroup_cpu(lab))
     cpu_lab_up = r["up_cpu_lab_s"]
+    r["bound_s"] = cpu_lab_up / os.cpu_count()
     t, c, out = run([TWIN, "validate", "--json", "--lab", lab, "--converge-timeout", "60"])
     v = json.loads(out)
     if v["verdict"] != "pass":
         die(f"{fabric}: validation after up did not pass: {v['summary']}")
     r["up_to_passing_validate_s"] = time.monotonic() - t0
+    r["x_bound"] = r["up_to_passing_validate_s"] / r["bound_s"] if r["bound_s"] else 0
     routes_pass = max((x.get("time_to_pass_ms", 0) for x in v["results"]
                        if x["validator"] == "routes"), default=0)
     r["fib_complete_s"] = r["up_s"] + routes_pass / 1000
@@ -222,6 +244,7 @@ COLUMNS = [
     ("fib_complete_s", "FIB s", "{:.2f}"), ("up_to_passing_validate_s", "up->valid s", "{:.2f}"),
     ("validate_s", "validate s", "{:.2f}"), ("reachability_probes", "pings", "{:.0f}"),
     ("down_s", "down s", "{:.2f}"), ("up_cpu_lab_s", "CPU FRR s", "{:.1f}"),
+    ("bound_s", "bound s", "{:.2f}"), ("x_bound", "x bound", "{:.2f}"),
     ("cpu_total_twin_s", "CPU twin s", "{:.1f}"), ("pss_mean_leaf_mib", "PSS/leaf MiB", "{:.1f}"),
     ("pss_max_node_mib", "PSS max MiB", "{:.1f}"), ("pss_total_mib", "PSS total MiB", "{:.0f}"),
     ("processes", "procs", "{:.0f}"), ("fds", "fds", "{:.0f}"),
@@ -239,7 +262,14 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--fabrics", default=",".join(FABRICS))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "scale.json"))
+    ap.add_argument("--family", choices=["dual", "4", "both"], default="dual",
+                    help="dual: gen clos as it is (IPv4 + IPv6 loopbacks); 4: IPv4 loopbacks only")
+    ap.add_argument("--twin-b", help="a second twin binary run alternately on the same fabrics")
     a = ap.parse_args()
+    if a.twin_b and not os.access(a.twin_b, os.X_OK):
+        die(f"--twin-b {a.twin_b}: not an executable", 2)
+    binaries = [("", TWIN)] + ([("@B", os.path.abspath(a.twin_b))] if a.twin_b else [])
+    families = ["dual", "4"] if a.family == "both" else [a.family]
     fabrics = a.fabrics.split(",")
     for f in fabrics:
         if f not in FABRICS:
@@ -259,35 +289,46 @@ def main():
                               text=True).stdout.split("\n")[0],
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    results = {"machine": machine, "runs_per_fabric": a.runs, "fabrics": {}}
+    results = {"machine": machine, "runs_per_fabric": a.runs, "fabrics": {},
+               "binaries": {("A" + k if k else "A"): b for k, b in binaries}}
     tmp = tempfile.mkdtemp(prefix="twin-bench-")
     try:
-        for f in fabrics:
+        keys = []
+        for f, fam in ((f, fam) for f in fabrics for fam in families):
             topo = os.path.join(tmp, f"clos-{f}.yaml")
             run([TWIN, "gen", "clos", *FABRICS[f], "--name", "bench", "-o", topo])
+            if fam == "4":
+                ipv4_only(topo, topo)
             nodes = len(json.loads(run([TWIN, "plan", "--json", topo])[2])["nodes"])
-            # ~25 MiB per leaf, ~60 MiB per wide spine (PSS), plus twin and the kernel's share.
-            need_mib = nodes * 64 + 1024
+            # ~22 MiB PSS per node (up to ~50 for a wide spine), plus twin and the kernel's share.
+            need_mib = nodes * 32 + 1024
             avail_mib = int(open("/proc/meminfo").read().split("MemAvailable:")[1].split()[0]) // 1024
             if avail_mib < need_mib:
                 die(f"{f}: {nodes} nodes need about {need_mib} MiB free; {avail_mib} MiB available")
-            runs = []
+            base = f + ("-v4" if fam == "4" else "")
+            runs = {k: [] for k, _ in binaries}
             for i in range(a.runs):
-                print(f"bench: {f} run {i + 1}/{a.runs} ...", file=sys.stderr, flush=True)
-                runs.append(one_run(f, topo, i))
-                r = runs[-1]
-                print(f"bench:   up->passing validate {r['up_to_passing_validate_s']:.2f} s, "
-                      f"validate {r['validate_s']:.2f} s, down {r['down_s']:.2f} s",
-                      file=sys.stderr, flush=True)
-            med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "run"}
-            results["fabrics"][f] = {"runs": runs, "median": med}
+                for k, binary in binaries:  # alternately: both see the same machine state
+                    print(f"bench: {base}{k} run {i + 1}/{a.runs} ...", file=sys.stderr, flush=True)
+                    runs[k].append(one_run(base, topo, i, binary))
+                    r = runs[k][-1]
+                    print(f"bench:   up->passing validate {r['up_to_passing_validate_s']:.2f} s "
+                          f"({r['x_bound']:.2f}x the bound {r['bound_s']:.2f} s), "
+                          f"validate {r['validate_s']:.2f} s, down {r['down_s']:.2f} s",
+                          file=sys.stderr, flush=True)
+            for k, _ in binaries:
+                med = {x: statistics.median(r[x] for r in runs[k]) for x in runs[k][0] if x != "run"}
+                results["fabrics"][base + k] = {"runs": runs[k], "median": med}
+                keys.append(base + k)
             save(a.out, results)  # after each fabric: an interrupted run keeps what it measured
     finally:
         cleanup()
         for x in os.listdir(tmp):
             os.unlink(os.path.join(tmp, x))
         os.rmdir(tmp)
-    fabrics = [f for f in fabrics if f in results["fabrics"]]
+    fabrics = [f for f in keys if f in results["fabrics"]]
+    if a.twin_b:
+        print(f"@B: {a.twin_b}")
     print(f"twin scale benchmark: median of {a.runs} runs; {machine['cpus']} CPUs "
           f"({machine['cpu_model']}), {machine['memory_gib']} GiB, kernel {machine['kernel']}, "
           f"{machine['frr']}")
