@@ -191,7 +191,8 @@ def one_run(fabric, topo, i, twin=None):
     current_lab = lab
     t0 = time.monotonic()
     c0 = children_cpu()
-    t, c, out = run([TWIN, "up", "--json", "--name", lab, topo])
+    # Large fabrics take longer than up's default 300 s (512 nodes: ~15 min on 2 cores).
+    t, c, out = run([TWIN, "up", "--json", "--name", lab, "--timeout", "3600", topo])
     up = json.loads(out)
     if not up.get("converged"):
         die(f"{fabric}: BGP did not converge: {up.get('not_established', [])[:5]}")
