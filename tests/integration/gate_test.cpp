@@ -125,6 +125,24 @@ void check_scenario(const std::string& lab, const std::string& file) {
     EXPECT_EQ(j.value("first_failing_step", ""), sc->expect.failing_step);
   }
   expect_back_at_baseline(j);
+  // Every node runs exactly its planned daemons again: a daemon a change started (staticd for
+  // a first static route) was stopped by the rollback, and nothing died.
+  auto st = twin_it::twin("status --lab " + lab + " --json");
+  ASSERT_EQ(st.code, 0) << st.err;
+  std::ifstream sf("/run/twin/" + lab + "/state.json");
+  json plan = json::parse(sf)["plan"];
+  for (const auto& n : json::parse(st.out)["nodes"]) {
+    std::vector<std::string> running;
+    for (const auto& d : n["daemons"])
+      if (d["alive"].get<bool>()) running.push_back(d["name"]);
+    for (const auto& pn : plan["nodes"])
+      if (pn["name"] == n["name"]) {
+        auto want = pn.value("daemons", std::vector<std::string>{});
+        std::sort(want.begin(), want.end());
+        std::sort(running.begin(), running.end());
+        EXPECT_EQ(running, want) << "node " << n["name"];
+      }
+  }
 }
 
 }  // namespace

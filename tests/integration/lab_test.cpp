@@ -192,7 +192,7 @@ TEST_F(Clos, StatusAndArtifacts) {
   for (const auto& n : j["nodes"]) {
     EXPECT_TRUE(n["netns_present"].get<bool>());
     if (n["kind"] == "frr") {
-      EXPECT_EQ(n["daemons"].size(), 3u);
+      EXPECT_EQ(n["daemons"].size(), 2u);  // zebra and bgpd: no static route, no staticd
       for (const auto& d : n["daemons"]) EXPECT_TRUE(d["alive"].get<bool>()) << d;
     }
   }
