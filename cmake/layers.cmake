@@ -2,23 +2,25 @@
 # order). Used twice: CMakeLists.txt links each module's library only to these, and the
 # check below (run at every build) fails when a source file includes a module not listed here,
 # so a wrong include is a build error naming the file and the include, not a review comment.
-set(TWIN_MODULES core proc topology plan state runtime wiring drivers validate validators engine
-    replay report cli)
+set(TWIN_MODULES core proc topology plan graph state runtime wiring drivers validate validators
+    engine replay report cli)
 set(TWIN_DEPS_core "")
 set(TWIN_DEPS_proc core)
 set(TWIN_DEPS_topology core)
 set(TWIN_DEPS_plan core topology)
+set(TWIN_DEPS_graph core topology plan)
 set(TWIN_DEPS_state core topology plan)
 set(TWIN_DEPS_runtime core proc topology plan)
 set(TWIN_DEPS_wiring core proc plan runtime)
 set(TWIN_DEPS_drivers core proc topology plan state runtime wiring)
 set(TWIN_DEPS_validate core proc topology plan runtime drivers)
 set(TWIN_DEPS_validators core topology plan runtime validate)
-set(TWIN_DEPS_engine core proc topology plan state runtime wiring drivers validate)
+set(TWIN_DEPS_engine core proc topology plan graph state runtime wiring drivers validate)
 set(TWIN_DEPS_replay core proc topology plan state runtime drivers validate engine)
 set(TWIN_DEPS_report core topology plan state runtime validate replay)
-set(TWIN_DEPS_cli core proc topology plan state runtime wiring drivers validate validators engine
-    replay report)
+set(TWIN_DEPS_serve core proc topology plan graph state runtime drivers validate engine report)
+set(TWIN_DEPS_cli core proc topology plan graph state runtime wiring drivers validate validators
+    engine replay report serve)
 
 # The folder that holds a module's sources, relative to the repository root.
 function(twin_module_dir module out)

@@ -121,9 +121,19 @@ int load_change(const std::string& file, const std::string& configs, const plan:
 int emit(const replay::ApplyResult& r, const state::State& st, const replay::ChangeSet& cs,
          const ApplyOptions& o, nlohmann::json* extra,
          const report::ScenarioOutcome* scenario = nullptr) {
+  auto j = report::apply_to_json(r);
+  if (extra) j.update(*extra);
+  // The report is stored as the CLI prints it; invalid UTF-8 from a node's output is replaced.
+  auto stored = nlohmann::json::parse(
+      j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), nullptr, false);
+  record_event(st.lab, scenario || extra ? "run" : "apply",
+               {{"verdict", report::apply_verdict(r)},
+                {"exit_code", r.exit_code()},
+                {"change", cs.name},
+                {"scenario", scenario ? scenario->name : std::string()},
+                {"source", "cli"}},
+               &stored);
   if (o.json) {
-    auto j = report::apply_to_json(r);
-    if (extra) j.update(*extra);
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << report::render_apply_text(r, o.verbose);
@@ -383,10 +393,12 @@ int run_drill(const DrillOptions& o) {
   proc::SystemRunner runner;
   auto r = replay::drill(*st, d, runner);
   if (!r) return fail(r.error().message, exit_code(r.error()));
+  auto dj = report::drill_to_json(*r);
+  auto stored = nlohmann::json::parse(
+      dj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), nullptr, false);
+  record_event(st->lab, "drill", {{"exit_code", r->exit_code()}, {"source", "cli"}}, &stored);
   if (o.json)
-    std::cout << report::drill_to_json(*r).dump(2, ' ', false,
-                                                nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << dj.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else
     std::cout << report::render_drill_text(*r, o.verbose);
   if (!o.junit.empty()) {

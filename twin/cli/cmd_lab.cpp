@@ -101,10 +101,12 @@ int run_up(const UpOptions& o) {
     std::cerr << "twin: [" << ts.str() << "s] " << lab << ": " << line << std::endl;
   };
   auto r = engine::up(*t, eo, runner, progress);
-  if (!r) return fail(r.error().message, exit_code(r.error()));
+  if (!r) {
+    record_event(lab, "up", {{"ok", false}, {"error", r.error().message}, {"source", "cli"}});
+    return fail(r.error().message, exit_code(r.error()));
+  }
   const auto& s = *r;
-  if (o.json) {
-    nlohmann::json j{{"lab", s.lab},
+  nlohmann::json j{{"lab", s.lab},
                      {"nodes", s.nodes},
                      {"links", s.links},
                      {"daemons", s.daemons},
@@ -119,6 +121,15 @@ int run_up(const UpOptions& o) {
                      {"converge_ms", s.converge_ms},
                      {"vms_ms", s.vms_ms},
                      {"total_ms", s.total_ms}};
+  record_event(s.lab, "up",
+               {{"ok", s.converged || o.no_wait},
+                {"nodes", s.nodes},
+                {"links", s.links},
+                {"converged", s.converged},
+                {"total_ms", s.total_ms},
+                {"topology", t->file},
+                {"source", "cli"}});
+  if (o.json) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "lab " << s.lab << " is up: " << count(s.nodes, "node") << ", "
@@ -179,6 +190,12 @@ int run_down(const DownOptions& o) {
       continue;
     }
     for (const auto& p : r->problems) std::cerr << "twin: down " << lab << ": " << p << "\n";
+    record_event(lab, "down",
+                 {{"ok", r->problems.empty()},
+                  {"processes", r->processes_killed},
+                  {"namespaces", r->namespaces_removed},
+                  {"problems", r->problems},
+                  {"source", "cli"}});
     if (!r->problems.empty()) code = std::max(code, 3);
     if (o.json) {
       out.push_back({{"lab", lab},

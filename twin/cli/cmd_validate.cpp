@@ -126,8 +126,17 @@ int run_validate(const ValidateOptions& o) {
   report.frr_version = runtime::frr_version(runner);
   report.kernel_version = kernel_release();
 
+  auto report_json = report::to_json(report);
+  record_event(st->lab, "validate",
+               {{"exit_code", report.exit_code()},
+                {"passed", report.count(validate::Status::kPassed)},
+                {"failed", report.count(validate::Status::kFailed)},
+                {"errors", report.count(validate::Status::kError)},
+                {"duration_ms", report.duration_ms},
+                {"source", "cli"}},
+               &report_json);
   if (o.json)
-    std::cout << report::to_json(report).dump(2) << "\n";
+    std::cout << report_json.dump(2) << "\n";
   else
     std::cout << report::render_text(report, o.verbose);
   if (!o.junit.empty()) {

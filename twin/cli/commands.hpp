@@ -2,6 +2,7 @@
 // The CLI's subcommands, one file each; main.cpp binds CLI11 options to these structs (CLI11
 // is included only there: it costs seconds per translation unit). Each run_* returns the
 // process exit code documented in README.md.
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,37 @@ struct ConvertOptions {
   std::string name;    // lab name for the output ("" = the file's)
 };
 int run_convert(const ConvertOptions& o);
+
+struct GraphOptions {
+  std::string target;          // a topology file, or a lab ("" = the only running lab)
+  std::string format = "svg";  // dot | svg | mermaid | json
+  std::string output;          // "" or "-" = stdout
+  bool no_live = false;        // a running lab's plan only, without reading its state
+};
+int run_graph(const GraphOptions& o);
+
+struct EventsOptions {
+  std::string lab;
+  bool json = false;      // one JSON object per line
+  bool history = false;   // the journal's past events first
+  double interval_s = 1;  // between two looks at the lab
+  int count = 0;          // stop after this many events (0 = until Ctrl-C or `down`)
+};
+int run_events(const EventsOptions& o);
+
+struct HistoryOptions {
+  std::string lab;   // "" = the only running lab, else the only lab with a history
+  std::string kind;  // only events of this kind ("validate", "apply", ...)
+  int limit = 0;     // the newest N (0 = all)
+  bool json = false;
+};
+int run_history(const HistoryOptions& o);
+
+// Appends an event to the lab's journal (state/journal.hpp), with `report` saved beside it.
+// History is a record, not the command's outcome: a failure to write it is one warning on
+// stderr, never an exit code.
+void record_event(const std::string& lab, const std::string& kind, const nlohmann::json& fields,
+                  const nlohmann::json* report = nullptr);
 
 // Prints an error line "twin: <message>" on stderr and returns its exit code.
 int fail(const std::string& message, int code);

@@ -122,6 +122,43 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   con->callback([&] { code = twin::cli::run_console(console); });
 
+  twin::cli::GraphOptions graph;
+  auto* gr = app.add_subcommand(
+      "graph",
+      "Draw a topology file or a running lab (live: link and session state, failing tests)");
+  gr->add_option("target", graph.target,
+                 "topology file, or lab name (default: the only running lab)");
+  gr->add_option("--lab", graph.target, "lab name");
+  gr->add_option("--format,-f", graph.format, "dot | svg | mermaid | json")
+      ->capture_default_str();
+  gr->add_option("--output,-o", graph.output, "write to FILE instead of standard output");
+  gr->add_flag("--no-live", graph.no_live, "a running lab's plan only, without reading its state");
+  gr->callback([&] { code = twin::cli::run_graph(graph); });
+
+  twin::cli::EventsOptions events;
+  auto* ev = app.add_subcommand(
+      "events",
+      "Follow a lab: link up/down, session and daemon changes, validation and gate results");
+  ev->add_option("lab", events.lab, "lab name (default: the only running lab)");
+  ev->add_option("--lab", events.lab, "lab name");
+  ev->add_flag("--json", events.json, "one JSON object per line");
+  ev->add_flag("--history", events.history, "print the lab's recorded history first");
+  ev->add_option("--interval", events.interval_s, "seconds between two looks at the lab")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 60.0));
+  ev->add_option("--count", events.count, "stop after N events")->check(CLI::NonNegativeNumber);
+  ev->callback([&] { code = twin::cli::run_events(events); });
+
+  twin::cli::HistoryOptions history;
+  auto* hi = app.add_subcommand(
+      "history", "What was done to a lab (up, validate, apply, run, drill, down), also after down");
+  hi->add_option("lab", history.lab, "lab name (default: the only running lab)");
+  hi->add_option("--lab", history.lab, "lab name");
+  hi->add_option("--kind", history.kind, "only events of this kind (validate, apply, run, ...)");
+  hi->add_option("--limit", history.limit, "the newest N events")->check(CLI::NonNegativeNumber);
+  hi->add_flag("--json", history.json, "print JSON");
+  hi->callback([&] { code = twin::cli::run_history(history); });
+
   twin::cli::ValidateOptions val;
   auto* v = app.add_subcommand("validate", "Run validators and print a verdict");
   v->add_option("lab", val.lab, "lab name (default: the only running lab)");

@@ -77,6 +77,12 @@ Result<nlohmann::json> status(const std::string& lab);
 
 // What convergence waits for: the plan's expected BGP sessions Established and OSPF
 // adjacencies Full (one bgpd and one ospfd vty query per FRR node that has some).
+struct SessionState {
+  std::string protocol;  // "bgp" | "ospf" | "ospf6"
+  std::string node, interface, peer_node;  // interface "" for a BGP session not bound to one
+  std::string state;  // FRR's: "Established", "Active", "Full/DR", ... or why none was read
+  bool up = false;    // Established / Full
+};
 struct SessionCount {
   int expected = 0, established = 0;           // BGP sessions
   int adjacencies = 0, full = 0;                // OSPF adjacencies
@@ -84,6 +90,8 @@ struct SessionCount {
   // Interfaces of expected adjacencies in OSPF's Waiting state: FRR's wait timer (the dead
   // interval, RFC 2328 §9.4) runs before a broadcast network elects its DR: "r1:eth1 (40 s)".
   std::vector<std::string> waiting;
+  // Every expected session and adjacency with its state, plan order per node (the live graph).
+  std::vector<SessionState> sessions;
   [[nodiscard]] bool converged() const { return established >= expected && full >= adjacencies; }
   // "BGP 16/16 sessions Established", "OSPF 6/6 adjacencies Full", or both joined by ", ".
   [[nodiscard]] std::string text() const;

@@ -49,6 +49,7 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
   struct PerNode {
     int established = 0, full = 0;
     std::vector<std::string> down, waiting;
+    std::vector<SessionState> sessions;
   };
   std::vector<PerNode> per(nodes.size());
   parallel_for(nodes.size(), parallel, [&](size_t i) {
@@ -64,6 +65,8 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
       std::string state = !bgp   ? "no answer from bgpd"
                           : peer ? peer->value("state", "unknown")
                                  : "not configured";
+      p.sessions.push_back({"bgp", s.node, s.interface, s.peer_node, state,
+                            state == "Established"});
       if (state == "Established")
         ++p.established;
       else
@@ -81,6 +84,9 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
         got = v3 ? driver.frr_json(n, "ospf6d", "show ipv6 ospf6 neighbor json", nullptr)
                  : driver.frr_json(n, "ospfd", "show ip ospf neighbor json", nullptr);
       std::string state = *got ? validate::ospf_neighbor_state(**got, a.interface) : "";
+      p.sessions.push_back({v3 ? "ospf6" : "ospf", n.name, a.interface, a.peer_node,
+                            state.empty() ? (*got ? "no neighbor" : "no answer") : state,
+                            validate::ospf_full(state)});
       if (validate::ospf_full(state)) {
         ++p.full;
         continue;
@@ -109,6 +115,7 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
     c.full += p.full;
     c.down.insert(c.down.end(), p.down.begin(), p.down.end());
     c.waiting.insert(c.waiting.end(), p.waiting.begin(), p.waiting.end());
+    c.sessions.insert(c.sessions.end(), p.sessions.begin(), p.sessions.end());
   }
   return c;
 }
