@@ -150,6 +150,7 @@ Result<Output> SystemRunner::run(const Command& cmd) {
   }
   spawn_lock.unlock();
   bp::process& child = *maybe_child;
+  if (cmd.on_start) cmd.on_start(child.id());
 
   Output result;
   std::array<char, 8192> obuf{}, ebuf{};
@@ -162,8 +163,18 @@ Result<Output> SystemRunner::run(const Command& cmd) {
     else
       out_done = true;
   };
+  size_t err_lines_done = 0;  // result.err up to here was given to on_err_line
   on_err = [&](boost::system::error_code e, size_t n) {
     result.err.append(ebuf.data(), n);
+    if (cmd.on_err_line) {
+      for (size_t nl; (nl = result.err.find('\n', err_lines_done)) != std::string::npos;
+           err_lines_done = nl + 1)
+        cmd.on_err_line(result.err.substr(err_lines_done, nl - err_lines_done));
+      if (e && err_lines_done < result.err.size()) {
+        cmd.on_err_line(result.err.substr(err_lines_done));
+        err_lines_done = result.err.size();
+      }
+    }
     if (!e)
       err_pipe.async_read_some(asio::buffer(ebuf), on_err);
     else

@@ -4,6 +4,7 @@
 // so a daemon is inside its lab's cgroup from its first instruction (no window in which a crash
 // of the harness could leave an untracked process).
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct Command {
   std::string output_file;
   // Teardown must finish even after SIGINT/SIGTERM: such commands ignore the interrupt flag.
   bool cancellable = true;
+  // Called on the runner's thread with each complete line of stderr (no newline) as it arrives,
+  // besides collecting it in Output::err: a long child's progress, streamed (twin serve's jobs).
+  std::function<void(const std::string&)> on_err_line;
+  // Called once with the child's PID right after it started (to signal it later: a job's
+  // cancel sends SIGTERM to exactly this process).
+  std::function<void(int)> on_start;
 };
 
 struct Output {
