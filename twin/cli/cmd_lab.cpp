@@ -22,7 +22,11 @@ int fail(const std::string& message, int code) {
 
 namespace {
 
-std::optional<topology::Topology> load(const std::string& file, const std::string& name) {
+// With `json`, a topology that does not load is printed on stdout as
+// {"error": "...", "diagnostics": [{"file","line","column","field","message","hint"}]}: what
+// `twin serve` returns to an API client (plan --json).
+std::optional<topology::Topology> load(const std::string& file, const std::string& name,
+                                       bool json = false) {
   Diagnostics diags;
   auto t = topology::load_topology(file, diags, name);
   // FRR's parser on the user's own configs now, so a typo is exit 2 before anything exists.
@@ -35,6 +39,22 @@ std::optional<topology::Topology> load(const std::string& file, const std::strin
     if (!diags.empty()) t.reset();
   }
   std::cerr << diags.format_warnings();
+  if (!t && json) {
+    nlohmann::json d = nlohmann::json::array();
+    for (const auto& i : diags.items())
+      d.push_back({{"file", i.file},
+                   {"line", i.line},
+                   {"column", i.column},
+                   {"field", i.field},
+                   {"message", i.message},
+                   {"hint", i.hint}});
+    std::cout << nlohmann::json{{"error", std::to_string(diags.items().size()) + " problem" +
+                                              (diags.items().size() == 1 ? "" : "s") + " in " +
+                                              file + "; nothing was created"},
+                                {"diagnostics", d}}
+                     .dump(2)
+              << "\n";
+  }
   if (!t) {
     std::cerr << diags.format();
     std::cerr << "twin: " << diags.items().size() << " problem"
@@ -69,7 +89,7 @@ bool bad_name(const std::string& name) {
 
 int run_plan(const PlanOptions& o) {
   if (bad_name(o.name)) return 2;
-  auto t = load(o.file, o.name);
+  auto t = load(o.file, o.name, o.json);
   if (!t) return 2;
   auto p = plan::make_plan(*t, o.name);
   if (o.json)
