@@ -3,7 +3,7 @@
 # check below (run at every build) fails when a source file includes a module not listed here,
 # so a wrong include is a build error naming the file and the include, not a review comment.
 set(TWIN_MODULES core proc topology plan graph state runtime wiring drivers validate validators
-    engine replay report cli)
+    engine replay report serve cli)
 set(TWIN_DEPS_core "")
 set(TWIN_DEPS_proc core)
 set(TWIN_DEPS_topology core)

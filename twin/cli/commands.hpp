@@ -152,6 +152,14 @@ struct EventsOptions {
 };
 int run_events(const EventsOptions& o);
 
+struct ServeOptions {
+  std::string listen = "127.0.0.1:8080";  // ADDRESS:PORT; port 0 = any free one
+  std::string token_file;                 // required for a non-loopback address
+  bool no_token = false;                  // loopback only: no token at all (else one is made)
+  std::string web_dir;                    // "" = <data dir>/web
+};
+int run_serve(const ServeOptions& o);
+
 struct HistoryOptions {
   std::string lab;   // "" = the only running lab, else the only lab with a history
   std::string kind;  // only events of this kind ("validate", "apply", ...)

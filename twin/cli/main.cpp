@@ -149,6 +149,20 @@ int main(int argc, char** argv) {
   ev->add_option("--count", events.count, "stop after N events")->check(CLI::NonNegativeNumber);
   ev->callback([&] { code = twin::cli::run_events(events); });
 
+  twin::cli::ServeOptions serve;
+  auto* se = app.add_subcommand(
+      "serve", "REST API, event stream and web page for labs (loopback unless given a token)");
+  se->add_option("--listen", serve.listen, "ADDRESS:PORT to listen on")->capture_default_str();
+  se->add_option("--token-file", serve.token_file,
+                 "file holding the token that requests changing a lab and terminals must carry "
+                 "(required for a non-loopback address; default: a new random one)");
+  se->add_flag("--no-token", serve.no_token,
+               "loopback only: no token, so any local user can change labs and open root "
+               "terminals (by default a token is made and printed)")
+      ->excludes(se->get_option("--token-file"));
+  se->add_option("--web-dir", serve.web_dir, "folder of the web page (default: the repository's web/)");
+  se->callback([&] { code = twin::cli::run_serve(serve); });
+
   twin::cli::HistoryOptions history;
   auto* hi = app.add_subcommand(
       "history", "What was done to a lab (up, validate, apply, run, drill, down), also after down");

@@ -1,0 +1,327 @@
+// twin serve's API without the network: routing, the token and origin rules, input checks and
+// the jobs' command lines, against a fake Backend that records what it was asked.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "twin/core/util.hpp"
+#include "twin/serve/api.hpp"
+#include "twin/serve/server.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+using twin::serve::Api;
+using twin::serve::ApiOptions;
+using twin::serve::Files;
+using twin::serve::JobView;
+using twin::serve::Request;
+using twin::serve::Response;
+
+struct FakeBackend : twin::serve::Backend {
+  struct Started {
+    std::string kind, lab;
+    std::vector<std::string> args;
+    Files files;
+  };
+  std::vector<Started> started;
+  int topology_checks = 0;
+  nlohmann::json labs() override { return {{"running", {{{"name", "g1"}}}}, {"history", {"g1"}}}; }
+  std::optional<nlohmann::json> lab_status(const std::string& lab, Response* err) override {
+    if (lab != "g1") return *err = twin::serve::error(404, "lab '" + lab + "' is not running"), std::nullopt;
+    return nlohmann::json{{"lab", lab}};
+  }
+  std::optional<nlohmann::json> lab_graph(const std::string& lab, Response*) override {
+    return nlohmann::json{{"lab", lab}, {"nodes", nlohmann::json::array()}};
+  }
+  std::optional<std::string> lab_graph_text(const std::string&, const std::string& f, Response*) override {
+    return "drawn as " + f;
+  }
+  std::optional<nlohmann::json> node_detail(const std::string& lab, const std::string& node,
+                                            Response*) override {
+    return nlohmann::json{{"lab", lab}, {"name", node}};
+  }
+  std::optional<nlohmann::json> history(const std::string& lab, uint64_t after, Response*) override {
+    return nlohmann::json{{"lab", lab}, {"after", after}};
+  }
+  std::optional<nlohmann::json> report(const std::string&, const std::string& name, Response*) override {
+    return nlohmann::json{{"name", name}};
+  }
+  std::optional<nlohmann::json> check_topology(const std::string& topology, const Files&,
+                                               const std::string& name, Response* err) override {
+    ++topology_checks;
+    if (topology.find("bad") != std::string::npos)
+      return *err = twin::serve::error(400, "1 problem",
+                                       nlohmann::json::array({{{"file", "topology.yaml"}, {"line", 3}}})),
+             std::nullopt;
+    return nlohmann::json{{"lab", name.empty() ? "from-file" : name}};
+  }
+  JobView start_job(const std::string& kind, const std::string& lab,
+                    const std::vector<std::string>& args, const Files& files) override {
+    started.push_back({kind, lab, args, files});
+    JobView j;
+    j.id = std::to_string(started.size());
+    j.kind = kind;
+    j.lab = lab;
+    j.state = "running";
+    return j;
+  }
+  std::vector<JobView> jobs() override { return {}; }
+  std::optional<JobView> job(const std::string& id) override {
+    if (id != "1") return std::nullopt;
+    JobView j;
+    j.id = "1";
+    j.state = "done";
+    return j;
+  }
+  bool cancel_job(const std::string&) override { return true; }
+  std::vector<std::vector<std::string>> execs;
+  std::optional<nlohmann::json> exec(const std::string&, const std::string&,
+                                     const std::vector<std::string>& c, double, Response*) override {
+    execs.push_back(c);
+    return nlohmann::json{{"exit_code", 0}};
+  }
+};
+
+Request req(const std::string& method, const std::string& target, const std::string& body = "",
+            std::map<std::string, std::string> headers = {}) {
+  Request r{method, target, std::move(headers), body};
+  if (!body.empty() && !r.headers.count("content-type")) r.headers["content-type"] = "application/json";
+  r.headers["host"] = "127.0.0.1:8080";
+  return r;
+}
+
+nlohmann::json body(const Response& r) { return nlohmann::json::parse(r.body); }
+
+struct ApiTest : ::testing::Test {
+  FakeBackend b;
+  ApiOptions o;
+  Response call(const Request& r) { return Api(o, b).handle(r); }
+};
+
+TEST_F(ApiTest, ListsLabsAndReadsALab) {
+  auto r = call(req("GET", "/api/labs"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(body(r)["running"][0]["name"], "g1");
+  EXPECT_EQ(call(req("GET", "/api/labs/g1")).status, 200);
+  auto missing = call(req("GET", "/api/labs/nope"));
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(body(missing)["error"]["message"], "lab 'nope' is not running");
+  EXPECT_EQ(body(call(req("GET", "/api/labs/g1/history?after=7")))["after"], 7);
+  EXPECT_EQ(call(req("GET", "/api/labs/g1/history?after=x")).status, 400);
+  EXPECT_EQ(body(call(req("GET", "/api/labs/g1/reports/3-validate.json")))["name"], "3-validate.json");
+  EXPECT_EQ(body(call(req("GET", "/api/labs/g1/nodes/leaf1")))["name"], "leaf1");
+}
+
+TEST_F(ApiTest, GraphFormats) {
+  EXPECT_EQ(body(call(req("GET", "/api/labs/g1/graph")))["lab"], "g1");
+  auto svg = call(req("GET", "/api/labs/g1/graph?format=svg"));
+  EXPECT_EQ(svg.content_type, "image/svg+xml");
+  EXPECT_EQ(svg.body, "drawn as svg");
+  EXPECT_EQ(call(req("GET", "/api/labs/g1/graph?format=png")).status, 400);
+}
+
+TEST_F(ApiTest, BadNamesMethodsAndPathsAreJsonErrors) {
+  EXPECT_EQ(call(req("GET", "/api/labs/bad%2fname")).status, 400);
+  EXPECT_EQ(call(req("GET", "/api/labs/a..b")).status, 400);
+  EXPECT_EQ(call(req("GET", "/api/labs/-x")).status, 400);
+  EXPECT_EQ(call(req("GET", "/api/labs/g1/nodes/.hidden")).status, 400);
+  EXPECT_EQ(call(req("PUT", "/api/labs/g1")).status, 405);
+  auto r = call(req("GET", "/api/nothing"));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(body(r)["error"]["status"], 404);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/validate", "{not json")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/validate", "[1]")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/validate", R"({"only": 3})")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/validate", std::string(twin::serve::kMaxBody + 1, ' '))).status,
+            413);
+  EXPECT_TRUE(b.started.empty());  // nothing ran
+}
+
+TEST_F(ApiTest, ValidateApplyDrillAndDownAreJobsWithTheClisArguments) {
+  auto v = call(req("POST", "/api/labs/g1/validate", R"({"only": "bgp,mtu"})"));
+  EXPECT_EQ(v.status, 202);
+  EXPECT_EQ(v.headers["Location"], "/api/jobs/1");
+  ASSERT_EQ(b.started.size(), 1u);
+  EXPECT_EQ(b.started[0].args,
+            (std::vector<std::string>{"validate", "--lab", "g1", "--json", "--only", "bgp,mtu"}));
+  auto a = call(req("POST", "/api/labs/g1/apply",
+                    R"({"change": "version: 1\nsteps: []\n", "revert": true, "dry_run": true})"));
+  EXPECT_EQ(a.status, 202);
+  EXPECT_EQ(b.started[1].args, (std::vector<std::string>{"apply", "--lab", "g1", "--json",
+                                                         "@change.yaml", "--revert", "--dry-run"}));
+  EXPECT_EQ(b.started[1].files.at("change.yaml"), "version: 1\nsteps: []\n");
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/drill", R"({"links": "fabric"})")).status, 202);
+  EXPECT_EQ(b.started[2].args,
+            (std::vector<std::string>{"drill", "--lab", "g1", "--json", "--links", "fabric"}));
+  EXPECT_EQ(call(req("DELETE", "/api/labs/g1")).status, 202);
+  EXPECT_EQ(b.started[3].args, (std::vector<std::string>{"down", "--lab", "g1", "--json"}));
+  // A value never becomes an option.
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/drill", R"({"links": "--nodes=all"})")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/apply", R"({"revert": true})")).status, 400);
+  EXPECT_EQ(b.started.size(), 4u);
+}
+
+TEST_F(ApiTest, UpChecksTheTopologyFirstAndReturnsItsDiagnostics) {
+  auto ok = call(req("POST", "/api/labs",
+                     R"({"topology": "name: x\n", "name": "mine", "files": {"frr/leaf1.conf": "!"}})"));
+  EXPECT_EQ(ok.status, 202);
+  ASSERT_EQ(b.started.size(), 1u);
+  EXPECT_EQ(b.started[0].lab, "mine");
+  EXPECT_EQ(b.started[0].args,
+            (std::vector<std::string>{"up", "@topology.yaml", "--json", "--name", "mine"}));
+  EXPECT_EQ(b.started[0].files.at("frr/leaf1.conf"), "!");
+  auto bad = call(req("POST", "/api/labs", R"({"topology": "bad"})"));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(body(bad)["error"]["diagnostics"][0]["line"], 3);
+  EXPECT_EQ(b.started.size(), 1u);
+}
+
+TEST_F(ApiTest, RefersOnlyToFilesSentWithTheRequest) {
+  for (const char* t : {R"({"topology": "nodes:\n  a: {config: /etc/shadow}\n"})",
+                        R"({"topology": "nodes:\n  a:\n    image: ../../../etc/passwd\n"})",
+                        R"({"topology": "nodes:\n  a:\n    config: \"~root/x\"\n"})",
+                        R"({"topology": "x: 1", "files": {"../up": "x"}})",
+                        R"({"topology": "x: 1", "files": {"/etc/x": "x"}})",
+                        R"({"topology": "x: 1", "files": {"t.yaml": "a: [frr/../../x]"}})"}) {
+    auto r = call(req("POST", "/api/labs", t));
+    EXPECT_EQ(r.status, 400) << t;
+  }
+  EXPECT_EQ(b.topology_checks, 0);  // refused before the topology was even read
+  EXPECT_TRUE(b.started.empty());
+  auto r = call(req("POST", "/api/labs", R"({"topology": "nodes:\n  a: {config: /etc/shadow}\n"})"));
+  EXPECT_THAT(body(r)["error"]["message"].get<std::string>(), HasSubstr("line 2: /etc/shadow"));
+}
+
+TEST(OutsideReference, ReadsYamlAsTheLoadersDo) {
+  using twin::serve::outside_reference;
+  EXPECT_EQ(outside_reference("a: 10.0.0.1/24\nb: fd00::1/128\nc: frr/leaf1.conf\n"), "");
+  EXPECT_EQ(outside_reference("a: |\n  ip route 10.0.0.0/8 blackhole\n"), "");
+  EXPECT_EQ(outside_reference("a: [x, /abs]\n"), "line 1: /abs");
+  EXPECT_EQ(outside_reference("a:\n  - b: 'frr/../../../etc'\n"), "line 2: frr/../../../etc");
+  EXPECT_EQ(outside_reference("--- \na: 1\n---\nb: ..\n"), "line 4: ..");
+  EXPECT_EQ(outside_reference("{{{ not yaml"), "");  // the loader reports it, with its place
+  EXPECT_TRUE(twin::serve::safe_relative_path("frr/leaf1.conf"));
+  EXPECT_FALSE(twin::serve::safe_relative_path("frr/../x"));
+  EXPECT_FALSE(twin::serve::safe_relative_path(".hidden"));
+  EXPECT_FALSE(twin::serve::safe_relative_path("a//b"));
+}
+
+TEST_F(ApiTest, TheTokenGuardsChangesAndOnANonLoopbackListenerReadsToo) {
+  o.token = "0123456789abcdef0123";
+  auto no = call(req("POST", "/api/labs/g1/validate", "{}"));
+  EXPECT_EQ(no.status, 401);
+  EXPECT_EQ(no.headers["WWW-Authenticate"], "Bearer");
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/validate", "{}", {{"authorization", "Bearer wrong"}})).status, 401);
+  EXPECT_EQ(call(req("DELETE", "/api/labs/g1")).status, 401);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/nodes/leaf1/exec", R"({"command": ["true"]})")).status, 401);
+  EXPECT_TRUE(b.started.empty());
+  EXPECT_TRUE(b.execs.empty());
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/validate", "{}",
+                     {{"authorization", "Bearer 0123456789abcdef0123"}}))
+                .status,
+            202);
+  EXPECT_EQ(call(req("GET", "/api/labs")).status, 200);  // loopback: reads are open
+  o.loopback = false;
+  EXPECT_EQ(call(req("GET", "/api/labs")).status, 401);
+  EXPECT_EQ(call(req("GET", "/api/labs", "", {{"authorization", "Bearer 0123456789abcdef0123"}})).status, 200);
+}
+
+TEST_F(ApiTest, AnotherOriginOrAFormPostCannotDriveTheLab) {
+  auto r = call(req("POST", "/api/labs/g1/validate", "{}", {{"origin", "http://evil.example"}}));
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/validate", "{}", {{"origin", "http://127.0.0.1:8080"}})).status, 202);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/validate", "only=bgp",
+                     {{"content-type", "application/x-www-form-urlencoded"}}))
+                .status,
+            415);
+  EXPECT_EQ(b.started.size(), 1u);
+}
+
+TEST_F(ApiTest, ExecTakesAnArgvArray) {
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/nodes/leaf1/exec", R"({"command": "ls"})")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/nodes/leaf1/exec", R"({"command": ["ls", 1]})")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/nodes/leaf1/exec", R"({"command": ["ip", "-j", "link"]})")).status,
+            200);
+  ASSERT_EQ(b.execs.size(), 1u);
+  EXPECT_EQ(b.execs[0], (std::vector<std::string>{"ip", "-j", "link"}));
+}
+
+TEST_F(ApiTest, JobsAndCancel) {
+  EXPECT_EQ(body(call(req("GET", "/api/jobs/1")))["state"], "done");
+  EXPECT_EQ(call(req("GET", "/api/jobs/9")).status, 404);
+  EXPECT_EQ(call(req("DELETE", "/api/jobs/1")).status, 409);  // it has ended
+}
+
+TEST_F(ApiTest, WebSocketUpgradesFollowTheSameRules) {
+  Api api(o, b);
+  Api::WebSocketTarget to;
+  EXPECT_FALSE(api.check_websocket(req("GET", "/api/labs/g1/events"), &to));
+  EXPECT_EQ(to.lab, "g1");
+  EXPECT_EQ(to.kind, "events");
+  EXPECT_EQ(api.check_websocket(req("GET", "/api/labs/g1/other"), &to)->status, 404);
+  EXPECT_EQ(api.check_websocket(req("GET", "/api/labs/g1/events", "", {{"origin", "http://x"}}), &to)->status,
+            403);
+  // Without a token configured (loopback), a terminal opens: the operator chose no token.
+  EXPECT_FALSE(api.check_websocket(req("GET", "/api/labs/g1/nodes/leaf1/terminal"), &to));
+  EXPECT_EQ(to.kind, "terminal");
+  EXPECT_EQ(to.node, "leaf1");
+  EXPECT_EQ(api.check_websocket(req("GET", "/api/labs/g1/nodes/le$af/terminal"), &to)->status, 400);
+  o.token = "0123456789abcdef0123";
+  Api loopback_token(o, b);
+  // On loopback with a token, events stay readable but a terminal needs the token.
+  EXPECT_FALSE(loopback_token.check_websocket(req("GET", "/api/labs/g1/events"), &to));
+  EXPECT_EQ(loopback_token.check_websocket(req("GET", "/api/labs/g1/nodes/leaf1/terminal"), &to)->status, 401);
+  EXPECT_EQ(loopback_token.check_websocket(req("GET", "/api/labs/g1/nodes/leaf1/terminal?token=wrong-token-0000000"), &to)->status, 401);
+  EXPECT_FALSE(loopback_token.check_websocket(
+      req("GET", "/api/labs/g1/nodes/leaf1/terminal?token=0123456789abcdef0123"), &to));
+  o.loopback = false;
+  Api locked(o, b);
+  EXPECT_EQ(locked.check_websocket(req("GET", "/api/labs/g1/events"), &to)->status, 401);
+  EXPECT_FALSE(locked.check_websocket(req("GET", "/api/labs/g1/events?token=0123456789abcdef0123"), &to));
+}
+
+TEST_F(ApiTest, ThePageAndD3AreServedAsUtf8) {
+  twin::TempDir web;
+  std::ofstream(web.path + "/index.html") << "<!doctype html>";
+  std::ofstream(web.path + "/d3.js") << "/* d3 */";
+  o.web_dir = web.path;
+  o.d3_path = web.path + "/d3.js";
+  auto page = call(req("GET", "/"));
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(page.body, "<!doctype html>");
+  auto d3 = call(req("GET", "/d3.min.js"));
+  EXPECT_EQ(d3.content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(d3.body, "/* d3 */");
+  EXPECT_EQ(call(req("GET", "/etc-passwd")).status, 404);
+  EXPECT_EQ(call(req("GET", "/app.js")).status, 500);  // named, but not in this folder
+}
+
+TEST(OpenApi, DescribesEveryRoute) {
+  auto d = Api::openapi();
+  EXPECT_EQ(d["openapi"], "3.0.3");
+  for (const auto& [path, method] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/labs", "get"}, {"/api/labs", "post"}, {"/api/labs/{lab}", "get"},
+           {"/api/labs/{lab}", "delete"}, {"/api/labs/{lab}/graph", "get"},
+           {"/api/labs/{lab}/history", "get"}, {"/api/labs/{lab}/reports/{name}", "get"},
+           {"/api/labs/{lab}/events", "get"}, {"/api/labs/{lab}/nodes/{node}", "get"},
+           {"/api/labs/{lab}/nodes/{node}/exec", "post"}, {"/api/labs/{lab}/validate", "post"},
+           {"/api/labs/{lab}/apply", "post"}, {"/api/labs/{lab}/drill", "post"},
+           {"/api/run", "post"}, {"/api/jobs", "get"}, {"/api/jobs/{id}", "get"},
+           {"/api/jobs/{id}", "delete"}, {"/api/openapi.json", "get"}})
+    EXPECT_TRUE(d["paths"].contains(path) && d["paths"][path].contains(method)) << method << " " << path;
+}
+
+TEST(Listener, LoopbackAddresses) {
+  EXPECT_TRUE(twin::serve::is_loopback("127.0.0.1"));
+  EXPECT_TRUE(twin::serve::is_loopback("127.8.0.1"));
+  EXPECT_TRUE(twin::serve::is_loopback("::1"));
+  EXPECT_FALSE(twin::serve::is_loopback("0.0.0.0"));
+  EXPECT_FALSE(twin::serve::is_loopback("10.1.1.1"));
+  EXPECT_FALSE(twin::serve::is_loopback("localhost"));  // not an address: refused by serve()
+}
+
+}  // namespace

@@ -1,0 +1,531 @@
+#include "twin/serve/api.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "twin/topology/loader.hpp"
+
+namespace twin::serve {
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : path) {
+    if (c == '/') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::map<std::string, std::string> parse_query(const std::string& q) {
+  std::map<std::string, std::string> out;
+  std::stringstream ss(q);
+  std::string kv;
+  while (std::getline(ss, kv, '&')) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos)
+      out[kv] = "";
+    else
+      out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+bool valid_node_name(const std::string& n) {
+  static const std::regex re("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
+  return std::regex_match(n, re);
+}
+
+Response json_response(int status, const nlohmann::json& j) {
+  Response r;
+  r.status = status;
+  r.body = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return r;
+}
+
+std::optional<std::string> read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Constant time in the length of `given`: the comparison does not leak how much matched.
+bool same_secret(const std::string& given, const std::string& want) {
+  unsigned char diff = given.size() == want.size() ? 0 : 1;
+  for (size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ want[i % std::max<size_t>(1, want.size())]);
+  return diff == 0;
+}
+
+std::string header(const Request& r, const std::string& name) {
+  auto it = r.headers.find(name);
+  return it == r.headers.end() ? "" : it->second;
+}
+
+// A body's optional string/bool/number fields, with the type checked.
+struct Body {
+  nlohmann::json j;
+  std::string problem;
+  std::string str(const char* key) {
+    if (!j.contains(key) || j[key].is_null()) return "";
+    if (!j[key].is_string()) {
+      problem = std::string("field '") + key + "': expected a string";
+      return "";
+    }
+    return j[key].get<std::string>();
+  }
+  bool flag(const char* key) {
+    if (!j.contains(key) || j[key].is_null()) return false;
+    if (!j[key].is_boolean()) {
+      problem = std::string("field '") + key + "': expected true or false";
+      return false;
+    }
+    return j[key].get<bool>();
+  }
+  std::optional<double> number(const char* key, double lo, double hi) {
+    if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+    if (!j[key].is_number() || j[key].get<double>() < lo || j[key].get<double>() > hi) {
+      problem = std::string("field '") + key + "': expected a number from " +
+                std::to_string(static_cast<int>(lo)) + " to " + std::to_string(static_cast<int>(hi));
+      return std::nullopt;
+    }
+    return j[key].get<double>();
+  }
+  Files files() {
+    Files out;
+    if (!j.contains("files") || j["files"].is_null()) return out;
+    if (!j["files"].is_object()) {
+      problem = "field 'files': expected an object of relative path -> file content";
+      return out;
+    }
+    for (const auto& [k, v] : j["files"].items()) {
+      if (!safe_relative_path(k)) {
+        problem = "files: '" + k + "' is not a relative path inside the request (no '/' at the "
+                  "start, no '..', A-Z a-z 0-9 . _ - / only)";
+        return {};
+      }
+      if (!v.is_string()) {
+        problem = "files: '" + k + "': expected the file's content as a string";
+        return {};
+      }
+      out[k] = v.get<std::string>();
+    }
+    return out;
+  }
+};
+
+std::optional<Body> parse_body(const Request& r, Response* err) {
+  Body b;
+  if (r.body.empty()) {
+    b.j = nlohmann::json::object();
+    return b;
+  }
+  b.j = nlohmann::json::parse(r.body, nullptr, false);
+  if (b.j.is_discarded() || !b.j.is_object()) {
+    *err = error(400, "the body is not a JSON object");
+    return std::nullopt;
+  }
+  return b;
+}
+
+// Every YAML sent (the main text and the files) checked for references outside the request.
+std::optional<Response> check_references(const std::string& what, const std::string& text,
+                                         const Files& files) {
+  if (auto bad = outside_reference(text); !bad.empty())
+    return error(400, what + " refers outside what was sent (" + bad +
+                          "): send the files it needs in 'files' and refer to them by relative "
+                          "path, images by profile name");
+  for (const auto& [name, content] : files)
+    if (name.ends_with(".yaml") || name.ends_with(".yml"))
+      if (auto bad = outside_reference(content); !bad.empty())
+        return error(400, "files: " + name + " refers outside what was sent (" + bad + ")");
+  return std::nullopt;
+}
+
+// The options whose next argument is a value taken from a request body.
+const std::set<std::string> kValued{"--only", "--converge-timeout", "--max-outage", "--links",
+                                    "--nodes", "--max-convergence"};
+
+Response accepted(const JobView& j) {
+  auto r = json_response(202, to_json(j));
+  r.headers["Location"] = "/api/jobs/" + j.id;
+  return r;
+}
+
+}  // namespace
+
+Response error(int status, const std::string& message, const nlohmann::json& diagnostics) {
+  nlohmann::json e{{"status", status}, {"message", message}};
+  if (!diagnostics.is_null()) e["diagnostics"] = diagnostics;
+  return json_response(status, {{"error", e}});
+}
+
+nlohmann::json to_json(const JobView& j) {
+  return {{"id", j.id},
+          {"kind", j.kind},
+          {"lab", j.lab},
+          {"state", j.state},
+          {"started_at", j.started_at},
+          {"ended_at", j.ended_at},
+          {"progress", j.progress},
+          {"exit_code", j.exit_code},
+          {"result", j.result},
+          {"argv", j.argv}};
+}
+
+namespace {
+bool outside(const std::string& v) {
+  return v.starts_with("/") || v.starts_with("~") || v == ".." || v.starts_with("../") ||
+         v.find("/../") != std::string::npos || v.ends_with("/..");
+}
+std::string first_outside(const YAML::Node& n) {
+  if (n.IsScalar()) {
+    const std::string& v = n.Scalar();
+    return outside(v) ? "line " + std::to_string(n.Mark().line + 1) + ": " + v : "";
+  }
+  if (n.IsSequence())
+    for (const auto& c : n)
+      if (auto b = first_outside(c); !b.empty()) return b;
+  if (n.IsMap())
+    for (const auto& kv : n) {
+      if (auto b = first_outside(kv.first); !b.empty()) return b;
+      if (auto b = first_outside(kv.second); !b.empty()) return b;
+    }
+  return "";
+}
+}  // namespace
+
+std::string outside_reference(const std::string& text) {
+  try {
+    // Every document of the text, every scalar, keys included (YAML's own parser: quoting,
+    // flow style and block scalars are read as the loaders will read them).
+    for (const auto& doc : YAML::LoadAll(text))
+      if (auto b = first_outside(doc); !b.empty()) return b;
+  } catch (const YAML::Exception&) {
+    // Not YAML: the loader says where, with file:line:col, and nothing runs.
+  }
+  return "";
+}
+
+bool safe_relative_path(const std::string& p) {
+  static const std::regex re("[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*");
+  return p.size() <= 200 && std::regex_match(p, re) && p.find("..") == std::string::npos;
+}
+
+bool Api::token_ok(const Request& r) const {
+  if (o_.token.empty()) return true;
+  std::string auth = header(r, "authorization");
+  if (!auth.starts_with("Bearer ")) return false;
+  return same_secret(auth.substr(7), o_.token);
+}
+
+std::optional<Response> Api::guard(const Request& r, bool changes_state) const {
+  // A browser's request says where it comes from; only this server's own page may act.
+  std::string origin = header(r, "origin");
+  if (!origin.empty() && origin != "http://" + header(r, "host") &&
+      origin != "https://" + header(r, "host"))
+    return error(403, "origin " + origin + " may not use this server (only its own page may)");
+  if (changes_state) {
+    std::string ct = header(r, "content-type");
+    if (!r.body.empty() && ct.rfind("application/json", 0) != 0)
+      return error(415, "a request that changes a lab sends JSON (Content-Type: application/json)");
+  }
+  bool need_token = !o_.token.empty() && (changes_state || !o_.loopback);
+  if (need_token && !token_ok(r)) {
+    auto e = error(401, "this request needs the server's token: Authorization: Bearer <token>");
+    e.headers["WWW-Authenticate"] = "Bearer";
+    return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<Response> Api::check_websocket(const Request& r, WebSocketTarget* to) const {
+  auto q = r.target.find('?');
+  std::string path = r.target.substr(0, q);
+  auto query = parse_query(q == std::string::npos ? "" : r.target.substr(q + 1));
+  auto parts = split_path(path);
+  bool events = parts.size() == 4 && parts[0] == "api" && parts[1] == "labs" && parts[3] == "events";
+  bool terminal = parts.size() == 6 && parts[0] == "api" && parts[1] == "labs" &&
+                  parts[3] == "nodes" && parts[5] == "terminal";
+  if (!events && !terminal)
+    return error(404, "no WebSocket at " + path +
+                          "; events are at /api/labs/{lab}/events, terminals at "
+                          "/api/labs/{lab}/nodes/{node}/terminal");
+  if (!topology::valid_lab_name(parts[2])) return error(400, "invalid lab name '" + parts[2] + "'");
+  if (terminal && !valid_node_name(parts[4]))
+    return error(400, "invalid node name '" + parts[4] + "'");
+  std::string origin = header(r, "origin");
+  if (!origin.empty() && origin != "http://" + header(r, "host"))
+    return error(403, "origin " + origin + " may not open this server's WebSocket");
+  if (!o_.token.empty() && (terminal || !o_.loopback)) {
+    Request with = r;
+    if (query.count("token")) with.headers["authorization"] = "Bearer " + query["token"];
+    if (!token_ok(with))
+      return error(401, std::string(terminal ? "a terminal" : "the event stream") +
+                            " needs the server's token (?token=)");
+  }
+  to->kind = terminal ? "terminal" : "events";
+  to->lab = parts[2];
+  to->node = terminal ? parts[4] : "";
+  return std::nullopt;
+}
+
+Response Api::handle(const Request& r) {
+  if (r.body.size() > kMaxBody)
+    return error(413, "the body is larger than " + std::to_string(kMaxBody) + " bytes");
+  auto q = r.target.find('?');
+  std::string path = r.target.substr(0, q);
+  auto query = parse_query(q == std::string::npos ? "" : r.target.substr(q + 1));
+  if (path.find('%') != std::string::npos || path.find("..") != std::string::npos)
+    return error(400, "the path holds characters twin's names never have");
+  auto parts = split_path(path);
+  const std::string& m = r.method;
+  bool changes = m == "POST" || m == "DELETE" || m == "PUT" || m == "PATCH";
+
+  // The page and its assets: no token (they hold no lab data), UTF-8 declared (d3's minified
+  // file has non-ASCII characters: without a charset Chromium stops on a SyntaxError).
+  if (m == "GET" && (parts.empty() || (parts.size() == 1 && parts[0] != "api"))) {
+    static const std::map<std::string, std::string> kTypes{
+        {"index.html", "text/html; charset=utf-8"},
+        {"app.js", "text/javascript; charset=utf-8"},
+        {"app.css", "text/css; charset=utf-8"},
+        {"d3.min.js", "text/javascript; charset=utf-8"},
+        {"xterm.js", "text/javascript; charset=utf-8"},
+        {"xterm.css", "text/css; charset=utf-8"}};
+    std::string name = parts.empty() ? "index.html" : parts[0];
+    auto t = kTypes.find(name);
+    if (t == kTypes.end()) return error(404, "no page " + path);
+    bool bundled = name == "xterm.js" || name == "xterm.css";
+    std::string file = name == "d3.min.js" ? o_.d3_path
+                       : bundled           ? o_.bundle_dir + "/" + name
+                                           : o_.web_dir + "/" + name;
+    auto text = read_whole(file);
+    if (!text) {
+      if (bundled)
+        return error(404, "the browser terminal was not built (" + file +
+                              "): install esbuild and node-xterm (tools/install-deps.sh) and rebuild");
+      return error(500, "cannot read " + file +
+                            (name == "d3.min.js" ? " (Debian's libjs-d3: tools/install-deps.sh)" : ""));
+    }
+    Response resp;
+    resp.content_type = t->second;
+    resp.body = std::move(*text);
+    resp.headers["Cache-Control"] = "no-cache";
+    // xterm.js styles its DOM renderer with <style> elements it creates: inline styles allowed.
+    resp.headers["X-Content-Type-Options"] = "nosniff";
+    resp.headers["Content-Security-Policy"] =
+        "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
+        "style-src 'self' 'unsafe-inline'";
+    return resp;
+  }
+  if (parts.empty() || parts[0] != "api") return error(404, "no resource " + path);
+  if (auto g = guard(r, changes)) return *g;
+  Response err;
+
+  if (parts.size() == 2 && parts[1] == "openapi.json" && m == "GET")
+    return json_response(200, openapi());
+
+  if (parts.size() >= 2 && parts[1] == "jobs") {
+    if (parts.size() == 2 && m == "GET") {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& j : b_.jobs()) a.push_back(to_json(j));
+      return json_response(200, {{"jobs", a}});
+    }
+    if (parts.size() == 3) {
+      auto j = b_.job(parts[2]);
+      if (!j) return error(404, "no job '" + parts[2] + "'");
+      if (m == "GET") return json_response(200, to_json(*j));
+      if (m == "DELETE") {
+        if (j->state != "running") return error(409, "job " + j->id + " has ended (" + j->state + ")");
+        b_.cancel_job(j->id);
+        return json_response(202, to_json(*b_.job(parts[2])));
+      }
+    }
+    return error(405, m + " " + path + " is not an operation of this API (see /api/openapi.json)");
+  }
+
+  if (parts.size() == 2 && parts[1] == "run" && m == "POST") {
+    auto body = parse_body(r, &err);
+    if (!body) return err;
+    std::string scenario = body->str("scenario");
+    Files files = body->files();
+    std::string name = body->str("name");
+    bool keep = body->flag("keep"), revert = body->flag("revert"),
+         no_rollback = body->flag("no_rollback");
+    if (!body->problem.empty()) return error(400, body->problem);
+    if (scenario.empty()) return error(400, "field 'scenario': expected the scenario's YAML text");
+    if (!name.empty() && !topology::valid_lab_name(name))
+      return error(400, "field 'name': invalid lab name '" + name + "'");
+    if (auto bad = check_references("the scenario", scenario, files)) return *bad;
+    files["scenario.yaml"] = scenario;
+    std::vector<std::string> args{"run", "@scenario.yaml", "--json"};
+    if (!name.empty()) args.insert(args.end(), {"--name", name});
+    if (keep) args.push_back("--keep");
+    if (revert) args.push_back("--revert");
+    if (no_rollback) args.push_back("--no-rollback");
+    return accepted(b_.start_job("run", name, args, files));
+  }
+
+  if (parts.size() >= 2 && parts[1] == "labs") {
+    if (parts.size() == 2) {
+      if (m == "GET") return json_response(200, b_.labs());
+      if (m == "POST") {
+        auto body = parse_body(r, &err);
+        if (!body) return err;
+        std::string topo = body->str("topology");
+        Files files = body->files();
+        std::string name = body->str("name");
+        auto timeout = body->number("timeout", 1, 7200);
+        if (!body->problem.empty()) return error(400, body->problem);
+        if (topo.empty()) return error(400, "field 'topology': expected the topology's YAML text");
+        if (!name.empty() && !topology::valid_lab_name(name))
+          return error(400, "field 'name': invalid lab name '" + name + "'");
+        if (auto bad = check_references("the topology", topo, files)) return *bad;
+        auto plan = b_.check_topology(topo, files, name, &err);
+        if (!plan) return err;
+        std::string lab = plan->value("lab", name);
+        files["topology.yaml"] = topo;
+        std::vector<std::string> args{"up", "@topology.yaml", "--json"};
+        if (!name.empty()) args.insert(args.end(), {"--name", name});
+        if (timeout) args.insert(args.end(), {"--timeout", std::to_string(*timeout)});
+        return accepted(b_.start_job("up", lab, args, files));
+      }
+      return error(405, m + " " + path + " is not an operation of this API");
+    }
+    const std::string& lab = parts[2];
+    if (!topology::valid_lab_name(lab)) return error(400, "invalid lab name '" + lab + "'");
+    if (parts.size() == 3) {
+      if (m == "GET") {
+        auto s = b_.lab_status(lab, &err);
+        return s ? json_response(200, *s) : err;
+      }
+      if (m == "DELETE") return accepted(b_.start_job("down", lab, {"down", "--lab", lab, "--json"}, {}));
+      return error(405, m + " " + path + " is not an operation of this API");
+    }
+    const std::string& what = parts[3];
+    if (what == "graph" && parts.size() == 4 && m == "GET") {
+      std::string format = query.count("format") ? query["format"] : "json";
+      if (format == "json") {
+        auto g = b_.lab_graph(lab, &err);
+        return g ? json_response(200, *g) : err;
+      }
+      static const std::map<std::string, std::string> kTypes{
+          {"svg", "image/svg+xml"},
+          {"dot", "text/vnd.graphviz; charset=utf-8"},
+          {"mermaid", "text/plain; charset=utf-8"}};
+      auto t = kTypes.find(format);
+      if (t == kTypes.end()) return error(400, "format '" + format + "': expected json, svg, dot or mermaid");
+      auto text = b_.lab_graph_text(lab, format, &err);
+      if (!text) return err;
+      Response resp;
+      resp.content_type = t->second;
+      resp.body = std::move(*text);
+      return resp;
+    }
+    if (what == "history" && parts.size() == 4 && m == "GET") {
+      uint64_t after = 0;
+      if (query.count("after")) {
+        try {
+          after = std::stoull(query["after"]);
+        } catch (...) {
+          return error(400, "after: expected a sequence number");
+        }
+      }
+      auto h = b_.history(lab, after, &err);
+      return h ? json_response(200, *h) : err;
+    }
+    if (what == "reports" && parts.size() == 5 && m == "GET") {
+      auto rep = b_.report(lab, parts[4], &err);
+      return rep ? json_response(200, *rep) : err;
+    }
+    if (what == "nodes" && parts.size() >= 5) {
+      const std::string& node = parts[4];
+      if (!valid_node_name(node)) return error(400, "invalid node name '" + node + "'");
+      if (parts.size() == 5 && m == "GET") {
+        auto d = b_.node_detail(lab, node, &err);
+        return d ? json_response(200, *d) : err;
+      }
+      if (parts.size() == 6 && parts[5] == "exec" && m == "POST") {
+        // A command in a node is root in its namespaces: the token's, whenever there is one.
+        if (!o_.token.empty() && !token_ok(r)) return error(401, "exec needs the server's token");
+        auto body = parse_body(r, &err);
+        if (!body) return err;
+        auto timeout = body->number("timeout", 1, 300);
+        if (!body->problem.empty()) return error(400, body->problem);
+        const auto& c = body->j.contains("command") ? body->j["command"] : nlohmann::json();
+        std::vector<std::string> argv;
+        if (c.is_array())
+          for (const auto& a : c)
+            if (a.is_string()) argv.push_back(a.get<std::string>());
+        if (argv.empty() || argv.size() != c.size())
+          return error(400, "field 'command': expected a non-empty array of strings (argv)");
+        auto out = b_.exec(lab, node, argv, timeout.value_or(30), &err);
+        return out ? json_response(200, *out) : err;
+      }
+      return error(405, m + " " + path + " is not an operation of this API");
+    }
+    if (m == "POST" && parts.size() == 4 &&
+        (what == "validate" || what == "apply" || what == "drill")) {
+      auto body = parse_body(r, &err);
+      if (!body) return err;
+      std::vector<std::string> args{what, "--lab", lab, "--json"};
+      Files files;
+      if (what == "validate") {
+        std::string only = body->str("only");
+        auto ct = body->number("converge_timeout", 0, 600);
+        if (!body->problem.empty()) return error(400, body->problem);
+        if (!only.empty()) args.insert(args.end(), {"--only", only});
+        if (ct) args.insert(args.end(), {"--converge-timeout", std::to_string(*ct)});
+      } else if (what == "apply") {
+        std::string change = body->str("change");
+        files = body->files();
+        bool revert = body->flag("revert"), no_rollback = body->flag("no_rollback"),
+             dry_run = body->flag("dry_run"), per_step = body->flag("per_step"),
+             restart = body->flag("restart_check"), dirty = body->flag("allow_dirty_baseline");
+        std::string max_outage = body->str("max_outage");
+        if (!body->problem.empty()) return error(400, body->problem);
+        if (change.empty()) return error(400, "field 'change': expected the change set's YAML text");
+        if (auto bad = check_references("the change set", change, files)) return *bad;
+        files["change.yaml"] = change;
+        args.push_back("@change.yaml");
+        if (revert) args.push_back("--revert");
+        if (no_rollback) args.push_back("--no-rollback");
+        if (dry_run) args.push_back("--dry-run");
+        if (per_step) args.push_back("--per-step");
+        if (restart) args.push_back("--restart-check");
+        if (dirty) args.push_back("--allow-dirty-baseline");
+        if (!max_outage.empty()) args.insert(args.end(), {"--max-outage", max_outage});
+      } else {
+        std::string links = body->str("links"), nodes = body->str("nodes"),
+                    mc = body->str("max_convergence");
+        if (!body->problem.empty()) return error(400, body->problem);
+        if (!links.empty()) args.insert(args.end(), {"--links", links});
+        if (!nodes.empty()) args.insert(args.end(), {"--nodes", nodes});
+        if (!mc.empty()) args.insert(args.end(), {"--max-convergence", mc});
+      }
+      // A value from the body never becomes an option of its own.
+      for (size_t i = 5; i < args.size(); ++i)
+        if (args[i].starts_with("-") && args[i - 1].starts_with("--") &&
+            kValued.count(args[i - 1]))
+          return error(400, args[i - 1] + ": a value may not start with '-': " + args[i]);
+      return accepted(b_.start_job(what, lab, args, files));
+    }
+    return error(405, m + " " + path + " is not an operation of this API (see /api/openapi.json)");
+  }
+  return error(404, "no resource " + path + " (see /api/openapi.json)");
+}
+
+}  // namespace twin::serve
