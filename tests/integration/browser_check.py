@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Drives twin serve's page in headless Chromium (Debian's chromium, chromium-driver and
+python3-selenium) for the serve integration suite: the graph shows every node and link, the
+link named by --down is drawn down, a click on a node opens its panel, a command run from
+that panel answers, and the node's terminal (twin shell in a pty, xterm.js) runs what is typed
+into it inside that node. Saves a screenshot. Prints one JSON object; exits 0 when every check held,
+1 when one failed, 77 when the browser stack is missing (the suite then skips, with the reason).
+
+Usage: browser_check.py URL LAB --nodes N --links N [--down LINK_ID] [--node NAME] [--screenshot F]
+"""
+import argparse
+import json
+import sys
+import time
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+except ImportError as e:  # the suite skips, saying why
+    print(json.dumps({"skip": "python3-selenium is not installed: %s" % e}))
+    sys.exit(77)
+
+
+def wait(pred, timeout=20.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            v = pred()
+            if v:
+                return v
+        except Exception:  # an element between two renders
+            pass
+        time.sleep(0.1)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("lab")
+    ap.add_argument("--nodes", type=int, required=True)
+    ap.add_argument("--links", type=int, required=True)
+    ap.add_argument("--down", default="")
+    ap.add_argument("--node", default="leaf1")
+    ap.add_argument("--screenshot", default="")
+    a = ap.parse_args()
+    o = Options()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
+                "--disable-dev-shm-usage"):
+        o.add_argument(arg)
+    o.binary_location = "/usr/bin/chromium"
+    try:
+        d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+    except Exception as e:
+        print(json.dumps({"skip": "cannot start Chromium with chromedriver: %s" % str(e)[:300]}))
+        sys.exit(77)
+    out = {"checks": {}}
+    ok = True
+
+    def check(name, value):
+        nonlocal ok
+        out["checks"][name] = bool(value)
+        ok = ok and bool(value)
+
+    try:
+        d.get(a.url + "#" + a.lab)
+        check("graph drawn", wait(lambda: d.find_element(By.ID, "graph").get_attribute("data-ready") == "true"))
+        nodes = d.find_elements(By.CSS_SELECTOR, "g.node")
+        links = d.find_elements(By.CSS_SELECTOR, "line.link")
+        out["nodes"], out["links"] = len(nodes), len(links)
+        check("every node", len(nodes) == a.nodes)
+        check("every link", len(links) == a.links)
+        if a.down:
+            sel = 'line.link[data-link="%s"]' % a.down
+            state = wait(lambda: d.find_element(By.CSS_SELECTOR, sel).get_attribute("data-state") == "down" and "down")
+            cls = d.find_element(By.CSS_SELECTOR, sel).get_attribute("class")
+            out["down_link_class"] = cls
+            colour = d.execute_script(
+                "return getComputedStyle(document.querySelector(arguments[0])).stroke", sel)
+            out["down_link_stroke"] = colour
+            check("fault link drawn down", state == "down" and "down" in cls)
+            check("fault link red", colour == "rgb(214, 39, 40)")
+            others = d.execute_script(
+                "return Array.from(document.querySelectorAll('line.link')).filter("
+                "l => l.getAttribute('data-link') !== arguments[0] && l.getAttribute('data-state') === 'down').length",
+                a.down)
+            check("only that link down", others == 0)
+        # A click on a node opens its panel with its interfaces; a command runs in it.
+        d.find_element(By.CSS_SELECTOR, 'g.node[data-node="%s"] rect' % a.node).click()
+        check("node panel", wait(lambda: a.node in d.find_element(By.CSS_SELECTOR, "#detail h2").text))
+        check("interfaces listed", wait(lambda: "swp1" in d.find_element(By.ID, "detail").text))
+        cmd = d.find_element(By.ID, "cmd")
+        cmd.clear()
+        cmd.send_keys("ip -br link show swp1")
+        d.find_element(By.CSS_SELECTOR, "#exec button").click()
+        answer = wait(lambda: "swp1" in d.find_element(By.ID, "out").text and d.find_element(By.ID, "out").text)
+        out["command_output"] = answer
+        check("command ran in the node", answer and "swp1" in answer)
+        # The terminal: type into xterm.js, read its screen (the DOM renderer keeps the text).
+        d.find_element(By.ID, "open-term").click()
+        check("terminal opened", wait(lambda: d.find_element(By.CSS_SELECTOR, "#term .xterm-rows")))
+        prompt = wait(lambda: "$" in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text
+                      or "#" in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)
+        check("shell prompt", prompt)
+        area = d.find_element(By.CSS_SELECTOR, "#term .xterm-helper-textarea")
+        # The answer is computed in the node, so it cannot be the echo of what was typed.
+        area.send_keys("echo TERM-$((6*7))-$(hostname)-$(ip -br link show swp1 | wc -l)\n")
+        want = "TERM-42-%s-1" % a.node
+        screen = wait(lambda: want in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text
+                      and d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)
+        out["terminal_screen"] = (screen or d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)[-400:]
+        check("terminal ran a command in the node", screen)
+        if a.screenshot:
+            d.save_screenshot(a.screenshot)
+            out["screenshot"] = a.screenshot
+        out["console_errors"] = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]
+        check("no script errors", not out["console_errors"])
+    finally:
+        d.quit()
+    out["ok"] = ok
+    print(json.dumps(out))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
