@@ -4,10 +4,15 @@
 # and policy-rc.d keeps maintainer scripts from starting it.
 set -euo pipefail
 vm=0
+browser=0
 for a in "$@"; do
   case "$a" in
     --vm) vm=1 ;;
-    -h|--help) echo "usage: tools/install-deps.sh [--vm]"; exit 0 ;;
+    --browser) browser=1 ;;
+    -h|--help) echo "usage: tools/install-deps.sh [--vm] [--browser]"
+               echo "  --vm       libvirt and QEMU for VM nodes"
+               echo "  --browser  headless Chromium and Selenium for the web page's test"
+               exit 0 ;;
     *) echo "install-deps: unknown option '$a'" >&2; exit 2 ;;
   esac
 done
@@ -15,7 +20,13 @@ done
 
 pkgs=(build-essential cmake ninja-build ccache pkg-config
       frr frr-pythontools libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libssl-dev
-      libgtest-dev libgmock-dev libvirt-dev iproute2 iputils-ping nftables procps util-linux)
+      libgtest-dev libgmock-dev libvirt-dev iproute2 iputils-ping nftables procps util-linux
+      graphviz libjs-d3 node-xterm esbuild)
+# twin graph -f svg (graphviz); twin serve's page: d3 3.5 (libjs-d3) and the terminal, Debian's
+# node-xterm bundled at build time by esbuild (its libjs-xterm does not load in a browser).
+if [ "$browser" = 1 ]; then
+  pkgs+=(chromium chromium-driver python3-selenium)
+fi
 if [ "$vm" = 1 ]; then
   pkgs+=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils busybox-static cpio)
 fi

@@ -4,7 +4,8 @@
 # Ends with the time of each integration suite (one CTest entry each, with its own budget).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$(id -u)" = 0 ]; then bash tools/install-deps.sh; fi
+# --browser: the web page is tested in headless Chromium (skipped, with the reason, without it).
+if [ "$(id -u)" = 0 ]; then bash tools/install-deps.sh --browser; fi
 bash tools/build.sh
 rc=0
 ctest --test-dir build --output-on-failure "$@" | tee build/ctest-output.txt || rc=$?
