@@ -249,6 +249,25 @@ TEST_F(ApiTest, ExecTakesAnArgvArray) {
   EXPECT_EQ(b.execs[0], (std::vector<std::string>{"ip", "-j", "link"}));
 }
 
+TEST(JobBody, AResultFileIsSplicedInAsItIsAndListsLeaveResultsOut) {
+  twin::TempDir d;
+  std::ofstream(d.path + "/result.json") << "{\"verdict\": \"approve\", \"n\": [1, 2]}\n";
+  JobView j;
+  j.id = "7";
+  j.state = "done";
+  j.exit_code = 0;
+  j.result_file = d.path + "/result.json";
+  auto body = nlohmann::json::parse(job_body(j));
+  EXPECT_EQ(body["id"], "7");
+  EXPECT_EQ(body["result"]["verdict"], "approve");
+  EXPECT_EQ(body["result"]["n"][1], 2);
+  EXPECT_FALSE(to_json(j).contains("result"));
+  j.result_file.clear();
+  EXPECT_TRUE(nlohmann::json::parse(job_body(j))["result"].is_null());
+  j.result = {{"summary", {{"passed", 3}}}};
+  EXPECT_EQ(nlohmann::json::parse(job_body(j))["result"]["summary"]["passed"], 3);
+}
+
 TEST_F(ApiTest, JobsAndCancel) {
   EXPECT_EQ(body(call(req("GET", "/api/jobs/1")))["state"], "done");
   EXPECT_EQ(call(req("GET", "/api/jobs/9")).status, 404);

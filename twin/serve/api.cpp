@@ -160,7 +160,9 @@ const std::set<std::string> kValued{"--only", "--converge-timeout", "--max-outag
                                     "--nodes", "--max-convergence"};
 
 Response accepted(const JobView& j) {
-  auto r = json_response(202, to_json(j));
+  Response r;
+  r.status = 202;
+  r.body = job_body(j);
   r.headers["Location"] = "/api/jobs/" + j.id;
   return r;
 }
@@ -182,8 +184,19 @@ nlohmann::json to_json(const JobView& j) {
           {"ended_at", j.ended_at},
           {"progress", j.progress},
           {"exit_code", j.exit_code},
-          {"result", j.result},
           {"argv", j.argv}};
+}
+
+std::string job_body(const JobView& j) {
+  std::string head = to_json(j).dump(2);
+  head.pop_back();  // the closing brace: the result goes last
+  while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
+  std::string result = j.result.dump(2);
+  if (j.result.is_null() && !j.result_file.empty()) {
+    if (auto text = read_whole(j.result_file)) result = std::move(*text);
+  }
+  while (!result.empty() && (result.back() == '\n' || result.back() == ' ')) result.pop_back();
+  return head + ",\n  \"result\": " + result + "\n}\n";
 }
 
 namespace {
@@ -347,11 +360,18 @@ Response Api::handle(const Request& r) {
     if (parts.size() == 3) {
       auto j = b_.job(parts[2]);
       if (!j) return error(404, "no job '" + parts[2] + "'");
-      if (m == "GET") return json_response(200, to_json(*j));
+      if (m == "GET") {
+        Response r;
+        r.body = job_body(*j);
+        return r;
+      }
       if (m == "DELETE") {
         if (j->state != "running") return error(409, "job " + j->id + " has ended (" + j->state + ")");
         b_.cancel_job(j->id);
-        return json_response(202, to_json(*b_.job(parts[2])));
+        Response r;
+        r.status = 202;
+        r.body = job_body(*b_.job(parts[2]));
+        return r;
       }
     }
     return error(405, m + " " + path + " is not an operation of this API (see /api/openapi.json)");

@@ -52,10 +52,16 @@ struct JobView {
   std::string started_at, ended_at;
   std::vector<std::string> progress;  // the command's stderr lines so far
   int exit_code = -1;                 // the command's (README "Exit codes")
-  nlohmann::json result;              // its stdout parsed, null when not JSON (yet)
+  nlohmann::json result;              // its stdout parsed, null when not JSON (yet), or:
+  std::string result_file;            // where its stdout (checked to be JSON) is kept: a large
+                                      // report (8x48 validate: ~10 MB) stays on disk, not in RAM
   std::vector<std::string> argv;      // what runs, for the record
 };
+// Without the result (lists of jobs).
 nlohmann::json to_json(const JobView& j);
+// The job with its result, as the HTTP body: a result file is spliced in as it is (not parsed
+// and printed again).
+std::string job_body(const JobView& j);
 
 // Files sent with a request: relative path -> content.
 using Files = std::map<std::string, std::string>;

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "twin/core/util.hpp"
@@ -260,9 +261,20 @@ JobView SystemBackend::start_job(const std::string& kind, const std::string& lab
   Job* j = job.get();
   {
     std::lock_guard lock(mu_);
+    // The server remembers the last kMaxJobs; the oldest ended ones are forgotten (their
+    // folders stay on disk).
+    while (jobs_.size() >= kMaxJobs) {
+      auto old = std::find_if(jobs_.begin(), jobs_.end(), [](const auto& x) {
+        std::lock_guard l(x->mu);
+        return x->view.state != "running";
+      });
+      if (old == jobs_.end()) break;
+      if ((*old)->thread.joinable()) (*old)->thread.join();
+      jobs_.erase(old);
+    }
     jobs_.push_back(std::move(job));
   }
-  j->thread = std::thread([j, argv] {
+  j->thread = std::thread([j, argv, dir] {
     proc::Command c{argv, "", std::chrono::hours(2)};
     // The server's own SIGTERM reaches the job through the destructor's SIGTERM, never through
     // the interrupt flag: an interrupted job cleans up its lab itself.
@@ -286,8 +298,9 @@ JobView SystemBackend::start_job(const std::string& kind, const std::string& lab
       return;
     }
     j->view.exit_code = r->exit_code;
-    auto out = nlohmann::json::parse(r->out, nullptr, false);
-    if (!out.is_discarded()) j->view.result = out;
+    // Kept on disk and checked once here (a SAX pass, no document built); served as it is.
+    if (nlohmann::json::accept(r->out) && write_file(dir + "/result.json", r->out))
+      j->view.result_file = dir + "/result.json";
     j->view.state = j->cancel_requested ? "cancelled" : r->exit_code == 0 ? "done" : "failed";
   });
   std::lock_guard l(j->mu);

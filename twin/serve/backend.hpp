@@ -51,6 +51,7 @@ class SystemBackend final : public Backend {
   };
   // Writes `files` under `dir`. Errors as a 500 Response.
   std::optional<Response> write_files(const std::string& dir, const Files& files);
+  static constexpr size_t kMaxJobs = 200;
   std::string self_;
   std::string jobs_root_;
   std::mutex mu_;

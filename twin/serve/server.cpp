@@ -9,7 +9,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <thread>
 
 #include "twin/core/util.hpp"
@@ -57,38 +60,86 @@ http::response<http::string_body> to_beast(const Response& r, unsigned version, 
   return res;
 }
 
-void stream_events(websocket::stream<tcp::socket>& ws, const std::string& lab,
-                   double interval_s) {
-  engine::EventFollower follower(lab, false);
-  ws.text(true);
-  auto last_ping = Clock::now();
+// One lab's events to one client. Asynchronous on its own io_context: a read is always
+// pending, so the client's pings, pongs and close are answered at once, and Beast's keep-alive
+// pings find a client that vanished (no answer within 30 s ends the stream); a timer looks at
+// the lab every `interval_s`; writes go out one at a time from a queue.
+void stream_events(tcp::socket socket, const http::request<http::string_body>& upgrade,
+                   const std::string& lab, double interval_s) {
+  asio::io_context io;
   boost::system::error_code ec;
-  // The graph the page draws first; events then say what changed.
-  ws.write(asio::buffer(nlohmann::json{{"kind", "hello"}, {"lab", lab}}.dump()), ec);
-  while (!ec && !interrupted()) {
+  auto protocol = socket.local_endpoint(ec).protocol();
+  if (ec) return;
+  tcp::socket mine(io);
+  mine.assign(protocol, socket.release(), ec);
+  if (ec) return;
+  websocket::stream<tcp::socket> ws(std::move(mine));
+  ws.read_message_max(64 * 1024);
+  websocket::stream_base::timeout t{};
+  t.handshake_timeout = std::chrono::seconds(30);
+  t.idle_timeout = std::chrono::seconds(30);
+  t.keep_alive_pings = true;
+  ws.set_option(t);
+  ws.accept(upgrade, ec);
+  if (ec) return;
+  ws.text(true);
+
+  engine::EventFollower follower(lab, false);
+  std::deque<std::string> queue;
+  bool writing = false, ended = false, gone = false;
+  std::function<void()> write_next = [&] {
+    if (writing || ended || queue.empty()) return;
+    writing = true;
+    ws.async_write(asio::buffer(queue.front()), [&](boost::system::error_code e, size_t) {
+      writing = false;
+      if (e) {
+        ended = true;
+        io.stop();
+        return;
+      }
+      queue.pop_front();
+      write_next();
+    });
+  };
+  auto send = [&](const nlohmann::json& j) {
+    queue.push_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    write_next();
+  };
+  asio::steady_timer timer(io);
+  std::function<void()> tick = [&] {
+    if (ended) return;
+    if (interrupted()) {  // the server stops
+      ended = true;
+      ws.async_close(websocket::close_code::going_away, [&](boost::system::error_code) { io.stop(); });
+      return;
+    }
     bool running = true;
-    for (const auto& e : follower.poll(&running)) {
-      ws.write(asio::buffer(e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)), ec);
-      if (ec) return;
-    }
-    if (!running) {
-      ws.write(asio::buffer(nlohmann::json{{"kind", "gone"}, {"lab", lab}}.dump()), ec);
-      // Keep the stream: the lab may come back (an `up` of the same name).
-    }
-    if (Clock::now() - last_ping > std::chrono::seconds(5)) {
-      ws.ping({}, ec);  // a client gone away shows here
-      last_ping = Clock::now();
-    }
-    // Waits for the next look, but answers the client at once: its close frame (or any
-    // message, which the stream ignores) is read here, so a client's close completes.
-    pollfd pfd{ws.next_layer().native_handle(), POLLIN, 0};
-    if (::poll(&pfd, 1, static_cast<int>(interval_s * 1000)) > 0) {
-      beast::flat_buffer in;
-      ws.read(in, ec);
-      if (ec) return;  // closed by the client (Beast has answered its close) or gone
-    }
-  }
-  ws.close(websocket::close_code::going_away, ec);
+    for (const auto& e : follower.poll(&running)) send(e);
+    // Said once per disappearance; the stream stays: the lab may come back (an `up` of that name).
+    if (!running && !gone) send({{"kind", "gone"}, {"lab", lab}});
+    gone = !running;
+    timer.expires_after(std::chrono::milliseconds(static_cast<long>(interval_s * 1000)));
+    timer.async_wait([&](boost::system::error_code e) {
+      if (!e) tick();
+    });
+  };
+  beast::flat_buffer in;
+  std::function<void()> read = [&] {
+    ws.async_read(in, [&](boost::system::error_code e, size_t) {
+      if (e) {  // closed by the client (Beast has answered its close), timed out, or gone
+        ended = true;
+        io.stop();
+        return;
+      }
+      in.consume(in.size());  // the stream ignores what clients send
+      read();
+    });
+  };
+  // The page draws the graph first; events then say what changed.
+  send({{"kind", "hello"}, {"lab", lab}});
+  tick();
+  read();
+  io.run();
 }
 
 void session(tcp::socket socket, Api& api, const ServerOptions& o) {
@@ -139,11 +190,7 @@ void session(tcp::socket socket, Api& api, const ServerOptions& o) {
         run_terminal(std::move(socket), req, o.twin_program, to.lab, to.node);
         return;
       }
-      websocket::stream<tcp::socket> ws(std::move(socket));
-      ws.read_message_max(64 * 1024);
-      ws.accept(req, ec);
-      if (ec) return;
-      stream_events(ws, to.lab, o.event_interval_s);
+      stream_events(std::move(socket), req, to.lab, o.event_interval_s);
       return;
     }
     Response r = api.handle(to_request(req));

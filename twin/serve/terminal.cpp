@@ -54,6 +54,12 @@ void run_terminal(tcp::socket socket,
   if (ec) return;
   websocket::stream<tcp::socket> ws(std::move(mine));
   ws.read_message_max(64 * 1024);
+  // An idle terminal stays open; a browser that vanished is found by keep-alive pings.
+  websocket::stream_base::timeout t{};
+  t.handshake_timeout = std::chrono::seconds(30);
+  t.idle_timeout = std::chrono::seconds(60);
+  t.keep_alive_pings = true;
+  ws.set_option(t);
   ws.accept(upgrade, ec);
   if (ec) return;
 
