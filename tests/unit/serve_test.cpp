@@ -327,6 +327,7 @@ TEST(OpenApi, DescribesEveryRoute) {
            {"/api/labs/{lab}", "delete"}, {"/api/labs/{lab}/graph", "get"},
            {"/api/labs/{lab}/history", "get"}, {"/api/labs/{lab}/reports/{name}", "get"},
            {"/api/labs/{lab}/events", "get"}, {"/api/labs/{lab}/nodes/{node}", "get"},
+           {"/api/labs/{lab}/nodes/{node}/terminal", "get"},
            {"/api/labs/{lab}/nodes/{node}/exec", "post"}, {"/api/labs/{lab}/validate", "post"},
            {"/api/labs/{lab}/apply", "post"}, {"/api/labs/{lab}/drill", "post"},
            {"/api/run", "post"}, {"/api/jobs", "get"}, {"/api/jobs/{id}", "get"},

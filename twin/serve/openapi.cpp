@@ -79,6 +79,13 @@ nlohmann::json Api::openapi() {
   p["/api/labs/{lab}/events"]["get"] =
       op("WebSocket (Upgrade): journal events and live changes, one JSON object per message",
          "Event", 101);
+  p["/api/labs/{lab}/nodes/{node}/terminal"]["parameters"] =
+      nlohmann::json::array({param("lab"), param("node")});
+  p["/api/labs/{lab}/nodes/{node}/terminal"]["get"] = op(
+      "WebSocket (Upgrade): a terminal, `twin shell` in a pty (a root shell in the node; the "
+      "token as ?token= whenever one is set). Binary frames carry terminal bytes both ways; a "
+      "text frame {\"cols\": C, \"rows\": R} resizes it",
+      "Any", 101);
   p["/api/labs/{lab}/nodes/{node}"]["parameters"] =
       nlohmann::json::array({param("lab"), param("node")});
   p["/api/labs/{lab}/nodes/{node}"]["get"] =

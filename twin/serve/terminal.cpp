@@ -1,8 +1,10 @@
 #include "twin/serve/terminal.hpp"
 
+#include <linux/close_range.h>
 #include <pty.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,6 +89,8 @@ void run_terminal(tcp::socket socket,
     return;
   }
   if (pid == 0) {
+    // The shell gets its terminal only: not the server's listening socket, clients or job pipes.
+    ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
