@@ -145,11 +145,29 @@
   }
 
   // ---- what is clicked -------------------------------------------------------------------
+  // A failing test's row opens its evidence (what the validator expected and observed).
   function failuresHtml(fs) {
     if (!fs || !fs.length) return '<p class="ok">No failing test here in the last validation.</p>';
-    return '<table>' + fs.map(function (f) {
-      return '<tr><td class="bad">' + esc(f.test) + '</td><td>' + esc(f.message) + '</td></tr>';
+    return '<table class="failures">' + fs.map(function (f) {
+      return '<tr class="failure" title="click for the evidence"><td class="bad">' + esc(f.test) + '</td><td>' + esc(f.message) +
+        '<div class="evidence" hidden>expected: ' + esc(f.expected) + '<br>observed: ' + esc(f.observed) + '</div></td></tr>';
     }).join('') + '</table>';
+  }
+  function causesHtml(cs) {
+    if (!cs || !cs.length) return '';
+    return '<h3>Likely causes</h3>' + cs.map(function (c) {
+      return '<div class="cause"><p class="warn">' + esc(c.cause) + '</p><pre>' + (c.evidence || []).map(esc).join('\n') + '</pre></div>';
+    }).join('');
+  }
+  function wireFailures() {
+    Array.prototype.forEach.call(document.querySelectorAll('#detail tr.failure'), function (tr) {
+      tr.onclick = function () { var e = tr.querySelector('.evidence'); e.hidden = !e.hidden; };
+    });
+  }
+  function causesFor(nodes) {
+    var v = state.graph && state.graph.validation;
+    if (!v || !v.likely_causes) return [];
+    return v.likely_causes.filter(function (c) { return nodes.every(function (n) { return c.nodes.indexOf(n) >= 0; }); });
   }
   function select(kind, d) {
     state.selected = kind + ':' + (kind === 'node' ? d.name : d.id);
@@ -165,7 +183,8 @@
         ' planned (' + esc(l.a_mtu) + ' / ' + esc(l.b_mtu) + ' in the kernel), oper ' + esc(l.a_oper) + ' / ' + esc(l.b_oper) + '</p>' +
         (l.notes.length ? '<p class="warn">' + l.notes.map(esc).join('<br>') + '</p>' : '') +
         '<h3>Sessions</h3><ul>' + l.sessions.map(function (s) { return '<li>' + esc(s) + '</li>'; }).join('') + '</ul>' +
-        '<h3>Failing tests</h3>' + failuresHtml(l.failures);
+        '<h3>Failing tests</h3>' + failuresHtml(l.failures) + causesHtml(causesFor([l.a, l.b]));
+      wireFailures();
       return;
     }
     var name = sel.slice(5);
@@ -183,7 +202,7 @@
         return '<tr><td>' + esc(s.protocol) + '</td><td>' + esc(s.interface) + ' → ' + esc(s.peer) +
           '</td><td class="' + (s.up ? 'ok' : 'bad') + '">' + esc(s.state) + '</td></tr>';
       }).join('') + '</table>';
-      h += '<h3>Failing tests</h3>' + failuresHtml(n.failing_tests);
+      h += '<h3>Failing tests</h3>' + failuresHtml(n.failing_tests) + causesHtml(n.likely_causes);
       if (n.routes) h += '<h3>Routes (' + n.routes.length + ')</h3><table>' + n.routes.slice(0, 200).map(function (r) {
         return '<tr><td>' + esc(r.prefix) + '</td><td>' + esc(r.protocol) + '</td><td>' + esc(r.nexthops.join(', ')) + '</td></tr>';
       }).join('') + '</table>';
@@ -192,6 +211,7 @@
         ' <button>Run</button></form><pre id="out"></pre>';
       $('detail').innerHTML = h;
       $('open-term').onclick = function () { openTerminal(n.name); };
+      wireFailures();
       $('exec').onsubmit = function (ev) {
         ev.preventDefault();
         var argv = ['sh', '-c', $('cmd').value];
@@ -304,6 +324,7 @@
         h += '<p class="bad">' + esc(x.message) + '</p>';
         (x.causes || []).forEach(function (c) { h += '<p class="warn">likely cause: ' + esc(c.text) + '</p>'; });
       });
+      (r.likely_causes || []).forEach(function (c) { h += '<p class="warn">likely cause: ' + esc(c.cause) + '</p>'; });
       var fails = (r.results || (r.after && r.after.results) || []).filter(function (t) { return t.status !== 'passed' && t.status !== 'skipped'; });
       h += '<h3>Not passing (' + fails.length + ')</h3><table>' + fails.slice(0, 300).map(function (t) {
         return '<tr><td class="bad">' + esc(t.validator + '.' + t.test_name) + '</td><td>' + esc(t.node) + ' ' + esc(t.peer) +

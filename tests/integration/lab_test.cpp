@@ -83,6 +83,13 @@ TEST_F(Clos, LoweredMtuOnOneLinkEndIsCaughtByMtu) {
   EXPECT_NE(f[0]["observed"].get<std::string>().find("spine1:swp2=9216"), std::string::npos);
   EXPECT_FALSE(failures(rep, "mtu", 1).empty());  // the DF ping at 9216 no longer crosses
   EXPECT_TRUE(failures(rep, "bgp", 0).empty());   // BGP does not notice an MTU mismatch
+  // validate names the likely cause, as a rejected change would get it.
+  ASSERT_TRUE(rep.contains("likely_causes")) << rep.dump(1).substr(0, 2000);
+  bool named = false;
+  for (const auto& c : rep["likely_causes"])
+    named = named || (c["rule"] == "mtu-mismatch" &&
+                      c["cause"].get<std::string>().find("leaf2:swp1 (1500)") != std::string::npos);
+  EXPECT_TRUE(named) << rep["likely_causes"].dump(1);
   ASSERT_EQ(exec("leaf2", "ip link set swp1 mtu 9216").code, 0);
   expect_all_pass();
 }

@@ -132,6 +132,33 @@ TEST_F(LiveFixture, ADownPortTurnsItsLinkDownWithTheFailingTestsOnIt) {
   EXPECT_EQ(placed, 36);  // every failing test shown somewhere, once
 }
 
+TEST_F(LiveFixture, FailingTestsKeepTheirEvidenceAndLikelyCausesTheirNodes) {
+  // twin validate's likely_causes, as report::causes_json writes them.
+  validation["likely_causes"] = nlohmann::json::array(
+      {{{"rule", "mtu-mismatch"},
+        {"cause", "MTU mismatch on the link spine2:swp1 (9216) -- leaf1:swp2 (1500)"},
+        {"evidence", {"spine2: swp1 mtu 9216", "leaf1: swp2 mtu 1500"}},
+        {"nodes", {"spine2", "leaf1"}}}});
+  auto g = live();
+  ASSERT_EQ(g.validation.causes.size(), 1u);
+  EXPECT_EQ(g.validation.causes[0].rule, "mtu-mismatch");
+  EXPECT_EQ(g.validation.causes[0].nodes, (std::vector<std::string>{"spine2", "leaf1"}));
+  EXPECT_EQ(g.validation.causes[0].evidence[1], "leaf1: swp2 mtu 1500");
+  auto j = graph::to_json(g);
+  EXPECT_EQ(j["validation"]["likely_causes"][0]["cause"],
+            "MTU mismatch on the link spine2:swp1 (9216) -- leaf1:swp2 (1500)");
+  const auto& l = link(g, "leaf1:swp1");
+  bool found = false;
+  for (const auto& f : l.failures)
+    if (f.test == "bgp.session-established") {
+      found = true;
+      EXPECT_NE(f.expected.find("Established"), std::string::npos) << f.expected;
+      EXPECT_EQ(graph::to_json(f)["observed"], f.observed);
+      EXPECT_FALSE(f.observed.empty());
+    }
+  EXPECT_TRUE(found);
+}
+
 TEST_F(LiveFixture, AnMtuThatDiffersFromThePlanDegradesAnUpLink) {
   for (auto& l : status["links"])
     if (l["a"] == "leaf2:swp1") l["a_mtu"] = 1500;

@@ -10,7 +10,9 @@
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
 #include "twin/state/state.hpp"
+#include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
+#include "twin/replay/causes.hpp"
 #include "twin/drivers/registry.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
@@ -126,7 +128,20 @@ int run_validate(const ValidateOptions& o) {
   report.frr_version = runtime::frr_version(runner);
   report.kernel_version = kernel_release();
 
+  // What failed, explained by the gate's likely-cause rules over the lab's state now: the same
+  // one-line causes with evidence a rejected change gets.
+  std::vector<replay::Cause> causes;
+  bool failing = report.count(validate::Status::kFailed) + report.count(validate::Status::kError) > 0;
+  if (o.causes && failing && !interrupted()) {
+    ro.progress("looking for likely causes");
+    auto facts = replay::gather_cause_facts(
+        st->plan, probe, [](const plan::Node& n) -> const drivers::NodeDriver& { return drivers::driver_for(n); },
+        runner, {}, o.parallel);
+    facts.after = &report;
+    causes = replay::likely_causes(st->plan, facts);
+  }
   auto report_json = report::to_json(report);
+  if (o.causes && failing) report_json["likely_causes"] = report::causes_json(causes);
   record_event(st->lab, "validate",
                {{"exit_code", report.exit_code()},
                 {"passed", report.count(validate::Status::kPassed)},
@@ -137,8 +152,16 @@ int run_validate(const ValidateOptions& o) {
                &report_json);
   if (o.json)
     std::cout << report_json.dump(2) << "\n";
-  else
+  else {
     std::cout << report::render_text(report, o.verbose);
+    if (o.causes && failing) {
+      std::cout << (causes.empty() ? "likely causes: no rule matched what failed\n" : "likely causes:\n");
+      for (const auto& c : causes) {
+        std::cout << "  - " << c.text << "\n";
+        for (const auto& e : c.evidence) std::cout << "      " << e << "\n";
+      }
+    }
+  }
   if (!o.junit.empty()) {
     std::ofstream f(o.junit);
     f << report::render_junit(report);

@@ -68,6 +68,7 @@ struct ValidateOptions {
   double converge_timeout_s = 30;
   int max_pairs = 0;  // validate::Context::max_pairs
   int parallel = 8;   // validate::Context::parallel
+  bool causes = true; // on failure, the likely-cause rules (replay/causes.hpp) over what it saw
 };
 int run_validate(const ValidateOptions& o);
 

@@ -184,6 +184,8 @@ int main(int argc, char** argv) {
                 "comma-separated validator families: " +
                     twin::join_names(twin::validators::family_names()));
   v->add_option("--artifacts", val.artifacts, "keep probes, FRR logs and node state in DIR");
+  v->add_flag("!--no-causes", val.causes,
+              "when tests fail, skip the likely-cause rules (they read every node's state once)");
   v->add_option("--converge-timeout", val.converge_timeout_s,
                 "seconds a failing test is retried before it counts as failed")
       ->capture_default_str()

@@ -193,13 +193,22 @@ void overlay(Graph& g, const LiveInput& in) {
   if (in.validation) {
     g.validation.known = true;
     g.validation.at = in.validation_at;
+    for (const auto& c : in.validation->value("likely_causes", nlohmann::json::array())) {
+      Cause cause{str(c, "rule"), str(c, "cause"), {}, {}};
+      for (const auto& e : c.value("evidence", nlohmann::json::array()))
+        if (e.is_string()) cause.evidence.push_back(e);
+      for (const auto& n : c.value("nodes", nlohmann::json::array()))
+        if (n.is_string()) cause.nodes.push_back(n);
+      g.validation.causes.push_back(std::move(cause));
+    }
     for (const auto& r : in.validation->value("results", nlohmann::json::array())) {
       std::string st = str(r, "status");
       if (st == "passed") ++g.validation.passed;
       if (st == "failed") ++g.validation.failed;
       if (st == "error") ++g.validation.errors;
       if (st != "failed" && st != "error") continue;
-      Failure f{str(r, "validator") + "." + str(r, "test_name"), st, str(r, "message")};
+      Failure f{str(r, "validator") + "." + str(r, "test_name"), st, str(r, "message"),
+                str(r, "expected"), str(r, "observed")};
       // A test is about a link when its subject starts with one of the node's interfaces
       // ("swp1", "swp1 -> spine1:swp1"), or, for a session family, names the peer node.
       std::string node = str(r, "node"), peer = str(r, "peer");
@@ -341,10 +350,15 @@ std::string to_mermaid(const Graph& g) {
   return o.str();
 }
 
+nlohmann::json to_json(const Failure& f) {
+  return {{"test", f.test},         {"status", f.status},     {"message", f.message},
+          {"expected", f.expected}, {"observed", f.observed}};
+}
+
 nlohmann::json to_json(const Graph& g) {
   auto failures = [](const std::vector<Failure>& fs) {
     nlohmann::json a = nlohmann::json::array();
-    for (const auto& f : fs) a.push_back({{"test", f.test}, {"status", f.status}, {"message", f.message}});
+    for (const auto& f : fs) a.push_back(to_json(f));
     return a;
   };
   nlohmann::json j{{"lab", g.lab}, {"live", g.live}};
@@ -382,11 +396,15 @@ nlohmann::json to_json(const Graph& g) {
                           {"notes", l.notes},
                           {"failures", failures(l.failures)}});
   const auto& v = g.validation;
+  nlohmann::json causes = nlohmann::json::array();
+  for (const auto& c : v.causes)
+    causes.push_back({{"rule", c.rule}, {"cause", c.text}, {"evidence", c.evidence}, {"nodes", c.nodes}});
   j["validation"] = v.known ? nlohmann::json{{"at", v.at},
                                              {"passed", v.passed},
                                              {"failed", v.failed},
                                              {"errors", v.errors},
-                                             {"lab_wide", failures(v.lab_wide)}}
+                                             {"lab_wide", failures(v.lab_wide)},
+                                             {"likely_causes", causes}}
                             : nlohmann::json(nullptr);
   return j;
 }

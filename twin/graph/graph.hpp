@@ -18,6 +18,13 @@ struct Failure {
   std::string test;     // "bgp.session-established"
   std::string status;   // "failed" | "error"
   std::string message;  // the validator's line
+  std::string expected, observed;  // its evidence, as the validator put it
+};
+
+// A likely cause the validation found (twin validate's "likely_causes": the gate's rules).
+struct Cause {
+  std::string rule, text;
+  std::vector<std::string> evidence, nodes;
 };
 
 struct Node {
@@ -59,6 +66,7 @@ struct Summary {  // the last validation (live only)
   int passed = 0, failed = 0, errors = 0;
   std::string at;  // its journal time
   std::vector<Failure> lab_wide;  // failing tests tied to no node
+  std::vector<Cause> causes;      // likely causes, each naming the nodes it concerns
 };
 
 struct Graph {
@@ -97,5 +105,7 @@ void overlay(Graph& g, const LiveInput& in);
 std::string to_dot(const Graph& g);
 std::string to_mermaid(const Graph& g);
 nlohmann::json to_json(const Graph& g);
+// One failing test as to_json writes it (also used by twin serve's node detail).
+nlohmann::json to_json(const Failure& f);
 
 }  // namespace twin::graph

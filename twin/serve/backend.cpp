@@ -9,6 +9,7 @@
 #include "twin/drivers/registry.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/engine/live.hpp"
+#include "twin/graph/graph.hpp"
 #include "twin/proc/runner.hpp"
 #include "twin/state/journal.hpp"
 #include "twin/state/state.hpp"
@@ -139,14 +140,20 @@ std::optional<nlohmann::json> SystemBackend::node_detail(const std::string& lab,
       nlohmann::json fails = nlohmann::json::array();
       for (const auto& gn : g->nodes)
         if (gn.name == n->name)
-          for (const auto& f : gn.failures)
-            fails.push_back({{"test", f.test}, {"status", f.status}, {"message", f.message}});
+          for (const auto& f : gn.failures) fails.push_back(graph::to_json(f));
       for (const auto& gl : g->links)
         if (gl.a == n->name || gl.b == n->name)
-          for (const auto& f : gl.failures)
-            fails.push_back({{"test", f.test}, {"status", f.status}, {"message", f.message},
-                             {"link", gl.a + ":" + gl.a_interface}});
+          for (const auto& f : gl.failures) {
+            auto fj = graph::to_json(f);
+            fj["link"] = gl.a + ":" + gl.a_interface;
+            fails.push_back(fj);
+          }
       j["failing_tests"] = fails;
+      nlohmann::json causes = nlohmann::json::array();
+      for (const auto& c : g->validation.causes)
+        if (std::find(c.nodes.begin(), c.nodes.end(), n->name) != c.nodes.end())
+          causes.push_back({{"rule", c.rule}, {"cause", c.text}, {"evidence", c.evidence}});
+      j["likely_causes"] = causes;
       j["validation"] = graph::to_json(*g)["validation"];
     }
   }
