@@ -69,13 +69,17 @@ struct FakeBackend : twin::serve::Backend {
   }
   std::vector<JobView> jobs() override { return {}; }
   std::optional<JobView> job(const std::string& id) override {
-    if (id != "1") return std::nullopt;
+    if (id != "1" && id != "2") return std::nullopt;
     JobView j;
-    j.id = "1";
-    j.state = "done";
+    j.id = id;
+    j.state = id == "1" ? "done" : "running";
     return j;
   }
-  bool cancel_job(const std::string&) override { return true; }
+  bool running(const std::string& lab, const std::string& node) override {
+    return lab == "g1" && node != "ghost";
+  }
+  std::set<std::string> cancelled;
+  bool cancel_job(const std::string& id) override { return cancelled.insert(id).second; }
   std::vector<std::vector<std::string>> execs;
   std::optional<nlohmann::json> exec(const std::string&, const std::string&,
                                      const std::vector<std::string>& c, double, Response*) override {
@@ -161,7 +165,25 @@ TEST_F(ApiTest, ValidateApplyDrillAndDownAreJobsWithTheClisArguments) {
   // A value never becomes an option.
   EXPECT_EQ(call(req("POST", "/api/labs/g1/drill", R"({"links": "--nodes=all"})")).status, 400);
   EXPECT_EQ(call(req("POST", "/api/labs/g1/apply", R"({"revert": true})")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/apply", R"({"change": "x: 1\n", "configs": {"leaf1.conf": "!"}})"))
+                .status,
+            400);  // one or the other
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/apply", R"({"configs": {"../leaf1.conf": "!"}})")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/apply", R"({"configs": {"leaf1.conf": "!"}, "probe_interval": "-5"})"))
+                .status,
+            400);
   EXPECT_EQ(b.started.size(), 4u);
+  // Rendered configs: written under configs/ and given as --configs.
+  auto c = call(req("POST", "/api/labs/g1/apply",
+                    R"({"configs": {"leaf1.conf": "hostname leaf1\n", "spine1/frr.conf": "!"},
+                        "no_probe_stream": true, "converge_timeout": 20})"));
+  EXPECT_EQ(c.status, 202) << c.body;
+  ASSERT_EQ(b.started.size(), 5u);
+  EXPECT_EQ(b.started[4].args,
+            (std::vector<std::string>{"apply", "--lab", "g1", "--json", "--configs", "@configs",
+                                      "--no-probe-stream", "--converge-timeout", "20.000000"}));
+  EXPECT_EQ(b.started[4].files.at("configs/leaf1.conf"), "hostname leaf1\n");
+  EXPECT_EQ(b.started[4].files.at("configs/spine1/frr.conf"), "!");
 }
 
 TEST_F(ApiTest, UpChecksTheTopologyFirstAndReturnsItsDiagnostics) {
@@ -272,6 +294,57 @@ TEST_F(ApiTest, JobsAndCancel) {
   EXPECT_EQ(body(call(req("GET", "/api/jobs/1")))["state"], "done");
   EXPECT_EQ(call(req("GET", "/api/jobs/9")).status, 404);
   EXPECT_EQ(call(req("DELETE", "/api/jobs/1")).status, 409);  // it has ended
+  // A running job is cancelled once; a second DELETE must not be a second Ctrl-C.
+  EXPECT_EQ(call(req("DELETE", "/api/jobs/2")).status, 202);
+  auto again = call(req("DELETE", "/api/jobs/2"));
+  EXPECT_EQ(again.status, 409);
+  EXPECT_NE(body(again)["error"]["message"].get<std::string>().find("already being cancelled"),
+            std::string::npos);
+  EXPECT_EQ(b.cancelled.size(), 1u);
+}
+
+TEST(LoopbackHost, NamesOfThisMachineOnly) {
+  for (const char* h : {"127.0.0.1:8080", "127.1.2.3", "localhost:8080", "LOCALHOST", "[::1]:8080", ""})
+    EXPECT_TRUE(twin::serve::loopback_host(h)) << h;
+  for (const char* h : {"evil.example:8080", "127.0.0.1.evil.example", "10.0.0.1:8080", "[::2]:80",
+                        "128.0.0.1", "127.0.0.256", "localhost.evil.example"})
+    EXPECT_FALSE(twin::serve::loopback_host(h)) << h;
+}
+
+TEST_F(ApiTest, ALoopbackServerRefusesAForeignHostAndTakesAnyCaseOfBearer) {
+  // DNS rebinding: evil.example now resolves to 127.0.0.1; its page must read nothing.
+  auto r = req("GET", "/api/labs/g1/history");
+  r.headers["host"] = "evil.example:8080";
+  EXPECT_EQ(call(r).status, 403);
+  auto ws = req("GET", "/api/labs/g1/events");
+  ws.headers["host"] = "evil.example:8080";
+  ws.headers["origin"] = "http://evil.example:8080";
+  Api::WebSocketTarget to;
+  Api api(o, b);
+  EXPECT_EQ(api.check_websocket(ws, &to)->status, 403);
+  o.token = "0123456789abcdef0123";
+  Api locked(o, b);
+  EXPECT_EQ(locked.handle(req("POST", "/api/labs/g1/validate", "{}",
+                              {{"authorization", "bearer 0123456789abcdef0123"}}))
+                .status,
+            202);
+  EXPECT_EQ(locked.handle(req("POST", "/api/labs/g1/validate", "{}",
+                              {{"authorization", "Basic 0123456789abcdef0123"}}))
+                .status,
+            401);
+  // A terminal to a node the lab does not have is refused before the upgrade.
+  EXPECT_EQ(api.check_websocket(req("GET", "/api/labs/g1/nodes/ghost/terminal"), &to)->status, 404);
+}
+
+TEST_F(ApiTest, WorkOnALabThatIsNotRunningIs404AndStartsNothing) {
+  for (const auto& [m, t] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/api/labs/nope/validate"}, {"POST", "/api/labs/nope/drill"},
+           {"DELETE", "/api/labs/nope"}})
+    EXPECT_EQ(call(req(m, t, m == "POST" ? "{}" : "")).status, 404) << m << " " << t;
+  EXPECT_EQ(call(req("POST", "/api/labs/nope/apply", R"({"change": "version: 1\n"})")).status, 404);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/nodes/ghost/exec", R"({"command": ["true"]})")).status, 404);
+  EXPECT_TRUE(b.started.empty());
+  EXPECT_TRUE(b.execs.empty());
 }
 
 TEST_F(ApiTest, WebSocketUpgradesFollowTheSameRules) {

@@ -2,6 +2,7 @@
 // judges a lab), `twin history`.
 #include <cstdlib>
 #include <iostream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "twin/cli/commands.hpp"
@@ -41,8 +42,18 @@ int run_history(const HistoryOptions& o) {
   auto chunk = state::journal_read(lab);
   if (!chunk) return fail(chunk.error().message, exit_code(chunk.error()));
   auto& ev = chunk->events;
-  if (o.kind.size())
+  if (o.kind.size()) {
+    std::set<std::string> kinds;
+    for (const auto& e : ev) kinds.insert(e.value("kind", ""));
     std::erase_if(ev, [&](const nlohmann::json& e) { return e.value("kind", "") != o.kind; });
+    if (ev.empty() && !kinds.empty() && !o.json) {
+      std::string names;
+      for (const auto& k : kinds) names += (names.empty() ? "" : ", ") + k;
+      std::cout << "lab " << lab << " has no '" << o.kind << "' events; its history has: " << names
+                << "\n";
+      return 0;
+    }
+  }
   if (o.limit > 0 && ev.size() > static_cast<size_t>(o.limit))
     ev.erase(ev.begin(), ev.end() - o.limit);
   if (o.json) {

@@ -1,5 +1,6 @@
 // twin serve: the REST API, the event stream and the web page (twin/serve/).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -49,6 +50,12 @@ int run_serve(const ServeOptions& o) {
     made_token = true;
   }
   if (!o.token_file.empty()) {
+    struct stat sb {};
+    if (::stat(o.token_file.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode))
+      return fail("--token-file " + o.token_file + ": not a file", 2);
+    if (sb.st_mode & 077)
+      std::cerr << "twin: warning: --token-file " << o.token_file
+                << " is readable by other users of this machine (chmod 600 " << o.token_file << ")\n";
     auto t = read_file(o.token_file);
     if (!t) return fail("--token-file: " + t.error().message, 2);
     token = trim(*t);
@@ -58,13 +65,14 @@ int run_serve(const ServeOptions& o) {
                       o.token_file + "`)",
                   2);
   }
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return fail("cannot find this program's path (/proc/self/exe)", 3);
-  self[n] = '\0';
+  // Jobs and terminals run this very program, through /proc/self/exe: the file at its path
+  // may be rebuilt or replaced while the server runs (a job would then run another twin, or
+  // fail while the file is being written).
+  const std::string self = "/proc/self/exe";
+  if (::access(self.c_str(), X_OK) != 0) return fail("cannot run this program again (/proc/self/exe)", 3);
+  so.twin_program = self;
   // The jobs this server starts record themselves in the labs' journals as the API's.
   ::setenv("TWIN_EVENT_SOURCE", "api", 1);
-  so.twin_program = self;
   // Root-only: job folders hold what requests sent; token files the token. Per server (pid), so
   // two servers' job ids never share a folder.
   std::error_code dir_ec;

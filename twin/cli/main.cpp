@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
   ev->add_option("--interval", events.interval_s, "seconds between two looks at the lab")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 60.0));
-  ev->add_option("--count", events.count, "stop after N events")->check(CLI::NonNegativeNumber);
+  ev->add_option("--count", events.count, "stop after N events (0: follow until Ctrl-C)")->check(CLI::NonNegativeNumber);
   ev->callback([&] { code = twin::cli::run_events(events); });
 
   twin::cli::ServeOptions serve;

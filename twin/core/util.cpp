@@ -88,4 +88,11 @@ std::string kernel_release() {
   return u.release;
 }
 
+std::string json_text(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
 }  // namespace twin

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "twin/core/error.hpp"
@@ -68,5 +69,9 @@ std::string trim_end(std::string s);
 
 // First line of `uname -r`-equivalent (utsname release).
 std::string kernel_release();
+
+// `j[key]` as text for messages and labels: a string as it is, another value as its JSON, ""
+// when absent or null. Never throws.
+std::string json_text(const nlohmann::json& j, const char* key);
 
 }  // namespace twin

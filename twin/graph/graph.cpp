@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "twin/core/util.hpp"
+
 namespace twin::graph {
 namespace {
 
@@ -72,11 +74,7 @@ void assign_tiers(Graph& g) {
   for (auto& n : g.nodes) n.tier = tier[n.role];
 }
 
-std::string str(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
+std::string str(const nlohmann::json& j, const char* key) { return json_text(j, key); }
 
 int mtu_of(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);

@@ -8,11 +8,7 @@
 namespace twin::report {
 namespace {
 
-std::string str(const nlohmann::json& e, const char* key) {
-  auto it = e.find(key);
-  if (it == e.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
+std::string str(const nlohmann::json& j, const char* key) { return json_text(j, key); }
 
 int num(const nlohmann::json& e, const char* key) {
   auto it = e.find(key);

@@ -1,6 +1,8 @@
 #include "twin/serve/api.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -8,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "twin/core/util.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace twin::serve {
@@ -28,6 +31,24 @@ std::vector<std::string> split_path(const std::string& path) {
   return out;
 }
 
+// A query component decoded (RFC 3986 percent-encoding, '+' as space); a malformed escape
+// stays as it is.
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 std::map<std::string, std::string> parse_query(const std::string& q) {
   std::map<std::string, std::string> out;
   std::stringstream ss(q);
@@ -35,9 +56,9 @@ std::map<std::string, std::string> parse_query(const std::string& q) {
   while (std::getline(ss, kv, '&')) {
     auto eq = kv.find('=');
     if (eq == std::string::npos)
-      out[kv] = "";
+      out[percent_decode(kv)] = "";
     else
-      out[kv.substr(0, eq)] = kv.substr(eq + 1);
+      out[percent_decode(kv.substr(0, eq))] = percent_decode(kv.substr(eq + 1));
   }
   return out;
 }
@@ -79,7 +100,23 @@ std::string header(const Request& r, const std::string& name) {
 struct Body {
   nlohmann::json j;
   std::string problem;
+  std::set<std::string> used;  // the fields the operation read
+  // The first problem, or a field the operation does not take (a typo such as "onyl" must
+  // not silently run a full validation).
+  std::optional<Response> check() const {
+    if (!problem.empty()) return error(400, problem);
+    if (j.is_object())
+      for (const auto& [k, v] : j.items())
+        if (!used.count(k)) {
+          std::string known;
+          for (const auto& u : used) known += (known.empty() ? "" : ", ") + u;
+          return error(400, "field '" + k + "' is not one this operation takes" +
+                                (known.empty() ? std::string(" (it takes none)") : "; it takes: " + known));
+        }
+    return std::nullopt;
+  }
   std::string str(const char* key) {
+    used.insert(key);
     if (!j.contains(key) || j[key].is_null()) return "";
     if (!j[key].is_string()) {
       problem = std::string("field '") + key + "': expected a string";
@@ -88,6 +125,7 @@ struct Body {
     return j[key].get<std::string>();
   }
   bool flag(const char* key) {
+    used.insert(key);
     if (!j.contains(key) || j[key].is_null()) return false;
     if (!j[key].is_boolean()) {
       problem = std::string("field '") + key + "': expected true or false";
@@ -96,6 +134,7 @@ struct Body {
     return j[key].get<bool>();
   }
   std::optional<double> number(const char* key, double lo, double hi) {
+    used.insert(key);
     if (!j.contains(key) || j[key].is_null()) return std::nullopt;
     if (!j[key].is_number() || j[key].get<double>() < lo || j[key].get<double>() > hi) {
       problem = std::string("field '") + key + "': expected a number from " +
@@ -104,21 +143,25 @@ struct Body {
     }
     return j[key].get<double>();
   }
-  Files files() {
+  // The object `key` ("files", or "configs" for rendered per-node configs) of relative path ->
+  // content.
+  Files files(const char* key = "files") {
+    used.insert(key);
     Files out;
-    if (!j.contains("files") || j["files"].is_null()) return out;
-    if (!j["files"].is_object()) {
-      problem = "field 'files': expected an object of relative path -> file content";
+    if (!j.contains(key) || j[key].is_null()) return out;
+    const std::string k0 = key;
+    if (!j[key].is_object()) {
+      problem = "field '" + k0 + "': expected an object of relative path -> file content";
       return out;
     }
-    for (const auto& [k, v] : j["files"].items()) {
+    for (const auto& [k, v] : j[key].items()) {
       if (!safe_relative_path(k)) {
-        problem = "files: '" + k + "' is not a relative path inside the request (no '/' at the "
+        problem = k0 + ": '" + k + "' is not a relative path inside the request (no '/' at the "
                   "start, no '..', A-Z a-z 0-9 . _ - / only)";
         return {};
       }
       if (!v.is_string()) {
-        problem = "files: '" + k + "': expected the file's content as a string";
+        problem = k0 + ": '" + k + "': expected the file's content as a string";
         return {};
       }
       out[k] = v.get<std::string>();
@@ -156,8 +199,9 @@ std::optional<Response> check_references(const std::string& what, const std::str
 }
 
 // The options whose next argument is a value taken from a request body.
-const std::set<std::string> kValued{"--only", "--converge-timeout", "--max-outage", "--links",
-                                    "--nodes", "--max-convergence"};
+const std::set<std::string> kValued{"--only",  "--converge-timeout", "--max-outage",
+                                    "--links", "--nodes",            "--max-convergence",
+                                    "--probe-interval"};
 
 Response accepted(const JobView& j) {
   Response r;
@@ -241,11 +285,44 @@ bool safe_relative_path(const std::string& p) {
 bool Api::token_ok(const Request& r) const {
   if (o_.token.empty()) return true;
   std::string auth = header(r, "authorization");
-  if (!auth.starts_with("Bearer ")) return false;
-  return same_secret(auth.substr(7), o_.token);
+  // The scheme is case-insensitive (RFC 7235 §2.1).
+  if (auth.size() < 7) return false;
+  std::string scheme = auth.substr(0, 7);
+  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme != "bearer ") return false;
+  return same_secret(trim(auth.substr(7)), o_.token);
+}
+
+bool loopback_host(const std::string& host_header) {
+  if (host_header.empty()) return true;  // HTTP/1.0 tools; a browser always sends one
+  std::string h = host_header;
+  if (h.front() == '[') {
+    auto end = h.find(']');
+    h = end == std::string::npos ? h : h.substr(1, end - 1);
+  } else if (auto colon = h.rfind(':'); colon != std::string::npos) {
+    h = h.substr(0, colon);
+  }
+  for (auto& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (h == "localhost" || h == "::1") return true;
+  unsigned a, b, c, d;
+  char extra;
+  return std::sscanf(h.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &extra) == 4 && a == 127 &&
+         b < 256 && c < 256 && d < 256;
+}
+
+std::optional<Response> Api::host_refused(const Request& r) const {
+  // DNS rebinding: a web page whose name now resolves to 127.0.0.1 would reach a loopback
+  // server as its own origin. On loopback (where reads need no token) the Host must be a
+  // loopback name; elsewhere every request needs the token anyway.
+  if (o_.loopback && !loopback_host(header(r, "host")))
+    return error(403, "Host '" + header(r, "host") +
+                          "' is not this server's: it answers on loopback names only "
+                          "(127.0.0.1, localhost, [::1])");
+  return std::nullopt;
 }
 
 std::optional<Response> Api::guard(const Request& r, bool changes_state) const {
+  if (auto h = host_refused(r)) return h;
   // A browser's request says where it comes from; only this server's own page may act.
   std::string origin = header(r, "origin");
   if (!origin.empty() && origin != "http://" + header(r, "host") &&
@@ -280,6 +357,7 @@ std::optional<Response> Api::check_websocket(const Request& r, WebSocketTarget* 
   if (!topology::valid_lab_name(parts[2])) return error(400, "invalid lab name '" + parts[2] + "'");
   if (terminal && !valid_node_name(parts[4]))
     return error(400, "invalid node name '" + parts[4] + "'");
+  if (auto h = host_refused(r)) return h;
   std::string origin = header(r, "origin");
   if (!origin.empty() && origin != "http://" + header(r, "host"))
     return error(403, "origin " + origin + " may not open this server's WebSocket");
@@ -290,6 +368,8 @@ std::optional<Response> Api::check_websocket(const Request& r, WebSocketTarget* 
       return error(401, std::string(terminal ? "a terminal" : "the event stream") +
                             " needs the server's token (?token=)");
   }
+  if (terminal && !b_.running(parts[2], parts[4]))
+    return error(404, "lab '" + parts[2] + "' is not running or has no node '" + parts[4] + "'");
   to->kind = terminal ? "terminal" : "events";
   to->lab = parts[2];
   to->node = terminal ? parts[4] : "";
@@ -367,7 +447,11 @@ Response Api::handle(const Request& r) {
       }
       if (m == "DELETE") {
         if (j->state != "running") return error(409, "job " + j->id + " has ended (" + j->state + ")");
-        b_.cancel_job(j->id);
+        // Once only: a second SIGTERM would be a second Ctrl-C, which stops the job's own
+        // rollback or cleanup half-way.
+        if (!b_.cancel_job(j->id))
+          return error(409, "job " + j->id + " is already being cancelled (it is rolling back or "
+                            "cleaning up; poll it)");
         Response r;
         r.status = 202;
         r.body = job_body(*b_.job(parts[2]));
@@ -385,7 +469,7 @@ Response Api::handle(const Request& r) {
     std::string name = body->str("name");
     bool keep = body->flag("keep"), revert = body->flag("revert"),
          no_rollback = body->flag("no_rollback");
-    if (!body->problem.empty()) return error(400, body->problem);
+    if (auto bad = body->check()) return *bad;
     if (scenario.empty()) return error(400, "field 'scenario': expected the scenario's YAML text");
     if (!name.empty() && !topology::valid_lab_name(name))
       return error(400, "field 'name': invalid lab name '" + name + "'");
@@ -409,7 +493,7 @@ Response Api::handle(const Request& r) {
         Files files = body->files();
         std::string name = body->str("name");
         auto timeout = body->number("timeout", 1, 7200);
-        if (!body->problem.empty()) return error(400, body->problem);
+        if (auto bad = body->check()) return *bad;
         if (topo.empty()) return error(400, "field 'topology': expected the topology's YAML text");
         if (!name.empty() && !topology::valid_lab_name(name))
           return error(400, "field 'name': invalid lab name '" + name + "'");
@@ -432,7 +516,10 @@ Response Api::handle(const Request& r) {
         auto s = b_.lab_status(lab, &err);
         return s ? json_response(200, *s) : err;
       }
-      if (m == "DELETE") return accepted(b_.start_job("down", lab, {"down", "--lab", lab, "--json"}, {}));
+      if (m == "DELETE") {
+        if (!b_.running(lab)) return error(404, "lab '" + lab + "' is not running");
+        return accepted(b_.start_job("down", lab, {"down", "--lab", lab, "--json"}, {}));
+      }
       return error(405, m + " " + path + " is not an operation of this API");
     }
     const std::string& what = parts[3];
@@ -484,7 +571,8 @@ Response Api::handle(const Request& r) {
         auto body = parse_body(r, &err);
         if (!body) return err;
         auto timeout = body->number("timeout", 1, 300);
-        if (!body->problem.empty()) return error(400, body->problem);
+        body->used.insert("command");
+        if (auto bad = body->check()) return *bad;
         const auto& c = body->j.contains("command") ? body->j["command"] : nlohmann::json();
         std::vector<std::string> argv;
         if (c.is_array())
@@ -492,6 +580,8 @@ Response Api::handle(const Request& r) {
             if (a.is_string()) argv.push_back(a.get<std::string>());
         if (argv.empty() || argv.size() != c.size())
           return error(400, "field 'command': expected a non-empty array of strings (argv)");
+        if (!b_.running(lab, node))
+          return error(404, "lab '" + lab + "' is not running or has no node '" + node + "'");
         auto out = b_.exec(lab, node, argv, timeout.value_or(30), &err);
         return out ? json_response(200, *out) : err;
       }
@@ -501,26 +591,41 @@ Response Api::handle(const Request& r) {
         (what == "validate" || what == "apply" || what == "drill")) {
       auto body = parse_body(r, &err);
       if (!body) return err;
+      if (!b_.running(lab)) return error(404, "lab '" + lab + "' is not running");
       std::vector<std::string> args{what, "--lab", lab, "--json"};
       Files files;
       if (what == "validate") {
         std::string only = body->str("only");
         auto ct = body->number("converge_timeout", 0, 600);
-        if (!body->problem.empty()) return error(400, body->problem);
+        if (auto bad = body->check()) return *bad;
         if (!only.empty()) args.insert(args.end(), {"--only", only});
         if (ct) args.insert(args.end(), {"--converge-timeout", std::to_string(*ct)});
       } else if (what == "apply") {
         std::string change = body->str("change");
         files = body->files();
+        // Or rendered per-node configs (twin apply --configs DIR): <node>.conf or <node>/frr.conf.
+        Files configs = body->files("configs");
         bool revert = body->flag("revert"), no_rollback = body->flag("no_rollback"),
              dry_run = body->flag("dry_run"), per_step = body->flag("per_step"),
-             restart = body->flag("restart_check"), dirty = body->flag("allow_dirty_baseline");
-        std::string max_outage = body->str("max_outage");
-        if (!body->problem.empty()) return error(400, body->problem);
-        if (change.empty()) return error(400, "field 'change': expected the change set's YAML text");
-        if (auto bad = check_references("the change set", change, files)) return *bad;
-        files["change.yaml"] = change;
-        args.push_back("@change.yaml");
+             restart = body->flag("restart_check"), dirty = body->flag("allow_dirty_baseline"),
+             no_stream = body->flag("no_probe_stream");
+        std::string max_outage = body->str("max_outage"), interval = body->str("probe_interval");
+        auto ct = body->number("converge_timeout", 0, 600);
+        if (auto bad = body->check()) return *bad;
+        if (change.empty() == configs.empty())
+          return error(400, "give either 'change' (the change set's YAML text) or 'configs' "
+                            "(rendered per-node configs: {\"leaf1.conf\": \"...\"})");
+        if (!change.empty()) {
+          if (auto bad = check_references("the change set", change, files)) return *bad;
+          files["change.yaml"] = change;
+          args.push_back("@change.yaml");
+        } else {
+          for (auto& [name, text] : configs) files["configs/" + name] = std::move(text);
+          args.insert(args.end(), {"--configs", "@configs"});
+        }
+        if (no_stream) args.push_back("--no-probe-stream");
+        if (!interval.empty()) args.insert(args.end(), {"--probe-interval", interval});
+        if (ct) args.insert(args.end(), {"--converge-timeout", std::to_string(*ct)});
         if (revert) args.push_back("--revert");
         if (no_rollback) args.push_back("--no-rollback");
         if (dry_run) args.push_back("--dry-run");
@@ -531,7 +636,7 @@ Response Api::handle(const Request& r) {
       } else {
         std::string links = body->str("links"), nodes = body->str("nodes"),
                     mc = body->str("max_convergence");
-        if (!body->problem.empty()) return error(400, body->problem);
+        if (auto bad = body->check()) return *bad;
         if (!links.empty()) args.insert(args.end(), {"--links", links});
         if (!nodes.empty()) args.insert(args.end(), {"--nodes", nodes});
         if (!mc.empty()) args.insert(args.end(), {"--max-convergence", mc});

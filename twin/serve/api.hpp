@@ -93,6 +93,9 @@ class Backend {
                             const std::vector<std::string>& args, const Files& files) = 0;
   virtual std::vector<JobView> jobs() = 0;
   virtual std::optional<JobView> job(const std::string& id) = 0;
+  // Whether `lab` is running (its state file is there) and, when `node` is given, has that node.
+  virtual bool running(const std::string& lab, const std::string& node = "") = 0;
+  // SIGTERM to the job's process, once: false when it is not running or already cancelled.
   virtual bool cancel_job(const std::string& id) = 0;
   // Runs a command in a node (twin exec), at most `timeout_s`; {"exit_code","stdout","stderr"}.
   virtual std::optional<nlohmann::json> exec(const std::string& lab, const std::string& node,
@@ -127,6 +130,7 @@ class Api {
 
  private:
   [[nodiscard]] bool token_ok(const Request& r) const;
+  [[nodiscard]] std::optional<Response> host_refused(const Request& r) const;
   std::optional<Response> guard(const Request& r, bool changes_state) const;
   ApiOptions o_;
   Backend& b_;
@@ -139,5 +143,8 @@ std::string outside_reference(const std::string& yaml_text);
 // A file name sent with a request: relative, no "..", no empty or hidden segments, at most 200
 // characters of A-Z a-z 0-9 . _ - /.
 bool safe_relative_path(const std::string& p);
+// Whether a Host header names this machine's loopback (127.0.0.0/8, localhost, [::1], any
+// port); an empty one counts as loopback.
+bool loopback_host(const std::string& host_header);
 
 }  // namespace twin::serve

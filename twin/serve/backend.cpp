@@ -39,7 +39,13 @@ SystemBackend::~SystemBackend() {
       if (j->view.state == "running" && j->pid > 0) ::kill(j->pid, SIGTERM);
     }
     if (j->thread.joinable()) j->thread.join();
+    // What a job was sent goes with the server, except an `up`'s: its lab records the
+    // topology's path (plan.topology_file) and may outlive the server.
+    std::error_code ec;
+    if (j->view.kind != "up") std::filesystem::remove_all(jobs_root_ + "/" + j->view.id, ec);
   }
+  std::error_code ec;
+  std::filesystem::remove(jobs_root_, ec);  // only when nothing is left in it
 }
 
 nlohmann::json SystemBackend::labs() {
@@ -233,7 +239,11 @@ std::optional<nlohmann::json> SystemBackend::check_topology(const std::string& t
   };
   if (r->exit_code != 0) {
     if (j.is_object() && j.contains("diagnostics")) {
-      for (auto& d : j["diagnostics"]) d["file"] = relative(d.value("file", ""));
+      for (auto& d : j["diagnostics"]) {
+        d["file"] = relative(d.value("file", ""));
+        for (const char* k : {"message", "hint"})
+          if (d.contains(k) && d[k].is_string()) d[k] = relative(d[k].get<std::string>());
+      }
       return *err = error(400, relative(j.value("error", "the topology does not load")),
                           j["diagnostics"]),
              std::nullopt;
@@ -339,13 +349,18 @@ bool SystemBackend::cancel_job(const std::string& id) {
   for (auto& j : jobs_)
     if (j->view.id == id) {
       std::lock_guard l(j->mu);
-      if (j->view.state != "running") return false;
+      if (j->view.state != "running" || j->cancel_requested) return false;
       j->cancel_requested = true;
       // Exactly the process this job started; it stops like on Ctrl-C (cleans up its lab).
       if (j->pid > 0) ::kill(j->pid, SIGTERM);
       return true;
     }
   return false;
+}
+
+bool SystemBackend::running(const std::string& lab, const std::string& node) {
+  auto st = state::load_state(lab);
+  return st && (node.empty() || st->plan.find(node) != nullptr);
 }
 
 std::optional<nlohmann::json> SystemBackend::exec(const std::string& lab, const std::string& node,
@@ -360,7 +375,18 @@ std::optional<nlohmann::json> SystemBackend::exec(const std::string& lab, const 
   proc::SystemRunner runner;
   auto r = runner.run({argv, "", std::chrono::milliseconds(static_cast<long>(timeout_s * 1000))});
   if (!r) return *err = error(504, r.error().message), std::nullopt;
-  return nlohmann::json{{"exit_code", r->exit_code}, {"stdout", r->out}, {"stderr", r->err}};
+  // A reply stays a reply: output beyond 1 MiB per stream is cut (JSON escaping can grow it
+  // several times); `twin exec` or a terminal is the way to read more.
+  constexpr size_t kMaxOutput = 1u << 20;
+  bool cut = false;
+  for (std::string* s : {&r->out, &r->err})
+    if (s->size() > kMaxOutput) {
+      s->resize(kMaxOutput);
+      *s += "\n[twin: output cut at 1 MiB]\n";
+      cut = true;
+    }
+  return nlohmann::json{{"exit_code", r->exit_code}, {"stdout", r->out}, {"stderr", r->err},
+                        {"truncated", cut}};
 }
 
 }  // namespace twin::serve

@@ -37,6 +37,7 @@ class SystemBackend final : public Backend {
   std::vector<JobView> jobs() override;
   std::optional<JobView> job(const std::string& id) override;
   bool cancel_job(const std::string& id) override;
+  bool running(const std::string& lab, const std::string& node) override;
   std::optional<nlohmann::json> exec(const std::string& lab, const std::string& node,
                                      const std::vector<std::string>& command, double timeout_s,
                                      Response* err) override;

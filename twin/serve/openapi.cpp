@@ -102,11 +102,13 @@ nlohmann::json Api::openapi() {
          obj({{"only", kStr}, {"converge_timeout", kNum}}), true);
   p["/api/labs/{lab}/apply"]["parameters"] = lab;
   p["/api/labs/{lab}/apply"]["post"] =
-      op("apply a change set through the gate (job: twin apply --json)", "Job", 202,
-         obj({{"change", kStr}, {"files", kFiles}, {"revert", kBool}, {"no_rollback", kBool},
-              {"dry_run", kBool}, {"per_step", kBool}, {"restart_check", kBool},
-              {"allow_dirty_baseline", kBool}, {"max_outage", kStr}},
-             {"change"}),
+      op("apply a change set, or rendered per-node configs (configs: {\"leaf1.conf\": ...}), "
+         "through the gate (job: twin apply --json)",
+         "Job", 202,
+         obj({{"change", kStr}, {"configs", kFiles}, {"files", kFiles}, {"revert", kBool},
+              {"no_rollback", kBool}, {"dry_run", kBool}, {"per_step", kBool},
+              {"restart_check", kBool}, {"allow_dirty_baseline", kBool}, {"max_outage", kStr},
+              {"probe_interval", kStr}, {"no_probe_stream", kBool}, {"converge_timeout", kNum}}),
          true);
   p["/api/labs/{lab}/drill"]["parameters"] = lab;
   p["/api/labs/{lab}/drill"]["post"] =

@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
@@ -18,6 +17,7 @@
 #include "twin/core/util.hpp"
 #include "twin/engine/live.hpp"
 #include "twin/serve/terminal.hpp"
+#include "twin/serve/websocket.hpp"
 
 namespace twin::serve {
 namespace asio = boost::asio;
@@ -67,21 +67,9 @@ http::response<http::string_body> to_beast(const Response& r, unsigned version, 
 void stream_events(tcp::socket socket, const http::request<http::string_body>& upgrade,
                    const std::string& lab, double interval_s) {
   asio::io_context io;
-  boost::system::error_code ec;
-  auto protocol = socket.local_endpoint(ec).protocol();
-  if (ec) return;
-  tcp::socket mine(io);
-  mine.assign(protocol, socket.release(), ec);
-  if (ec) return;
-  websocket::stream<tcp::socket> ws(std::move(mine));
-  ws.read_message_max(64 * 1024);
-  websocket::stream_base::timeout t{};
-  t.handshake_timeout = std::chrono::seconds(30);
-  t.idle_timeout = std::chrono::seconds(30);
-  t.keep_alive_pings = true;
-  ws.set_option(t);
-  ws.accept(upgrade, ec);
-  if (ec) return;
+  auto accepted = accept_websocket(std::move(socket), upgrade, io, std::chrono::seconds(30));
+  if (!accepted) return;
+  WebSocket& ws = *accepted;
   ws.text(true);
 
   engine::EventFollower follower(lab, false);
@@ -147,58 +135,78 @@ void session(tcp::socket socket, Api& api, const ServerOptions& o) {
     Count() { ++g_connections; }
     ~Count() { --g_connections; }
   } count;
-  // Sync reads have no Beast timeout: an idle or stalled client frees its thread after 30 s.
-  timeval tv{30, 0};
-  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  beast::flat_buffer buffer;
+  // Asynchronous on this thread's own io_context, so that every read and write has a deadline:
+  // a client that sends nothing, or a byte at a time, loses its connection (and frees its
+  // thread and its place among max_connections) after request_timeout_s.
+  asio::io_context io;
   boost::system::error_code ec;
+  auto protocol = socket.local_endpoint(ec).protocol();
+  if (ec) return;
+  tcp::socket mine(io);
+  mine.assign(protocol, socket.release(), ec);
+  if (ec) return;
+  beast::tcp_stream stream(std::move(mine));
+  const auto deadline = std::chrono::seconds(o.request_timeout_s);
+  auto reply = [&](const Response& r, unsigned version, bool keep) {
+    auto res = to_beast(r, version, keep);
+    boost::system::error_code wec;
+    stream.expires_after(deadline);
+    http::async_write(stream, res, [&](boost::system::error_code e, size_t) { wec = e; });
+    io.restart();
+    io.run();
+    return !wec;
+  };
+  beast::flat_buffer buffer;
   while (true) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(kMaxBody);
     parser.header_limit(16 * 1024);
-    http::read(socket, buffer, parser, ec);
-    if (ec == http::error::end_of_stream || ec == asio::error::connection_reset) break;
-    if (ec == http::error::body_limit) {
-      http::write(socket, to_beast(error(413, "the body is larger than " +
-                                                  std::to_string(kMaxBody) + " bytes"),
-                                   11, false),
-                  ec);
+    boost::system::error_code rec;
+    stream.expires_after(deadline);
+    http::async_read(stream, buffer, parser, [&](boost::system::error_code e, size_t) { rec = e; });
+    io.restart();
+    io.run();
+    if (rec == http::error::end_of_stream || rec == asio::error::connection_reset ||
+        rec == asio::error::eof || rec == beast::error::timeout)
+      break;
+    if (rec == http::error::body_limit) {
+      reply(error(413, "the body is larger than " + std::to_string(kMaxBody) + " bytes"), 11, false);
       break;
     }
-    if (ec) {
-      if (ec != asio::error::would_block && ec != asio::error::timed_out &&
-          ec != asio::error::eof)
-        http::write(socket, to_beast(error(400, "malformed HTTP request: " + ec.message()), 11, false),
-                    ec);
+    if (rec == http::error::header_limit) {
+      reply(error(431, "the request's headers are larger than 16 KiB"), 11, false);
+      break;
+    }
+    if (rec) {
+      reply(error(400, "malformed HTTP request: " + rec.message()), 11, false);
       break;
     }
     auto req = parser.release();
     if (g_connections > o.max_connections) {
-      http::write(socket, to_beast(error(503, "too many connections"), req.version(), false), ec);
+      reply(error(503, "too many connections (at most " + std::to_string(o.max_connections) + ")"),
+            req.version(), false);
       break;
     }
     if (websocket::is_upgrade(req)) {
       Api::WebSocketTarget to;
       if (auto refused = api.check_websocket(to_request(req), &to)) {
-        http::write(socket, to_beast(*refused, req.version(), false), ec);
+        reply(*refused, req.version(), false);
         break;
       }
-      if (to.kind == "terminal") {
-        // A terminal may sit idle for hours; only the event stream's pings bound idleness.
-        timeval none{0, 0};
-        ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
-        run_terminal(std::move(socket), req, o.twin_program, to.lab, to.node);
-        return;
-      }
-      stream_events(std::move(socket), req, to.lab, o.event_interval_s);
+      // From here the stream keeps its own deadlines (keep-alive pings): an idle terminal stays.
+      stream.expires_never();
+      tcp::socket upgraded = stream.release_socket();
+      if (to.kind == "terminal")
+        run_terminal(std::move(upgraded), req, o.twin_program, to.lab, to.node);
+      else
+        stream_events(std::move(upgraded), req, to.lab, o.event_interval_s);
       return;
     }
     Response r = api.handle(to_request(req));
     bool keep = req.keep_alive();
-    http::write(socket, to_beast(r, req.version(), keep), ec);
-    if (ec || !keep) break;
+    if (!reply(r, req.version(), keep) || !keep) break;
   }
-  socket.shutdown(tcp::socket::shutdown_send, ec);
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
 }  // namespace

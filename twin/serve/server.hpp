@@ -17,7 +17,9 @@ struct ServerOptions {
   std::string address = "127.0.0.1";
   int port = 8080;                 // 0 = any free port (the bound one is reported)
   double event_interval_s = 0.5;   // between two looks at a lab for its event stream
-  int max_connections = 64;        // beyond: 503
+  int max_connections = 64;        // beyond: 503 (event streams and terminals count)
+  int request_timeout_s = 15;      // to receive a request, or send a reply; then the
+                                   // connection closes (an idle keep-alive one too)
   std::string twin_program;        // this program's path: terminals run `<it> shell`
 };
 

@@ -1,4 +1,5 @@
 #include "twin/serve/terminal.hpp"
+#include "twin/serve/websocket.hpp"
 
 #include <linux/close_range.h>
 #include <pty.h>
@@ -48,22 +49,11 @@ void run_terminal(tcp::socket socket,
                   const std::string& twin_program, const std::string& lab, const std::string& node) {
   // Its own io_context: the pty and the socket are read at once, without a thread each.
   asio::io_context io;
-  boost::system::error_code ec;
-  auto protocol = socket.local_endpoint(ec).protocol();
-  if (ec) return;
-  tcp::socket mine(io);
-  mine.assign(protocol, socket.release(), ec);
-  if (ec) return;
-  websocket::stream<tcp::socket> ws(std::move(mine));
-  ws.read_message_max(64 * 1024);
   // An idle terminal stays open; a browser that vanished is found by keep-alive pings.
-  websocket::stream_base::timeout t{};
-  t.handshake_timeout = std::chrono::seconds(30);
-  t.idle_timeout = std::chrono::seconds(60);
-  t.keep_alive_pings = true;
-  ws.set_option(t);
-  ws.accept(upgrade, ec);
-  if (ec) return;
+  auto accepted = accept_websocket(std::move(socket), upgrade, io, std::chrono::seconds(60));
+  if (!accepted) return;
+  WebSocket& ws = *accepted;
+  boost::system::error_code ec;
 
   // Everything the child needs is built before fork: a threaded process may only exec after.
   std::vector<std::string> args{twin_program, "shell", "--lab", lab, node};

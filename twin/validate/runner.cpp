@@ -28,6 +28,8 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   std::vector<std::vector<TestResult>> latest(validators.size());
   std::vector<bool> done(validators.size(), false);
   std::vector<int> attempts(validators.size(), 0);
+  std::vector<int> last_bad(validators.size(), -1);  // the count a progress line last gave
+  std::vector<Clock::time_point> last_said(validators.size());
   // Until when each family is retried: the latest window among its results that do not pass.
   std::vector<Clock::time_point> deadline(validators.size(), t0 + opts.converge_timeout);
   for (;;) {
@@ -64,9 +66,16 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
         int bad = 0;
         for (const auto& r : latest[i])
           bad += r.status == Status::kFailed || r.status == Status::kError;
-        opts.progress(validators[i]->name() + ": " +
-                      (done[i] ? "passed" : std::to_string(bad) + " not passing yet") +
-                      " (attempt " + std::to_string(attempts[i]) + ")");
+        // A line when the count moves, or every 5 s while it does not: a fault that stays for
+        // the whole window is news once, not at every retry (hundreds of lines in 30 s).
+        bool moved = bad != last_bad[i] || done[i];
+        if (moved || time.now() - last_said[i] >= std::chrono::seconds(5)) {
+          opts.progress(validators[i]->name() + ": " +
+                        (done[i] ? "passed" : std::to_string(bad) + " not passing yet") +
+                        " (attempt " + std::to_string(attempts[i]) + ")");
+          last_bad[i] = bad;
+          last_said[i] = time.now();
+        }
       }
     }
     auto now = time.now();
