@@ -21,9 +21,10 @@ done
 pkgs=(build-essential cmake ninja-build ccache pkg-config
       frr frr-pythontools libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libssl-dev
       libgtest-dev libgmock-dev libvirt-dev iproute2 iputils-ping nftables procps util-linux
-      graphviz libjs-d3 node-xterm esbuild)
+      graphviz libjs-d3 node-xterm esbuild jq)
 # twin graph -f svg (graphviz); twin serve's page: d3 3.5 (libjs-d3) and the terminal, Debian's
-# node-xterm bundled at build time by esbuild (its libjs-xterm does not load in a browser).
+# node-xterm bundled at build time by esbuild (its libjs-xterm does not load in a browser);
+# jq for the README's curl examples of the API.
 if [ "$browser" = 1 ]; then
   pkgs+=(chromium chromium-driver python3-selenium)
 fi
