@@ -105,6 +105,10 @@ int run_serve(const ServeOptions& o) {
                 << "  Ctrl-C stops\n";
       return;
     }
+    if (where.starts_with("0.0.0.0:") || where.starts_with("[::]:"))
+      std::cerr << "twin: listening on every address of this machine; browse to one of them, "
+                   "e.g. http://<this host's address>:"
+                << where.substr(where.rfind(':') + 1) << "/\n";
     std::cerr << "twin: serving http://" << where << "/ (API: http://" << where
               << "/api/openapi.json)"
               << (token.empty() ? "; no token: any local user can change labs"

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   twin::cli::PlanOptions plan;
   auto* p = app.add_subcommand("plan", "Dry run: print what `up` would create");
   p->add_option("file", plan.file, "topology file")->required();
-  p->add_option("--name", plan.name, "lab name (overrides the file's `name`)");
+  p->add_option("--name,--lab", plan.name, "lab name (overrides the file's `name`)");
   p->add_flag("--json", plan.json, "print the plan as JSON");
   p->callback([&] { code = twin::cli::run_plan(plan); });
 
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
       app.add_subcommand("up", "Create the lab: namespaces, links, FRR daemons; wait for its BGP "
                                "sessions and OSPF adjacencies");
   u->add_option("file", up.file, "topology file")->required();
-  u->add_option("--name", up.name,
+  u->add_option("--name,--lab", up.name,
                 "lab name (overrides the file's `name`; lets CI jobs run "
                 "the same topology in parallel)");
   u->add_flag("--keep-on-failure", up.keep_on_failure, "leave a half-built lab for inspection");
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
   auto* r = app.add_subcommand(
       "run", "One-shot CI gate: up, baseline, apply a scenario's change, verdict, down");
   r->add_option("scenario", run.scenario, "scenario file (YAML)")->required();
-  r->add_option("--name", run.name,
+  r->add_option("--name,--lab", run.name,
                 "lab name (default: the topology's; unique names let CI "
                 "jobs share a machine)");
   r->add_flag("--keep", run.keep, "leave the lab up afterwards (twin down to remove it)");
