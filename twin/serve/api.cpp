@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -73,14 +72,6 @@ Response json_response(int status, const nlohmann::json& j) {
   r.status = status;
   r.body = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   return r;
-}
-
-std::optional<std::string> read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // Constant time in the length of `given`: the comparison does not leak how much matched.
@@ -234,12 +225,12 @@ nlohmann::json to_json(const JobView& j) {
 std::string job_body(const JobView& j) {
   std::string head = to_json(j).dump(2);
   head.pop_back();  // the closing brace: the result goes last
-  while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
+  head = trim_end(std::move(head));
   std::string result = j.result.dump(2);
   if (j.result.is_null() && !j.result_file.empty()) {
-    if (auto text = read_whole(j.result_file)) result = std::move(*text);
+    if (auto text = read_file(j.result_file)) result = std::move(*text);
   }
-  while (!result.empty() && (result.back() == '\n' || result.back() == ' ')) result.pop_back();
+  result = trim_end(std::move(result));
   return head + ",\n  \"result\": " + result + "\n}\n";
 }
 
@@ -405,7 +396,7 @@ Response Api::handle(const Request& r) {
     std::string file = name == "d3.min.js" ? o_.d3_path
                        : bundled           ? o_.bundle_dir + "/" + name
                                            : o_.web_dir + "/" + name;
-    auto text = read_whole(file);
+    auto text = read_file(file);
     if (!text) {
       if (bundled)
         return error(404, "the browser terminal was not built (" + file +
