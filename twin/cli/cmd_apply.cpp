@@ -70,14 +70,7 @@ void emit_input_error(const Diagnostics& diags, const ApplyOptions& o, const std
     nlohmann::json j = {{"schema_version", 1},
                         {"verdict", "input-error"},
                         {"exit_code", 2},
-                        {"diagnostics", nlohmann::json::array()}};
-    for (const auto& d : diags.items())
-      j["diagnostics"].push_back({{"file", d.file},
-                                  {"line", d.line},
-                                  {"column", d.column},
-                                  {"field", d.field},
-                                  {"message", d.message},
-                                  {"hint", d.hint}});
+                        {"diagnostics", diags.to_json()}};
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   if (!o.junit.empty()) {

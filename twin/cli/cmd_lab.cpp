@@ -40,18 +40,10 @@ std::optional<topology::Topology> load(const std::string& file, const std::strin
   }
   std::cerr << diags.format_warnings();
   if (!t && json) {
-    nlohmann::json d = nlohmann::json::array();
-    for (const auto& i : diags.items())
-      d.push_back({{"file", i.file},
-                   {"line", i.line},
-                   {"column", i.column},
-                   {"field", i.field},
-                   {"message", i.message},
-                   {"hint", i.hint}});
     std::cout << nlohmann::json{{"error", std::to_string(diags.items().size()) + " problem" +
                                               (diags.items().size() == 1 ? "" : "s") + " in " +
                                               file + "; nothing was created"},
-                                {"diagnostics", d}}
+                                {"diagnostics", diags.to_json()}}
                      .dump(2)
               << "\n";
   }

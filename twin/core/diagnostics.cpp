@@ -33,6 +33,18 @@ std::string format_sorted(const std::vector<Diagnostic>& items, const char* seve
 }  // namespace
 
 std::string Diagnostics::format() const { return format_sorted(items_, "error"); }
+
+nlohmann::json Diagnostics::to_json() const {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& d : items_)
+    a.push_back({{"file", d.file},
+                 {"line", d.line},
+                 {"column", d.column},
+                 {"field", d.field},
+                 {"message", d.message},
+                 {"hint", d.hint}});
+  return a;
+}
 std::string Diagnostics::format_warnings() const { return format_sorted(warnings_, "warning"); }
 
 namespace {

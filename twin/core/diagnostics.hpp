@@ -1,6 +1,7 @@
 #pragma once
 // Problems found in user input (topology, image profile, change set), collected all at once.
 // Lines and columns are 1-based, as editors show them.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ class Diagnostics {
   [[nodiscard]] std::string format() const;
   // The warnings the same way, with "warning:" for "error:".
   [[nodiscard]] std::string format_warnings() const;
+  // The errors as [{"file","line","column","field","message","hint"}], in the order found: what
+  // `--json` reports and twin serve's error bodies carry.
+  [[nodiscard]] nlohmann::json to_json() const;
 
  private:
   std::vector<Diagnostic> items_;
