@@ -120,6 +120,32 @@ struct FakeNetwork {
 
 class FakeDriver final : public twin::drivers::NodeDriver {
  public:
+  // `ip -j addr show` of a node whose addresses are as planned (the recordings keep links only).
+  static nlohmann::json planned_addresses(const twin::plan::Node& node) {
+    auto info = [](const std::vector<std::string>& addrs) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& p : addrs) {
+        auto slash = p.find('/');
+        a.push_back({{"family", p.find(':') == std::string::npos ? "inet" : "inet6"},
+                     {"local", p.substr(0, slash)},
+                     {"prefixlen", std::stoi(p.substr(slash + 1))},
+                     {"scope", "global"}});
+      }
+      return a;
+    };
+    std::vector<std::string> lo = node.loopbacks;
+    if (auto c = node.config_addresses.find("lo"); c != node.config_addresses.end())
+      lo.insert(lo.end(), c->second.begin(), c->second.end());
+    nlohmann::json out = nlohmann::json::array();
+    out.push_back({{"ifname", "lo"}, {"addr_info", info(lo)}});
+    for (const auto& i : node.interfaces) {
+      std::vector<std::string> addrs = i.addresses;
+      if (auto c = node.config_addresses.find(i.name); c != node.config_addresses.end())
+        addrs.insert(addrs.end(), c->second.begin(), c->second.end());
+      out.push_back({{"ifname", i.name}, {"addr_info", info(addrs)}});
+    }
+    return out;
+  }
   explicit FakeDriver(FakeNetwork& net) : net_(net) {}
   const char* name() const override { return "fake"; }
   std::vector<std::pair<std::string, std::string>> namespace_sysctls(
@@ -134,8 +160,9 @@ class FakeDriver final : public twin::drivers::NodeDriver {
     if (!o) return twin::harness_error("not recorded");
     switch (table) {
       case twin::runtime::KernelTable::kLinks:
-      case twin::runtime::KernelTable::kAddresses:
         return o->links;
+      case twin::runtime::KernelTable::kAddresses:
+        return twin::ok(planned_addresses(node));
       case twin::runtime::KernelTable::kRoutes4:
         return o->routes4;
       case twin::runtime::KernelTable::kRoutes6:
@@ -213,7 +240,12 @@ class FakeDriver final : public twin::drivers::NodeDriver {
   bool manages_frr(const twin::plan::Node& node) const override { return !node.daemons.empty(); }
   twin::Result<std::string> running_config(const twin::plan::Node& node,
                                            twin::proc::ProcessRunner&) const override {
-    return "hostname " + node.name + "\n";
+    // What was applied since the last reload shows in the running config.
+    std::lock_guard lk(net_.mu);
+    std::string cfg = "hostname " + node.name + "\n";
+    if (auto a = net_.applied.find(node.name); a != net_.applied.end())
+      for (const auto& t : a->second) cfg += t;
+    return cfg;
   }
   twin::Result<void> apply_config(const twin::plan::Node& node, const std::string& text, int,
                                   const std::string&, twin::proc::ProcessRunner&) const override {

@@ -101,6 +101,14 @@ struct Harness {
     return twin::replay::run_gate(st, cs, opts, env);
   }
 
+  twin::replay::GateEnv env() {
+    return twin::replay::GateEnv{runner,
+                                 [this](const twin::plan::Node&) -> const twin::drivers::NodeDriver& {
+                                   return driver;
+                                 },
+                                 time, lab, twin_test::recorded_validators(net), traffic};
+  }
+
   long count(const std::string& line) const {
     return std::count(net.log.begin(), net.log.end(), line);
   }
@@ -560,3 +568,81 @@ TEST(GateLogic, InterruptDuringTheBaselineAppliesNothing) {
 }
 
 }  // namespace
+
+// Training's fault injection: the steps applied, nothing judged, nothing rolled back.
+TEST(GateLogic, InjectAppliesTheStepsWithoutJudgingOrRollingBack) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = breaks_on_marker;
+  auto env = h.env();
+  auto r = twin::replay::inject(h.st, leaf_steps(2, {2}), h.opts, env);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->ok());
+  ASSERT_EQ(r->steps.size(), 2u);
+  EXPECT_EQ(r->steps[1].status, "applied");
+  EXPECT_EQ(h.count("apply leaf1"), 1);
+  EXPECT_EQ(h.count("apply leaf2"), 1);
+  EXPECT_EQ(h.count("reload leaf2"), 0);  // no rollback
+  EXPECT_TRUE(h.net.shows_bad());         // the fault stays in
+  EXPECT_THAT(r->settled, HasSubstr("quiet after"));
+  EXPECT_FALSE(h.lab.saved.has_value());  // no intent saved: the lab keeps its plan
+}
+
+TEST(GateLogic, InjectRefusesATopologyStep) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  ChangeSet cs;
+  Step s;
+  s.name = "grow";
+  s.body = twin::replay::TopologyStep{};
+  cs.steps.push_back(s);
+  auto env = h.env();
+  auto r = twin::replay::inject(h.st, cs, h.opts, env);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, twin::ErrorKind::kUsage);
+  EXPECT_THAT(r.error().message, HasSubstr("topology step cannot be injected"));
+  EXPECT_TRUE(h.net.log.empty());
+}
+
+// restore(): back to the reference for exactly what differs, whoever changed it; a second
+// restore finds nothing to do.
+TEST(GateLogic, RestoreRollsBackWhatDiffersFromTheReferenceAndIsIdempotent) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  h.net.broken = breaks_on_marker;
+  for (const auto& n : clos().nodes)
+    if (!n.daemons.empty())
+      for (const auto& k : twin::replay::reference_sysctl_keys(n)) h.net.sysctls[n.name][k] = "1";
+  h.net.sysctls["leaf3"]["net.ipv6.conf.all.disable_ipv6"] = "0";
+  auto env = h.env();
+  auto ref = twin::replay::read_reference(clos(), env, 2);
+  ASSERT_TRUE(ref) << ref.error().message;
+  EXPECT_EQ(ref->configs.size(), 6u);
+  EXPECT_EQ(ref->sysctls.at("leaf3").at("net.ipv6.conf.all.disable_ipv6"), "0");
+  twin::validate::SystemProbe probe(h.runner, env.drivers);
+  ref->state = twin::replay::observe(clos(), probe, 2);
+
+  // A trainee's (or a fault's) changes: leaf2's FRR config, and IPv6 off on leaf3.
+  ASSERT_TRUE(twin::replay::inject(h.st, leaf_steps(2, {2}), h.opts, env));
+  h.net.sysctls["leaf3"]["net.ipv6.conf.all.disable_ipv6"] = "1";
+  ASSERT_TRUE(h.net.shows_bad());
+  h.net.log.clear();
+  auto r = twin::replay::restore(h.st, *ref, h.opts, env);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->configs, 2);  // leaf1 and leaf2 got lines; the other FRR nodes are untouched
+  EXPECT_EQ(r->sysctls, 1);
+  EXPECT_EQ(h.count("reload leaf1"), 1);
+  EXPECT_EQ(h.count("reload leaf2"), 1);
+  EXPECT_EQ(h.count("reload spine1"), 0);
+  EXPECT_EQ(h.count("sysctl leaf3 net.ipv6.conf.all.disable_ipv6=0"), 1);
+  EXPECT_EQ(h.net.sysctls["leaf3"]["net.ipv6.conf.all.disable_ipv6"], "0");
+  EXPECT_FALSE(h.net.shows_bad());
+  EXPECT_THAT(r->detail, HasSubstr("2 FRR config(s)"));
+
+  h.net.log.clear();
+  auto again = twin::replay::restore(h.st, *ref, h.opts, env);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->total(), 0) << again->detail;
+  EXPECT_EQ(again->detail, "nothing differs from the reference");
+  for (const auto& l : h.net.log) EXPECT_THAT(l, ::testing::Not(HasSubstr("reload"))) << l;
+}

@@ -238,14 +238,7 @@ int run_status(const StatusOptions& o) {
   const auto& j = *r;
   // Degraded (a daemon dead, a VM not running, a namespace, link or interface missing): exit 1,
   // so scripts can check health.
-  bool degraded = false;
-  for (const auto& n : j["nodes"]) {
-    degraded |= !n["netns_present"].get<bool>();
-    for (const auto& d : n["daemons"]) degraded |= !d["alive"].get<bool>();
-    if (n.contains("vm")) degraded |= n["vm"]["running"] != true;
-  }
-  for (const auto& l : j["links"])
-    degraded |= l["a_state"] == "missing" || l["b_state"] == "missing";
+  bool degraded = engine::degraded(j);
   if (o.json) {
     std::cout << j.dump(2) << "\n";
     return degraded ? 1 : 0;

@@ -75,6 +75,11 @@ Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner);
 // "alive"}]}], "links":[{"a","b","mtu_expected","a_state","b_state","a_mtu","b_mtu"}]}
 Result<nlohmann::json> status(const std::string& lab);
 
+// Whether a status() document shows a lab that lost something `up` built: a namespace, a link
+// end, a daemon, a VM (what `twin status` exits 1 for; a rebuild, not a reconfiguration,
+// repairs it). Pure.
+bool degraded(const nlohmann::json& status);
+
 // What convergence waits for: the plan's expected BGP sessions Established and OSPF
 // adjacencies Full (one bgpd and one ospfd vty query per FRR node that has some).
 struct SessionState {

@@ -120,6 +120,18 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
   return c;
 }
 
+bool degraded(const nlohmann::json& j) {
+  bool out = false;
+  for (const auto& n : j.value("nodes", nlohmann::json::array())) {
+    out |= !n.value("netns_present", false);
+    for (const auto& d : n.value("daemons", nlohmann::json::array())) out |= !d.value("alive", false);
+    if (n.contains("vm")) out |= n["vm"].value("running", false) != true;
+  }
+  for (const auto& l : j.value("links", nlohmann::json::array()))
+    out |= l.value("a_state", "") == "missing" || l.value("b_state", "") == "missing";
+  return out;
+}
+
 Result<nlohmann::json> status(const std::string& lab) {
   auto st = state::load_state(lab);
   if (!st) return st.error();

@@ -52,6 +52,8 @@ class Gate {
         watch_(env, opts.parallel, opts.converge_timeout, opts.progress) {}
 
   Result<ApplyResult> run();
+  Result<Injected> inject();
+  Result<Restored> restore(const Reference& ref);
 
  private:
   void say(const std::string& s) {
@@ -265,15 +267,17 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   // Disabling IPv6 made the kernel delete the IPv6 addresses (and routes) of what it covered;
   // enabling it again brings back only link-local ones. The plan's addresses go back on, and
   // bounced ports make zebra reinstall the routes through them.
-  std::set<std::string> v6_nodes;
+  std::set<std::string> v6_nodes = t.readdress;
   for (const auto& [node, key, old] : t.sysctls)
     if (key.find("disable_ipv6") != std::string::npos) v6_nodes.insert(node);
   for (const auto& node : v6_nodes) {
     const plan::Node* n = st_.plan.find(node);
     if (!n) continue;
     std::string script;
+    bool both = t.readdress.count(node) > 0;  // (IPv6 alone when only IPv6 was turned off)
     auto readd = [&](const std::string& a, const std::string& dev) {
-      if (a.find(':') != std::string::npos) script += "address replace " + a + " dev " + dev + "\n";
+      if (both || a.find(':') != std::string::npos)
+        script += "address replace " + a + " dev " + dev + "\n";
     };
     for (const auto& a : n->loopbacks) readd(a, "lo");
     for (const auto& [dev, addrs] : n->config_addresses)
@@ -313,6 +317,8 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   }
   std::string restored = std::to_string(nodes.size()) + " FRR config(s) and " +
                          std::to_string(scripts.size()) + " node(s)' interfaces restored";
+  if (!t.readdress.empty())
+    restored += ", the addresses of " + std::to_string(t.readdress.size()) + " router(s) put back";
   if (!t.sysctls.empty())
     restored += ", " + std::to_string(t.sysctls.size()) + " kernel setting(s) written back";
   if (vteps > 0) restored += ", the VNIs of " + std::to_string(vteps) + " VTEP(s) put back";
@@ -702,12 +708,220 @@ Result<ApplyResult> Gate::run() {
   return res_;
 }
 
+
+Result<Injected> Gate::inject() {
+  for (const auto& s : cs_.steps)
+    if (s.kind() == StepKind::kTopology)
+      return Error{ErrorKind::kUsage, "step '" + s.name +
+                                          "': a topology step cannot be injected (the lab must "
+                                          "keep its plan); use frr, interface, link, sysctl or "
+                                          "vxlan steps"};
+  current_ = st_.plan;
+  Injected out;
+  Touched touched;
+  bool broke = false;
+  for (size_t i = 0; i < cs_.steps.size(); ++i) {
+    const Step& s = cs_.steps[i];
+    StepOutcome o{s.name, to_string(s.kind())};
+    if (broke || interrupted()) {
+      o.status = "skipped";
+      o.detail = interrupted() ? "interrupted" : "an earlier step failed";
+      out.steps.push_back(o);
+      continue;
+    }
+    auto ts = time_.now();
+    auto r = apply_step(s, i, touched, &o.detail);
+    o.duration_ms = time_.ms_since(ts);
+    if (!r) {
+      if (r.error().kind == ErrorKind::kInterrupted) return r.error();
+      o.status = "failed";
+      o.detail = r.error().message;
+      broke = true;
+    }
+    out.steps.push_back(o);
+  }
+  if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted while injecting"};
+  out.settled = settle(current_, ospf_settle_floor(current_, touched), nullptr, &touched);
+  return out;
+}
+
+Result<Restored> Gate::restore(const Reference& ref) {
+  current_ = st_.plan;
+  TempDir work;
+  if (work.path.empty()) return harness_error("cannot create a temporary folder");
+  work_dir_ = work.path;
+  if (::chmod(work_dir_.c_str(), 0755) != 0) return harness_error("chmod " + work_dir_);
+  res_.baseline.state = ref.state;  // the rollback's interfaces go back to it
+  Restored out;
+  Touched t;
+  // FRR: the nodes whose running configuration is not the reference's.
+  for (auto& [n, cfg] : running_configs(st_.plan)) {
+    auto want = ref.configs.find(n->name);
+    if (want == ref.configs.end()) continue;
+    if (cfg && *cfg == want->second) continue;
+    std::string path = work_dir_ + "/" + n->name + ".reference.conf";
+    if (auto w = write_file(path, want->second); !w) return w.error();
+    snapshot_paths_[n->name] = path;
+    t.frr_nodes.insert(n->name);
+  }
+  out.configs = static_cast<int>(t.frr_nodes.size());
+  // Interfaces, kernel settings, VTEPs and servers' addresses: read now, node by node.
+  validate::SystemProbe probe(runner_, env_.drivers);
+  NetState now = observe(st_.plan, probe, opts_.parallel);
+  for (const auto& [key, mtu] : ref.state.mtu) {
+    auto m = now.mtu.find(key);
+    auto u = now.admin_up.find(key);
+    auto ru = ref.state.admin_up.find(key);
+    bool mtu_differs = m != now.mtu.end() && m->second != mtu;
+    bool up_differs = u != now.admin_up.end() && ru != ref.state.admin_up.end() &&
+                      u->second != ru->second;
+    if (mtu_differs || up_differs) t.interfaces.insert(key);
+  }
+  out.interfaces = static_cast<int>(t.interfaces.size());
+  for (const auto& [node, keys] : ref.sysctls) {
+    const plan::Node* n = st_.plan.find(node);
+    if (!n) continue;
+    for (const auto& [key, value] : keys) {
+      auto v = env_.drivers(*n).read_sysctl(*n, key);
+      if (v && trim_end(*v) != value) t.sysctls.emplace_back(node, key, value);
+    }
+  }
+  out.sysctls = static_cast<int>(t.sysctls.size());
+  for (const auto& n : st_.plan.nodes) {
+    if (n.vnis.empty()) continue;
+    auto running = env_.drivers(n).running_vnis(n, runner_);
+    if (!running) continue;
+    plan::Node seen = n;
+    seen.vnis = *running;
+    if (env_.drivers(n).vtep_change_script(seen, n).empty()) continue;
+    t.vteps[n.name] = n.vnis;
+    t.vteps_left[n.name] = *running;
+    ++out.vteps;
+  }
+  for (const auto& n : st_.plan.nodes) {
+    if (n.kind != topology::NodeKind::kHost) continue;
+    auto j = probe.ip_json(n, {"addr", "show"});
+    if (!j || !j->is_array()) continue;
+    bool changed = false;
+    for (const auto& i : n.interfaces) {
+      std::set<std::string> have;
+      for (const auto& link : *j)
+        if (link.value("ifname", "") == i.name)
+          for (const auto& a : link.value("addr_info", nlohmann::json::array()))
+            if (a.value("scope", "") == "global")
+              have.insert(a.value("local", "") + "/" + std::to_string(a.value("prefixlen", 0)));
+      std::set<std::string> want(i.addresses.begin(), i.addresses.end());
+      for (const auto& a : want)
+        if (!have.count(a)) {
+          t.host_removed.emplace_back(n.name, i.name, a);
+          changed = true;
+        }
+      for (const auto& a : have)
+        if (!want.count(a)) {
+          t.host_added.emplace_back(n.name, i.name, a);
+          changed = true;
+        }
+    }
+    out.hosts += changed ? 1 : 0;
+  }
+  // Routers' planned addresses (loopbacks, ports, own configs') the kernel lost: IPv6 turned
+  // off and on deletes the global ones, and a trainee may remove any.
+  for (const auto& n : st_.plan.nodes) {
+    if (n.kind == topology::NodeKind::kHost || !env_.drivers(n).manages_frr(n)) continue;
+    auto j = probe.ip_json(n, {"addr", "show"});
+    if (!j || !j->is_array()) continue;
+    std::set<std::string> have;
+    for (const auto& link : *j)
+      for (const auto& a : link.value("addr_info", nlohmann::json::array()))
+        have.insert(link.value("ifname", "") + " " + a.value("local", "") + "/" +
+                    std::to_string(a.value("prefixlen", 0)));
+    auto lost = [&](const std::string& dev, const std::string& a) {
+      return !have.count(dev + " " + a);
+    };
+    bool missing = false;
+    for (const auto& a : n.loopbacks) missing |= lost("lo", a);
+    for (const auto& [dev, addrs] : n.config_addresses)
+      for (const auto& a : addrs) missing |= lost(dev, a);
+    for (const auto& i : n.interfaces)
+      for (const auto& a : i.addresses) missing |= lost(i.name, a);
+    if (missing) t.readdress.insert(n.name);
+  }
+  out.addresses = static_cast<int>(t.readdress.size());
+  if (out.total() == 0) {
+    out.detail = "nothing differs from the reference";
+    return out;
+  }
+  if (auto r = rollback(t, &out.detail); !r) return r.error();
+  out.settled = settle(st_.plan, ospf_settle_floor(st_.plan, t), &ref.state);
+  return out;
+}
+
 }  // namespace
 
 Result<ApplyResult> run_gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
                              GateEnv& env) {
   Gate g(st, cs, opts, env);
   return g.run();
+}
+
+bool Injected::ok() const {
+  return std::all_of(steps.begin(), steps.end(),
+                     [](const StepOutcome& s) { return s.status == "applied"; });
+}
+
+std::vector<std::string> reference_sysctl_keys(const plan::Node& node) {
+  std::vector<std::string> keys = {"net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding",
+                                   "net.ipv6.conf.all.disable_ipv6"};
+  for (const auto& i : node.interfaces)
+    if (i.fabric) keys.push_back("net.ipv6.conf." + i.name + ".disable_ipv6");
+  return keys;
+}
+
+Result<Reference> read_reference(const plan::Plan& plan, GateEnv& env, int parallel,
+                                 const std::map<std::string, std::set<std::string>>& extra) {
+  std::vector<const plan::Node*> nodes;
+  for (const auto& n : plan.nodes)
+    if (env.drivers(n).manages_frr(n) || extra.count(n.name)) nodes.push_back(&n);
+  std::vector<std::string> configs(nodes.size());
+  std::vector<std::map<std::string, std::string>> sysctls(nodes.size());
+  std::vector<std::optional<Error>> errs(nodes.size());
+  parallel_for(nodes.size(), parallel, [&](size_t i) {
+    const plan::Node& n = *nodes[i];
+    const auto& d = env.drivers(n);
+    std::set<std::string> keys;
+    if (d.manages_frr(n)) {
+      auto cfg = d.running_config(n, env.runner);
+      if (!cfg) {
+        errs[i] = cfg.error().with_context("node " + n.name + ": reading its configuration");
+        return;
+      }
+      configs[i] = *cfg;
+      for (const auto& k : reference_sysctl_keys(n)) keys.insert(k);
+    }
+    if (auto e = extra.find(n.name); e != extra.end()) keys.insert(e->second.begin(), e->second.end());
+    for (const auto& k : keys)
+      if (auto v = d.read_sysctl(n, k)) sysctls[i][k] = trim_end(*v);
+  });
+  Reference ref;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (errs[i]) return *errs[i];
+    if (env.drivers(*nodes[i]).manages_frr(*nodes[i])) ref.configs[nodes[i]->name] = configs[i];
+    if (!sysctls[i].empty()) ref.sysctls[nodes[i]->name] = sysctls[i];
+  }
+  return ref;
+}
+
+Result<Injected> inject(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
+                        GateEnv& env) {
+  Gate g(st, cs, opts, env);
+  return g.inject();
+}
+
+Result<Restored> restore(const state::State& st, const Reference& ref, const ApplyOptions& opts,
+                         GateEnv& env) {
+  static const ChangeSet kNoChange;
+  Gate g(st, kNoChange, opts, env);
+  return g.restore(ref);
 }
 
 }  // namespace twin::replay

@@ -3,6 +3,9 @@
 // these, so its logic — baseline, apply, settle, verdict, rollback, bisection, interruption —
 // runs in unit tests against fakes (tests/unit/gate_logic_test.cpp) in milliseconds, and
 // against real FRR in the integration tests.
+#include <map>
+#include <set>
+
 #include "twin/core/clock.hpp"
 #include "twin/drivers/registry.hpp"
 #include "twin/engine/lab.hpp"
@@ -59,5 +62,56 @@ std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touche
 
 Result<ApplyResult> run_gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
                              GateEnv& env);
+
+// A running lab's state that restore() brings it back to: training's exercises keep the healthy
+// lab from before their fault, so any fix — or any damage — can be undone without a rebuild.
+struct Reference {
+  std::map<std::string, std::string> configs;  // FRR node -> running configuration
+  // The healthy observation: interfaces' MTU and admin state are restored to it, and settling
+  // after a restore waits until its sessions and routes are back.
+  NetState state;
+  std::map<std::string, std::map<std::string, std::string>> sysctls;  // node -> key -> value
+};
+// The kernel settings a Reference keeps per FRR node: IPv4 and IPv6 forwarding, and IPv6 on
+// every fabric port (BGP unnumbered needs it), as the likely-cause rules read them. Pure.
+std::vector<std::string> reference_sysctl_keys(const plan::Node& node);
+// The running configuration of every FRR node of `plan` and the reference_sysctl_keys of each
+// (plus `extra` keys per node: a fault's own settings); `state` is left to the caller (a
+// validation's observation). Errors: a node's configuration could not be read.
+Result<Reference> read_reference(const plan::Plan& plan, GateEnv& env, int parallel,
+                                 const std::map<std::string, std::set<std::string>>& extra = {});
+
+// What inject() did.
+struct Injected {
+  std::vector<StepOutcome> steps;  // every step, applied or failed (the rest skipped)
+  std::string settled;             // how settling after the steps ended
+  [[nodiscard]] bool ok() const;   // every step applied
+};
+// Applies `cs`'s steps to the lab of `st` in order — no baseline, no judging, no rollback —
+// and waits until the network is quiet (sessions gone silent included, as the gate does):
+// training's fault injection. A step that fails stops the rest (they are skipped). Topology
+// steps are refused (kUsage): the lab must keep its plan. The caller holds the lab lock.
+Result<Injected> inject(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
+                        GateEnv& env);
+
+// What restore() put back.
+struct Restored {
+  int configs = 0, interfaces = 0, sysctls = 0, vteps = 0, hosts = 0;
+  int addresses = 0;  // routers whose planned addresses were put back
+  std::string detail;    // the rollback's summary
+  std::string settled;   // how settling toward the reference ended
+  [[nodiscard]] int total() const {
+    return configs + interfaces + sysctls + vteps + hosts + addresses;
+  }
+};
+// Brings the lab of `st` back to `ref` by the gate's rollback, for whatever differs from it now
+// (whoever changed it): FRR configurations whose running text differs, interfaces whose MTU or
+// admin state differs, kernel settings, VTEPs' VNIs against the plan, servers' and routers'
+// addresses against the plan; then settles until ref.state's sessions and routes are back (or
+// opts.converge_timeout). Idempotent: a lab already at `ref` changes nothing. Does not judge:
+// the caller validates. What it cannot see (a deleted namespace, a dead daemon) it does not
+// repair — callers check the lab's status first. The caller holds the lab lock.
+Result<Restored> restore(const state::State& st, const Reference& ref, const ApplyOptions& opts,
+                         GateEnv& env);
 
 }  // namespace twin::replay

@@ -41,6 +41,9 @@ struct Touched {
   // (as its kernel ran them; as planned when the kernel could not be read), and as the steps
   // left them. The rollback brings the kernel's (read again) back to the first.
   std::map<std::string, std::vector<plan::Vni>> vteps, vteps_left;
+  // Nodes whose planned addresses the kernel lost (found by restore(), whoever removed them):
+  // put back in both families, and their ports bounced so zebra reinstalls routes through them.
+  std::set<std::string> readdress;
 
   // The nodes whose kernel state a step changed: ports, host and FRR-set addresses, kernel
   // settings.

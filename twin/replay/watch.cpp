@@ -12,8 +12,6 @@ namespace twin::replay {
 namespace {
 // Validation window once settle() found the network quiet.
 constexpr std::chrono::milliseconds kQuietWindow{3000};
-// How long the state must hold still to count as quiet.
-constexpr auto kQuiet = 1000ms;
 // How long past the convergence timeout settle() waits for silent sessions at most (they are
 // torn down by a hold time of at most 30 s: silent_sessions only counts keepalives <= 10 s).
 constexpr double kSilentGrace = 30000;
@@ -82,6 +80,7 @@ Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
   ph.name = name;
   validate::SystemProbe probe(env_.runner, env_.drivers);
   validate::Context ctx{plan, probe, parallel_};
+  ctx.ping_timeout = ping_timeout_;
   validate::RunOptions ro;
   // On a quiet network a failure is real: retry briefly (a ping right after a route install),
   // not for the whole convergence window.
@@ -149,7 +148,7 @@ Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor
       last_change = time.now();
       ++out.changes;
     }
-    bool held = time.now() - last_change >= kQuiet && time.now() - t0 >= floor;
+    bool held = time.now() - last_change >= quiet_period_ && time.now() - t0 >= floor;
     bool back = !target || restores(now, *target);
     bool silent = held && back && unsettled && unsettled();
     if (held && back && !silent)

@@ -72,6 +72,11 @@ class LabWatch {
   [[nodiscard]] const std::vector<FlowChoice>& flows() const { return flows_; }
 
   [[nodiscard]] bool quiet() const { return quiet_; }
+  // How long the state must hold still for settle() to call it quiet (1 s by default; a
+  // trainee's check, long after their last change, asks for less to answer within 2 s).
+  void set_quiet_period(std::chrono::milliseconds q) { quiet_period_ = q; }
+  // Caps every ping of validate() (validate::Context::ping_timeout; 0 = the families' own).
+  void set_ping_timeout(std::chrono::milliseconds t) { ping_timeout_ = t; }
   // The FRR version, asked once (for reports).
   [[nodiscard]] const std::string& frr_version() const { return frr_version_; }
 
@@ -84,6 +89,8 @@ class LabWatch {
   std::chrono::milliseconds converge_timeout_;
   std::function<void(const std::string&)> progress_;
   bool quiet_ = false;  // the last settle() ended quiet
+  std::chrono::milliseconds quiet_period_{1000};  // how long the state must hold still
+  std::chrono::milliseconds ping_timeout_{0};
   std::string frr_version_;
   std::unique_ptr<TrafficProbe> traffic_;
   std::vector<FlowChoice> flows_;

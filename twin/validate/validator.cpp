@@ -86,7 +86,11 @@ std::vector<TestResult> run_ping_probes(Context& ctx, const std::vector<PingProb
     const auto& idx = by_node[nodes[k]];
     const plan::Node* node = ctx.plan.find(nodes[k]);
     std::vector<PingRequest> reqs;
-    for (size_t i : idx) reqs.push_back(probes[i].request);
+    for (size_t i : idx) {
+      reqs.push_back(probes[i].request);
+      if (ctx.ping_timeout.count() > 0)
+        reqs.back().timeout = std::min(reqs.back().timeout, ctx.ping_timeout);
+    }
     std::vector<PingResult> res;
     if (node) res = ctx.probe.ping(*node, reqs);
     for (size_t j = 0; j < idx.size(); ++j) {

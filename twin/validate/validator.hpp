@@ -50,6 +50,9 @@ struct Context {
   LabProbe& probe;
   int parallel = 4;   // nodes probed at once
   int max_pairs = 0;  // reachability/path-MTU probes per family before sampling; 0 = every pair
+  // When > 0, caps every ping's (and ARP probe's) timeout: a trainee's check on a quiet fabric
+  // of veths, where a reply takes milliseconds, must not wait the families' 1.5 s per loss.
+  std::chrono::milliseconds ping_timeout{0};
 };
 
 class Validator {
