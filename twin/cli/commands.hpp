@@ -169,6 +169,17 @@ struct HistoryOptions {
 };
 int run_history(const HistoryOptions& o);
 
+struct ExerciseOptions {
+  std::string action;    // list | start | status | check | hint | reset | solution | stop | results
+  std::string exercise;  // start: a name of the course or a file; results: a filter
+  std::string lab;       // start: the lab's name (default the topology's); others: which session
+  std::string dir;       // the course folder ("" = <data dir>/scenarios/exercises)
+  bool json = false;
+  bool csv = false;    // results
+  bool apply = false;  // solution --apply
+};
+int run_exercise(const ExerciseOptions& o);
+
 // Appends an event to the lab's journal (state/journal.hpp), with `report` saved beside it.
 // History is a record, not the command's outcome: a failure to write it is one warning on
 // stderr, never an exit code.

@@ -330,6 +330,47 @@ int main(int argc, char** argv) {
   cv->add_option("--name", conv.name, "the lab's name in the output (default: the file's `name`)");
   cv->callback([&] { code = twin::cli::run_convert(conv); });
 
+  twin::cli::ExerciseOptions exo;
+  auto* ex = app.add_subcommand(
+      "exercise", "Troubleshooting exercises: a fabric with a hidden fault, a ticket, graded fixes");
+  ex->require_subcommand(1);
+  auto exercise_action = [&](const char* name, const char* help) {
+    auto* c = ex->add_subcommand(name, help);
+    c->add_flag("--json", exo.json, "print the result as JSON");
+    c->callback([&, name] {
+      exo.action = name;
+      code = twin::cli::run_exercise(exo);
+    });
+    return c;
+  };
+  auto* exl = exercise_action("list", "The course: every exercise with its level and time budget");
+  exl->add_option("--dir", exo.dir, "course folder (default: the repository's scenarios/exercises)");
+  auto* exs = exercise_action("start",
+                              "Bring the exercise's lab up (or reuse it), inject its fault, print "
+                              "the ticket");
+  exs->add_option("exercise", exo.exercise, "exercise name (see `twin exercise list`) or file")
+      ->required();
+  exs->add_option("--name,--lab", exo.lab,
+                  "the lab's name (default: the topology's); one per trainee in a classroom");
+  exs->add_option("--dir", exo.dir, "course folder (default: the repository's scenarios/exercises)");
+  for (auto [name, help] : std::vector<std::pair<const char*, const char*>>{
+           {"status", "The running exercise: time, hints and checks used"},
+           {"check", "Grade the lab: solved (exit 0), or the symptoms that remain (exit 1)"},
+           {"hint", "The next hint (after the last one: what twin's likely-cause rules find)"},
+           {"reset", "Back to the exercise's start: healthy lab, fault injected again"},
+           {"stop", "Take the lab down and close the attempt (its record stays)"}}) {
+    auto* c = exercise_action(name, help);
+    c->add_option("--lab", exo.lab, "the exercise's lab (default: the only one running)");
+  }
+  auto* exo_sol = exercise_action("solution", "The fault, its fix and why; --apply applies the fix");
+  exo_sol->add_option("--lab", exo.lab, "the exercise's lab (default: the only one running)");
+  exo_sol->add_flag("--apply", exo.apply,
+                    "apply the fix (restoring the healthy lab where the fix alone is not enough)");
+  auto* exr = exercise_action("results", "Every attempt recorded: time to solve, hints, checks");
+  exr->add_option("--lab", exo.lab, "only this lab's (trainee's) attempts");
+  exr->add_option("--exercise", exo.exercise, "only this exercise's attempts");
+  exr->add_flag("--csv", exo.csv, "print CSV (for a spreadsheet) instead of a table");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex) {

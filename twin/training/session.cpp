@@ -1,0 +1,654 @@
+#include "twin/training/session.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "twin/core/util.hpp"
+#include "twin/engine/lab.hpp"
+#include "twin/replay/causes.hpp"
+#include "twin/replay/changeset.hpp"
+#include "twin/replay/gate.hpp"
+#include "twin/replay/watch.hpp"
+#include "twin/state/state.hpp"
+#include "twin/topology/loader.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace twin::training {
+
+std::string training_dir() {
+  const char* env = std::getenv("TWIN_TRAINING_DIR");
+  return env && *env ? std::string(env) : std::string("/var/lib/twin/training");
+}
+
+nlohmann::json to_json(const Attempt& a) {
+  return {{"id", a.id},
+          {"lab", a.lab},
+          {"exercise", a.exercise},
+          {"title", a.title},
+          {"exercise_file", a.exercise_file},
+          {"topology", a.topology},
+          {"difficulty", a.difficulty},
+          {"time_budget_s", a.time_budget_s},
+          {"started_at", a.started_at},
+          {"ended_at", a.ended_at},
+          {"started_epoch_s", a.started_epoch_s},
+          {"state", a.state},
+          {"time_to_solve_s", a.time_to_solve_s < 0 ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(a.time_to_solve_s)},
+          {"within_budget", a.time_to_solve_s < 0 ? nlohmann::json(nullptr)
+                                                 : nlohmann::json(a.time_to_solve_s <=
+                                                                  a.time_budget_s)},
+          {"hints_used", a.hints_used},
+          {"checks", a.checks},
+          {"resets", a.resets},
+          {"solution_shown", a.solution_shown},
+          {"solution_applied", a.solution_applied}};
+}
+
+Attempt attempt_from_json(const nlohmann::json& j) {
+  Attempt a;
+  a.id = j.value("id", "");
+  a.lab = j.value("lab", "");
+  a.exercise = j.value("exercise", "");
+  a.title = j.value("title", "");
+  a.exercise_file = j.value("exercise_file", "");
+  a.topology = j.value("topology", "");
+  a.difficulty = j.value("difficulty", 1);
+  a.time_budget_s = j.value("time_budget_s", 0.0);
+  a.started_at = j.value("started_at", "");
+  a.ended_at = j.value("ended_at", "");
+  a.started_epoch_s = j.value("started_epoch_s", 0.0);
+  a.state = j.value("state", "in-progress");
+  if (j.contains("time_to_solve_s") && j["time_to_solve_s"].is_number())
+    a.time_to_solve_s = j["time_to_solve_s"].get<double>();
+  a.hints_used = j.value("hints_used", 0);
+  a.checks = j.value("checks", 0);
+  a.resets = j.value("resets", 0);
+  a.solution_shown = j.value("solution_shown", false);
+  a.solution_applied = j.value("solution_applied", false);
+  return a;
+}
+
+namespace {
+
+double epoch_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void say(SessionEnv& env, const std::string& s) {
+  if (env.progress) env.progress(s);
+}
+
+// --- The reference state, as the session file keeps it. ---
+
+nlohmann::json state_to_json(const replay::NetState& s) {
+  nlohmann::json sessions = nlohmann::json::object();
+  for (const auto& [k, v] : s.sessions)
+    sessions[k] = {{"state", v.state}, {"pfx_v4", v.pfx_v4}, {"pfx_v6", v.pfx_v6}};
+  return {{"sessions", sessions},       {"fib", s.fib},
+          {"other_routes", s.other_routes}, {"mtu", s.mtu},
+          {"admin_up", s.admin_up},     {"reachable", s.reachable},
+          {"unreachable", s.unreachable}, {"gaps", s.gaps}};
+}
+
+replay::NetState state_from_json(const nlohmann::json& j) {
+  replay::NetState s;
+  const nlohmann::json sessions = j.value("sessions", nlohmann::json::object());
+  for (const auto& [k, v] : sessions.items())
+    s.sessions[k] = {v.value("state", ""), v.value("pfx_v4", -1L), v.value("pfx_v6", -1L)};
+  j.at("fib").get_to(s.fib);
+  j.at("other_routes").get_to(s.other_routes);
+  j.at("mtu").get_to(s.mtu);
+  j.at("admin_up").get_to(s.admin_up);
+  j.at("reachable").get_to(s.reachable);
+  j.at("unreachable").get_to(s.unreachable);
+  j.at("gaps").get_to(s.gaps);
+  return s;
+}
+
+struct Session {
+  Attempt attempt;
+  replay::Reference ref;
+};
+
+std::string session_path(const std::string& lab) {
+  return training_dir() + "/sessions/" + lab + ".json";
+}
+std::string attempt_path(const std::string& id) {
+  return training_dir() + "/attempts/" + id + ".json";
+}
+
+// Written to a new file and renamed over the old one: a crash never leaves half a record.
+Result<void> write_atomically(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return harness_error("cannot create " + fs::path(path).parent_path().string() + ": " +
+                               ec.message());
+  std::string tmp = path + ".new";
+  if (auto w = write_file(tmp, text); !w) return w.error();
+  fs::rename(tmp, path, ec);
+  if (ec) return harness_error("cannot write " + path + ": " + ec.message());
+  return {};
+}
+
+Result<void> save_attempt(const Attempt& a) {
+  return write_atomically(attempt_path(a.id), to_json(a).dump(2) + "\n");
+}
+
+Result<void> save(const Session& s) {
+  nlohmann::json j = {{"schema_version", 1},
+                      {"attempt", to_json(s.attempt)},
+                      {"reference",
+                       {{"configs", s.ref.configs},
+                        {"sysctls", s.ref.sysctls},
+                        {"state", state_to_json(s.ref.state)}}}};
+  if (auto r = write_atomically(session_path(s.attempt.lab), j.dump() + "\n"); !r) return r;
+  return save_attempt(s.attempt);
+}
+
+Result<std::optional<Session>> load(const std::string& lab) {
+  std::string path = session_path(lab);
+  if (!fs::exists(path)) return std::optional<Session>{};
+  auto text = read_file(path);
+  if (!text) return text.error();
+  try {
+    auto j = nlohmann::json::parse(*text);
+    Session s;
+    s.attempt = attempt_from_json(j.at("attempt"));
+    const auto& r = j.at("reference");
+    r.at("configs").get_to(s.ref.configs);
+    r.at("sysctls").get_to(s.ref.sysctls);
+    s.ref.state = state_from_json(r.at("state"));
+    return std::optional<Session>(std::move(s));
+  } catch (const std::exception& e) {
+    return harness_error("session file " + path + " is damaged (" + e.what() +
+                         "); remove it and start the exercise again");
+  }
+}
+
+Result<Session> load_running(const std::string& lab) {
+  auto s = load(lab);
+  if (!s) return s.error();
+  if (!*s)
+    return usage_error("no exercise runs on lab " + lab +
+                       "; `twin exercise list` shows the course, `twin exercise start NAME` "
+                       "starts one");
+  return std::move(**s);
+}
+
+// The gate's environment on lab `lab` (its LabControl lives in `holder`).
+struct Gate {
+  std::unique_ptr<replay::LabControl> lab;
+  replay::GateEnv env;
+  replay::ApplyOptions opts;
+  Gate(const std::string& name, SessionEnv& s)
+      : lab(replay::engine_lab(name, s.runner, s.parallel)),
+        env{s.runner, drivers::driver_for, TimeSource::real(), *lab, s.validators,
+            replay::system_traffic_probe} {
+    opts.parallel = s.parallel;
+    opts.validators = s.validators;
+    opts.progress = s.progress;
+    opts.converge_timeout = 30s;
+  }
+};
+
+// One validation of every family after waiting (at most `settle_timeout`) for a network quiet
+// for 500 ms (a trainee checks long after their last change; `check` must answer in under 2 s).
+// A failing result is retried for 300 ms only: on a quiet network it is real; and a ping lost
+// is given up after 250 ms (replies on veths take milliseconds, even with a classroom of labs).
+replay::Phase judge(Gate& g, const plan::Plan& plan, std::chrono::milliseconds settle_timeout,
+                    SessionEnv& env, std::string* settled = nullptr) {
+  if (settle_timeout.count() > 0) {
+    replay::LabWatch w(g.env, env.parallel, settle_timeout, {});
+    w.set_quiet_period(500ms);
+    auto s = w.settle(plan);
+    if (settled) *settled = s.text;
+  }
+  replay::LabWatch v(g.env, env.parallel, 300ms, {});
+  v.set_ping_timeout(250ms);
+  return v.validate("check", plan);
+}
+
+Grade grade_phase(const replay::Phase& ph, const replay::Reference& ref, const plan::Plan& plan,
+                  const Exercise& ex) {
+  replay::Diff diff = replay::diff_states(ref.state, ph.state, plan, plan);
+  return grade(ph.report, diff, ex.criteria, names_in(ex.ticket, plan));
+}
+
+std::string first_failure(const validate::Report& r) {
+  for (const auto& t : r.results)
+    if (t.status == validate::Status::kFailed || t.status == validate::Status::kError)
+      return t.validator + " " + t.test_name + " " + t.node + (t.peer.empty() ? "" : " " + t.peer) +
+             ": " + (t.message.empty() ? t.observed : t.message);
+  return "";
+}
+
+Result<replay::ChangeSet> load_changes(const std::string& file, const plan::Plan& plan,
+                                       const char* what) {
+  Diagnostics d;
+  auto cs = replay::load_change_set(file, plan, d);
+  if (!cs)
+    return input_error(std::string("the exercise's ") + what + " does not load:\n" + d.format());
+  return *cs;
+}
+
+// The lab healthy and its reference taken, with the fault in and visible: what start and reset
+// share. `previous` is the reference of the lab's last exercise (a reused lab is restored to
+// it first); a lab that lost a namespace, link or daemon, or is not healthy once restored, is
+// rebuilt.
+struct Prepared {
+  state::State st;
+  replay::Reference ref;
+  Grade grade;
+  std::string how;
+};
+Result<Prepared> prepare(const Exercise& ex, const std::string& lab,
+                         const replay::Reference* previous, SessionEnv& env) {
+  Diagnostics d;
+  auto topo = topology::load_topology(ex.topology, d, lab);
+  if (!topo) return input_error("the exercise's topology does not load:\n" + d.format());
+  std::string how;
+  bool running = static_cast<bool>(state::load_state(lab));
+  if (running) {
+    auto status = engine::status(lab);
+    if (!status || engine::degraded(*status) || !previous) {
+      say(env, "lab " + lab + " is damaged (a namespace, link or daemon is missing): rebuilding");
+      auto dn = engine::down(lab, env.runner);
+      if (!dn) return dn.error().with_context("rebuilding lab " + lab);
+      running = false;
+      how = "rebuilt (it had lost a namespace, link or daemon)";
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    if (!running) {
+      say(env, "bringing lab " + lab + " up from " + ex.topology);
+      engine::UpOptions eo;
+      eo.name = lab;
+      eo.parallel = env.parallel;
+      auto up = engine::up(*topo, eo, env.runner, env.progress);
+      if (!up) return up.error().with_context("bringing lab " + lab + " up");
+      if (!up->converged)
+        return harness_error("lab " + lab + " did not converge: " + up->convergence_text());
+      if (how.empty()) how = "built";
+    }
+    auto st = state::load_state(lab);
+    if (!st) return st.error();
+    auto lock = state::lock_lab(lab, [&] { say(env, "lab " + lab + " is busy: waiting"); });
+    if (!lock) return lock.error();
+    Gate g(lab, env);
+    if (running && previous) {
+      auto r = replay::restore(*st, *previous, g.opts, g.env);
+      if (!r) return r.error().with_context("restoring lab " + lab);
+      how = r->total() == 0 ? "reused (it was at its healthy reference)"
+                            : "reused, restored to its healthy reference (" + r->detail + ")";
+    }
+    replay::LabWatch w(g.env, env.parallel, 30s, {});
+    w.settle(st->plan);
+    replay::Phase base = w.validate("baseline", st->plan);
+    if (base.report.exit_code() != 0) {
+      if (running && round == 0) {
+        say(env, "lab " + lab + " is not healthy after restoring it (" +
+                     first_failure(base.report) + "): rebuilding");
+        *lock = state::LabLock{};  // down takes the lock itself
+        if (auto dn = engine::down(lab, env.runner); !dn) return dn.error();
+        running = false;
+        how = "rebuilt (restoring it did not make it healthy)";
+        continue;
+      }
+      return harness_error("lab " + lab + " is not healthy before the fault: " +
+                           first_failure(base.report) +
+                           " (`twin validate --lab " + lab + "` shows everything)");
+    }
+    auto fault = load_changes(ex.fault, st->plan, "fault");
+    if (!fault) return fault.error();
+    std::map<std::string, std::set<std::string>> extra;  // the fault's own kernel settings
+    for (const auto& s : fault->steps)
+      if (const auto* sy = std::get_if<replay::SysctlStep>(&s.body))
+        for (const auto& n : sy->nodes)
+          for (const auto& [k, v] : sy->set) extra[n].insert(k);
+    auto ref = replay::read_reference(st->plan, g.env, env.parallel, extra);
+    if (!ref) return ref.error();
+    ref->state = base.state;
+    say(env, "injecting the fault");
+    auto inj = replay::inject(*st, *fault, g.opts, g.env);
+    std::string broken;
+    if (!inj) {
+      broken = inj.error().message;
+    } else if (!inj->ok()) {
+      for (const auto& s : inj->steps)
+        if (s.status == "failed") broken = "step '" + s.name + "' failed: " + s.detail;
+    }
+    Prepared p;
+    if (broken.empty()) {
+      p.grade = grade_phase(judge(g, st->plan, 0ms, env), *ref, st->plan, ex);
+      if (p.grade.criteria_failing == 0)
+        broken = "the fault did not show: every criterion (" +
+                 (ex.criteria.empty() ? std::string("any family") : join_names(ex.criteria)) +
+                 ") passes with it in";
+    }
+    if (!broken.empty()) {
+      (void)replay::restore(*st, *ref, g.opts, g.env);  // leave the lab healthy
+      return harness_error("exercise " + ex.name + " is broken: " + broken +
+                           " (the lab was restored)");
+    }
+    p.st = std::move(*st);
+    p.ref = std::move(*ref);
+    p.how = how;
+    return p;
+  }
+  return harness_error("lab " + lab + " could not be made healthy");
+}
+
+std::string id_stamp() {
+  std::string t = now_rfc3339();  // 2026-12-03T09:30:01Z
+  std::string out;
+  for (char c : t)
+    if (std::isdigit(static_cast<unsigned char>(c))) out += c;
+  return out.substr(0, 14);
+}
+
+Result<Exercise> exercise_of(const Attempt& a, const SessionEnv& env) {
+  Diagnostics d;
+  auto ex = load_exercise(a.exercise_file, env.families, d);
+  if (!ex) return input_error("exercise file " + a.exercise_file + " no longer loads:\n" + d.format());
+  return *ex;
+}
+
+}  // namespace
+
+Result<std::string> resolve_session(const std::string& lab) {
+  if (!lab.empty()) return lab;
+  std::vector<std::string> labs;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(training_dir() + "/sessions", ec))
+    if (f.path().extension() == ".json") labs.push_back(f.path().stem().string());
+  std::sort(labs.begin(), labs.end());
+  if (labs.size() == 1) return labs.front();
+  if (labs.empty())
+    return usage_error(
+        "no exercise is running; `twin exercise list` shows the course, `twin exercise start "
+        "NAME` starts one");
+  return usage_error("exercises run on several labs (" + join_names(labs) + "); give --lab");
+}
+
+Result<StartResult> start(const Exercise& ex, const std::string& lab_name, SessionEnv& env) {
+  auto t0 = Clock::now();
+  Diagnostics d;
+  auto topo = topology::load_topology(ex.topology, d, lab_name);
+  if (!topo) return input_error("the exercise's topology does not load:\n" + d.format());
+  std::string lab = lab_name.empty() ? topo->name : lab_name;
+  auto old = load(lab);
+  if (!old) return old.error();
+  bool running = static_cast<bool>(state::load_state(lab));
+  if (running && !*old)
+    return usage_error("lab " + lab + " is running outside an exercise; take it down (`twin down " +
+                       lab + "`) or give the exercise its own lab with --name");
+  if (running && *old && fs::path((*old)->attempt.topology) != fs::path(ex.topology))
+    return usage_error("lab " + lab + " runs exercise " + (*old)->attempt.exercise + " on " +
+                       (*old)->attempt.topology + "; stop it first (`twin exercise stop --lab " +
+                       lab + "`) or give --name");
+  if (*old && (*old)->attempt.state == "in-progress") {
+    // A new start abandons the previous attempt: it is closed, not lost.
+    (*old)->attempt.state = "stopped";
+    (*old)->attempt.ended_at = now_rfc3339();
+    (void)save_attempt((*old)->attempt);
+  }
+  auto p = prepare(ex, lab, running && *old ? &(*old)->ref : nullptr, env);
+  if (!p) return p.error();
+  Session s;
+  s.ref = std::move(p->ref);
+  Attempt& a = s.attempt;
+  a.id = id_stamp() + "-" + lab + "-" + ex.name;
+  a.lab = lab;
+  a.exercise = ex.name;
+  a.title = ex.title;
+  a.exercise_file = ex.file;
+  a.topology = ex.topology;
+  a.difficulty = ex.difficulty;
+  a.time_budget_s = static_cast<double>(ex.time_budget.count()) / 1000.0;
+  a.started_at = now_rfc3339();
+  a.started_epoch_s = epoch_s();
+  if (auto w = save(s); !w) return w.error();
+  StartResult out;
+  out.attempt = a;
+  out.ticket = ex.ticket;
+  out.how = p->how;
+  out.grade = p->grade;
+  out.duration_ms = ms_since(t0);
+  return out;
+}
+
+Result<CheckResult> check(const std::string& lab, SessionEnv& env,
+                          std::chrono::milliseconds settle_timeout) {
+  auto t0 = Clock::now();
+  auto s = load_running(lab);
+  if (!s) return s.error();
+  auto ex = exercise_of(s->attempt, env);
+  if (!ex) return ex.error();
+  auto st = state::load_state(lab);
+  if (!st)
+    return usage_error("lab " + lab + " is not running; `twin exercise reset --lab " + lab +
+                       "` builds it again with the fault");
+  auto lock = state::lock_lab(lab, [&] { say(env, "lab " + lab + " is busy: waiting"); });
+  if (!lock) return lock.error();
+  Gate g(lab, env);
+  CheckResult out;
+  replay::Phase ph = judge(g, st->plan, settle_timeout, env, &out.settled);
+  out.grade = grade_phase(ph, s->ref, st->plan, *ex);
+  Attempt& a = s->attempt;
+  ++a.checks;
+  if (out.grade.solved && a.state == "in-progress") {
+    a.state = "solved";
+    a.time_to_solve_s = epoch_s() - a.started_epoch_s;
+    out.first_solve = true;
+  }
+  if (auto w = save(*s); !w) return w.error();
+  out.attempt = a;
+  out.duration_ms = ms_since(t0);
+  return out;
+}
+
+Result<HintResult> hint(const std::string& lab, SessionEnv& env) {
+  auto s = load_running(lab);
+  if (!s) return s.error();
+  auto ex = exercise_of(s->attempt, env);
+  if (!ex) return ex.error();
+  HintResult out;
+  Attempt& a = s->attempt;
+  out.of = static_cast<int>(ex->hints.size()) + 1;
+  if (a.hints_used < static_cast<int>(ex->hints.size())) {
+    out.lines.push_back(ex->hints[a.hints_used]);
+  } else {
+    // After the authored hints: what the likely-cause rules find in the lab as it is now.
+    auto st = state::load_state(lab);
+    if (!st) return usage_error("lab " + lab + " is not running");
+    auto lock = state::lock_lab(lab, [&] { say(env, "lab " + lab + " is busy: waiting"); });
+    if (!lock) return lock.error();
+    Gate g(lab, env);
+    replay::Phase ph = judge(g, st->plan, 5s, env);
+    out.from_rules = true;
+    if (ph.report.exit_code() == 0) {
+      out.lines.push_back("Every validator passes now: run `twin exercise check`.");
+    } else {
+      auto causes = replay::explain_phase(st->plan, ph, drivers::driver_for, env.runner, {},
+                                          env.parallel);
+      for (const auto& c : causes) {
+        out.lines.push_back("likely cause: " + c.text);
+        for (const auto& e : c.evidence) out.lines.push_back("  " + e);
+      }
+      if (causes.empty())
+        out.lines.push_back(
+            "The likely-cause rules find nothing they recognise: compare `twin validate --lab " +
+            lab + "` with the ticket, node by node.");
+    }
+  }
+  a.hints_used = std::min(a.hints_used + 1, out.of);
+  out.number = a.hints_used;
+  if (auto w = save(*s); !w) return w.error();
+  out.attempt = a;
+  return out;
+}
+
+Result<ResetResult> reset(const std::string& lab, SessionEnv& env) {
+  auto t0 = Clock::now();
+  auto s = load_running(lab);
+  if (!s) return s.error();
+  auto ex = exercise_of(s->attempt, env);
+  if (!ex) return ex.error();
+  auto p = prepare(*ex, lab, &s->ref, env);
+  if (!p) return p.error();
+  s->ref = std::move(p->ref);
+  ++s->attempt.resets;
+  if (auto w = save(*s); !w) return w.error();
+  ResetResult out;
+  out.attempt = s->attempt;
+  out.how = p->how + ", the fault injected again";
+  out.grade = p->grade;
+  out.duration_ms = ms_since(t0);
+  return out;
+}
+
+Result<SolutionResult> solution(const std::string& lab, bool apply, SessionEnv& env) {
+  auto s = load_running(lab);
+  if (!s) return s.error();
+  auto ex = exercise_of(s->attempt, env);
+  if (!ex) return ex.error();
+  SolutionResult out;
+  auto shown = [](const std::string& file) {
+    auto r = read_file(file);
+    std::string text = r ? *r : std::string();
+    std::istringstream in(text);
+    std::string line, kept;
+    while (std::getline(in, line))
+      if (line.rfind("# yaml-language-server", 0) != 0) kept += line + "\n";
+    return kept;
+  };
+  out.fault_text = shown(ex->fault);
+  out.fix_text = shown(ex->fix);
+  out.explanation = ex->explanation;
+  Attempt& a = s->attempt;
+  if (a.state != "solved") a.solution_shown = true;
+  if (apply) {
+    auto st = state::load_state(lab);
+    if (!st) return usage_error("lab " + lab + " is not running; `twin exercise reset` rebuilds it");
+    auto fix = load_changes(ex->fix, st->plan, "fix");
+    if (!fix) return fix.error();
+    auto lock = state::lock_lab(lab, [&] { say(env, "lab " + lab + " is busy: waiting"); });
+    if (!lock) return lock.error();
+    Gate g(lab, env);
+    say(env, "applying the fix");
+    auto inj = replay::inject(*st, *fix, g.opts, g.env);
+    std::string failed;  // why the fix did not apply cleanly ("" = it did)
+    if (!inj)
+      failed = inj.error().message;
+    else
+      for (const auto& step : inj->steps)
+        if (step.status == "failed") failed = "step '" + step.name + "' failed: " + step.detail;
+    Grade gr = grade_phase(judge(g, st->plan, 10s, env), s->ref, st->plan, *ex);
+    if (gr.solved) {
+      out.how = failed.empty() ? "the fix solved it"
+                               : "the fix did not apply cleanly (" + failed +
+                                     "), yet every check passes";
+    } else {
+      // Something besides the fault differs (the trainee's own changes): back to the reference.
+      auto r = replay::restore(*st, s->ref, g.opts, g.env);
+      if (!r) return r.error().with_context("restoring lab " + lab);
+      gr = grade_phase(judge(g, st->plan, 10s, env), s->ref, st->plan, *ex);
+      out.how = (failed.empty() ? std::string("the fix alone did not make every check pass")
+                                : "the fix did not apply cleanly (" + failed + ")") +
+                ": restored the healthy reference (" + r->detail + ")";
+    }
+    out.applied = true;
+    out.grade = gr;
+    a.solution_applied = true;
+    // Solved by the solution is not solved by the trainee: later checks do not count it.
+    if (a.state == "in-progress") a.state = "solution-applied";
+  }
+  if (auto w = save(*s); !w) return w.error();
+  out.attempt = a;
+  return out;
+}
+
+Result<StopResult> stop(const std::string& lab, proc::ProcessRunner& runner) {
+  auto s = load_running(lab);
+  if (!s) return s.error();
+  StopResult out;
+  if (state::load_state(lab)) {
+    auto dn = engine::down(lab, runner);
+    if (!dn) return dn.error().with_context("taking lab " + lab + " down");
+    out.processes_killed = dn->processes_killed;
+    out.namespaces_removed = dn->namespaces_removed;
+  }
+  Attempt& a = s->attempt;
+  if (a.state == "in-progress") a.state = "stopped";
+  a.ended_at = now_rfc3339();
+  if (auto w = save_attempt(a); !w) return w.error();
+  std::error_code ec;
+  fs::remove(session_path(lab), ec);
+  out.attempt = a;
+  return out;
+}
+
+Result<StatusResult> status(const std::string& lab, const std::vector<std::string>& families) {
+  auto s = load_running(lab);
+  if (!s) return s.error();
+  Diagnostics d;
+  auto ex = load_exercise(s->attempt.exercise_file, families, d);
+  if (!ex) return input_error("exercise file " + s->attempt.exercise_file + " no longer loads:\n" +
+                              d.format());
+  StatusResult out;
+  out.attempt = s->attempt;
+  out.exercise = *ex;
+  out.lab_running = static_cast<bool>(state::load_state(lab));
+  out.elapsed_s = epoch_s() - s->attempt.started_epoch_s;
+  return out;
+}
+
+std::vector<Attempt> results(const std::string& lab, const std::string& exercise) {
+  std::vector<Attempt> out;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(training_dir() + "/attempts", ec)) {
+    if (f.path().extension() != ".json") continue;
+    auto text = read_file(f.path().string());
+    if (!text) continue;
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) continue;
+    Attempt a = attempt_from_json(j);
+    if ((!lab.empty() && a.lab != lab) || (!exercise.empty() && a.exercise != exercise)) continue;
+    out.push_back(a);
+  }
+  std::sort(out.begin(), out.end(), [](const Attempt& x, const Attempt& y) {
+    return std::tie(x.started_epoch_s, x.id) < std::tie(y.started_epoch_s, y.id);
+  });
+  return out;
+}
+
+std::string results_csv(const std::vector<Attempt>& attempts) {
+  auto q = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string o = "\"";
+    for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return o + "\"";
+  };
+  std::ostringstream o;
+  o << "lab,exercise,difficulty,started_at,ended_at,state,time_to_solve_s,time_budget_s,"
+       "within_budget,hints_used,checks,resets,solution_shown\r\n";
+  for (const auto& a : attempts) {
+    o << q(a.lab) << "," << q(a.exercise) << "," << a.difficulty << "," << a.started_at << ","
+      << a.ended_at << "," << a.state << ",";
+    if (a.time_to_solve_s >= 0) o << static_cast<long>(a.time_to_solve_s + 0.5);
+    o << "," << static_cast<long>(a.time_budget_s) << ",";
+    if (a.time_to_solve_s >= 0) o << (a.time_to_solve_s <= a.time_budget_s ? "yes" : "no");
+    o << "," << a.hints_used << "," << a.checks << "," << a.resets << ","
+      << (a.solution_shown ? "yes" : "no") << "\r\n";
+  }
+  return o.str();
+}
+
+}  // namespace twin::training
