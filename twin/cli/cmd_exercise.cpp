@@ -86,12 +86,12 @@ int run_exercise(const ExerciseOptions& o) {
     }
     nlohmann::json j = nlohmann::json::array();
     std::ostringstream t;
-    t << std::left << std::setw(12) << "LAB" << std::setw(26) << "EXERCISE" << std::setw(12)
+    t << std::left << std::setw(12) << "LAB" << std::setw(24) << "EXERCISE" << std::setw(12)
       << "STATE" << std::setw(10) << "SOLVED IN" << std::setw(7) << "HINTS" << std::setw(8)
       << "CHECKS" << "STARTED\n";
     for (const auto& a : all) {
       j.push_back(training::to_json(a));
-      t << std::left << std::setw(12) << a.lab << std::setw(22) << a.exercise << std::setw(12)
+      t << std::left << std::setw(12) << a.lab << std::setw(24) << a.exercise << std::setw(12)
         << a.state << std::setw(10) << (a.time_to_solve_s < 0 ? "-" : minutes(a.time_to_solve_s))
         << std::setw(7) << a.hints_used << std::setw(8) << a.checks << a.started_at << "\n";
     }

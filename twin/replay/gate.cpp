@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/replay/causes.hpp"
@@ -863,6 +865,14 @@ Result<ApplyResult> run_gate(const state::State& st, const ChangeSet& cs, const 
   Gate g(st, cs, opts, env);
   return g.run();
 }
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SessionObs, state, pfx_v4, pfx_v6)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NetState, sessions, fib, other_routes, mtu, admin_up, reachable,
+                                   unreachable, gaps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Reference, configs, state, sysctls)
+
+nlohmann::json reference_to_json(const Reference& ref) { return ref; }
+Reference reference_from_json(const nlohmann::json& j) { return j.get<Reference>(); }
 
 bool Injected::ok() const {
   return std::all_of(steps.begin(), steps.end(),

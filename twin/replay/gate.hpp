@@ -4,6 +4,7 @@
 // runs in unit tests against fakes (tests/unit/gate_logic_test.cpp) in milliseconds, and
 // against real FRR in the integration tests.
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 
 #include "twin/core/clock.hpp"
@@ -72,6 +73,11 @@ struct Reference {
   NetState state;
   std::map<std::string, std::map<std::string, std::string>> sysctls;  // node -> key -> value
 };
+// A Reference as JSON, and back (what training keeps between commands). from_json throws
+// nlohmann::json::exception on a document of another shape.
+nlohmann::json reference_to_json(const Reference& ref);
+Reference reference_from_json(const nlohmann::json& j);
+
 // The kernel settings a Reference keeps per FRR node: IPv4 and IPv6 forwarding, and IPv6 on
 // every fabric port (BGP unnumbered needs it), as the likely-cause rules read them. Pure.
 std::vector<std::string> reference_sysctl_keys(const plan::Node& node);

@@ -85,33 +85,6 @@ void say(SessionEnv& env, const std::string& s) {
   if (env.progress) env.progress(s);
 }
 
-// --- The reference state, as the session file keeps it. ---
-
-nlohmann::json state_to_json(const replay::NetState& s) {
-  nlohmann::json sessions = nlohmann::json::object();
-  for (const auto& [k, v] : s.sessions)
-    sessions[k] = {{"state", v.state}, {"pfx_v4", v.pfx_v4}, {"pfx_v6", v.pfx_v6}};
-  return {{"sessions", sessions},       {"fib", s.fib},
-          {"other_routes", s.other_routes}, {"mtu", s.mtu},
-          {"admin_up", s.admin_up},     {"reachable", s.reachable},
-          {"unreachable", s.unreachable}, {"gaps", s.gaps}};
-}
-
-replay::NetState state_from_json(const nlohmann::json& j) {
-  replay::NetState s;
-  const nlohmann::json sessions = j.value("sessions", nlohmann::json::object());
-  for (const auto& [k, v] : sessions.items())
-    s.sessions[k] = {v.value("state", ""), v.value("pfx_v4", -1L), v.value("pfx_v6", -1L)};
-  j.at("fib").get_to(s.fib);
-  j.at("other_routes").get_to(s.other_routes);
-  j.at("mtu").get_to(s.mtu);
-  j.at("admin_up").get_to(s.admin_up);
-  j.at("reachable").get_to(s.reachable);
-  j.at("unreachable").get_to(s.unreachable);
-  j.at("gaps").get_to(s.gaps);
-  return s;
-}
-
 struct Session {
   Attempt attempt;
   replay::Reference ref;
@@ -144,10 +117,7 @@ Result<void> save_attempt(const Attempt& a) {
 Result<void> save(const Session& s) {
   nlohmann::json j = {{"schema_version", 1},
                       {"attempt", to_json(s.attempt)},
-                      {"reference",
-                       {{"configs", s.ref.configs},
-                        {"sysctls", s.ref.sysctls},
-                        {"state", state_to_json(s.ref.state)}}}};
+                      {"reference", replay::reference_to_json(s.ref)}};
   if (auto r = write_atomically(session_path(s.attempt.lab), j.dump() + "\n"); !r) return r;
   return save_attempt(s.attempt);
 }
@@ -161,10 +131,7 @@ Result<std::optional<Session>> load(const std::string& lab) {
     auto j = nlohmann::json::parse(*text);
     Session s;
     s.attempt = attempt_from_json(j.at("attempt"));
-    const auto& r = j.at("reference");
-    r.at("configs").get_to(s.ref.configs);
-    r.at("sysctls").get_to(s.ref.sysctls);
-    s.ref.state = state_from_json(r.at("state"));
+    s.ref = replay::reference_from_json(j.at("reference"));
     return std::optional<Session>(std::move(s));
   } catch (const std::exception& e) {
     return harness_error("session file " + path + " is damaged (" + e.what() +
@@ -200,17 +167,22 @@ struct Gate {
 
 // One validation of every family after waiting (at most `settle_timeout`) for a network quiet
 // for 500 ms (a trainee checks long after their last change; `check` must answer in under 2 s).
-// A failing result is retried for 300 ms only: on a quiet network it is real; and a ping lost
+// A failing result is retried for `retry` (300 ms: on a quiet network it is real); a ping lost
 // is given up after 250 ms (replies on veths take milliseconds, even with a classroom of labs).
+// With `target` (after applying a fix that should bring the reference back), quiet counts only
+// once its sessions and routes are back, or settle_timeout passes: an OSPF adjacency and the
+// iBGP session over it can sit still for seconds before they return.
 replay::Phase judge(Gate& g, const plan::Plan& plan, std::chrono::milliseconds settle_timeout,
-                    SessionEnv& env, std::string* settled = nullptr) {
+                    SessionEnv& env, std::string* settled = nullptr,
+                    const replay::NetState* target = nullptr,
+                    std::chrono::milliseconds retry = 300ms) {
   if (settle_timeout.count() > 0) {
     replay::LabWatch w(g.env, env.parallel, settle_timeout, {});
     w.set_quiet_period(500ms);
-    auto s = w.settle(plan);
+    auto s = w.settle(plan, {}, target);
     if (settled) *settled = s.text;
   }
-  replay::LabWatch v(g.env, env.parallel, 300ms, {});
+  replay::LabWatch v(g.env, env.parallel, retry, {});
   v.set_ping_timeout(250ms);
   return v.validate("check", plan);
 }
@@ -550,7 +522,10 @@ Result<SolutionResult> solution(const std::string& lab, bool apply, SessionEnv& 
     else
       for (const auto& step : inj->steps)
         if (step.status == "failed") failed = "step '" + step.name + "' failed: " + step.detail;
-    Grade gr = grade_phase(judge(g, st->plan, 10s, env), s->ref, st->plan, *ex);
+    // A fix is expected to work: failing results get 10 s (EVPN learns MACs after the
+    // routes are back, which settling does not see).
+    Grade gr = grade_phase(judge(g, st->plan, 30s, env, nullptr, &s->ref.state, 10s), s->ref,
+                           st->plan, *ex);
     if (gr.solved) {
       out.how = failed.empty() ? "the fix solved it"
                                : "the fix did not apply cleanly (" + failed +
@@ -559,7 +534,7 @@ Result<SolutionResult> solution(const std::string& lab, bool apply, SessionEnv& 
       // Something besides the fault differs (the trainee's own changes): back to the reference.
       auto r = replay::restore(*st, s->ref, g.opts, g.env);
       if (!r) return r.error().with_context("restoring lab " + lab);
-      gr = grade_phase(judge(g, st->plan, 10s, env), s->ref, st->plan, *ex);
+      gr = grade_phase(judge(g, st->plan, 30s, env, nullptr, &s->ref.state, 10s), s->ref, st->plan, *ex);
       out.how = (failed.empty() ? std::string("the fix alone did not make every check pass")
                                 : "the fix did not apply cleanly (" + failed + ")") +
                 ": restored the healthy reference (" + r->detail + ")";
