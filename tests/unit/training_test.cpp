@@ -11,6 +11,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
+#include "twin/proc/runner.hpp"
 #include "twin/replay/changeset.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/training/exercise.hpp"
@@ -245,7 +246,7 @@ TEST(Grade, SolvedNeedsEveryFamilyPassingAndNothingLostOrAdded) {
   rep.results.push_back(result("bgp", "prefixes-received", Status::kError, "leaf3"));
   auto g3 = twin::training::grade(rep, {}, {}, {});
   EXPECT_FALSE(g3.solved);
-  EXPECT_THAT(g3.symptoms.back(), HasSubstr("1 check could not be made"));
+  EXPECT_THAT(g3.symptoms.back(), HasSubstr("1 check got no answer"));
 }
 
 TEST(Grade, WhileTestsFailTheDiffAddsOnlyWhatTheyDoNotShow) {
@@ -299,6 +300,41 @@ TEST(Attempt, RoundTripsAsJsonAndPrintsAsCsv) {
   std::string csv = twin::training::results_csv({a});
   EXPECT_EQ(csv,
             "lab,exercise,difficulty,started_at,ended_at,state,time_to_solve_s,time_budget_s,"
-            "within_budget,hints_used,checks,resets,solution_shown\r\n"
-            "\"class,room\",wrong-asn,1,2026-12-03T09:31:38.143Z,,solved,153,600,yes,2,5,0,no\r\n");
+            "within_budget,hints_used,checks,resets,solution_shown,solution_applied\r\n"
+            "\"class,room\",wrong-asn,1,2026-12-03T09:31:38.143Z,,solved,153,600,yes,2,5,0,no,no\r\n");
+}
+
+TEST(Exercise, AnEmptyCriteriaListIsRefused) {
+  Scratch s;
+  std::string text = kGood;
+  text.replace(text.find("[bgp, reachability]"), 19, "[]");
+  twin::Diagnostics d;
+  EXPECT_FALSE(twin::training::load_exercise(s.write(text), families(), d));
+  EXPECT_THAT(all(d), HasSubstr("criteria: empty list"));
+}
+
+// An exercise whose fault would reshape the lab is refused before anything is built (no root
+// needed: nothing runs).
+TEST(Session, AFaultWithATopologyStepIsRefusedBeforeAnythingIsBuilt) {
+  twin::TempDir records;
+  ::setenv("TWIN_TRAINING_DIR", records.path.c_str(), 1);
+  Scratch s;
+  std::string text = kGood;
+  auto swap = [&](const std::string& a, const std::string& b) {
+    text.replace(text.find(a), a.size(), b);
+  };
+  swap("topology: topo.yaml", "topology: " + kRoot + "/topologies/clos-2x4.yaml");
+  swap("fault: fault.yaml", "fault: " + kRoot + "/scenarios/clos-2x4/changes/add-leaf5.yaml");
+  swap("fix: fix.yaml", "fix: " + kCourse + "/fixes/wrong-asn.yaml");
+  twin::Diagnostics d;
+  auto ex = twin::training::load_exercise(s.write(text), families(), d);
+  ASSERT_TRUE(ex) << all(d);
+  twin::proc::SystemRunner runner;
+  twin::training::SessionEnv env{runner, twin::validators::make_validators, families(), {}, 2};
+  auto r = twin::training::start(*ex, "twtnever", env);
+  ::unsetenv("TWIN_TRAINING_DIR");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, twin::ErrorKind::kInput);
+  EXPECT_THAT(r.error().message, HasSubstr("is a topology step"));
+  EXPECT_FALSE(fs::exists("/run/twin/twtnever"));
 }

@@ -86,12 +86,12 @@ int run_exercise(const ExerciseOptions& o) {
     }
     nlohmann::json j = nlohmann::json::array();
     std::ostringstream t;
-    t << std::left << std::setw(12) << "LAB" << std::setw(24) << "EXERCISE" << std::setw(12)
+    t << std::left << std::setw(12) << "LAB" << std::setw(24) << "EXERCISE" << std::setw(18)
       << "STATE" << std::setw(10) << "SOLVED IN" << std::setw(7) << "HINTS" << std::setw(8)
       << "CHECKS" << "STARTED\n";
     for (const auto& a : all) {
       j.push_back(training::to_json(a));
-      t << std::left << std::setw(12) << a.lab << std::setw(24) << a.exercise << std::setw(12)
+      t << std::left << std::setw(12) << a.lab << std::setw(24) << a.exercise << std::setw(18)
         << a.state << std::setw(10) << (a.time_to_solve_s < 0 ? "-" : minutes(a.time_to_solve_s))
         << std::setw(7) << a.hints_used << std::setw(8) << a.checks << a.started_at << "\n";
     }
@@ -184,8 +184,9 @@ int run_exercise(const ExerciseOptions& o) {
           << " check" << (r->attempt.checks == 1 ? "" : "s") << ")";
       t << "\n  next: twin exercise stop, or twin exercise start ANOTHER\n";
     } else {
-      t << "NOT YET: " << r->grade.symptoms.size() << " symptom"
-        << (r->grade.symptoms.size() == 1 ? "" : "s") << " remain\n";
+      t << "NOT YET: " << r->grade.symptoms.size()
+        << (r->grade.symptoms.size() == 1 ? " symptom remains" : " symptoms remain")
+        << " (a change just made may still be converging: check again in a few seconds)\n";
       for (const auto& s : r->grade.symptoms) t << "  - " << s << "\n";
     }
     return emit(o, j, t.str(), r->grade.solved ? 0 : 1);

@@ -76,6 +76,9 @@ std::optional<Exercise> load_exercise(const std::string& path,
       if (e.ticket.empty()) r.error(v, "empty; expected the symptom as a user reports it");
     }
   if (auto v = yaml::child(*doc, "criteria")) {
+    if (v.node.IsSequence() && v.node.size() == 0)
+      r.error(v, "empty list; name the families the fault makes fail (or leave criteria out)",
+              "e.g. criteria: [bgp]");
     for (const auto& item : r.scalar_or_list(v, "expected a list of validator families"))
       if (auto n = r.string(item)) {
         if (std::find(families.begin(), families.end(), *n) == families.end()) {

@@ -124,7 +124,7 @@ Grade grade(const validate::Report& report, const replay::Diff& diff,
   }
   if (errors > 0)
     g.symptoms.push_back(plural(errors, "check", "checks") +
-                         " could not be made: a node did not answer (is every daemon running?)");
+                         " got no answer from the node they ask");
   // What the fault does is already said above; while tests fail, the diff adds only what they do
   // not show (routes gained, MTUs and ports changed), and once they pass, all of it.
   std::map<std::string, int> changes;

@@ -1,6 +1,7 @@
 #include "twin/training/session.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -12,7 +13,9 @@
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/gate.hpp"
 #include "twin/replay/watch.hpp"
+#include "twin/plan/plan.hpp"
 #include "twin/state/state.hpp"
+#include "twin/validate/system_probe.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace fs = std::filesystem;
@@ -165,6 +168,28 @@ struct Gate {
   }
 };
 
+// Whether a BGP session of `plan` came up less than 3 s ago: its routes may still be on their
+// way (a trainee checks right after their fix), so the network is not quiet yet even if the
+// state held still for a moment. Read from FRR's bgpTimerUpMsec (`show bgp neighbors json`).
+std::function<bool()> fresh_sessions(Gate& g, const plan::Plan& plan, SessionEnv& env) {
+  return [&g, &plan, &env] {
+    std::vector<const plan::Node*> nodes;
+    for (const auto& n : plan.nodes)
+      if (plan::has_bgp_instance(n) && g.env.drivers(n).manages_frr(n)) nodes.push_back(&n);
+    std::atomic<bool> fresh{false};
+    validate::SystemProbe probe(env.runner, g.env.drivers);
+    parallel_for(nodes.size(), env.parallel, [&](size_t i) {
+      auto j = probe.frr_json(*nodes[i], "bgpd", "show bgp neighbors json");
+      if (!j || !j->is_object()) return;
+      for (const auto& [peer, nb] : j->items())
+        if (nb.is_object() && nb.value("bgpState", "") == "Established" &&
+            nb.value("bgpTimerUpMsec", 1'000'000L) < 3000)
+          fresh = true;
+    });
+    return fresh.load();
+  };
+}
+
 // One validation of every family after waiting (at most `settle_timeout`) for a network quiet
 // for 500 ms (a trainee checks long after their last change; `check` must answer in under 2 s).
 // A failing result is retried for `retry` (300 ms: on a quiet network it is real); a ping lost
@@ -179,7 +204,7 @@ replay::Phase judge(Gate& g, const plan::Plan& plan, std::chrono::milliseconds s
   if (settle_timeout.count() > 0) {
     replay::LabWatch w(g.env, env.parallel, settle_timeout, {});
     w.set_quiet_period(500ms);
-    auto s = w.settle(plan, {}, target);
+    auto s = w.settle(plan, {}, target, std::nullopt, 200ms, fresh_sessions(g, plan, env));
     if (settled) *settled = s.text;
   }
   replay::LabWatch v(g.env, env.parallel, retry, {});
@@ -289,6 +314,10 @@ Result<Prepared> prepare(const Exercise& ex, const std::string& lab,
     ref->state = base.state;
     say(env, "injecting the fault");
     auto inj = replay::inject(*st, *fault, g.opts, g.env);
+    if (!inj && inj.error().kind == ErrorKind::kInterrupted)
+      return inj.error().with_context("lab " + lab +
+                                      " is up with the fault partly in; `twin down --lab " + lab +
+                                      "` removes it");
     std::string broken;
     if (!inj) {
       broken = inj.error().message;
@@ -335,7 +364,12 @@ Result<Exercise> exercise_of(const Attempt& a, const SessionEnv& env) {
 }  // namespace
 
 Result<std::string> resolve_session(const std::string& lab) {
-  if (!lab.empty()) return lab;
+  if (!lab.empty()) {
+    if (!topology::valid_lab_name(lab))
+      return usage_error("'" + lab + "' is not a lab name (letters, digits, '-' and '_', "
+                         "starting with a letter)");
+    return lab;
+  }
   std::vector<std::string> labs;
   std::error_code ec;
   for (const auto& f : fs::directory_iterator(training_dir() + "/sessions", ec))
@@ -365,11 +399,32 @@ Result<StartResult> start(const Exercise& ex, const std::string& lab_name, Sessi
     return usage_error("lab " + lab + " runs exercise " + (*old)->attempt.exercise + " on " +
                        (*old)->attempt.topology + "; stop it first (`twin exercise stop --lab " +
                        lab + "`) or give --name");
-  if (*old && (*old)->attempt.state == "in-progress") {
-    // A new start abandons the previous attempt: it is closed, not lost.
-    (*old)->attempt.state = "stopped";
-    (*old)->attempt.ended_at = now_rfc3339();
+  // Everything the exercise needs loads before anything is built: the fault and the fix as
+  // change sets against the lab's plan, without topology steps.
+  {
+    plan::Plan plan = plan::make_plan(*topo, lab_name);
+    for (const auto& [file, what] : {std::pair{ex.fault, "fault"}, std::pair{ex.fix, "fix"}}) {
+      auto cs = load_changes(file, plan, what);
+      if (!cs) return cs.error();
+      for (const auto& st : cs->steps)
+        if (st.kind() == replay::StepKind::kTopology)
+          return input_error(std::string("the exercise's ") + what + " " + file + ": step '" +
+                             st.name + "' is a topology step; an exercise keeps its lab's plan "
+                             "(use frr, interface, link, sysctl or vxlan steps)");
+    }
+  }
+  if (*old) {
+    // A new start closes the previous attempt (its record stays) and its session: a start that
+    // fails below must not leave the old session to be graded against a new lab.
+    if ((*old)->attempt.state == "in-progress") {
+      (*old)->attempt.state = "stopped";
+      say(env, "closing the attempt at " + (*old)->attempt.exercise + " on lab " + lab +
+                   " (its record stays: twin exercise results)");
+    }
+    if ((*old)->attempt.ended_at.empty()) (*old)->attempt.ended_at = now_rfc3339();
     (void)save_attempt((*old)->attempt);
+    std::error_code ec;
+    fs::remove(session_path(lab), ec);
   }
   auto p = prepare(ex, lab, running && *old ? &(*old)->ref : nullptr, env);
   if (!p) return p.error();
@@ -552,6 +607,14 @@ Result<SolutionResult> solution(const std::string& lab, bool apply, SessionEnv& 
 
 Result<StopResult> stop(const std::string& lab, proc::ProcessRunner& runner) {
   auto s = load_running(lab);
+  if (!s && s.error().kind == ErrorKind::kHarness && fs::exists(session_path(lab))) {
+    // A damaged session file must not keep its lab up: down it, and drop the file.
+    if (state::load_state(lab))
+      if (auto dn = engine::down(lab, runner); !dn) return dn.error();
+    std::error_code ec;
+    fs::remove(session_path(lab), ec);
+    return s.error().with_context("lab " + lab + " is down and its damaged session removed");
+  }
   if (!s) return s.error();
   StopResult out;
   if (state::load_state(lab)) {
@@ -613,7 +676,7 @@ std::string results_csv(const std::vector<Attempt>& attempts) {
   };
   std::ostringstream o;
   o << "lab,exercise,difficulty,started_at,ended_at,state,time_to_solve_s,time_budget_s,"
-       "within_budget,hints_used,checks,resets,solution_shown\r\n";
+       "within_budget,hints_used,checks,resets,solution_shown,solution_applied\r\n";
   for (const auto& a : attempts) {
     o << q(a.lab) << "," << q(a.exercise) << "," << a.difficulty << "," << a.started_at << ","
       << a.ended_at << "," << a.state << ",";
@@ -621,7 +684,7 @@ std::string results_csv(const std::vector<Attempt>& attempts) {
     o << "," << static_cast<long>(a.time_budget_s) << ",";
     if (a.time_to_solve_s >= 0) o << (a.time_to_solve_s <= a.time_budget_s ? "yes" : "no");
     o << "," << a.hints_used << "," << a.checks << "," << a.resets << ","
-      << (a.solution_shown ? "yes" : "no") << "\r\n";
+      << (a.solution_shown ? "yes" : "no") << "," << (a.solution_applied ? "yes" : "no") << "\r\n";
   }
   return o.str();
 }
