@@ -175,13 +175,7 @@ namespace {
 twin::validate::TestResult result(const std::string& family, const std::string& test,
                                   twin::validate::Status st, const std::string& node = "",
                                   const std::string& peer = "") {
-  twin::validate::TestResult r;
-  r.validator = family;
-  r.test_name = test;
-  r.status = st;
-  r.node = node;
-  r.peer = peer;
-  return r;
+  return twin::validate::make_result(family, 0, test, st, node, peer, "", "", "");
 }
 
 using twin::validate::Status;
