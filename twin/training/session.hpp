@@ -9,8 +9,7 @@
 // stop takes the lab down and closes the attempt.
 //
 // A session lives in <training dir>/sessions/<lab>.json (with the reference); each attempt's
-// record (time to solve, hints, checks) in <training dir>/attempts/<id>.json, which outlives
-// stop. The training dir is /var/lib/twin/training, or $TWIN_TRAINING_DIR. Every change to the
+// record in <training dir>/attempts/<id>.json (records.hpp), which outlives stop. Every change to the
 // lab holds its lock (state::lock_lab), so a `twin apply` on the same lab waits.
 #include <chrono>
 #include <functional>
@@ -23,12 +22,10 @@
 #include "twin/proc/runner.hpp"
 #include "twin/training/exercise.hpp"
 #include "twin/training/grade.hpp"
+#include "twin/training/records.hpp"
 #include "twin/validate/validator.hpp"
 
 namespace twin::training {
-
-// <training dir> (see above).
-std::string training_dir();
 
 struct SessionEnv {
   proc::ProcessRunner& runner;
@@ -37,27 +34,6 @@ struct SessionEnv {
   std::function<void(const std::string&)> progress;  // may be empty
   int parallel = 4;
 };
-
-// The record of one attempt, as `twin exercise results` prints it.
-struct Attempt {
-  std::string id;  // "<started, compact UTC>-<lab>-<exercise>"
-  std::string lab, exercise, title, exercise_file, topology;
-  int difficulty = 1;
-  double time_budget_s = 0;
-  std::string started_at, ended_at;  // RFC 3339 UTC; ended_at "" while running
-  double started_epoch_s = 0;
-  // in-progress | solved (a check found it solved) | solution-applied (`solution --apply`
-  // before that) | stopped (before either)
-  std::string state = "in-progress";
-  double time_to_solve_s = -1;        // from start to the first check that found it solved
-  int hints_used = 0;
-  int checks = 0;
-  int resets = 0;
-  bool solution_shown = false;  // `solution` was asked before it was solved
-  bool solution_applied = false;
-};
-nlohmann::json to_json(const Attempt& a);
-Attempt attempt_from_json(const nlohmann::json& j);
 
 struct StartResult {
   Attempt attempt;
@@ -125,10 +101,5 @@ Result<StatusResult> status(const std::string& lab, const std::vector<std::strin
 
 // The lab of the only session when `lab` is empty. Errors (kUsage): none, or several (named).
 Result<std::string> resolve_session(const std::string& lab);
-
-// Every attempt recorded, oldest first; `lab`/`exercise` filter when not empty.
-std::vector<Attempt> results(const std::string& lab = "", const std::string& exercise = "");
-// CSV with a header line: one row per attempt (RFC 4180 quoting).
-std::string results_csv(const std::vector<Attempt>& attempts);
 
 }  // namespace twin::training
