@@ -659,6 +659,13 @@ void attach_causes(Verdict& v, const std::vector<Cause>& causes) {
   }
 }
 
+std::vector<std::string> fact_sysctl_keys(const plan::Node& node) {
+  std::vector<std::string> keys = {"net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding"};
+  for (const auto& i : node.interfaces)
+    if (i.fabric) keys.push_back("net.ipv6.conf." + i.name + ".disable_ipv6");
+  return keys;
+}
+
 CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
                               const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
                               const std::map<std::string, std::string>& configs, int parallel) {
@@ -673,10 +680,7 @@ CauseFacts gather_cause_facts(const plan::Plan& plan, validate::LabProbe& probe,
     if (!d.manages_frr(n)) return;
     if (plan::has_bgp_instance(n))
       if (auto j = probe.frr_json(n, "bgpd", "show bgp neighbors json")) f.bgp_neighbors = *j;
-    std::vector<std::string> keys = {"net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding"};
-    for (const auto& i : n.interfaces)
-      if (i.fabric) keys.push_back("net.ipv6.conf." + i.name + ".disable_ipv6");
-    for (const auto& k : keys)
+    for (const auto& k : fact_sysctl_keys(n))
       if (auto v = d.read_sysctl(n, k)) f.sysctls[k] = *v;
     if (auto c = configs.find(n.name); c != configs.end())
       f.config = c->second;

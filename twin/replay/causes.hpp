@@ -75,6 +75,10 @@ struct CauseFacts {
   const plan::Plan* intended = nullptr;
 };
 
+// The kernel settings the rules read per FRR node (NodeFacts::sysctls): IPv4 and IPv6
+// forwarding, and IPv6 on every fabric port (BGP unnumbered needs it). Pure.
+std::vector<std::string> fact_sysctl_keys(const plan::Node& node);
+
 // Every cause the rules find in `facts`, for the lab as `plan` intends it. Pure.
 std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts);
 

@@ -65,6 +65,14 @@ class Gate {
     return watch_.validate(name, plan);
   }
   Result<void> snapshot();
+  // `work` (a new TempDir) becomes work_dir_, readable by FRR's tools (snapshots are reloaded
+  // from it).
+  Result<void> use_work_dir(const TempDir& work) {
+    if (work.path.empty()) return harness_error("cannot create a temporary folder");
+    work_dir_ = work.path;
+    if (::chmod(work_dir_.c_str(), 0755) != 0) return harness_error("chmod " + work_dir_);
+    return {};
+  }
   Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail);
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
@@ -549,9 +557,7 @@ Result<ApplyResult> Gate::run() {
   res_.started_at = now_rfc3339();
   current_ = st_.plan;
   TempDir work;
-  if (work.path.empty()) return harness_error("cannot create a temporary folder");
-  work_dir_ = work.path;
-  if (::chmod(work_dir_.c_str(), 0755) != 0) return harness_error("chmod " + work_dir_);
+  if (auto w = use_work_dir(work); !w) return w.error();
 
   // 1. Baseline.
   say("baseline: validating lab " + st_.lab);
@@ -750,9 +756,7 @@ Result<Injected> Gate::inject() {
 Result<Restored> Gate::restore(const Reference& ref) {
   current_ = st_.plan;
   TempDir work;
-  if (work.path.empty()) return harness_error("cannot create a temporary folder");
-  work_dir_ = work.path;
-  if (::chmod(work_dir_.c_str(), 0755) != 0) return harness_error("chmod " + work_dir_);
+  if (auto w = use_work_dir(work); !w) return w.error();
   res_.baseline.state = ref.state;  // the rollback's interfaces go back to it
   Restored out;
   Touched t;
@@ -880,10 +884,9 @@ bool Injected::ok() const {
 }
 
 std::vector<std::string> reference_sysctl_keys(const plan::Node& node) {
-  std::vector<std::string> keys = {"net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding",
-                                   "net.ipv6.conf.all.disable_ipv6"};
-  for (const auto& i : node.interfaces)
-    if (i.fabric) keys.push_back("net.ipv6.conf." + i.name + ".disable_ipv6");
+  // What the rules read, and IPv6 for the whole node (a hardening profile's switch).
+  std::vector<std::string> keys = fact_sysctl_keys(node);
+  keys.push_back("net.ipv6.conf.all.disable_ipv6");
   return keys;
 }
 

@@ -78,8 +78,8 @@ struct Reference {
 nlohmann::json reference_to_json(const Reference& ref);
 Reference reference_from_json(const nlohmann::json& j);
 
-// The kernel settings a Reference keeps per FRR node: IPv4 and IPv6 forwarding, and IPv6 on
-// every fabric port (BGP unnumbered needs it), as the likely-cause rules read them. Pure.
+// The kernel settings a Reference keeps per FRR node: those the likely-cause rules read
+// (causes.hpp fact_sysctl_keys), and net.ipv6.conf.all.disable_ipv6. Pure.
 std::vector<std::string> reference_sysctl_keys(const plan::Node& node);
 // The running configuration of every FRR node of `plan` and the reference_sysctl_keys of each
 // (plus `extra` keys per node: a fault's own settings); `state` is left to the caller (a
