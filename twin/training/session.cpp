@@ -171,11 +171,9 @@ struct Prepared {
   Grade grade;
   std::string how;
 };
-Result<Prepared> prepare(const Exercise& ex, const std::string& lab,
-                         const replay::Reference* previous, SessionEnv& env) {
-  Diagnostics d;
-  auto topo = topology::load_topology(ex.topology, d, lab);
-  if (!topo) return input_error("the exercise's topology does not load:\n" + d.format());
+Result<Prepared> prepare(const Exercise& ex, const topology::Topology& topo,
+                         const std::string& lab, const replay::Reference* previous,
+                         SessionEnv& env) {
   std::string how;
   bool running = static_cast<bool>(state::load_state(lab));
   if (running) {
@@ -194,7 +192,7 @@ Result<Prepared> prepare(const Exercise& ex, const std::string& lab,
       engine::UpOptions eo;
       eo.name = lab;
       eo.parallel = env.parallel;
-      auto up = engine::up(*topo, eo, env.runner, env.progress);
+      auto up = engine::up(topo, eo, env.runner, env.progress);
       if (!up) return up.error().with_context("bringing lab " + lab + " up");
       if (!up->converged)
         return harness_error("lab " + lab + " did not converge: " + up->convergence_text());
@@ -352,7 +350,7 @@ Result<StartResult> start(const Exercise& ex, const std::string& lab_name, Sessi
     std::error_code ec;
     fs::remove(session_path(lab), ec);
   }
-  auto p = prepare(ex, lab, running && *old ? &(*old)->ref : nullptr, env);
+  auto p = prepare(ex, *topo, lab, running && *old ? &(*old)->ref : nullptr, env);
   if (!p) return p.error();
   Session s;
   s.ref = std::move(p->ref);
@@ -454,7 +452,10 @@ Result<ResetResult> reset(const std::string& lab, SessionEnv& env) {
   if (!s) return s.error();
   auto ex = exercise_of(s->attempt, env);
   if (!ex) return ex.error();
-  auto p = prepare(*ex, lab, &s->ref, env);
+  Diagnostics d;
+  auto topo = topology::load_topology(ex->topology, d, lab);
+  if (!topo) return input_error("the exercise's topology does not load:\n" + d.format());
+  auto p = prepare(*ex, *topo, lab, &s->ref, env);
   if (!p) return p.error();
   s->ref = std::move(p->ref);
   ++s->attempt.resets;
