@@ -12,6 +12,7 @@
 #include "tests/unit/fakes.hpp"
 #include "tests/unit/recorded.hpp"
 #include "twin/core/util.hpp"
+#include "twin/engine/lab.hpp"
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/gate.hpp"
 #include "twin/replay/intent.hpp"
@@ -645,4 +646,28 @@ TEST(GateLogic, RestoreRollsBackWhatDiffersFromTheReferenceAndIsIdempotent) {
   EXPECT_EQ(again->total(), 0) << again->detail;
   EXPECT_EQ(again->detail, "nothing differs from the reference");
   for (const auto& l : h.net.log) EXPECT_THAT(l, ::testing::Not(HasSubstr("reload"))) << l;
+}
+
+// The gate's convergence poll (engine::count_sessions, behind a step's `wait: {until:
+// converged}`) asks the nodes in parallel from one shared index of the plan's sessions: with as
+// many threads as nodes, every poll gives the exact count, and a silent node's sessions are
+// named. (That the threads only read the index is held by the compiler: it is const.)
+TEST(GateLogic, ConvergencePollCountsEverySessionFromParallelThreads) {
+  Harness h;
+  load_case(h.net, "drain-spine2");
+  auto env = h.env();
+  for (int i = 0; i < 200; ++i) {
+    auto c = twin::engine::count_sessions(clos(), 8, env.drivers);
+    ASSERT_EQ(c.expected, 16);
+    ASSERT_EQ(c.established, 16) << ::testing::PrintToString(c.down);
+    ASSERT_TRUE(c.down.empty());
+    ASSERT_TRUE(c.converged());
+  }
+  // A node whose bgpd does not answer: its two sessions are down, by name, the others counted.
+  h.net.good.erase("leaf4");
+  auto c = twin::engine::count_sessions(clos(), 8, env.drivers);
+  EXPECT_EQ(c.established, 14);
+  EXPECT_FALSE(c.converged());
+  EXPECT_THAT(c.down, ElementsAre(HasSubstr("leaf4 swp1 -> spine1: no answer from bgpd"),
+                                  HasSubstr("leaf4 swp2 -> spine2: no answer from bgpd")));
 }

@@ -38,14 +38,22 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
   SessionCount c;
   c.expected = static_cast<int>(plan.sessions.size());
   c.adjacencies = static_cast<int>(plan.adjacencies.size());
-  // Each node's share, indexed once: a poll then asks each node only about its own.
-  std::map<std::string, std::vector<const plan::ExpectedSession*>> sessions_of;
-  std::map<std::string, std::vector<const plan::ExpectedAdjacency*>> adjacencies_of;
-  for (const auto& s : plan.sessions) sessions_of[s.node].push_back(&s);
-  for (const auto& a : plan.adjacencies) adjacencies_of[a.node].push_back(&a);
+  // Each node's share, indexed once: a poll then asks each node only about its own. The index
+  // is const once built, so the threads below can only read it (a map's operator[] there
+  // inserted from several threads at once and crashed the gate).
+  struct Share {
+    std::vector<const plan::ExpectedSession*> sessions;
+    std::vector<const plan::ExpectedAdjacency*> adjacencies;
+  };
+  const auto shares = [&] {
+    std::map<std::string, Share> m;
+    for (const auto& s : plan.sessions) m[s.node].sessions.push_back(&s);
+    for (const auto& a : plan.adjacencies) m[a.node].adjacencies.push_back(&a);
+    return m;
+  }();
   std::vector<const plan::Node*> nodes;
   for (const auto& n : plan.nodes)
-    if (sessions_of.count(n.name) || adjacencies_of.count(n.name)) nodes.push_back(&n);
+    if (shares.count(n.name)) nodes.push_back(&n);
   struct PerNode {
     int established = 0, full = 0;
     std::vector<std::string> down, waiting;
@@ -56,7 +64,8 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
     const auto& n = *nodes[i];
     const auto& driver = drivers(n);
     auto& p = per[i];
-    const auto& my_sessions = sessions_of[n.name];
+    const Share& mine = shares.at(n.name);
+    const auto& my_sessions = mine.sessions;
     Result<nlohmann::json> bgp = ok(nlohmann::json());
     if (!my_sessions.empty()) bgp = driver.frr_json(n, "bgpd", "show bgp summary json", nullptr);
     for (const auto* sp : my_sessions) {
@@ -76,7 +85,7 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
     // adjacency.
     std::optional<Result<nlohmann::json>> nbrs[2];
     std::vector<std::string> not_full;  // OSPFv2 interfaces, for the wait-timer note below
-    for (const auto* ap : adjacencies_of[n.name]) {
+    for (const auto* ap : mine.adjacencies) {
       const auto& a = *ap;
       const bool v3 = a.version == 3;
       auto& got = nbrs[v3 ? 1 : 0];

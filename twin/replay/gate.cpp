@@ -306,8 +306,8 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     if (const auto* n = st_.plan.find(name); n && snapshot_paths_.count(name)) nodes.push_back(n);
   std::vector<std::optional<Error>> errs(nodes.size());
   parallel_for(nodes.size(), opts_.parallel, [&](size_t i) {
-    auto r = env_.drivers(*nodes[i]).reload_config(*nodes[i], snapshot_paths_[nodes[i]->name],
-                                                   false, nullptr, runner_);
+    const auto& path = snapshot_paths_.at(nodes[i]->name);
+    auto r = env_.drivers(*nodes[i]).reload_config(*nodes[i], path, false, nullptr, runner_);
     if (!r) errs[i] = r.error();
   });
   for (const auto& e : errs)

@@ -83,7 +83,7 @@ std::vector<TestResult> run_ping_probes(Context& ctx, const std::vector<PingProb
   }
   std::vector<TestResult> out(probes.size());
   parallel_for(nodes.size(), ctx.parallel, [&](size_t k) {
-    const auto& idx = by_node[nodes[k]];
+    const auto& idx = by_node.at(nodes[k]);
     const plan::Node* node = ctx.plan.find(nodes[k]);
     std::vector<PingRequest> reqs;
     for (size_t i : idx) {
