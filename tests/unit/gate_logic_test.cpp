@@ -16,6 +16,7 @@
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/gate.hpp"
 #include "twin/replay/intent.hpp"
+#include "twin/replay/steps.hpp"
 
 namespace {
 
@@ -670,4 +671,97 @@ TEST(GateLogic, ConvergencePollCountsEverySessionFromParallelThreads) {
   EXPECT_FALSE(c.converged());
   EXPECT_THAT(c.down, ElementsAre(HasSubstr("leaf4 swp1 -> spine1: no answer from bgpd"),
                                   HasSubstr("leaf4 swp2 -> spine2: no answer from bgpd")));
+}
+
+// A change that edits a prefix-list leaf1 already uses: bgpd applies it only when its route-map
+// delay timer fires (FRR's default 5 s), so the fake lab shows the loss from 5 s after the edit.
+// The gate holds its settling until then and rejects; a change that only adds a new list (it
+// takes effect when attached, at once) settles without that wait.
+TEST(GateLogic, EditedPolicyIsJudgedOnlyAfterTheRouteMapDelayTimer) {
+  using namespace std::chrono_literals;
+  auto change = [](const std::string& lines) {
+    ChangeSet cs;
+    cs.name = "policy";
+    Step s;
+    s.name = "leaf1's outbound list";
+    s.body = twin::replay::FrrStep{};
+    s.frr().nodes = {"leaf1"};
+    s.frr().add = lines;
+    cs.steps.push_back(s);
+    return cs;
+  };
+  for (bool existing : {true, false}) {
+    SCOPED_TRACE(existing ? "edit of a list in use" : "a new list");
+    Harness h;
+    load_case(h.net, "withdraw-loopback");
+    std::optional<twin::Clock::time_point> edited;
+    h.net.on_apply = [&](const std::string&) { edited = h.time.now(); };
+    h.net.broken = [&](const std::map<std::string, std::vector<std::string>>& applied) {
+      auto a = applied.find("leaf1");
+      bool deny = a != applied.end() &&
+                  std::any_of(a->second.begin(), a->second.end(), [](const std::string& t) {
+                    return t.find("seq 4 deny") != std::string::npos;
+                  });
+      return deny && edited && h.time.now() >= *edited + 5s;
+    };
+    if (existing)
+      h.net.applied["leaf1"] = {
+          "ip prefix-list PL seq 5 permit any\nroute-map RM permit 10\n match ip address "
+          "prefix-list PL\nexit\n"};
+    auto r = h.run(change(existing ? "ip prefix-list PL seq 4 deny 10.255.1.1/32\n"
+                                   : "ip prefix-list NEW seq 4 deny 10.255.1.1/32\n"));
+    ASSERT_TRUE(r) << r.error().message;
+    if (existing) {
+      EXPECT_EQ(r->verdict.decision, Decision::kReject);
+      ASSERT_FALSE(r->verdict.reasons.empty());
+      EXPECT_EQ(r->verdict.reasons.front().category, "prefix-lost");
+      EXPECT_GE(h.time.slept(), 6s);
+    } else {
+      EXPECT_EQ(r->verdict.decision, Decision::kApprove);
+      EXPECT_LT(h.time.slept(), 5s);
+    }
+  }
+}
+
+TEST(GateLogic, PolicyObjectsAndTheRouteMapDelayTimerAreReadFromConfigText) {
+  const std::string running =
+      "frr defaults datacenter\nhostname leaf1\n!\nbgp route-map delay-timer 2\n"
+      "router bgp 65101\n neighbor swp1 route-map RM out\nexit\n!\n"
+      "ip prefix-list PL seq 5 permit any\nbgp community-list standard C seq 5 permit 1:1\n"
+      "route-map RM permit 10\n match ip address prefix-list PL\nexit\n";
+  auto objs = twin::replay::policy_objects(running);
+  std::vector<std::string> keys;
+  for (const auto& o : objs) keys.push_back(o.key);
+  EXPECT_THAT(keys, ElementsAre("ip prefix-list PL", "bgp community-list C", "route-map RM"));
+  EXPECT_EQ(objs[2].text, "route-map RM permit 10\nmatch ip address prefix-list PL");
+  EXPECT_EQ(twin::replay::route_map_delay_s(running), 2);
+  EXPECT_EQ(twin::replay::route_map_delay_s("hostname x\n"), 5);  // FRR's default
+  using twin::replay::edits_existing_policy;
+  // Lines to add or remove: an object the node has is an edit; a new one is not.
+  EXPECT_TRUE(edits_existing_policy(running, "ip prefix-list PL seq 4 deny any\n", false));
+  EXPECT_TRUE(edits_existing_policy(running, "route-map RM permit 10\n set metric 5\n", false));
+  EXPECT_FALSE(edits_existing_policy(running, "ip prefix-list NEW seq 5 permit any\n", false));
+  EXPECT_FALSE(edits_existing_policy(running, "router bgp 65101\n neighbor swp2 shutdown\n",
+                                     false));
+  // A whole intended config: only objects that differ from the running ones count.
+  EXPECT_FALSE(edits_existing_policy(running, running, true));
+  std::string wanted = running;
+  wanted.replace(wanted.find("permit any"), 10, "deny any");
+  EXPECT_TRUE(edits_existing_policy(running, wanted, true));
+  EXPECT_FALSE(edits_existing_policy(running, running + "ip prefix-list NEW seq 5 permit any\n",
+                                     true));
+}
+
+TEST(GateLogic, DroppingAPolicyWithItsAttachmentIsNotADelayedEdit) {
+  using twin::replay::edits_existing_policy;
+  const std::string base = "hostname leaf2\nrouter bgp 65102\nexit\n";
+  const std::string with_policy =
+      "hostname leaf2\nrouter bgp 65102\n address-family ipv4 unicast\n  neighbor fabric "
+      "route-map OUT out\n exit-address-family\nexit\nip prefix-list PL seq 5 permit any\n"
+      "route-map OUT permit 10\n match ip address prefix-list PL\nexit\n";
+  // A rollback to a config without the route-map and its attachment: detached at once.
+  EXPECT_FALSE(edits_existing_policy(with_policy, base, true));
+  // The route-map dropped while still attached: bgpd notices when the timer fires.
+  std::string still_attached = with_policy.substr(0, with_policy.find("ip prefix-list"));
+  EXPECT_TRUE(edits_existing_policy(with_policy, still_attached, true));
 }

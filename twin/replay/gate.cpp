@@ -37,6 +37,29 @@ std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touche
   return std::chrono::seconds(dead_s);
 }
 
+SettleFloor settle_floor(const plan::Plan& plan, const Touched& t, Clock::time_point now) {
+  SettleFloor f;
+  f.ms = ospf_settle_floor(plan, t);
+  if (f.ms.count() > 0) f.why = "the OSPF dead interval of what changed";
+  int delay_s = 0;
+  std::string node;
+  for (const auto& [n, d] : t.policy_delay_s)
+    if (d > delay_s) {
+      delay_s = d;
+      node = n;
+    }
+  // The timer counts from the edit; the second is for bgpd's work once it fires (the quiet
+  // period then still follows any change it makes).
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      t.policy_edited_at + std::chrono::seconds(delay_s + 1) - now);
+  if (delay_s > 0 && left > f.ms) {
+    f.ms = left;
+    f.why = node + "'s route-map delay timer (" + std::to_string(delay_s) +
+            " s) must fire before FRR applies the edited policy";
+  }
+  return f;
+}
+
 namespace {
 
 // --per-step validates step by step up to this many steps, and bisects longer changes.
@@ -79,13 +102,22 @@ class Gate {
   // LabWatch::settle, as one line for the progress. After a change that touched `t`'s
   // kernel state (ports, addresses, sysctls) on nodes with BGP, settling also waits until
   // their sessions were heard from since the change or dropped (silent_sessions).
-  std::string settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
+  std::string settle(const plan::Plan& plan, const SettleFloor& floor = {},
                      const NetState* target = nullptr, const Touched* t = nullptr) {
-    return watch_.settle(plan, floor, target, std::nullopt, std::chrono::milliseconds(200),
-                         t ? silent_check(plan, *t) : std::function<bool()>{})
+    return watch_
+        .settle(plan, floor.ms, target, std::nullopt, std::chrono::milliseconds(200),
+                t ? silent_check(plan, *t) : std::function<bool()>{}, floor.why)
         .text;
   }
   std::function<bool()> silent_check(const plan::Plan& plan, const Touched& t);
+  // settle_floor right after rollback(t): policy objects its reload edited wait for their
+  // delay timers from now.
+  SettleFloor rollback_floor(const plan::Plan& plan, const Touched& t) {
+    Touched again = t;
+    again.policy_delay_s = rollback_policy_delay_s_;
+    again.policy_edited_at = time_.now();
+    return settle_floor(plan, again, time_.now());
+  }
   Clock::time_point steps_started_{};  // when the latest step began to be applied
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
@@ -121,6 +153,8 @@ class Gate {
   ApplyResult res_;
   plan::Plan current_;  // the plan the lab runs now (grows with topology steps)
   std::map<std::string, std::string> snapshot_paths_;  // node -> saved running config
+  // Nodes whose last rollback edited policy objects they ran, with their route-map delay timer.
+  std::map<std::string, int> rollback_policy_delay_s_;
   std::set<std::string> saved_;  // nodes whose startup config was overwritten by this run
   std::string work_dir_;
   LabWatch watch_;
@@ -300,7 +334,18 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + node, runner_); !r)
       problems.push_back(r.error().message);
   }
-  // FRR: back to the snapshot, applied as a difference.
+  // FRR: back to the snapshot, applied as a difference. Where that edits policy objects the
+  // node runs now (the change edited them), their effect waits for the delay timer again.
+  rollback_policy_delay_s_.clear();
+  for (const auto& [name, delay] : t.policy_delay_s) {
+    const plan::Node* n = current_.find(name);
+    auto snap = snapshot_paths_.find(name);
+    if (!n || snap == snapshot_paths_.end()) continue;
+    auto running = env_.drivers(*n).running_config(*n, runner_);
+    auto wanted = read_file(snap->second);
+    if (!running || !wanted || edits_existing_policy(*running, *wanted, true))
+      rollback_policy_delay_s_[name] = running ? route_map_delay_s(*running) : delay;
+  }
   std::vector<const plan::Node*> nodes;
   for (const auto& name : t.frr_nodes)
     if (const auto* n = st_.plan.find(name); n && snapshot_paths_.count(name)) nodes.push_back(n);
@@ -421,7 +466,8 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   }
   rc.daemons = *started;
   say("restart check: " + std::to_string(*started) + " daemon(s) started; settling: " +
-      settle(intended, ospf_settle_floor(intended, t), &res_.after->state));
+      settle(intended, {ospf_settle_floor(intended, t), "the OSPF dead interval of what changed"},
+             &res_.after->state));
   Phase ph = validate_phase("after restart", intended);
   rc.diff = diff_states(res_.after->state, ph.state, intended, intended);
   Verdict v = decide({}, ph.report, rc.diff,
@@ -514,7 +560,7 @@ void Gate::bisect(Touched& touched, size_t attempted) {
     }
     plan::Plan p = intended_plan(st_.plan, cs_, mid);
     say("bisect: first " + std::to_string(mid) + " of " + std::to_string(cs_.steps.size()) +
-        " steps; settling: " + settle(p, ospf_settle_floor(p, touched), nullptr, &touched));
+        " steps; settling: " + settle(p, settle_floor(p, touched, time_.now()), nullptr, &touched));
     Phase ph = validate_phase("bisect: first " + std::to_string(mid) + " steps", p);
     Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
     Verdict v =
@@ -619,7 +665,7 @@ Result<ApplyResult> Gate::run() {
     if (step_by_step && !broke && changes_network(s.kind()) &&
         res_.first_failing_step.empty()) {
       plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
-      say("settling: " + settle(p, ospf_settle_floor(p, touched), nullptr, &touched));
+      say("settling: " + settle(p, settle_floor(p, touched, time_.now()), nullptr, &touched));
       Phase ph = validate_phase("after step '" + s.name + "'", p);
       Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
       Verdict v = decide(res_.steps, ph.report, diff,
@@ -640,7 +686,8 @@ Result<ApplyResult> Gate::run() {
   // 3. Converge, validate against the intent, diff.
   plan::Plan intended = intended_plan(st_.plan, cs_);
   if (!res_.after) {  // (with --per-step, the validation after the breaking step is reused)
-    say("settling: " + settle(intended, ospf_settle_floor(intended, touched), nullptr, &touched));
+    say("settling: " +
+        settle(intended, settle_floor(intended, touched, time_.now()), nullptr, &touched));
     stop_stream();
     if (interrupted()) return abort_interrupted(touched, "while settling");
     res_.after = validate_phase("after", intended);
@@ -697,8 +744,7 @@ Result<ApplyResult> Gate::run() {
     if (!saved_.empty())
       if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
         d += "; startup config not restored: " + problems;
-    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
-                              &res_.baseline.state));
+    say("settling: " + settle(st_.plan, rollback_floor(st_.plan, touched), &res_.baseline.state));
     Phase ph = validate_phase("rollback", st_.plan);
     Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
     Verdict v =
@@ -749,7 +795,7 @@ Result<Injected> Gate::inject() {
     out.steps.push_back(o);
   }
   if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted while injecting"};
-  out.settled = settle(current_, ospf_settle_floor(current_, touched), nullptr, &touched);
+  out.settled = settle(current_, settle_floor(current_, touched, time_.now()), nullptr, &touched);
   return out;
 }
 
@@ -769,6 +815,8 @@ Result<Restored> Gate::restore(const Reference& ref) {
     if (auto w = write_file(path, want->second); !w) return w.error();
     snapshot_paths_[n->name] = path;
     t.frr_nodes.insert(n->name);
+    if (cfg && edits_existing_policy(*cfg, want->second, true))
+      t.policy_delay_s[n->name] = route_map_delay_s(*cfg);
   }
   out.configs = static_cast<int>(t.frr_nodes.size());
   // Interfaces, kernel settings, VTEPs and servers' addresses: read now, node by node.
@@ -858,7 +906,7 @@ Result<Restored> Gate::restore(const Reference& ref) {
     return out;
   }
   if (auto r = rollback(t, &out.detail); !r) return r.error();
-  out.settled = settle(st_.plan, ospf_settle_floor(st_.plan, t), &ref.state);
+  out.settled = settle(st_.plan, rollback_floor(st_.plan, t), &ref.state);
   return out;
 }
 

@@ -53,14 +53,26 @@ struct GateEnv {
   std::function<std::unique_ptr<TrafficProbe>()> traffic;
 };
 
-// apply() without the lab lock, through `env`. The caller holds the lock (apply() does).
 // How long settling must last at least after a change that touched `t`: the longest OSPF dead
 // interval of the expected adjacencies a touched node takes part in, at either end (every one
-// for a topology change); 0 when there are none. Until a dead interval has passed, a neighbor that stopped hearing hellos still
-// shows Full (RFC 2328 §10.3, InactivityTimer), so a quiet network proves nothing before it.
+// for a topology change); 0 when there are none. Until a dead interval has passed, a neighbor
+// that stopped hearing hellos still shows Full (RFC 2328 §10.3, InactivityTimer), so a quiet
+// network proves nothing before it.
 struct Touched;  // steps.hpp
 std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touched& t);
 
+// The least settling time after a change, and what it waits for (said in the progress).
+struct SettleFloor {
+  std::chrono::milliseconds ms{0};
+  std::string why;
+};
+// The longer of ospf_settle_floor and, when a step edited routing-policy objects, what is left
+// at `now` of the longest route-map delay timer of the nodes edited plus 1 s, counted from the
+// last such edit: bgpd applies the edit only when that timer fires (Touched::policy_delay_s),
+// so until then the network shows no sign of it.
+SettleFloor settle_floor(const plan::Plan& plan, const Touched& t, Clock::time_point now);
+
+// apply() without the lab lock, through `env`. The caller holds the lock (apply() does).
 Result<ApplyResult> run_gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts,
                              GateEnv& env);
 

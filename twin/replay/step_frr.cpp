@@ -1,7 +1,12 @@
 // The `frr` change step (FRR configuration lines or a whole rendered config on FRR nodes): how the
 // change-set loader reads it, how the gate applies it, what a dry run says of it, and what it means
 // for the intended plan (steps.hpp).
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "twin/core/diagnostics.hpp"
@@ -94,7 +99,104 @@ std::string step_text(const FrrStep& b) {
   return b.add;  // a removal needs no daemon that does not run already
 }
 
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> w;
+  for (std::string s; in >> s;) w.push_back(s);
+  return w;
+}
+
+// The route-map delay timer (seconds) of `node` when applying `b` edits policy objects it
+// already has (edits_existing_policy); -1 when it does not.
+int policy_edit_delay_s(const FrrStep& b, const plan::Node& node, StepRun& run) {
+  // (Most steps hold no policy object: their node's config is not read.)
+  if (b.replace.empty() && policy_objects(b.add.empty() ? b.remove : b.add).empty()) return -1;
+  std::string running;
+  if (auto r = run.env.drivers(node).running_config(node, run.env.runner)) running = *r;
+  bool edits = false;
+  if (!b.replace.empty()) {
+    if (auto wanted = read_file(b.replace)) edits = edits_existing_policy(running, *wanted, true);
+  } else {
+    edits = edits_existing_policy(running, b.add.empty() ? b.remove : b.add, false);
+  }
+  return edits ? route_map_delay_s(running) : -1;
+}
+
 }  // namespace
+
+std::vector<PolicyLine> policy_objects(const std::string& frr_text) {
+  // The words before the object's name, per kind ("bgp community-list" may name its type first).
+  static const std::vector<std::vector<std::string>> kStarts = {
+      {"route-map"},          {"ip", "prefix-list"},        {"ipv6", "prefix-list"},
+      {"access-list"},        {"ip", "access-list"},        {"ipv6", "access-list"},
+      {"bgp", "as-path", "access-list"}, {"bgp", "community-list"},
+      {"bgp", "extcommunity-list"},      {"bgp", "large-community-list"}};
+  std::vector<PolicyLine> out;
+  bool in_object = false;
+  std::istringstream in(frr_text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string t = trim(line);
+    if (t.empty() || t[0] == '!' || t[0] == '#') continue;
+    if (std::isspace(static_cast<unsigned char>(line[0]))) {
+      if (in_object) out.back().text += "\n" + t;
+      continue;
+    }
+    auto w = words(t);
+    in_object = false;
+    for (const auto& s : kStarts) {
+      if (w.size() <= s.size() || !std::equal(s.begin(), s.end(), w.begin())) continue;
+      size_t name = s.size();
+      if (s[0] == "bgp" && (w[name] == "standard" || w[name] == "expanded") && w.size() > name + 1)
+        ++name;
+      std::string key;
+      for (size_t i = 0; i < s.size(); ++i) key += s[i] + " ";
+      out.push_back({key + w[name], t});
+      in_object = true;
+      break;
+    }
+  }
+  return out;
+}
+
+bool edits_existing_policy(const std::string& running_config, const std::string& edit,
+                           bool wanted) {
+  auto now = policy_objects(running_config);
+  std::set<std::string> existing;
+  for (const auto& p : now) existing.insert(p.key);
+  auto lines = policy_objects(edit);
+  if (!wanted)
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const PolicyLine& p) { return existing.count(p.key) > 0; });
+  // The whole intended config: an object both configs have, with lines that differ, is edited;
+  // one it drops is too while the intended config still names it (a route-map that is no
+  // longer defined but still attached). Objects added, or dropped with their attachment, take
+  // effect when attached or detached: at once.
+  std::set<std::string> kept, names;
+  for (const auto& p : lines) kept.insert(p.key);
+  for (const auto& w : words(edit)) names.insert(w);
+  auto edited = [&](const PolicyLine& p) {
+    if (!existing.count(p.key)) return false;
+    return kept.count(p.key) > 0 || names.count(p.key.substr(p.key.rfind(' ') + 1)) > 0;
+  };
+  for (const auto& p : lines)
+    if (std::find(now.begin(), now.end(), p) == now.end() && edited(p)) return true;
+  for (const auto& p : now)
+    if (std::find(lines.begin(), lines.end(), p) == lines.end() && edited(p)) return true;
+  return false;
+}
+
+int route_map_delay_s(const std::string& running_config) {
+  std::istringstream in(running_config);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto w = words(line);
+    if (w.size() == 4 && w[0] == "bgp" && w[1] == "route-map" && w[2] == "delay-timer")
+      if (int v = 0; std::from_chars(w[3].data(), w[3].data() + w[3].size(), v).ec == std::errc())
+        return v;
+  }
+  return 5;  // FRR's default
+}
 
 Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
   // Daemons the lines need that the nodes do not run (a first static route needs staticd):
@@ -116,6 +218,7 @@ Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
     const plan::Node* n = run.current.find(name);
     if (!n) return input_error("node " + name + " is not in the lab");
     run.touched.frr_nodes.insert(name);
+    int delay = policy_edit_delay_s(b, *n, run);
     Result<void> r;
     const auto& driver = run.env.drivers(*n);
     if (!b.replace.empty())
@@ -125,6 +228,11 @@ Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
     else
       r = driver.apply_config(*n, negate_config(b.remove), 0, run.cs.file, run.env.runner);
     if (!r) return r;
+    if (delay >= 0) {
+      auto [it, added] = run.touched.policy_delay_s.try_emplace(name, delay);
+      if (!added) it->second = std::max(it->second, delay);
+      run.touched.policy_edited_at = run.env.time.now();
+    }
   }
   *detail = "configured " + std::to_string(b.nodes.size()) + " node(s)";
   if (!started.empty()) *detail += "; started " + join_names(started);

@@ -44,6 +44,12 @@ struct Touched {
   // Nodes whose planned addresses the kernel lost (found by restore(), whoever removed them):
   // put back in both families, and their ports bounced so zebra reinstalls routes through them.
   std::set<std::string> readdress;
+  // FRR nodes whose routing-policy objects (route-map entries, prefix-lists, community, as-path
+  // and access lists) a step edited, with the node's route-map delay timer in seconds: bgpd
+  // applies such an edit to routes only when that timer fires (FRR's docs, `bgp route-map
+  // delay-timer`: default 5 s), so the network changes seconds after the step.
+  std::map<std::string, int> policy_delay_s;
+  Clock::time_point policy_edited_at{};  // when the last such edit was applied
 
   // The nodes whose kernel state a step changed: ports, host and FRR-set addresses, kernel
   // settings.
@@ -56,6 +62,27 @@ struct Touched {
 // kernel deletes them with the address or the port they leave through. `family` 4 or 6 for one
 // family only, 0 for both. Idempotent (`route replace`).
 std::string plan_routes_script(const plan::Node& node, int family = 0);
+
+// A routing-policy object's line in FRR configuration text: a top-level route-map entry,
+// prefix-list, community / extcommunity / large-community list, as-path or access list line with
+// the lines indented under it (`text`), and the object it belongs to (`key`: "route-map RM",
+// "ip prefix-list PL", "bgp community-list C", ...).
+struct PolicyLine {
+  std::string key;
+  std::string text;
+  bool operator==(const PolicyLine&) const = default;
+};
+std::vector<PolicyLine> policy_objects(const std::string& frr_text);
+// Whether FRR lines that give a node the policy lines of `edit` (a change's added or removed
+// lines; with `wanted`, its whole intended config) change objects its running config already
+// has. Such an edit reaches routes only when the route-map delay timer fires; a new object takes
+// effect when it is attached (`neighbor ... route-map`), at once, and so does dropping an
+// object together with its attachment.
+bool edits_existing_policy(const std::string& running_config, const std::string& edit,
+                           bool wanted);
+// A running config's `bgp route-map delay-timer`, in seconds; FRR's default (5 s, FRR's docs,
+// "bgp route-map delay-timer") when the line is absent.
+int route_map_delay_s(const std::string& running_config);
 
 // What a handler may use while the gate applies its step.
 struct StepRun {

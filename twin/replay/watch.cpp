@@ -1,5 +1,7 @@
 #include "twin/replay/watch.hpp"
 
+#include <cstdio>
+
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
@@ -15,6 +17,15 @@ constexpr std::chrono::milliseconds kQuietWindow{3000};
 // How long past the convergence timeout settle() waits for silent sessions at most (they are
 // torn down by a hold time of at most 30 s: silent_sessions only counts keepalives <= 10 s).
 constexpr double kSilentGrace = 30000;
+// "40 s", "5.9 s".
+std::string seconds_text(std::chrono::milliseconds d) {
+  char buf[32];
+  if (d.count() % 1000 == 0)
+    std::snprintf(buf, sizeof buf, "%lld s", static_cast<long long>(d.count() / 1000));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
 }  // namespace
 
 std::string fingerprint(const NetState& s) {
@@ -110,7 +121,8 @@ Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
 // flight) and approve what is about to break.
 Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor,
                          const NetState* target, std::optional<Clock::time_point> since,
-                         std::chrono::milliseconds poll, const std::function<bool()>& unsettled) {
+                         std::chrono::milliseconds poll, const std::function<bool()>& unsettled,
+                         const std::string& floor_why) {
   TimeSource& time = env_.time;
   validate::SystemProbe probe(env_.runner, env_.drivers);
   quiet_ = false;
@@ -156,8 +168,7 @@ Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor
           true, "quiet after " + std::to_string(static_cast<int>(time.ms_since(t0))) + " ms (" +
                     std::to_string(out.changes) + " change" + (out.changes == 1 ? "" : "s") +
                     " seen" +
-                    (floor.count() > 0 ? ", held at least " + std::to_string(floor.count() / 1000) +
-                                             " s: the OSPF dead interval of what changed"
+                    (floor.count() > 0 ? ", held at least " + seconds_text(floor) + ": " + floor_why
                                        : std::string()) +
                     ")");
     // Silent sessions end by themselves within their hold time (silent_sessions): waiting for

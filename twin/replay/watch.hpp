@@ -53,12 +53,14 @@ class LabWatch {
   // routes come back), or the convergence timeout passes. `since` is when the disruption
   // happened (Settled::converged_ms counts from it).
   // `unsettled`, when given, is asked once the state has held still: true keeps waiting (BGP
-  // sessions gone silent that still show Established: silent_sessions).
+  // sessions gone silent that still show Established: silent_sessions). `floor_why` says in
+  // the result's text what the floor waits for.
   Settled settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
                  const NetState* target = nullptr,
                  std::optional<Clock::time_point> since = std::nullopt,
                  std::chrono::milliseconds poll = std::chrono::milliseconds(200),
-                 const std::function<bool()>& unsettled = {});
+                 const std::function<bool()>& unsettled = {},
+                 const std::string& floor_why = "the OSPF dead interval of what changed");
 
   // The probe stream (outage.hpp): flows chosen on `plan` from the pairs that answered in
   // `baseline`, each sent from its source node's packet namespace (nodes without one, VMs,
