@@ -95,6 +95,7 @@ struct FakeNetwork {
   bool fail_reload = false;                          // restoring a snapshot fails
   std::function<void(const std::string&)> on_apply;  // called after each apply (may be empty)
   std::vector<std::string> log;
+  std::map<std::string, int> config_reads;  // node -> running configs read
   mutable std::mutex mu;
 
   bool shows_bad() const {
@@ -242,6 +243,7 @@ class FakeDriver final : public twin::drivers::NodeDriver {
                                            twin::proc::ProcessRunner&) const override {
     // What was applied since the last reload shows in the running config.
     std::lock_guard lk(net_.mu);
+    ++net_.config_reads[node.name];
     std::string cfg = "hostname " + node.name + "\n";
     if (auto a = net_.applied.find(node.name); a != net_.applied.end())
       for (const auto& t : a->second) cfg += t;

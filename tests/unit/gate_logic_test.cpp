@@ -765,3 +765,19 @@ TEST(GateLogic, DroppingAPolicyWithItsAttachmentIsNotADelayedEdit) {
   std::string still_attached = with_policy.substr(0, with_policy.find("ip prefix-list"));
   EXPECT_TRUE(edits_existing_policy(with_policy, still_attached, true));
 }
+
+// After the change, only the nodes it worked on have their running config read again; the
+// others' is the snapshot's (no step touched them), so the record is still complete.
+TEST(GateLogic, ConfigsAfterTheChangeAreReadOnlyFromTheNodesItWorkedOn) {
+  Harness h;
+  load_case(h.net, "drain-spine2");
+  auto r = h.run(recorded_change("drain-spine2"));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(h.net.config_reads["spine2"], 2);  // the snapshot, and after the change
+  for (const char* n : {"spine1", "leaf1", "leaf2", "leaf3", "leaf4"}) {
+    EXPECT_EQ(h.net.config_reads[n], 1) << n;  // the snapshot only
+    EXPECT_EQ(r->config_after.at(n), r->config_before.at(n)) << n;
+  }
+  EXPECT_EQ(r->config_after.size(), 6u);
+  EXPECT_NE(r->config_after.at("spine2"), r->config_before.at("spine2"));
+}

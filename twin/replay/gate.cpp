@@ -122,10 +122,14 @@ class Gate {
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
   Result<void> rollback(const Touched& t, std::string* detail);
-  Result<void> record_configs_after(const plan::Plan& plan);
-  // The running config of every node of `plan` whose FRR twin manages, in plan order.
+  // The running configs after the change in res_.config_after: read from the nodes the change
+  // worked on (every node after a topology step), the snapshot's for the others, which no step
+  // touched (on 8x48, 55 vtysh reads of ~0.1 CPU-second each saved per change).
+  Result<void> record_configs_after(const plan::Plan& plan, const Touched& t);
+  // The running config of every node of `plan` whose FRR twin manages (those `only` accepts,
+  // when given), in plan order.
   std::vector<std::pair<const plan::Node*, Result<std::string>>> running_configs(
-      const plan::Plan& plan);
+      const plan::Plan& plan, const std::function<bool(const plan::Node&)>& only = {});
   // FRR nodes whose configuration the change touched: a step's, or a running config that
   // differs from its snapshot (a topology step's new and reconfigured nodes). Sorted.
   std::vector<std::string> touched_frr_nodes(const Touched& t) const;
@@ -161,10 +165,10 @@ class Gate {
 };
 
 std::vector<std::pair<const plan::Node*, Result<std::string>>> Gate::running_configs(
-    const plan::Plan& plan) {
+    const plan::Plan& plan, const std::function<bool(const plan::Node&)>& only) {
   std::vector<std::pair<const plan::Node*, Result<std::string>>> out;
   for (const auto& n : plan.nodes)
-    if (env_.drivers(n).manages_frr(n)) out.emplace_back(&n, std::string());
+    if (env_.drivers(n).manages_frr(n) && (!only || only(n))) out.emplace_back(&n, std::string());
   // A vtysh per node (~0.1 s each, most of it vtysh building FRR's command graph): nodes at
   // once, as many as --parallel.
   parallel_for(out.size(), opts_.parallel, [&](size_t i) {
@@ -385,9 +389,17 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   return {};
 }
 
-Result<void> Gate::record_configs_after(const plan::Plan& plan) {
-  for (auto& [n, cfg] : running_configs(plan))
+Result<void> Gate::record_configs_after(const plan::Plan& plan, const Touched& t) {
+  const std::set<std::string> worked_on = t.nodes();
+  auto changed = [&](const plan::Node& n) {
+    return t.topology || worked_on.count(n.name) || !res_.config_before.count(n.name);
+  };
+  for (auto& [n, cfg] : running_configs(plan, changed))
     if (cfg) res_.config_after[n->name] = *cfg;
+  for (const auto& n : plan.nodes)
+    if (!changed(n))
+      if (auto b = res_.config_before.find(n.name); b != res_.config_before.end())
+        res_.config_after[n.name] = b->second;
   return {};
 }
 
@@ -694,7 +706,7 @@ Result<ApplyResult> Gate::run() {
   }
   stop_stream();
   if (interrupted()) return abort_interrupted(touched, "while validating");
-  record_configs_after(intended);
+  record_configs_after(intended, touched);
   res_.diff = diff_states(res_.baseline.state, res_.after->state, st_.plan, intended);
   if (res_.diff.count("prefix-gained", false) > 0) {
     validate::SystemProbe probe(runner_, env_.drivers);
