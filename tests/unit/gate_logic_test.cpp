@@ -23,6 +23,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using twin::replay::ApplyResult;
 using twin::replay::ChangeSet;
 using twin::replay::Decision;
@@ -780,4 +781,30 @@ TEST(GateLogic, ConfigsAfterTheChangeAreReadOnlyFromTheNodesItWorkedOn) {
   }
   EXPECT_EQ(r->config_after.size(), 6u);
   EXPECT_NE(r->config_after.at("spine2"), r->config_before.at("spine2"));
+}
+
+// A rollback's settling ends once the lab shows exactly the baseline for two observations:
+// the network moved there from the rejected state, and anything still in flight would move it
+// away. Settling after the change, toward a state nobody knows, still waits the quiet period.
+TEST(GateLogic, RollbackSettlesOnceExactlyBackAtTheBaseline) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  std::vector<std::string> said;
+  h.opts.progress = [&](const std::string& s) { said.push_back(s); };
+  auto r = h.run(recorded_change("withdraw-loopback"));
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_TRUE(r->rollback_ok) << r->rollback_detail;
+  std::vector<std::string> settles;
+  for (const auto& s : said)
+    if (s.rfind("settling: ", 0) == 0) settles.push_back(s);
+  ASSERT_EQ(settles.size(), 2u) << ::testing::PrintToString(said);
+  auto ms_of = [](const std::string& s) {
+    return std::stoi(s.substr(s.find("after ") + 6));
+  };
+  EXPECT_GE(ms_of(settles[0]), 1000) << settles[0];  // the whole quiet period
+  EXPECT_THAT(settles[0], Not(HasSubstr("back at the expected state")));
+  EXPECT_LT(ms_of(settles[1]), 1000) << settles[1];
+  EXPECT_GE(ms_of(settles[1]), 200) << settles[1];  // held for kAtTargetHold
+  EXPECT_THAT(settles[1], HasSubstr("back at the expected state"));
 }

@@ -253,6 +253,17 @@ TEST_F(JournalFixture, AppendsNumberedEventsWithTheirReportsAndReadsThemBack) {
   EXPECT_EQ(twin::state::labs_with_history(), std::vector<std::string>{"lab1"});
 }
 
+// A node's output that is not UTF-8 (a probe's raw bytes) is stored replaced, as the CLI prints
+// it, rather than failing the record.
+TEST_F(JournalFixture, AReportWithInvalidUtf8IsStoredWithReplacementCharacters) {
+  nlohmann::json report{{"output", std::string("ok \xff\xfe end")}};
+  auto a = twin::state::journal_append("lab1", "apply", {}, &report);
+  ASSERT_TRUE(a) << a.error().message;
+  auto r = twin::state::journal_report("lab1", (*a)["report"].get<std::string>());
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)["output"], "ok \xef\xbf\xbd\xef\xbf\xbd end");  // two U+FFFD
+}
+
 TEST_F(JournalFixture, ALineStillBeingWrittenWaitsForTheNextRead) {
   ASSERT_TRUE(twin::state::journal_append("lab1", "up", {}));
   std::ofstream(dir.path + "/lab1/journal.jsonl", std::ios::app) << "{\"seq\":2,\"kind\":\"val";

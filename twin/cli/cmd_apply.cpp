@@ -116,16 +116,14 @@ int emit(const replay::ApplyResult& r, const state::State& st, const replay::Cha
          const report::ScenarioOutcome* scenario = nullptr) {
   auto j = report::apply_to_json(r);
   if (extra) j.update(*extra);
-  // The report is stored as the CLI prints it; invalid UTF-8 from a node's output is replaced.
-  auto stored = nlohmann::json::parse(
-      j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), nullptr, false);
+  // (Stored as the CLI prints it: the journal replaces invalid UTF-8 from a node's output.)
   record_event(st.lab, scenario || extra ? "run" : "apply",
                {{"verdict", report::apply_verdict(r)},
                 {"exit_code", r.exit_code()},
                 {"change", cs.name},
                 {"scenario", scenario ? scenario->name : std::string()},
                 {"source", "cli"}},
-               &stored);
+               &j);
   if (o.json) {
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
@@ -387,9 +385,7 @@ int run_drill(const DrillOptions& o) {
   auto r = replay::drill(*st, d, runner);
   if (!r) return fail(r.error().message, exit_code(r.error()));
   auto dj = report::drill_to_json(*r);
-  auto stored = nlohmann::json::parse(
-      dj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), nullptr, false);
-  record_event(st->lab, "drill", {{"exit_code", r->exit_code()}, {"source", "cli"}}, &stored);
+  record_event(st->lab, "drill", {{"exit_code", r->exit_code()}, {"source", "cli"}}, &dj);
   if (o.json)
     std::cout << dj.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else

@@ -395,7 +395,11 @@ void Drill::recover(DrillOutcome& o, const std::string& judged, size_t findings)
     r = boot_from_snapshots(nodes, engine::RoutingAction::kRestart);
   }
   auto at = env_.time.now();
-  Settled back = watch_.settle(st_.plan, 0ms, &res_.baseline.state, at, 100ms);
+  SettleOptions so;
+  so.target = &res_.baseline.state;
+  so.since = at;
+  so.poll = 100ms;
+  Settled back = watch_.settle(st_.plan, so);
   o.status = judged;
   o.findings.resize(findings);
   o.restore_detail.clear();
@@ -560,7 +564,11 @@ Result<DrillResult> Drill::run() {
     // A link taken down is seen at both ends at once; a stopped node only when its neighbors'
     // dead timers expire: the OSPF floor applies to nodes.
     auto floor = e.kind == DrillElement::Kind::kNode ? ospf_settle_floor(st_.plan, t) : 0ms;
-    Settled s = watch_.settle(degraded, floor, nullptr, failed_at, 100ms);
+    SettleOptions fo;
+    fo.floor = floor;
+    fo.since = failed_at;
+    fo.poll = 100ms;
+    Settled s = watch_.settle(degraded, fo);
     watch_.stop_stream(o.outage);
     if (interrupted()) return interrupted_during(e);
     o.converged = s.quiet;
@@ -585,7 +593,12 @@ Result<DrillResult> Drill::run() {
       InterruptShield shield;  // a router started but not yet configured is worse than either
       r = restore(e);
     }
-    Settled back = watch_.settle(st_.plan, 0ms, &res_.baseline.state, restored_at, 100ms);
+    SettleOptions ro;
+    ro.target = &res_.baseline.state;
+    ro.moved_from = o.degraded ? &o.degraded->state : nullptr;
+    ro.since = restored_at;
+    ro.poll = 100ms;
+    Settled back = watch_.settle(st_.plan, ro);
     watch_.stop_stream(o.restore_outage);
     // Measured, not judged: what a restore costs is reported; the element is judged on its
     // failure.

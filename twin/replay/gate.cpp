@@ -102,12 +102,17 @@ class Gate {
   // LabWatch::settle, as one line for the progress. After a change that touched `t`'s
   // kernel state (ports, addresses, sysctls) on nodes with BGP, settling also waits until
   // their sessions were heard from since the change or dropped (silent_sessions).
+  // `moved_from`: the state a restore to `target` starts from (SettleOptions).
   std::string settle(const plan::Plan& plan, const SettleFloor& floor = {},
-                     const NetState* target = nullptr, const Touched* t = nullptr) {
-    return watch_
-        .settle(plan, floor.ms, target, std::nullopt, std::chrono::milliseconds(200),
-                t ? silent_check(plan, *t) : std::function<bool()>{}, floor.why)
-        .text;
+                     const NetState* target = nullptr, const Touched* t = nullptr,
+                     const NetState* moved_from = nullptr) {
+    SettleOptions o;
+    o.floor = floor.ms;
+    if (!floor.why.empty()) o.floor_why = floor.why;
+    o.target = target;
+    o.moved_from = moved_from;
+    if (t) o.unsettled = silent_check(plan, *t);
+    return watch_.settle(plan, o).text;
   }
   std::function<bool()> silent_check(const plan::Plan& plan, const Touched& t);
   // settle_floor right after rollback(t): policy objects its reload edited wait for their
@@ -756,7 +761,8 @@ Result<ApplyResult> Gate::run() {
     if (!saved_.empty())
       if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
         d += "; startup config not restored: " + problems;
-    say("settling: " + settle(st_.plan, rollback_floor(st_.plan, touched), &res_.baseline.state));
+    say("settling: " + settle(st_.plan, rollback_floor(st_.plan, touched), &res_.baseline.state,
+                              nullptr, res_.after ? &res_.after->state : nullptr));
     Phase ph = validate_phase("rollback", st_.plan);
     Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
     Verdict v =
@@ -918,7 +924,7 @@ Result<Restored> Gate::restore(const Reference& ref) {
     return out;
   }
   if (auto r = rollback(t, &out.detail); !r) return r.error();
-  out.settled = settle(st_.plan, rollback_floor(st_.plan, t), &ref.state);
+  out.settled = settle(st_.plan, rollback_floor(st_.plan, t), &ref.state, nullptr, &now);
   return out;
 }
 

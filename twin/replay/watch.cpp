@@ -119,16 +119,13 @@ Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
 
 // Right after a change, a validation could otherwise see the old state (an update still in
 // flight) and approve what is about to break.
-Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor,
-                         const NetState* target, std::optional<Clock::time_point> since,
-                         std::chrono::milliseconds poll, const std::function<bool()>& unsettled,
-                         const std::string& floor_why) {
+Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
   TimeSource& time = env_.time;
   validate::SystemProbe probe(env_.runner, env_.drivers);
   quiet_ = false;
   Settled out;
   auto t0 = time.now();
-  auto from = since.value_or(t0);
+  auto from = o.since.value_or(t0);
   double longest_observation = 0;
   auto look = [&] {
     auto a = time.now();
@@ -147,12 +144,14 @@ Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor
     quiet_ = quiet;
     out.converged_ms = std::max(0.0, ms(from, last_change));
     out.elapsed_ms = ms(t0, time.now());
-    out.resolution_ms = static_cast<double>(poll.count()) + longest_observation;
+    out.resolution_ms = static_cast<double>(o.poll.count()) + longest_observation;
     out.text = text;
     return out;
   };
+  const std::string target_print = o.target ? fingerprint(*o.target) : std::string();
+  const bool moved_from_elsewhere = o.moved_from && fingerprint(*o.moved_from) != target_print;
   while (!interrupted()) {
-    time.sleep_for(poll);
+    time.sleep_for(o.poll);
     NetState now = look();
     std::string cur = fingerprint(now);
     if (cur != last) {
@@ -160,16 +159,19 @@ Settled LabWatch::settle(const plan::Plan& plan, std::chrono::milliseconds floor
       last_change = time.now();
       ++out.changes;
     }
-    bool held = time.now() - last_change >= quiet_period_ && time.now() - t0 >= floor;
-    bool back = !target || restores(now, *target);
-    bool silent = held && back && unsettled && unsettled();
+    bool at_target = o.target && cur == target_print && (out.changes > 0 || moved_from_elsewhere);
+    auto hold = at_target ? std::min(quiet_period_, kAtTargetHold) : quiet_period_;
+    bool held = time.now() - last_change >= hold && time.now() - t0 >= o.floor;
+    bool back = !o.target || restores(now, *o.target);
+    bool silent = held && back && o.unsettled && o.unsettled();
     if (held && back && !silent)
       return finish(
           true, "quiet after " + std::to_string(static_cast<int>(time.ms_since(t0))) + " ms (" +
                     std::to_string(out.changes) + " change" + (out.changes == 1 ? "" : "s") +
-                    " seen" +
-                    (floor.count() > 0 ? ", held at least " + seconds_text(floor) + ": " + floor_why
-                                       : std::string()) +
+                    " seen" + (at_target ? ", back at the expected state" : "") +
+                    (o.floor.count() > 0
+                         ? ", held at least " + seconds_text(o.floor) + ": " + o.floor_why
+                         : std::string()) +
                     ")");
     // Silent sessions end by themselves within their hold time (silent_sessions): waiting for
     // them may outlast the convergence timeout, within a bound.

@@ -33,6 +33,31 @@ struct Settled {
   std::string text;       // "quiet after 1400 ms (2 changes seen)" / "still changing after ..."
 };
 
+// What settle() waits for (LabWatch::settle).
+struct SettleOptions {
+  // At least this long, and what for (said in Settled::text): ospf_settle_floor,
+  // settle_floor.
+  std::chrono::milliseconds floor{0};
+  std::string floor_why = "the OSPF dead interval of what changed";
+  // A restore's state to come back to (a rollback's baseline, an approved state after a
+  // restart): quiet counts only once its sessions and routes are back.
+  const NetState* target = nullptr;
+  // The state the restore started from. Once the observed state equals `target` exactly, and
+  // the network is known to have moved to it (a change was seen, or `moved_from` differs from
+  // the target), it need hold only kAtTargetHold rather than the quiet period.
+  const NetState* moved_from = nullptr;
+  std::optional<Clock::time_point> since;  // when the disruption happened (converged_ms)
+  std::chrono::milliseconds poll{200};
+  // Asked once the state has held still: true keeps waiting (BGP sessions gone silent that
+  // still show Established: silent_sessions).
+  std::function<bool()> unsettled;
+};
+
+// How long a state exactly equal to a restore's target must hold (two observations 200 ms
+// apart), where an unknown end state must hold for the whole quiet period: anything still in
+// flight would move it away from the known state it reached.
+inline constexpr std::chrono::milliseconds kAtTargetHold{200};
+
 class LabWatch {
  public:
   // `progress` may be empty. `parallel`: nodes probed at once. `converge_timeout` bounds
@@ -47,20 +72,12 @@ class LabWatch {
   Phase validate(const std::string& name, const plan::Plan& plan);
 
   // Waits until the network is quiet — which sessions are Established and every FIB's routes
-  // with their next-hop counts unchanged for 1 s, polled every `poll` — and at least `floor`
-  // (ospf_settle_floor) has passed. With `target` (a restore: the baseline), quiet counts only
-  // once the target's sessions and routes are back (OSPF can sit still for seconds before its
-  // routes come back), or the convergence timeout passes. `since` is when the disruption
-  // happened (Settled::converged_ms counts from it).
-  // `unsettled`, when given, is asked once the state has held still: true keeps waiting (BGP
-  // sessions gone silent that still show Established: silent_sessions). `floor_why` says in
-  // the result's text what the floor waits for.
-  Settled settle(const plan::Plan& plan, std::chrono::milliseconds floor = {},
-                 const NetState* target = nullptr,
-                 std::optional<Clock::time_point> since = std::nullopt,
-                 std::chrono::milliseconds poll = std::chrono::milliseconds(200),
-                 const std::function<bool()>& unsettled = {},
-                 const std::string& floor_why = "the OSPF dead interval of what changed");
+  // with their next-hop counts unchanged for the quiet period (1 s), polled every `o.poll` —
+  // and at least `o.floor` has passed. With `o.target`, quiet counts only once the target's
+  // sessions and routes are back (OSPF can sit still for seconds before its routes come back),
+  // or the convergence timeout passes; a state equal to the target holds for kAtTargetHold
+  // only (SettleOptions::moved_from).
+  Settled settle(const plan::Plan& plan, const SettleOptions& o = {});
 
   // The probe stream (outage.hpp): flows chosen on `plan` from the pairs that answered in
   // `baseline`, each sent from its source node's packet namespace (nodes without one, VMs,

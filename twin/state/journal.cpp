@@ -84,7 +84,10 @@ Result<nlohmann::json> journal_append(const std::string& lab, const std::string&
     for (auto& [k, v] : fields.items()) ev[k] = std::move(v);
   if (report) {
     std::string rel = "reports/" + std::to_string(seq) + "-" + kind + ".json";
-    if (auto w = write_file(dir + "/" + rel, report->dump() + "\n"); !w) return w.error();
+    if (auto w = write_file(dir + "/" + rel,
+                                    report->dump(-1, ' ', false,
+                                                 nlohmann::json::error_handler_t::replace) +
+                                        "\n"); !w) return w.error();
     ev["report"] = rel;
   }
   std::string line = ev.dump() + "\n";

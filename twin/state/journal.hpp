@@ -24,8 +24,9 @@ std::string history_root();
 std::string history_dir(const std::string& lab);
 
 // Appends one event, written with one write(2) on an O_APPEND descriptor under an flock(2),
-// so concurrent commands never interleave or share a sequence number. With `report`, the report is saved first as
-// reports/<seq>-<kind>.json and the event carries "report": that relative path. Returns the
+// so concurrent commands never interleave or share a sequence number. With `report`, the
+// report is saved first as reports/<seq>-<kind>.json (invalid UTF-8 from a node's output
+// replaced, as the CLI prints it) and the event carries "report": that relative path. Returns the
 // event as written. Errors: an invalid lab name (kUsage), the folder or file cannot be written
 // (kEnvironment, naming the path). Callers treat an error as a warning: history is a record,
 // never a reason to fail the command that made it.

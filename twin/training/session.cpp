@@ -130,7 +130,10 @@ replay::Phase judge(Gate& g, const plan::Plan& plan, std::chrono::milliseconds s
   if (settle_timeout.count() > 0) {
     replay::LabWatch w(g.env, env.parallel, settle_timeout, {});
     w.set_quiet_period(500ms);
-    auto s = w.settle(plan, {}, target, std::nullopt, 200ms, fresh_sessions(g, plan, env));
+    replay::SettleOptions o;
+    o.target = target;
+    o.unsettled = fresh_sessions(g, plan, env);
+    auto s = w.settle(plan, o);
     if (settled) *settled = s.text;
   }
   replay::LabWatch v(g.env, env.parallel, retry, {});
