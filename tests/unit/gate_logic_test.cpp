@@ -691,6 +691,38 @@ TEST(GateLogic, EditedPolicyIsJudgedOnlyAfterTheRouteMapDelayTimer) {
     cs.steps.push_back(s);
     return cs;
   };
+  // A timer set by the same lines as the edit (30 s, longer than the convergence timeout)
+  // holds the judgement as long, plus 1 s.
+  {
+    Harness h;
+    load_case(h.net, "withdraw-loopback");
+    std::optional<twin::Clock::time_point> edited;
+    h.net.on_apply = [&](const std::string&) { edited = h.time.now(); };
+    h.net.broken = [&](const std::map<std::string, std::vector<std::string>>& applied) {
+      auto a = applied.find("leaf1");
+      return a != applied.end() && a->second.size() > 1 && edited &&
+             h.time.now() >= *edited + 30s;
+    };
+    h.net.applied["leaf1"] = {"ip prefix-list PL seq 5 permit any\n"};
+    h.opts.converge_timeout = 10s;
+    auto r = h.run(change("bgp route-map delay-timer 30\nip prefix-list PL seq 4 deny any\n"));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->verdict.decision, Decision::kReject);
+    EXPECT_GE(h.time.slept(), 31s);
+  }
+  // With the timer off FRR does not apply the edit by itself: nothing to wait for, and the
+  // step says so.
+  {
+    Harness h;
+    load_case(h.net, "withdraw-loopback");
+    h.net.broken = [](const auto&) { return false; };
+    h.net.applied["leaf1"] = {"bgp route-map delay-timer 0\nip prefix-list PL seq 5 permit any\n"};
+    auto r = h.run(change("ip prefix-list PL seq 4 deny any\n"));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_LT(h.time.slept(), 5s);
+    ASSERT_EQ(r->steps.size(), 1u);
+    EXPECT_THAT(r->steps[0].detail, HasSubstr("leaf1 run `bgp route-map delay-timer 0`"));
+  }
   for (bool existing : {true, false}) {
     SCOPED_TRACE(existing ? "edit of a list in use" : "a new list");
     Harness h;
@@ -744,6 +776,14 @@ TEST(GateLogic, PolicyObjectsAndTheRouteMapDelayTimerAreReadFromConfigText) {
   EXPECT_FALSE(edits_existing_policy(running, "ip prefix-list NEW seq 5 permit any\n", false));
   EXPECT_FALSE(edits_existing_policy(running, "router bgp 65101\n neighbor swp2 shutdown\n",
                                      false));
+  // A list defined for the first time that a route-map already matches is picked up by it when
+  // the timer fires: in use.
+  const std::string names_it = running + "route-map RM deny 5\n match ip address prefix-list "
+                                         "LATER\nexit\n";
+  EXPECT_TRUE(edits_existing_policy(names_it, "ip prefix-list LATER seq 5 permit any\n", false));
+  EXPECT_EQ(twin::replay::declared_route_map_delay_s("bgp route-map delay-timer 30\n"), 30);
+  EXPECT_EQ(twin::replay::declared_route_map_delay_s(running), 2);
+  EXPECT_FALSE(twin::replay::declared_route_map_delay_s("ip prefix-list PL seq 5 permit any\n"));
   // A whole intended config: only objects that differ from the running ones count.
   EXPECT_FALSE(edits_existing_policy(running, running, true));
   std::string wanted = running;

@@ -114,12 +114,19 @@ int policy_edit_delay_s(const FrrStep& b, const plan::Node& node, StepRun& run) 
   std::string running;
   if (auto r = run.env.drivers(node).running_config(node, run.env.runner)) running = *r;
   bool edits = false;
+  std::string text = b.add;  // the lines that may set a new timer
   if (!b.replace.empty()) {
-    if (auto wanted = read_file(b.replace)) edits = edits_existing_policy(running, *wanted, true);
+    if (auto wanted = read_file(b.replace)) {
+      edits = edits_existing_policy(running, *wanted, true);
+      text = *wanted;
+    }
   } else {
     edits = edits_existing_policy(running, b.add.empty() ? b.remove : b.add, false);
   }
-  return edits ? route_map_delay_s(running) : -1;
+  if (!edits) return -1;
+  // A timer the same lines set may hold the edit longer than the one running (a timer already
+  // started keeps its time): the longer of the two.
+  return std::max(route_map_delay_s(running), declared_route_map_delay_s(text).value_or(0));
 }
 
 }  // namespace
@@ -164,10 +171,15 @@ bool edits_existing_policy(const std::string& running_config, const std::string&
   auto now = policy_objects(running_config);
   std::set<std::string> existing;
   for (const auto& p : now) existing.insert(p.key);
+  // An object is in use when the node has it, or when its configuration already names it (a
+  // route-map matching a prefix-list not yet defined picks the list up when the timer fires).
+  const auto running_words = words(running_config);
+  const std::set<std::string> named(running_words.begin(), running_words.end());
+  auto in_use = [&](const PolicyLine& p) {
+    return existing.count(p.key) > 0 || named.count(p.key.substr(p.key.rfind(' ') + 1)) > 0;
+  };
   auto lines = policy_objects(edit);
-  if (!wanted)
-    return std::any_of(lines.begin(), lines.end(),
-                       [&](const PolicyLine& p) { return existing.count(p.key) > 0; });
+  if (!wanted) return std::any_of(lines.begin(), lines.end(), in_use);
   // The whole intended config: an object both configs have, with lines that differ, is edited;
   // one it drops is too while the intended config still names it (a route-map that is no
   // longer defined but still attached). Objects added, or dropped with their attachment, take
@@ -176,7 +188,7 @@ bool edits_existing_policy(const std::string& running_config, const std::string&
   for (const auto& p : lines) kept.insert(p.key);
   for (const auto& w : words(edit)) names.insert(w);
   auto edited = [&](const PolicyLine& p) {
-    if (!existing.count(p.key)) return false;
+    if (!in_use(p)) return false;
     return kept.count(p.key) > 0 || names.count(p.key.substr(p.key.rfind(' ') + 1)) > 0;
   };
   for (const auto& p : lines)
@@ -186,16 +198,21 @@ bool edits_existing_policy(const std::string& running_config, const std::string&
   return false;
 }
 
-int route_map_delay_s(const std::string& running_config) {
-  std::istringstream in(running_config);
+std::optional<int> declared_route_map_delay_s(const std::string& frr_text) {
+  std::istringstream in(frr_text);
   std::string line;
+  std::optional<int> out;
   while (std::getline(in, line)) {
     auto w = words(line);
     if (w.size() == 4 && w[0] == "bgp" && w[1] == "route-map" && w[2] == "delay-timer")
       if (int v = 0; std::from_chars(w[3].data(), w[3].data() + w[3].size(), v).ec == std::errc())
-        return v;
+        out = v;  // the last one holds
   }
-  return 5;  // FRR's default
+  return out;
+}
+
+int route_map_delay_s(const std::string& running_config) {
+  return declared_route_map_delay_s(running_config).value_or(5);  // FRR's default
 }
 
 Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
@@ -214,6 +231,7 @@ Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
     engine::GrowReport g;
     if (auto r = run.env.lab.reshape(from, next, &g); !r) return r;
   }
+  std::vector<std::string> untimed;  // nodes whose route-map delay timer is off
   for (const auto& name : b.nodes) {
     const plan::Node* n = run.current.find(name);
     if (!n) return input_error("node " + name + " is not in the lab");
@@ -233,9 +251,17 @@ Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
       if (!added) it->second = std::max(it->second, delay);
       run.touched.policy_edited_at = run.env.time.now();
     }
+    if (delay == 0) untimed.push_back(name);
   }
   *detail = "configured " + std::to_string(b.nodes.size()) + " node(s)";
   if (!started.empty()) *detail += "; started " + join_names(started);
+  // Measured on FRR 8.4: with the timer off, an edit of a prefix-list in use never reached the
+  // routes until the sessions were cleared or the daemons restarted.
+  if (!untimed.empty())
+    *detail += "; NOTE " + join_names(untimed) +
+               " run `bgp route-map delay-timer 0`: FRR applies an edit of a policy in use only "
+               "once the sessions are cleared or the daemons restart, so the network after this "
+               "change may not show it (--restart-check judges it restarted)";
   return {};
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -83,6 +84,8 @@ bool edits_existing_policy(const std::string& running_config, const std::string&
 // A running config's `bgp route-map delay-timer`, in seconds; FRR's default (5 s, FRR's docs,
 // "bgp route-map delay-timer") when the line is absent.
 int route_map_delay_s(const std::string& running_config);
+// The `bgp route-map delay-timer` that FRR lines set (the last one), if they set one.
+std::optional<int> declared_route_map_delay_s(const std::string& frr_text);
 
 // What a handler may use while the gate applies its step.
 struct StepRun {

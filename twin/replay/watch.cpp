@@ -175,7 +175,10 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
                     ")");
     // Silent sessions end by themselves within their hold time (silent_sessions): waiting for
     // them may outlast the convergence timeout, within a bound.
-    double limit = static_cast<double>(converge_timeout_.count()) + (silent ? kSilentGrace : 0.0);
+    // The floor is a known wait (a timer that must fire), not convergence: it adds to the
+    // timeout rather than being cut off by it.
+    double limit = static_cast<double>(converge_timeout_.count() + o.floor.count()) +
+                   (silent ? kSilentGrace : 0.0);
     if (time.ms_since(t0) > limit)
       return finish(false, (!held  ? "still changing after "
                             : !back ? "quiet but not back at the baseline after "
