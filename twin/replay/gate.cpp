@@ -115,13 +115,12 @@ class Gate {
     return watch_.settle(plan, o).text;
   }
   std::function<bool()> silent_check(const plan::Plan& plan, const Touched& t);
-  // settle_floor right after rollback(t): policy objects its reload edited wait for their
-  // delay timers from now.
+  // settle_floor right after rollback(t): OSPF's only (the reload's soft clear applies the
+  // restored policy at once).
   SettleFloor rollback_floor(const plan::Plan& plan, const Touched& t) {
-    Touched again = t;
-    again.policy_delay_s = rollback_policy_delay_s_;
-    again.policy_edited_at = time_.now();
-    return settle_floor(plan, again, time_.now());
+    Touched reloaded = t;
+    reloaded.policy_delay_s.clear();
+    return settle_floor(plan, reloaded, time_.now());
   }
   Clock::time_point steps_started_{};  // when the latest step began to be applied
   void bisect(Touched& touched, size_t attempted);
@@ -162,8 +161,6 @@ class Gate {
   ApplyResult res_;
   plan::Plan current_;  // the plan the lab runs now (grows with topology steps)
   std::map<std::string, std::string> snapshot_paths_;  // node -> saved running config
-  // Nodes whose last rollback edited policy objects they ran, with their route-map delay timer.
-  std::map<std::string, int> rollback_policy_delay_s_;
   std::set<std::string> saved_;  // nodes whose startup config was overwritten by this run
   std::string work_dir_;
   LabWatch watch_;
@@ -343,18 +340,8 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     if (auto r = env_.drivers(*n).change_interfaces(*n, script, "node " + node, runner_); !r)
       problems.push_back(r.error().message);
   }
-  // FRR: back to the snapshot, applied as a difference. Where that edits policy objects the
-  // node runs now (the change edited them), their effect waits for the delay timer again.
-  rollback_policy_delay_s_.clear();
-  for (const auto& [name, delay] : t.policy_delay_s) {
-    const plan::Node* n = current_.find(name);
-    auto snap = snapshot_paths_.find(name);
-    if (!n || snap == snapshot_paths_.end()) continue;
-    auto running = env_.drivers(*n).running_config(*n, runner_);
-    auto wanted = read_file(snap->second);
-    if (!running || !wanted || edits_existing_policy(*running, *wanted, true))
-      rollback_policy_delay_s_[name] = running ? route_map_delay_s(*running) : delay;
-  }
+  // FRR: back to the snapshot, applied as a difference (and soft-cleared: restored policy
+  // applies at once, runtime::frr_reload).
   std::vector<const plan::Node*> nodes;
   for (const auto& name : t.frr_nodes)
     if (const auto* n = st_.plan.find(name); n && snapshot_paths_.count(name)) nodes.push_back(n);
@@ -833,8 +820,6 @@ Result<Restored> Gate::restore(const Reference& ref) {
     if (auto w = write_file(path, want->second); !w) return w.error();
     snapshot_paths_[n->name] = path;
     t.frr_nodes.insert(n->name);
-    if (cfg && edits_existing_policy(*cfg, want->second, true))
-      t.policy_delay_s[n->name] = route_map_delay_s(*cfg);
   }
   out.configs = static_cast<int>(t.frr_nodes.size());
   // Interfaces, kernel settings, VTEPs and servers' addresses: read now, node by node.

@@ -107,26 +107,18 @@ std::vector<std::string> words(const std::string& line) {
 }
 
 // The route-map delay timer (seconds) of `node` when applying `b` edits policy objects it
-// already has (edits_existing_policy); -1 when it does not.
+// already has or names (edits_existing_policy); -1 when it does not. A `replace` is reloaded
+// with a soft clear after it (runtime::frr_reload), which applies the policy at once.
 int policy_edit_delay_s(const FrrStep& b, const plan::Node& node, StepRun& run) {
+  const std::string& lines = b.add.empty() ? b.remove : b.add;
   // (Most steps hold no policy object: their node's config is not read.)
-  if (b.replace.empty() && policy_objects(b.add.empty() ? b.remove : b.add).empty()) return -1;
+  if (!b.replace.empty() || policy_objects(lines).empty()) return -1;
   std::string running;
   if (auto r = run.env.drivers(node).running_config(node, run.env.runner)) running = *r;
-  bool edits = false;
-  std::string text = b.add;  // the lines that may set a new timer
-  if (!b.replace.empty()) {
-    if (auto wanted = read_file(b.replace)) {
-      edits = edits_existing_policy(running, *wanted, true);
-      text = *wanted;
-    }
-  } else {
-    edits = edits_existing_policy(running, b.add.empty() ? b.remove : b.add, false);
-  }
-  if (!edits) return -1;
+  if (!edits_existing_policy(running, lines)) return -1;
   // A timer the same lines set may hold the edit longer than the one running (a timer already
   // started keeps its time): the longer of the two.
-  return std::max(route_map_delay_s(running), declared_route_map_delay_s(text).value_or(0));
+  return std::max(route_map_delay_s(running), declared_route_map_delay_s(b.add).value_or(0));
 }
 
 }  // namespace
@@ -166,36 +158,17 @@ std::vector<PolicyLine> policy_objects(const std::string& frr_text) {
   return out;
 }
 
-bool edits_existing_policy(const std::string& running_config, const std::string& edit,
-                           bool wanted) {
-  auto now = policy_objects(running_config);
+bool edits_existing_policy(const std::string& running_config, const std::string& edit) {
   std::set<std::string> existing;
-  for (const auto& p : now) existing.insert(p.key);
+  for (const auto& p : policy_objects(running_config)) existing.insert(p.key);
   // An object is in use when the node has it, or when its configuration already names it (a
   // route-map matching a prefix-list not yet defined picks the list up when the timer fires).
   const auto running_words = words(running_config);
   const std::set<std::string> named(running_words.begin(), running_words.end());
-  auto in_use = [&](const PolicyLine& p) {
-    return existing.count(p.key) > 0 || named.count(p.key.substr(p.key.rfind(' ') + 1)) > 0;
-  };
   auto lines = policy_objects(edit);
-  if (!wanted) return std::any_of(lines.begin(), lines.end(), in_use);
-  // The whole intended config: an object both configs have, with lines that differ, is edited;
-  // one it drops is too while the intended config still names it (a route-map that is no
-  // longer defined but still attached). Objects added, or dropped with their attachment, take
-  // effect when attached or detached: at once.
-  std::set<std::string> kept, names;
-  for (const auto& p : lines) kept.insert(p.key);
-  for (const auto& w : words(edit)) names.insert(w);
-  auto edited = [&](const PolicyLine& p) {
-    if (!in_use(p)) return false;
-    return kept.count(p.key) > 0 || names.count(p.key.substr(p.key.rfind(' ') + 1)) > 0;
-  };
-  for (const auto& p : lines)
-    if (std::find(now.begin(), now.end(), p) == now.end() && edited(p)) return true;
-  for (const auto& p : now)
-    if (std::find(lines.begin(), lines.end(), p) == lines.end() && edited(p)) return true;
-  return false;
+  return std::any_of(lines.begin(), lines.end(), [&](const PolicyLine& p) {
+    return existing.count(p.key) > 0 || named.count(p.key.substr(p.key.rfind(' ') + 1)) > 0;
+  });
 }
 
 std::optional<int> declared_route_map_delay_s(const std::string& frr_text) {

@@ -46,9 +46,10 @@ struct Touched {
   // put back in both families, and their ports bounced so zebra reinstalls routes through them.
   std::set<std::string> readdress;
   // FRR nodes whose routing-policy objects (route-map entries, prefix-lists, community, as-path
-  // and access lists) a step edited, with the node's route-map delay timer in seconds: bgpd
-  // applies such an edit to routes only when that timer fires (FRR's docs, `bgp route-map
-  // delay-timer`: default 5 s), so the network changes seconds after the step.
+  // and access lists) a step's lines edited, with the node's route-map delay timer in seconds:
+  // bgpd applies such an edit to routes only when that timer fires (FRR's docs, `bgp route-map
+  // delay-timer`: default 5 s), so the network changes seconds after the step. (Rollbacks and
+  // whole configs are reloaded with a soft clear after them, which applies policy at once.)
   std::map<std::string, int> policy_delay_s;
   Clock::time_point policy_edited_at{};  // when the last such edit was applied
 
@@ -74,13 +75,11 @@ struct PolicyLine {
   bool operator==(const PolicyLine&) const = default;
 };
 std::vector<PolicyLine> policy_objects(const std::string& frr_text);
-// Whether FRR lines that give a node the policy lines of `edit` (a change's added or removed
-// lines; with `wanted`, its whole intended config) change objects its running config already
-// has. Such an edit reaches routes only when the route-map delay timer fires; a new object takes
-// effect when it is attached (`neighbor ... route-map`), at once, and so does dropping an
-// object together with its attachment.
-bool edits_existing_policy(const std::string& running_config, const std::string& edit,
-                           bool wanted);
+// Whether FRR lines to add or remove (`edit`) change policy objects a node's running config
+// already has or names. bgpd applies such lines to routes only when its route-map delay timer
+// fires; a new object takes effect when it is attached (`neighbor ... route-map`), at once. (A
+// whole config reloaded is followed by a soft clear, runtime::frr_reload: at once too.)
+bool edits_existing_policy(const std::string& running_config, const std::string& edit);
 // A running config's `bgp route-map delay-timer`, in seconds; FRR's default (5 s, FRR's docs,
 // "bgp route-map delay-timer") when the line is absent.
 int route_map_delay_s(const std::string& running_config);
