@@ -51,6 +51,13 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+std::vector<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
 Result<std::string> read_file(const std::string& path) {
   std::ifstream f(path);
   if (!f) return harness_error("cannot read " + path + ": " + std::strerror(errno));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "twin/core/error.hpp"
 
@@ -49,6 +50,8 @@ void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn)
 
 // `s` without leading and trailing blanks (space, tab, CR, LF).
 std::string trim(const std::string& s);
+// The blank-separated words of `s` (a configuration line's tokens).
+std::vector<std::string> words(const std::string& s);
 
 // Whole-file read / atomic write helpers. Errors name the path.
 Result<std::string> read_file(const std::string& path);

@@ -99,13 +99,6 @@ std::string step_text(const FrrStep& b) {
   return b.add;  // a removal needs no daemon that does not run already
 }
 
-std::vector<std::string> words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> w;
-  for (std::string s; in >> s;) w.push_back(s);
-  return w;
-}
-
 // The route-map delay timer (seconds) of `node` when applying `b` edits policy objects it
 // already has or names (edits_existing_policy); -1 when it does not. A `replace` is reloaded
 // with a soft clear after it (runtime::frr_reload), which applies the policy at once.

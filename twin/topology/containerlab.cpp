@@ -40,13 +40,6 @@ const char* kExecHint =
     "`ip link set IF up|mtu N`; give anything else as a field of twin's topology format, or "
     "drop the line";
 
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 bool one_of(const std::string& s, std::initializer_list<const char*> v) {
   return std::any_of(v.begin(), v.end(), [&](const char* x) { return s == x; });
 }

@@ -6,17 +6,11 @@
 #include <sstream>
 
 #include "twin/core/ip.hpp"
+#include "twin/core/util.hpp"
 
 namespace twin::topology {
 
 namespace {
-
-std::vector<std::string> words(const std::string& line) {
-  std::vector<std::string> w;
-  std::istringstream in(line);
-  for (std::string s; in >> s;) w.push_back(s);
-  return w;
-}
 
 bool starts(const std::vector<std::string>& w, std::initializer_list<const char*> prefix) {
   if (w.size() < prefix.size()) return false;
