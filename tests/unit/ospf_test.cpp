@@ -211,20 +211,20 @@ TEST(Convergence, TextNamesWhatTheLabWaitsFor) {
 TEST(OspfSettle, FloorIsTheDeadIntervalOfTouchedOspfNodes) {
   using namespace std::chrono_literals;
   twin::replay::Touched t;
-  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), t), 0ms);
+  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), t).ms, 0ms);
   t.frr_nodes = {"r2"};
-  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), t), 4000ms);
+  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), t).ms, 4000ms);
   twin::replay::Touched pcs;
   pcs.host_added.emplace_back("pc1", "eth1", "192.168.1.11/24");
-  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), pcs), 0ms);  // a host runs no OSPF
+  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), pcs).ms, 0ms);  // a host runs no OSPF
   twin::replay::Touched topo;
   topo.topology = true;
-  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), topo), 4000ms);
+  EXPECT_EQ(twin::replay::ospf_settle_floor(plan(), topo).ms, 4000ms);
   auto p = plan();
   for (auto& oi : p.nodes[0].ospf_interfaces) oi.dead_s = 40;  // FRR's default on r1
   twin::replay::Touched r1;
   r1.interfaces = {"r1:eth1"};
-  EXPECT_EQ(twin::replay::ospf_settle_floor(p, r1), 40000ms);
+  EXPECT_EQ(twin::replay::ospf_settle_floor(p, r1).ms, 40000ms);
 }
 
 }  // namespace

@@ -563,9 +563,8 @@ Result<DrillResult> Drill::run() {
     if (e.kind == DrillElement::Kind::kNode) t.frr_nodes.insert(e.node);
     // A link taken down is seen at both ends at once; a stopped node only when its neighbors'
     // dead timers expire: the OSPF floor applies to nodes.
-    auto floor = e.kind == DrillElement::Kind::kNode ? ospf_settle_floor(st_.plan, t) : 0ms;
     SettleOptions fo;
-    fo.floor = floor;
+    if (e.kind == DrillElement::Kind::kNode) fo.floor = ospf_settle_floor(st_.plan, t);
     fo.since = failed_at;
     fo.poll = 100ms;
     Settled s = watch_.settle(degraded, fo);

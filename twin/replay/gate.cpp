@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 
 namespace twin::replay {
 
-std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touched& t) {
+SettleFloor ospf_settle_floor(const plan::Plan& plan, const Touched& t) {
   const std::set<std::string> nodes = t.nodes();
   // The adjacencies a touched node takes part in, at both ends (the peer's dead timer is the
   // one that notices a silent neighbor).
@@ -34,13 +34,12 @@ std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touche
     for (const auto& oi : n->ospf_interfaces)
       if (oi.name == a.interface && oi.version == 2) dead_s = std::max(dead_s, oi.dead_s);
   }
-  return std::chrono::seconds(dead_s);
+  if (dead_s == 0) return {};
+  return {std::chrono::seconds(dead_s), "the OSPF dead interval of what changed"};
 }
 
 SettleFloor settle_floor(const plan::Plan& plan, const Touched& t, Clock::time_point now) {
-  SettleFloor f;
-  f.ms = ospf_settle_floor(plan, t);
-  if (f.ms.count() > 0) f.why = "the OSPF dead interval of what changed";
+  SettleFloor f = ospf_settle_floor(plan, t);
   int delay_s = 0;
   std::string node;
   for (const auto& [n, d] : t.policy_delay_s)
@@ -107,21 +106,13 @@ class Gate {
                      const NetState* target = nullptr, const Touched* t = nullptr,
                      const NetState* moved_from = nullptr) {
     SettleOptions o;
-    o.floor = floor.ms;
-    if (!floor.why.empty()) o.floor_why = floor.why;
+    o.floor = floor;
     o.target = target;
     o.moved_from = moved_from;
     if (t) o.unsettled = silent_check(plan, *t);
     return watch_.settle(plan, o).text;
   }
   std::function<bool()> silent_check(const plan::Plan& plan, const Touched& t);
-  // settle_floor right after rollback(t): OSPF's only (the reload's soft clear applies the
-  // restored policy at once).
-  SettleFloor rollback_floor(const plan::Plan& plan, const Touched& t) {
-    Touched reloaded = t;
-    reloaded.policy_delay_s.clear();
-    return settle_floor(plan, reloaded, time_.now());
-  }
   Clock::time_point steps_started_{};  // when the latest step began to be applied
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
@@ -470,8 +461,7 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   }
   rc.daemons = *started;
   say("restart check: " + std::to_string(*started) + " daemon(s) started; settling: " +
-      settle(intended, {ospf_settle_floor(intended, t), "the OSPF dead interval of what changed"},
-             &res_.after->state));
+      settle(intended, ospf_settle_floor(intended, t), &res_.after->state));
   Phase ph = validate_phase("after restart", intended);
   rc.diff = diff_states(res_.after->state, ph.state, intended, intended);
   Verdict v = decide({}, ph.report, rc.diff,
@@ -748,8 +738,9 @@ Result<ApplyResult> Gate::run() {
     if (!saved_.empty())
       if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
         d += "; startup config not restored: " + problems;
-    say("settling: " + settle(st_.plan, rollback_floor(st_.plan, touched), &res_.baseline.state,
-                              nullptr, res_.after ? &res_.after->state : nullptr));
+    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
+                              &res_.baseline.state, nullptr,
+                              res_.after ? &res_.after->state : nullptr));
     Phase ph = validate_phase("rollback", st_.plan);
     Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
     Verdict v =
@@ -909,7 +900,7 @@ Result<Restored> Gate::restore(const Reference& ref) {
     return out;
   }
   if (auto r = rollback(t, &out.detail); !r) return r.error();
-  out.settled = settle(st_.plan, rollback_floor(st_.plan, t), &ref.state, nullptr, &now);
+  out.settled = settle(st_.plan, ospf_settle_floor(st_.plan, t), &ref.state, nullptr, &now);
   return out;
 }
 

@@ -53,19 +53,21 @@ struct GateEnv {
   std::function<std::unique_ptr<TrafficProbe>()> traffic;
 };
 
-// How long settling must last at least after a change that touched `t`: the longest OSPF dead
-// interval of the expected adjacencies a touched node takes part in, at either end (every one
-// for a topology change); 0 when there are none. Until a dead interval has passed, a neighbor
-// that stopped hearing hellos still shows Full (RFC 2328 §10.3, InactivityTimer), so a quiet
-// network proves nothing before it.
-struct Touched;  // steps.hpp
-std::chrono::milliseconds ospf_settle_floor(const plan::Plan& plan, const Touched& t);
-
 // The least settling time after a change, and what it waits for (said in the progress).
 struct SettleFloor {
   std::chrono::milliseconds ms{0};
   std::string why;
 };
+
+// How long settling must last at least after a change that touched `t`: the longest OSPF dead
+// interval of the expected adjacencies a touched node takes part in, at either end (every one
+// for a topology change); 0 when there are none. Until a dead interval has passed, a neighbor
+// that stopped hearing hellos still shows Full (RFC 2328 §10.3, InactivityTimer), so a quiet
+// network proves nothing before it. Also the whole floor after a reload (a rollback, a restart):
+// its soft clear or fresh start applies policy at once.
+struct Touched;  // steps.hpp
+SettleFloor ospf_settle_floor(const plan::Plan& plan, const Touched& t);
+
 // The longer of ospf_settle_floor and, when a step edited routing-policy objects, what is left
 // at `now` of the longest route-map delay timer of the nodes edited plus 1 s, counted from the
 // last such edit: bgpd applies the edit only when that timer fires (Touched::policy_delay_s),

@@ -161,7 +161,7 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
     }
     bool at_target = o.target && cur == target_print && (out.changes > 0 || moved_from_elsewhere);
     auto hold = at_target ? std::min(quiet_period_, kAtTargetHold) : quiet_period_;
-    bool held = time.now() - last_change >= hold && time.now() - t0 >= o.floor;
+    bool held = time.now() - last_change >= hold && time.now() - t0 >= o.floor.ms;
     bool back = !o.target || restores(now, *o.target);
     bool silent = held && back && o.unsettled && o.unsettled();
     if (held && back && !silent)
@@ -169,15 +169,15 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
           true, "quiet after " + std::to_string(static_cast<int>(time.ms_since(t0))) + " ms (" +
                     std::to_string(out.changes) + " change" + (out.changes == 1 ? "" : "s") +
                     " seen" + (at_target ? ", back at the expected state" : "") +
-                    (o.floor.count() > 0
-                         ? ", held at least " + seconds_text(o.floor) + ": " + o.floor_why
+                    (o.floor.ms.count() > 0
+                         ? ", held at least " + seconds_text(o.floor.ms) + ": " + o.floor.why
                          : std::string()) +
                     ")");
     // Silent sessions end by themselves within their hold time (silent_sessions): waiting for
     // them may outlast the convergence timeout, within a bound.
     // The floor is a known wait (a timer that must fire), not convergence: it adds to the
     // timeout rather than being cut off by it.
-    double limit = static_cast<double>(converge_timeout_.count() + o.floor.count()) +
+    double limit = static_cast<double>(converge_timeout_.count() + o.floor.ms.count()) +
                    (silent ? kSilentGrace : 0.0);
     if (time.ms_since(t0) > limit)
       return finish(false, (!held  ? "still changing after "

@@ -37,8 +37,7 @@ struct Settled {
 struct SettleOptions {
   // At least this long, and what for (said in Settled::text): ospf_settle_floor,
   // settle_floor.
-  std::chrono::milliseconds floor{0};
-  std::string floor_why = "the OSPF dead interval of what changed";
+  SettleFloor floor;
   // A restore's state to come back to (a rollback's baseline, an approved state after a
   // restart): quiet counts only once its sessions and routes are back.
   const NetState* target = nullptr;
