@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -82,6 +83,14 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   if (!path.empty()) std::filesystem::remove_all(path, ec);
+}
+
+Result<void> write_file_atomically(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  if (auto w = write_file(tmp, content); !w) return w;
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return harness_error("renaming " + tmp + ": " + std::strerror(errno));
+  return {};
 }
 
 std::string trim_end(std::string s) {

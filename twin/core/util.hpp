@@ -53,9 +53,12 @@ std::string trim(const std::string& s);
 // The blank-separated words of `s` (a configuration line's tokens).
 std::vector<std::string> words(const std::string& s);
 
-// Whole-file read / atomic write helpers. Errors name the path.
+// Whole-file read / write helpers. Errors name the path.
 Result<std::string> read_file(const std::string& path);
 Result<void> write_file(const std::string& path, const std::string& content);
+// write_file to `path`.tmp, renamed over `path`: a crash leaves the old file or the new one,
+// never half of one. Errors (kHarness) name the file that failed.
+Result<void> write_file_atomically(const std::string& path, const std::string& content);
 
 // A private scratch folder under /tmp (mode 0700), removed with its contents on destruction.
 // `path` is "" when it could not be created.

@@ -105,17 +105,7 @@ Result<LabLock> lock_lab(const std::string& lab, const std::function<void()>& on
 
 Result<void> save_state(const State& s) {
   nlohmann::json j = s;
-  std::string path = state_path(s.lab);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << j.dump(1) << "\n";
-    f.flush();
-    if (!f) return harness_error("writing " + tmp + ": " + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return harness_error("renaming " + tmp + ": " + std::strerror(errno));
-  return {};
+  return write_file_atomically(state_path(s.lab), j.dump(1) + "\n");
 }
 
 Result<State> load_state(const std::string& lab) {

@@ -73,11 +73,7 @@ Result<void> write_atomically(const std::string& path, const std::string& text) 
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return harness_error("cannot create " + fs::path(path).parent_path().string() + ": " +
                                ec.message());
-  std::string tmp = path + ".new";
-  if (auto w = write_file(tmp, text); !w) return w.error();
-  fs::rename(tmp, path, ec);
-  if (ec) return harness_error("cannot write " + path + ": " + ec.message());
-  return {};
+  return write_file_atomically(path, text);
 }
 
 Result<void> save_attempt(const Attempt& a) {

@@ -38,7 +38,7 @@ Attempt attempt_from_json(const nlohmann::json& j);
 
 // <training dir>/attempts/<id>.json
 std::string attempt_path(const std::string& id);
-// Writes `text` to `path` (its folder created) through a new file renamed over it. Errors:
+// Writes `text` to `path`, its folder created, with write_file_atomically. Errors:
 // kHarness naming the path.
 Result<void> write_atomically(const std::string& path, const std::string& text);
 Result<void> save_attempt(const Attempt& a);
