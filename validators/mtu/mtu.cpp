@@ -1,7 +1,10 @@
 #include "validators/mtu/mtu.hpp"
 
-#include <deque>
+#include <algorithm>
+#include <limits>
+#include <queue>
 #include <set>
+#include <unordered_map>
 
 namespace twin::validators {
 
@@ -180,76 +183,103 @@ std::vector<PingProbe> link_df_probes(const plan::Plan& plan,
 }
 
 namespace {
+constexpr int kUnreachable = std::numeric_limits<int>::max();
+
+// The plan's forwarding graph by node position: edge u -> v for each interface of u that
+// forwards (plan::forwarding_cost > 0), with the largest frame it carries. Built once per
+// validation: path MTU is asked for every pair (262k at 512 nodes), and walking the plan by
+// name per pair was most of the mtu validator's time at 256 nodes.
+struct ForwardingGraph {
+  struct Edge {
+    int to;
+    int cost;
+    int mtu;  // the smaller of both ends' MTU: a veth drops frames above the receiver's too
+  };
+  std::unordered_map<std::string, int> index;
+  std::vector<std::vector<Edge>> out;
+  std::vector<std::vector<Edge>> in;  // the same edges reversed: {from, cost, mtu}
+};
+
+ForwardingGraph forwarding_graph(const plan::Plan& plan) {
+  ForwardingGraph g;
+  for (size_t k = 0; k < plan.nodes.size(); ++k) g.index.emplace(plan.nodes[k].name, int(k));
+  g.out.resize(plan.nodes.size());
+  g.in.resize(plan.nodes.size());
+  for (size_t u = 0; u < plan.nodes.size(); ++u) {
+    const auto& un = plan.nodes[u];
+    for (const auto& i : un.interfaces) {
+      auto v = g.index.find(i.peer_node);
+      if (v == g.index.end()) continue;
+      const int w = plan::forwarding_cost(plan, un, i);
+      if (w <= 0) continue;
+      const int mtu = std::min(i.mtu, intended_mtu(plan, i.peer_node, i.peer_interface, i.mtu));
+      g.out[u].push_back({v->second, w, mtu});
+      g.in[v->second].push_back({int(u), w, mtu});
+    }
+  }
+  return g;
+}
+
 // Cost of every node's cheapest path to `dst` (Dijkstra over plan::forwarding_cost), so path MTU
 // follows the paths routing takes: AS hops over BGP, OSPF costs over adjacencies.
-std::map<std::string, int> distances_to(const plan::Plan& plan, const std::string& dst) {
-  std::map<std::string, int> dist{{dst, 0}};
-  std::set<std::pair<int, std::string>> todo{{0, dst}};
+std::vector<int> costs_to(const ForwardingGraph& g, int dst) {
+  std::vector<int> dist(g.out.size(), kUnreachable);
+  using Item = std::pair<int, int>;  // cost, node
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> todo;
+  dist[dst] = 0;
+  todo.push({0, dst});
   while (!todo.empty()) {
-    auto [du, u] = *todo.begin();
-    todo.erase(todo.begin());
-    const auto* un = plan.find(u);
-    if (!un) continue;
-    for (const auto& i : un->interfaces) {
-      // The peer forwards toward u over its end of this link.
-      const auto* vn = plan.find(i.peer_node);
-      if (!vn) continue;
-      const plan::Interface* back = nullptr;
-      for (const auto& vi : vn->interfaces)
-        if (vi.name == i.peer_interface) back = &vi;
-      int w = back ? plan::forwarding_cost(plan, *vn, *back) : 0;
-      if (w <= 0) continue;
-      auto it = dist.find(vn->name);
-      if (it != dist.end() && it->second <= du + w) continue;
-      if (it != dist.end()) todo.erase({it->second, vn->name});
-      dist[vn->name] = du + w;
-      todo.insert({du + w, vn->name});
-    }
+    auto [du, u] = todo.top();
+    todo.pop();
+    if (du != dist[u]) continue;  // a stale entry: u was reached cheaper since
+    for (const auto& e : g.in[u])
+      if (du + e.cost < dist[e.to]) {
+        dist[e.to] = du + e.cost;
+        todo.push({dist[e.to], e.to});
+      }
   }
   return dist;
 }
 
-// The smallest MTU over every cheapest path from src down `dist` (costs to the destination):
-// ECMP may use any of them.
-int path_mtu_over(const plan::Plan& plan, const std::string& src,
-                  const std::map<std::string, int>& dist) {
-  if (!dist.count(src)) return 0;
-  int best = 1 << 30;
-  std::set<std::string> seen{src};
-  std::deque<std::string> walk{src};
-  while (!walk.empty()) {
-    auto u = walk.front();
-    walk.pop_front();
-    const auto* un = plan.find(u);
-    int du = dist.at(u);
-    for (const auto& i : un->interfaces) {
-      auto d = dist.find(i.peer_node);
-      int w = plan::forwarding_cost(plan, *un, i);
-      if (w <= 0 || d == dist.end() || d->second != du - w) continue;
-      // A veth drops frames above the receiver's MTU too: the link carries the smaller end's.
-      best = std::min({best, i.mtu, intended_mtu(plan, i.peer_node, i.peer_interface, i.mtu)});
-      if (seen.insert(i.peer_node).second) walk.push_back(i.peer_node);
-    }
-  }
-  return best == (1 << 30) ? 0 : best;
+// For every node, the smallest MTU over every cheapest path from it to `dst` (ECMP may use any
+// of them); 0 where there is none. Nodes are taken nearest first, so each one's next hops are
+// known: its value is the minimum over those next hops of min(link MTU, next hop's value).
+std::vector<int> path_mtus_to(const ForwardingGraph& g, int dst) {
+  const auto dist = costs_to(g, dst);
+  std::vector<int> order;
+  for (size_t u = 0; u < dist.size(); ++u)
+    if (dist[u] != kUnreachable) order.push_back(int(u));
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return dist[a] < dist[b]; });
+  std::vector<int> best(dist.size(), kUnreachable);
+  for (int u : order)
+    for (const auto& e : g.out[u])
+      if (dist[e.to] != kUnreachable && dist[e.to] == dist[u] - e.cost)
+        best[u] = std::min({best[u], e.mtu, best[e.to]});
+  for (auto& m : best)
+    if (m == kUnreachable) m = 0;
+  return best;
 }
 }  // namespace
 
 int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& dst) {
-  return path_mtu_over(plan, src, distances_to(plan, dst));
+  const auto g = forwarding_graph(plan);
+  auto s = g.index.find(src), d = g.index.find(dst);
+  if (s == g.index.end() || d == g.index.end()) return 0;
+  return path_mtus_to(g, d->second)[s->second];
 }
 
 std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<PingProbe> all;
-  std::map<std::string, std::map<std::string, int>> dist_to;  // one BFS per destination
+  const auto graph = forwarding_graph(plan);
+  std::unordered_map<const plan::Node*, std::vector<int>> mtus_to;  // one pass per destination
   for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan)) {
     const auto& src = *srcp;
     const auto& dst = *dstp;
     {
-      auto dist = dist_to.find(dst.name);
-      if (dist == dist_to.end())
-        dist = dist_to.emplace(dst.name, distances_to(plan, dst.name)).first;
-      int pmtu = path_mtu_over(plan, src.name, dist->second);
+      auto to = mtus_to.find(dstp);
+      if (to == mtus_to.end())
+        to = mtus_to.emplace(dstp, path_mtus_to(graph, graph.index.at(dst.name))).first;
+      int pmtu = to->second[static_cast<size_t>(graph.index.at(src.name))];
       if (pmtu <= 0) continue;
       // One family is enough to measure the path; prefer IPv4.
       std::string d, s;
