@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <unordered_map>
 
 #include "twin/core/error.hpp"
 #include "twin/runtime/netlink.hpp"
@@ -121,18 +123,34 @@ struct Verdict {
   std::string detail;
 };
 
+// One raw ICMP socket per family, source, device and DF setting in the namespace, shared by the
+// probes that ask for the same: replies are told apart by their ICMP identifier. Why shared: a
+// socket per probe cost 7 system calls each, and every ICMP packet entering the namespace was
+// matched against every open raw socket (~1,000 per node at 512 nodes).
+struct Channel {
+  Channel() = default;
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  ~Channel() {
+    if (fd >= 0) close(fd);
+  }
+  int family = AF_UNSPEC;
+  std::string source, interface;
+  bool dont_fragment = false;
+  int fd = -1;
+  std::string error;  // why the socket could not be set up; every probe on it fails with it
+};
+
 struct Probe {
   Probe() = default;
   Probe(const Probe&) = delete;
   Probe& operator=(const Probe&) = delete;
-  ~Probe() {
-    if (fd >= 0) close(fd);
-  }
 
   const PingRequest* req = nullptr;
   PingResult result;
   bool done = false;
-  int fd = -1;
+  Channel* ch = nullptr;
+  int* open = nullptr;  // the run's count of probes not yet done
   int family = AF_UNSPEC;
   sockaddr_storage dst{};
   socklen_t dst_len = 0;
@@ -155,9 +173,7 @@ void finish(Probe& p, PingOutcome outcome, std::string detail, int mtu = 0) {
   p.result.outcome = outcome;
   p.result.detail = std::move(detail);
   p.result.mtu = mtu;
-  // Closing now keeps the number of open sockets down when many namespaces probe at once.
-  if (p.fd >= 0) close(p.fd);
-  p.fd = -1;
+  if (p.open) --*p.open;
 }
 
 void finish(Probe& p, Verdict v) { finish(p, v.outcome, std::move(v.detail), v.mtu); }
@@ -369,27 +385,64 @@ void handle_packet(Probe& p, const std::uint8_t* buf, std::size_t n, const socka
   finish(p, PingOutcome::kReply, "");
 }
 
-void read_replies(Probe& p, std::vector<std::uint8_t>& buf) {
-  while (!p.done) {
+// The probes of one run by ICMP identifier (unique among them: see next_identifier).
+using Owners = std::unordered_map<std::uint16_t, Probe*>;
+
+// The identifier of the echo request a packet answers or quotes (an ICMP error carries the
+// start of the offending datagram); nullptr when it is none of ours.
+Probe* owner_of(const Owners& owners, int family, const std::uint8_t* buf, std::size_t n) {
+  const std::uint8_t* icmp = buf;
+  std::size_t len = n;
+  if (family == AF_INET) {
+    if (n < kIpv4MinHeader || (buf[0] >> 4) != 4) return nullptr;
+    const std::size_t ihl = std::size_t{buf[0] & 0x0fu} * 4;
+    if (ihl < kIpv4MinHeader || n < ihl + kIcmpHeader) return nullptr;
+    icmp = buf + ihl;
+    len = n - ihl;
+  }
+  if (len < kIcmpHeader) return nullptr;
+  std::uint16_t id = 0;
+  if (icmp[0] == kIcmp4EchoReply && family == AF_INET) {
+    id = get16(icmp + 4);
+  } else if (icmp[0] == kIcmp6EchoReply && family == AF_INET6) {
+    id = get16(icmp + 4);
+  } else {
+    const std::uint8_t* inner = icmp + kIcmpHeader;
+    const std::size_t inner_len = len - kIcmpHeader;
+    std::size_t hdr = kIpv6Header;
+    if (family == AF_INET) {
+      if (inner_len < kIpv4MinHeader) return nullptr;
+      hdr = std::size_t{inner[0] & 0x0fu} * 4;
+    }
+    if (inner_len < hdr + kIcmpHeader) return nullptr;
+    id = get16(inner + hdr + 4);
+  }
+  auto it = owners.find(id);
+  return it == owners.end() || it->second->family != family ? nullptr : it->second;
+}
+
+void read_replies(Channel& c, const Owners& owners, std::vector<std::uint8_t>& buf) {
+  for (;;) {
     sockaddr_storage from{};
     socklen_t from_len = sizeof from;
-    const ssize_t n = recvfrom(p.fd, buf.data(), buf.size(), MSG_DONTWAIT,
+    const ssize_t n = recvfrom(c.fd, buf.data(), buf.size(), MSG_DONTWAIT,
                                reinterpret_cast<sockaddr*>(&from), &from_len);
     if (n < 0) {
-      if (errno == EINTR) continue;
       // EAGAIN: drained. Anything else is a pending socket error that an ICMP error raised;
       // reading returned and cleared it, and the error queue holds the details.
-      return;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      continue;
     }
-    handle_packet(p, buf.data(), static_cast<std::size_t>(n), from, Clock::now());
+    Probe* p = owner_of(owners, c.family, buf.data(), static_cast<std::size_t>(n));
+    if (p && !p->done) handle_packet(*p, buf.data(), static_cast<std::size_t>(n), from, Clock::now());
   }
 }
 
 void handle_extended_error(Probe& p, const sock_extended_err& ee, const sockaddr_storage& offender,
                            const std::uint8_t* data, std::size_t n) {
   if (ee.ee_origin == SO_EE_ORIGIN_LOCAL) {
-    // Raised by our own send() (e.g. EMSGSIZE with the MTU in ee_info); the sending socket
-    // is this probe's alone, so it concerns the latest echo.
+    // Raised by the send() that just failed (e.g. EMSGSIZE with the MTU in ee_info): the
+    // caller passes the probe that sent it.
     return finish(p, classify_local(static_cast<int>(ee.ee_errno), ee.ee_info, "local error"));
   }
   if (ee.ee_origin != SO_EE_ORIGIN_ICMP && ee.ee_origin != SO_EE_ORIGIN_ICMP6) return;
@@ -404,8 +457,11 @@ void handle_extended_error(Probe& p, const sock_extended_err& ee, const sockaddr
       p, seq, classify_icmp(p.family, ee.ee_type, ee.ee_code, ee.ee_info, address_text(offender)));
 }
 
-void read_errors(Probe& p) {
-  while (!p.done) {
+// Drains the error queue of `c`: ICMP errors go to the probe whose request they quote; a local
+// error (raised by a send on this socket) goes to `sender`, the probe whose send just failed,
+// when it concerns that probe's destination — otherwise its send already reported it.
+void read_errors(Channel& c, const Owners& owners, Probe* sender) {
+  for (;;) {
     std::uint8_t data[64];
     alignas(cmsghdr) char control[512];
     sockaddr_storage name{};
@@ -417,40 +473,46 @@ void read_errors(Probe& p) {
     msg.msg_iovlen = 1;
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
-    const ssize_t n = recvmsg(p.fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
+    const ssize_t n = recvmsg(c.fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       return;
     }
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr && !p.done; c = CMSG_NXTHDR(&msg, c)) {
-      const bool is_err = (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
-                          (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR);
-      if (!is_err || c->cmsg_len < CMSG_LEN(sizeof(sock_extended_err))) continue;
+    for (cmsghdr* m = CMSG_FIRSTHDR(&msg); m != nullptr; m = CMSG_NXTHDR(&msg, m)) {
+      const bool is_err = (m->cmsg_level == SOL_IP && m->cmsg_type == IP_RECVERR) ||
+                          (m->cmsg_level == SOL_IPV6 && m->cmsg_type == IPV6_RECVERR);
+      if (!is_err || m->cmsg_len < CMSG_LEN(sizeof(sock_extended_err))) continue;
       sock_extended_err ee{};
-      std::memcpy(&ee, CMSG_DATA(c), sizeof ee);
+      std::memcpy(&ee, CMSG_DATA(m), sizeof ee);
       // The offender address (SO_EE_OFFENDER) follows the struct inside the same cmsg.
       sockaddr_storage offender{};
-      const std::size_t room = c->cmsg_len - CMSG_LEN(sizeof ee);
-      std::memcpy(&offender, CMSG_DATA(c) + sizeof ee, std::min(room, sizeof offender));
-      handle_extended_error(p, ee, offender, data, static_cast<std::size_t>(n));
+      const std::size_t room = m->cmsg_len - CMSG_LEN(sizeof ee);
+      std::memcpy(&offender, CMSG_DATA(m) + sizeof ee, std::min(room, sizeof offender));
+      Probe* p = nullptr;
+      if (ee.ee_origin == SO_EE_ORIGIN_LOCAL) {
+        // msg_name holds the destination of the datagram that could not be sent.
+        const void* dst =
+            c.family == AF_INET
+                ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&name)->sin_addr)
+                : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&name)->sin6_addr);
+        if (sender && name.ss_family == c.family && same_destination(*sender, dst)) p = sender;
+      } else if (static_cast<std::size_t>(n) >= kIcmpHeader) {
+        auto it = owners.find(get16(data + 4));
+        if (it != owners.end() && it->second->family == c.family) p = it->second;
+      }
+      if (p && !p->done) handle_extended_error(*p, ee, offender, data, static_cast<std::size_t>(n));
     }
   }
 }
 
 // Path MTU for a local EMSGSIZE: the error queue entry of ip(v6)_local_error carries the exact
-// value the kernel compared against; IP_MTU is the fallback (it needs the socket connected).
-int local_mtu(Probe& p) {
-  read_errors(p);
-  if (p.done) return p.result.mtu;
-  int mtu = 0;
-  socklen_t len = sizeof mtu;
-  const int level = p.family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6;
-  const int name = p.family == AF_INET ? IP_MTU : IPV6_MTU;
-  if (getsockopt(p.fd, level, name, &mtu, &len) < 0) return 0;
-  return mtu;
+// value the kernel compared against (0 if the entry is missing).
+int local_mtu(Probe& p, const Owners& owners) {
+  read_errors(*p.ch, owners, &p);
+  return p.done ? p.result.mtu : 0;
 }
 
-void send_echo(Probe& p, std::vector<std::uint8_t>& pkt) {
+void send_echo(Probe& p, const Owners& owners, std::vector<std::uint8_t>& pkt) {
   const int seq = p.sent + 1;
   pkt.assign(kIcmpHeader + static_cast<std::size_t>(p.req->payload_bytes), 0);
   pkt[0] = p.family == AF_INET ? kIcmp4EchoRequest : kIcmp6EchoRequest;
@@ -465,12 +527,25 @@ void send_echo(Probe& p, std::vector<std::uint8_t>& pkt) {
   if (seq == 1) p.start = now;
   p.sent_at[static_cast<std::size_t>(seq - 1)] = now;
   p.sent = seq;
-  ssize_t n;
-  do {
-    n = send(p.fd, pkt.data(), pkt.size(), 0);
-  } while (n < 0 && errno == EINTR);
-  if (n >= 0) return;
-  const int err = errno;
+  auto send_once = [&] {
+    ssize_t n;
+    do {
+      n = sendto(p.ch->fd, pkt.data(), pkt.size(), 0, reinterpret_cast<const sockaddr*>(&p.dst),
+                 p.dst_len);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 ? errno : 0;
+  };
+  int err = send_once();
+  if (err == 0) return;
+  if (err != EMSGSIZE && err != EAGAIN && err != EWOULDBLOCK && err != ENOBUFS) {
+    // An ICMP error another probe of this socket received is reported by the next send as the
+    // socket's pending error (and cleared by it): hand the queue to its owners and send again.
+    // A second failure is this send's own (no route).
+    read_errors(*p.ch, owners, nullptr);
+    if (p.done) return;
+    err = send_once();
+    if (err == 0) return;
+  }
   if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) {
     // A drop like a lossy link's; later echoes may still get through. veth reports its peer
     // refusing an oversized frame this way too when the neighbour is already resolved.
@@ -478,26 +553,125 @@ void send_echo(Probe& p, std::vector<std::uint8_t>& pkt) {
     return;
   }
   if (err == EMSGSIZE) {
-    const int mtu = local_mtu(p);
+    const int mtu = local_mtu(p, owners);
     if (!p.done) {
       finish(p, PingOutcome::kTooBig, errno_text("send", err) + ", mtu " + std::to_string(mtu),
              mtu);
     }
     return;
   }
-  // A pending ICMP error can surface here instead of the send's own failure: prefer the queue.
-  read_errors(p);
-  if (!p.done) finish(p, classify_local(err, 0, "send"));
+  finish(p, classify_local(err, 0, "send"));
 }
 
 bool set_int(int fd, int level, int name, int value) {
   return setsockopt(fd, level, name, &value, sizeof value) == 0;
 }
 
-// Parses the request and prepares a connected raw socket. connect() makes the kernel deliver
-// only packets from the destination to this socket, so a hundred probes in one namespace do not
-// each receive every reply, and it lets IP_MTU / IPV6_MTU be read.
-void open_probe(Probe& p) {
+// Sets up a channel's raw socket; on failure `c.error` says why.
+void open_channel(Channel& c) {
+  const int proto = c.family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6};
+  c.fd = socket(c.family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+  if (c.fd < 0) {
+    c.error = errno_text("socket", errno);
+    return;
+  }
+  auto fail = [&c](const std::string& what) { c.error = errno_text(what, errno); };
+  if (!c.interface.empty() && setsockopt(c.fd, SOL_SOCKET, SO_BINDTODEVICE, c.interface.c_str(),
+                                         static_cast<socklen_t>(c.interface.size())) < 0) {
+    return fail("SO_BINDTODEVICE " + c.interface);
+  }
+  // Every reply of a burst may queue here before it is read (a node probes ~1,000 loopbacks at
+  // 512 nodes, path-MTU replies are 9 KB): room for them, beyond rmem_max (root may).
+  const int rcvbuf = 32 << 20;
+  if (setsockopt(c.fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
+    (void)setsockopt(c.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  if (c.family == AF_INET) {
+    if (!set_int(c.fd, IPPROTO_IP, IP_RECVERR, 1)) return fail("IP_RECVERR");
+    // Without DF, IP_PMTUDISC_DONT lets routers fragment as `ping` does without -M; the kernel's
+    // default (WANT) would set DF on every packet that fits the first hop. With DF, PROBE (as
+    // `ping -M probe`) ignores the path MTU the kernel cached from an earlier ICMP "fragmentation
+    // needed": each probe tests the path as it is now, so a path fixed a minute ago is not
+    // reported too small until the cache expires (~10 min).
+    const int pmtu = c.dont_fragment ? IP_PMTUDISC_PROBE : IP_PMTUDISC_DONT;
+    if (!set_int(c.fd, IPPROTO_IP, IP_MTU_DISCOVER, pmtu)) return fail("IP_MTU_DISCOVER");
+    // ICMP_FILTER is a mask of types to drop; cuts wake-ups from unrelated ICMP traffic.
+    icmp_filter filter{};
+    filter.data = ~((1u << ICMP_ECHOREPLY) | (1u << ICMP_DEST_UNREACH) |
+                    (1u << ICMP_TIME_EXCEEDED) | (1u << ICMP_PARAMETERPROB));
+    if (setsockopt(c.fd, SOL_RAW, ICMP_FILTER, &filter, sizeof filter) < 0)
+      return fail("ICMP_FILTER");
+  } else {
+    if (!set_int(c.fd, IPPROTO_IPV6, IPV6_RECVERR, 1)) return fail("IPV6_RECVERR");
+    // IPv6 routers never fragment; without DF the kernel default already fragments locally.
+    if (c.dont_fragment &&
+        !set_int(c.fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE)) {
+      return fail("IPV6_MTU_DISCOVER");
+    }
+    icmp6_filter filter{};
+    ICMP6_FILTER_SETBLOCKALL(&filter);
+    ICMP6_FILTER_SETPASS(ICMP6_ECHO_REPLY, &filter);
+    ICMP6_FILTER_SETPASS(ICMP6_DST_UNREACH, &filter);
+    ICMP6_FILTER_SETPASS(ICMP6_PACKET_TOO_BIG, &filter);
+    ICMP6_FILTER_SETPASS(ICMP6_TIME_EXCEEDED, &filter);
+    if (setsockopt(c.fd, IPPROTO_ICMPV6, ICMP6_FILTER, &filter, sizeof filter) < 0) {
+      return fail("ICMP6_FILTER");
+    }
+  }
+  if (c.source.empty()) return;
+  sockaddr_storage src{};
+  socklen_t src_len = 0;
+  if (c.family == AF_INET) {
+    auto* s4 = reinterpret_cast<sockaddr_in*>(&src);
+    if (inet_pton(AF_INET, c.source.c_str(), &s4->sin_addr) != 1) {
+      c.error = "source '" + c.source + "' is not an IPv4 address like the destination";
+      return;
+    }
+    s4->sin_family = AF_INET;
+    src_len = sizeof *s4;
+  } else {
+    auto* s6 = reinterpret_cast<sockaddr_in6*>(&src);
+    if (inet_pton(AF_INET6, c.source.c_str(), &s6->sin6_addr) != 1) {
+      c.error = "source '" + c.source + "' is not an IPv6 address like the destination";
+      return;
+    }
+    s6->sin6_family = AF_INET6;
+    if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr)) {
+      const unsigned ifindex = c.interface.empty() ? 0 : if_nametoindex(c.interface.c_str());
+      if (ifindex == 0) {
+        c.error = "link-local source " + c.source + " needs an interface";
+        return;
+      }
+      s6->sin6_scope_id = ifindex;
+    }
+    src_len = sizeof *s6;
+  }
+  if (bind(c.fd, reinterpret_cast<const sockaddr*>(&src), src_len) < 0) fail("bind " + c.source);
+}
+
+// The channels of one run, by family, source, device and DF setting.
+class Channels {
+ public:
+  Channel& get(int family, const PingRequest& r) {
+    for (auto& c : list_)
+      if (c->family == family && c->source == r.source && c->interface == r.interface &&
+          c->dont_fragment == r.dont_fragment)
+        return *c;
+    auto& c = *list_.emplace_back(std::make_unique<Channel>());
+    c.family = family;
+    c.source = r.source;
+    c.interface = r.interface;
+    c.dont_fragment = r.dont_fragment;
+    open_channel(c);
+    return c;
+  }
+  const std::vector<std::unique_ptr<Channel>>& all() const { return list_; }
+
+ private:
+  std::vector<std::unique_ptr<Channel>> list_;
+};
+
+// Parses the request and gives it its channel and an identifier.
+void open_probe(Probe& p, Channels& channels, Owners& owners) {
   const PingRequest& r = *p.req;
   // Sequence numbers are 16 bits; beyond that, replies could no longer be told apart.
   if (r.count < 1 || r.count > 65535) {
@@ -549,93 +723,14 @@ void open_probe(Probe& p) {
     std::memcpy(&p.dst, &dst6, sizeof dst6);
     p.dst_len = sizeof dst6;
   }
-
-  const int proto = p.family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6};
-  p.fd = socket(p.family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
-  if (p.fd < 0) return finish(p, PingOutcome::kError, errno_text("socket", errno));
-
-  auto fail = [&p](const std::string& what) {
-    finish(p, PingOutcome::kError, errno_text(what, errno));
-  };
-  if (!r.interface.empty() && setsockopt(p.fd, SOL_SOCKET, SO_BINDTODEVICE, r.interface.c_str(),
-                                         static_cast<socklen_t>(r.interface.size())) < 0) {
-    return fail("SO_BINDTODEVICE " + r.interface);
+  p.ch = &channels.get(p.family, r);
+  if (!p.ch->error.empty()) return finish(p, PingOutcome::kError, p.ch->error);
+  // Identifiers are unique among the probes of this run (65,536 of them at most alive at once).
+  for (int tries = 0; tries < 65536; ++tries) {
+    p.id = next_identifier();
+    if (owners.emplace(p.id, &p).second) break;
   }
-  if (p.family == AF_INET) {
-    if (!set_int(p.fd, IPPROTO_IP, IP_RECVERR, 1)) return fail("IP_RECVERR");
-    // Without DF, IP_PMTUDISC_DONT lets routers fragment as `ping` does without -M; the kernel's
-    // default (WANT) would set DF on every packet that fits the first hop. With DF, PROBE (as
-    // `ping -M probe`) ignores the path MTU the kernel cached from an earlier ICMP "fragmentation
-    // needed": each probe tests the path as it is now, so a path fixed a minute ago is not
-    // reported too small until the cache expires (~10 min).
-    const int pmtu = r.dont_fragment ? IP_PMTUDISC_PROBE : IP_PMTUDISC_DONT;
-    if (!set_int(p.fd, IPPROTO_IP, IP_MTU_DISCOVER, pmtu)) return fail("IP_MTU_DISCOVER");
-    // ICMP_FILTER is a mask of types to drop; cuts wake-ups from unrelated ICMP traffic.
-    icmp_filter filter{};
-    filter.data = ~((1u << ICMP_ECHOREPLY) | (1u << ICMP_DEST_UNREACH) |
-                    (1u << ICMP_TIME_EXCEEDED) | (1u << ICMP_PARAMETERPROB));
-    if (setsockopt(p.fd, SOL_RAW, ICMP_FILTER, &filter, sizeof filter) < 0)
-      return fail("ICMP_FILTER");
-  } else {
-    if (!set_int(p.fd, IPPROTO_IPV6, IPV6_RECVERR, 1)) return fail("IPV6_RECVERR");
-    // IPv6 routers never fragment; without DF the kernel default already fragments locally.
-    if (r.dont_fragment &&
-        !set_int(p.fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE)) {
-      return fail("IPV6_MTU_DISCOVER");
-    }
-    icmp6_filter filter{};
-    ICMP6_FILTER_SETBLOCKALL(&filter);
-    ICMP6_FILTER_SETPASS(ICMP6_ECHO_REPLY, &filter);
-    ICMP6_FILTER_SETPASS(ICMP6_DST_UNREACH, &filter);
-    ICMP6_FILTER_SETPASS(ICMP6_PACKET_TOO_BIG, &filter);
-    ICMP6_FILTER_SETPASS(ICMP6_TIME_EXCEEDED, &filter);
-    if (setsockopt(p.fd, IPPROTO_ICMPV6, ICMP6_FILTER, &filter, sizeof filter) < 0) {
-      return fail("ICMP6_FILTER");
-    }
-  }
-
-  if (!r.source.empty()) {
-    sockaddr_storage src{};
-    socklen_t src_len = 0;
-    if (p.family == AF_INET) {
-      auto* s4 = reinterpret_cast<sockaddr_in*>(&src);
-      if (inet_pton(AF_INET, r.source.c_str(), &s4->sin_addr) != 1) {
-        return finish(p, PingOutcome::kError,
-                      "source '" + r.source + "' is not an IPv4 address like the destination");
-      }
-      s4->sin_family = AF_INET;
-      src_len = sizeof *s4;
-    } else {
-      auto* s6 = reinterpret_cast<sockaddr_in6*>(&src);
-      if (inet_pton(AF_INET6, r.source.c_str(), &s6->sin6_addr) != 1) {
-        return finish(p, PingOutcome::kError,
-                      "source '" + r.source + "' is not an IPv6 address like the destination");
-      }
-      s6->sin6_family = AF_INET6;
-      if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr)) {
-        if (ifindex == 0) {
-          return finish(p, PingOutcome::kError,
-                        "link-local source " + r.source + " needs an interface");
-        }
-        s6->sin6_scope_id = ifindex;
-      }
-      src_len = sizeof *s6;
-    }
-    if (bind(p.fd, reinterpret_cast<const sockaddr*>(&src), src_len) < 0) {
-      return fail("bind " + r.source);
-    }
-  }
-
-  if (connect(p.fd, reinterpret_cast<const sockaddr*>(&p.dst), p.dst_len) < 0) {
-    const int err = errno;
-    // connect() does the route lookup, so a missing route shows up here rather than at send().
-    if (err == ENETUNREACH || err == EHOSTUNREACH) {
-      return finish(p, PingOutcome::kNoRoute, errno_text("connect", err));
-    }
-    return finish(p, PingOutcome::kError, errno_text("connect " + r.destination, err));
-  }
-
-  p.id = next_identifier();
+  if (owners.at(p.id) != &p) return finish(p, PingOutcome::kError, "too many probes at once");
   p.sent_at.resize(static_cast<std::size_t>(r.count));
   p.echo.assign(static_cast<std::size_t>(r.count), EchoState::kPending);
   p.interval = std::chrono::duration_cast<Clock::duration>(r.timeout) / r.count;
@@ -643,53 +738,72 @@ void open_probe(Probe& p) {
 
 std::vector<PingResult> run_probes(const std::vector<PingRequest>& reqs) {
   std::vector<Probe> probes(reqs.size());
+  int open = static_cast<int>(reqs.size());
+  Channels channels;
+  Owners owners;
+  owners.reserve(reqs.size());
   for (std::size_t i = 0; i < reqs.size(); ++i) {
     probes[i].req = &reqs[i];
-    open_probe(probes[i]);
+    probes[i].open = &open;
+    open_probe(probes[i], channels, owners);
   }
   // Largest IPv4 datagram including its header; IPv6 raw sockets deliver at most this much too.
   std::vector<std::uint8_t> buf(65536);
   std::vector<std::uint8_t> pkt;
+  auto drain = [&](Channel& c, short ev) {
+    if (ev & POLLERR) read_errors(c, owners, nullptr);
+    if (ev & POLLIN) read_replies(c, owners, buf);
+  };
+  // First echoes of every probe at once; the replies (answered within this thread's sends,
+  // veth delivers synchronously) are read every 64 sends so that no socket queue overflows.
+  std::size_t burst = 0;
+  for (auto& p : probes) {
+    if (p.done) continue;
+    send_echo(p, owners, pkt);
+    if (++burst % 64 == 0)
+      for (auto& c : channels.all())
+        if (c->fd >= 0) drain(*c, POLLIN | POLLERR);
+  }
   std::vector<pollfd> pfds;
-  std::vector<Probe*> owners;
-  for (;;) {
-    pfds.clear();
-    owners.clear();
-    auto wake = Clock::time_point::max();
-    for (auto& p : probes) {
-      if (p.done) continue;
-      const int count = p.req->count;
-      while (!p.done && p.sent < count &&
-             (p.sent == 0 || Clock::now() >= p.start + p.sent * p.interval)) {
-        send_echo(p, pkt);
-      }
-      if (p.done) continue;
-      const auto deadline = p.start + p.req->timeout;
-      if (Clock::now() >= deadline) {
-        finish_unanswered(p);
-        continue;
-      }
-      wake = std::min(wake, deadline);
-      if (p.sent < count) wake = std::min(wake, p.start + p.sent * p.interval);
-      pfds.push_back(pollfd{p.fd, POLLIN, 0});
-      owners.push_back(&p);
+  std::vector<Channel*> by_fd;
+  for (auto& c : channels.all())
+    if (c->fd >= 0) {
+      pfds.push_back(pollfd{c->fd, POLLIN, 0});
+      by_fd.push_back(c.get());
     }
-    if (pfds.empty()) break;
-    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(wake - Clock::now()).count();
-    const int wait_ms = static_cast<int>(std::clamp<decltype(wait)>(wait, 0, INT_MAX));
+  // Timers (the next echo of a probe with count > 1, give-up deadlines) are swept over all
+  // probes only when one is due, not at every reply: a reply costs O(1).
+  auto next_timer = Clock::time_point::min();
+  while (open > 0) {
+    const auto now = Clock::now();
+    if (now >= next_timer) {
+      next_timer = Clock::time_point::max();
+      for (auto& p : probes) {
+        if (p.done) continue;
+        const int count = p.req->count;
+        while (!p.done && p.sent < count && Clock::now() >= p.start + p.sent * p.interval)
+          send_echo(p, owners, pkt);
+        if (p.done) continue;
+        const auto deadline = p.start + p.req->timeout;
+        if (Clock::now() >= deadline) {
+          finish_unanswered(p);
+          continue;
+        }
+        next_timer = std::min(next_timer, deadline);
+        if (p.sent < count) next_timer = std::min(next_timer, p.start + p.sent * p.interval);
+      }
+      if (open == 0) break;
+    }
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_timer - Clock::now());
+    const int wait_ms = static_cast<int>(std::clamp<long long>(wait.count(), 0, INT_MAX));
     if (poll(pfds.data(), pfds.size(), wait_ms) < 0) {
       if (errno == EINTR) continue;
       const std::string detail = errno_text("poll", errno);
-      for (auto* p : owners) finish(*p, PingOutcome::kError, detail);
+      for (auto& p : probes) finish(p, PingOutcome::kError, detail);
       break;
     }
-    for (std::size_t k = 0; k < pfds.size(); ++k) {
-      Probe& p = *owners[k];
-      const short ev = pfds[k].revents;
-      if (ev & POLLERR) read_errors(p);
-      if (!p.done && (ev & POLLIN)) read_replies(p, buf);
-      if (!p.done && (ev & POLLNVAL)) finish(p, PingOutcome::kError, "poll: invalid socket");
-    }
+    for (std::size_t k = 0; k < pfds.size(); ++k)
+      if (pfds[k].revents) drain(*by_fd[k], pfds[k].revents);
   }
   std::vector<PingResult> out;
   out.reserve(probes.size());
