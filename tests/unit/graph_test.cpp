@@ -219,6 +219,11 @@ TEST(Graph, DotQuotesNamesItCannotTrust) {
   EXPECT_THAT(dot, HasSubstr("\"x\\\\y\""));
 }
 
+// A report writer that dumps `report` as the CLI's record_event does.
+twin::state::ReportWriter dump_of(const nlohmann::json& report) {
+  return [report](std::ostream& o) { o << report.dump(); };
+}
+
 struct JournalFixture : ::testing::Test {
   twin::TempDir dir;
   void SetUp() override { ::setenv("TWIN_HISTORY_DIR", dir.path.c_str(), 1); }
@@ -230,7 +235,7 @@ TEST_F(JournalFixture, AppendsNumberedEventsWithTheirReportsAndReadsThemBack) {
   ASSERT_TRUE(a) << a.error().message;
   EXPECT_EQ((*a)["seq"], 1);
   nlohmann::json report{{"results", nlohmann::json::array()}, {"verdict", "PASS"}};
-  auto b = twin::state::journal_append("lab1", "validate", {{"passed", 3}}, &report);
+  auto b = twin::state::journal_append("lab1", "validate", {{"passed", 3}}, dump_of(report));
   ASSERT_TRUE(b);
   EXPECT_EQ((*b)["seq"], 2);
   EXPECT_EQ((*b)["report"], "reports/2-validate.json");
@@ -255,9 +260,13 @@ TEST_F(JournalFixture, AppendsNumberedEventsWithTheirReportsAndReadsThemBack) {
 
 // A node's output that is not UTF-8 (a probe's raw bytes) is stored replaced, as the CLI prints
 // it, rather than failing the record.
-TEST_F(JournalFixture, AReportWithInvalidUtf8IsStoredWithReplacementCharacters) {
-  nlohmann::json report{{"output", std::string("ok \xff\xfe end")}};
-  auto a = twin::state::journal_append("lab1", "apply", {}, &report);
+TEST_F(JournalFixture, TheReportIsWhatItsWriterStreamed) {
+  // The writer replaces invalid UTF-8 (report::write_json, the CLI's record_event); the
+  // journal stores its bytes as they come, one line.
+  auto a = twin::state::journal_append("lab1", "apply", {}, [](std::ostream& o) {
+    o << nlohmann::json{{"output", std::string("ok \xff\xfe end")}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  });
   ASSERT_TRUE(a) << a.error().message;
   auto r = twin::state::journal_report("lab1", (*a)["report"].get<std::string>());
   ASSERT_TRUE(r);

@@ -1,5 +1,6 @@
 // Unit tests for the report sinks (twin/report/report.hpp): verdicts and exit codes, the JSON
 // document, JUnit XML (checked with a small strict XML reader below) and the text summary.
+#include <sstream>
 #include "twin/report/report.hpp"
 
 #include <gtest/gtest.h>
@@ -393,6 +394,29 @@ TEST(ReportJson, DumpIsStableAndSurvivesInvalidUtf8) {
   EXPECT_EQ(back.at("results")[1].at("message"), "caf\xC3\xA9");
   // Keys in a fixed (sorted) order: the document starts the same way every time.
   EXPECT_EQ(dumped.rfind("{\"duration_ms\":12345.0,\"exit_code\":1,", 0), 0u) << dumped;
+}
+
+TEST(ReportJson, WrittenOneResultAtATimeIsTheDumpByteForByte) {
+  Report rep = sample();
+  rep.results[1].observed = std::string("Act\xFFive \"quoted\"\n\"results\": []");
+  rep.results[2].message = ",\"results\":[] caf\xC3\xA9";
+  const nlohmann::json extra{{"likely_causes", {{{"text", "an MTU mismatch"}}}}};
+  auto expected = twin::report::to_json(rep);
+  expected["likely_causes"] = extra["likely_causes"];
+  for (int indent : {-1, 0, 2, 4}) {
+    std::ostringstream out;
+    twin::report::write_json(out, rep, indent, extra);
+    EXPECT_EQ(out.str(), expected.dump(indent, ' ', false,
+                                       nlohmann::json::error_handler_t::replace))
+        << "indent " << indent;
+  }
+  Report none = sample();
+  none.results.clear();
+  for (int indent : {-1, 2}) {
+    std::ostringstream out;
+    twin::report::write_json(out, none, indent, nlohmann::json::object());
+    EXPECT_EQ(out.str(), twin::report::to_json(none).dump(indent)) << "indent " << indent;
+  }
 }
 
 // ---- JUnit ----------------------------------------------------------------------------------

@@ -14,6 +14,14 @@ namespace twin::cli {
 
 void record_event(const std::string& lab, const std::string& kind, const nlohmann::json& fields,
                   const nlohmann::json* report) {
+  if (!report) return record_event(lab, kind, fields, state::ReportWriter{});
+  record_event(lab, kind, fields, [&](std::ostream& o) {
+    o << report->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  });
+}
+
+void record_event(const std::string& lab, const std::string& kind, const nlohmann::json& fields,
+                  const std::function<void(std::ostream&)>& report) {
   nlohmann::json f = fields;
   // A job of `twin serve` runs this binary; the server names itself as the source.
   if (const char* src = std::getenv("TWIN_EVENT_SOURCE"); src && *src) f["source"] = src;

@@ -140,8 +140,9 @@ int run_validate(const ValidateOptions& o) {
     facts.after = &report;
     causes = replay::likely_causes(st->plan, facts);
   }
-  auto report_json = report::to_json(report);
-  if (o.causes && failing) report_json["likely_causes"] = report::causes_json(causes);
+  // Written one result at a time, never as one tree: 512 nodes give ~1.8 million results.
+  nlohmann::json extra = nlohmann::json::object();
+  if (o.causes && failing) extra["likely_causes"] = report::causes_json(causes);
   record_event(st->lab, "validate",
                {{"exit_code", report.exit_code()},
                 {"passed", report.count(validate::Status::kPassed)},
@@ -149,9 +150,11 @@ int run_validate(const ValidateOptions& o) {
                 {"errors", report.count(validate::Status::kError)},
                 {"duration_ms", report.duration_ms},
                 {"source", "cli"}},
-               &report_json);
-  if (o.json)
-    std::cout << report_json.dump(2) << "\n";
+               [&](std::ostream& out) { report::write_json(out, report, -1, extra); });
+  if (o.json) {
+    report::write_json(std::cout, report, 2, extra);
+    std::cout << "\n";
+  }
   else {
     std::cout << report::render_text(report, o.verbose);
     if (o.causes && failing) {

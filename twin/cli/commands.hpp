@@ -2,6 +2,8 @@
 // The CLI's subcommands, one file each; main.cpp binds CLI11 options to these structs (CLI11
 // is included only there: it costs seconds per translation unit). Each run_* returns the
 // process exit code documented in README.md.
+#include <functional>
+#include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -185,6 +187,9 @@ int run_exercise(const ExerciseOptions& o);
 // stderr, never an exit code.
 void record_event(const std::string& lab, const std::string& kind, const nlohmann::json& fields,
                   const nlohmann::json* report = nullptr);
+// The same, the report streamed to its file (state::ReportWriter).
+void record_event(const std::string& lab, const std::string& kind, const nlohmann::json& fields,
+                  const std::function<void(std::ostream&)>& write_report);
 
 // Prints an error line "twin: <message>" on stderr and returns its exit code.
 int fail(const std::string& message, int code);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -412,28 +413,31 @@ std::string render_text(const Report& report, bool verbose) {
   return out;
 }
 
-nlohmann::json to_json(const Report& report) {
+namespace {
+nlohmann::json result_json(const Report& report, const TestResult& r) {
   const auto s = [](const std::string& v) { return clean(v, Clean::kJson); };
-  nlohmann::json results = nlohmann::json::array();
-  for (const TestResult& r : report.results) {
-    results.push_back({
-        {"lab", s(report.lab)},
-        {"validator", s(r.validator)},
-        {"test", r.test},
-        {"test_name", s(r.test_name)},
-        {"status", validate::to_string(r.status)},
-        {"node", s(r.node)},
-        {"peer", s(r.peer)},
-        {"expected", s(r.expected)},
-        {"observed", s(r.observed)},
-        {"message", s(r.message)},
-        {"duration_ms", finite_or_zero(r.duration_ms)},
-        {"time_to_pass_ms", r.time_to_pass_ms >= 0 && std::isfinite(r.time_to_pass_ms)
-                                ? nlohmann::json(r.time_to_pass_ms)
-                                : nlohmann::json(nullptr)},
-        {"attempts", r.attempts},
-    });
-  }
+  return {
+      {"lab", s(report.lab)},
+      {"validator", s(r.validator)},
+      {"test", r.test},
+      {"test_name", s(r.test_name)},
+      {"status", validate::to_string(r.status)},
+      {"node", s(r.node)},
+      {"peer", s(r.peer)},
+      {"expected", s(r.expected)},
+      {"observed", s(r.observed)},
+      {"message", s(r.message)},
+      {"duration_ms", finite_or_zero(r.duration_ms)},
+      {"time_to_pass_ms", r.time_to_pass_ms >= 0 && std::isfinite(r.time_to_pass_ms)
+                              ? nlohmann::json(r.time_to_pass_ms)
+                              : nlohmann::json(nullptr)},
+      {"attempts", r.attempts},
+  };
+}
+
+// Everything but the results.
+nlohmann::json head_json(const Report& report) {
+  const auto s = [](const std::string& v) { return clean(v, Clean::kJson); };
   return nlohmann::json{
       {"schema_version", 1},
       {"lab", s(report.lab)},
@@ -450,8 +454,67 @@ nlohmann::json to_json(const Report& report) {
         {"error", report.count(Status::kError)},
         {"skipped", report.count(Status::kSkipped)},
         {"total", static_cast<int>(report.results.size())}}},
-      {"results", std::move(results)},
   };
+}
+
+std::string dump(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+}  // namespace
+
+nlohmann::json to_json(const Report& report) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const TestResult& r : report.results) results.push_back(result_json(report, r));
+  auto j = head_json(report);
+  j["results"] = std::move(results);
+  return j;
+}
+
+void write_json(std::ostream& out, const Report& report, int indent,
+                const nlohmann::json& extra) {
+  auto head = head_json(report);
+  if (extra.is_object())
+    for (const auto& [k, v] : extra.items()) head[k] = v;
+  head["results"] = nlohmann::json::array();
+  const std::string text = dump(head, indent);
+  // The empty array's place in the dumped head: at its key's own line with the top level's
+  // indentation, or after a comma when compact (a string value cannot hold a raw newline or an
+  // unescaped quote, so neither pattern can occur inside one).
+  const std::string pad(indent > 0 ? static_cast<size_t>(indent) : 0, ' ');
+  const std::string key = indent >= 0 ? "\n" + pad + "\"results\": []" : ",\"results\":[]";
+  const size_t at = text.find(key);
+  if (at == std::string::npos) {  // not reached: the head always holds the key
+    auto whole = to_json(report);
+    for (const auto& [k, v] : head.items())
+      if (k != "results") whole[k] = v;
+    out << dump(whole, indent);
+    return;
+  }
+  const size_t open = at + key.size() - 2;  // the "[]"
+  out.write(text.data(), static_cast<std::streamsize>(open));
+  if (report.results.empty()) {
+    out << "[]";
+  } else if (indent < 0) {
+    out << '[';
+    for (size_t i = 0; i < report.results.size(); ++i)
+      out << (i ? "," : "") << dump(result_json(report, report.results[i]), -1);
+    out << ']';
+  } else {
+    // Elements sit two levels deep: every line of each one's own dump is indented by that.
+    const std::string deep(2 * static_cast<size_t>(indent), ' ');
+    out << "[\n";
+    for (size_t i = 0; i < report.results.size(); ++i) {
+      std::string e = dump(result_json(report, report.results[i]), indent);
+      out << deep;
+      size_t from = 0;
+      for (size_t nl; (nl = e.find('\n', from)) != std::string::npos; from = nl + 1)
+        out.write(e.data() + from, static_cast<std::streamsize>(nl + 1 - from)) << deep;
+      out.write(e.data() + from, static_cast<std::streamsize>(e.size() - from));
+      out << (i + 1 < report.results.size() ? ",\n" : "\n");
+    }
+    out << pad << ']';
+  }
+  out.write(text.data() + open + 2, static_cast<std::streamsize>(text.size() - open - 2));
 }
 
 std::string render_junit(const Report& report) {

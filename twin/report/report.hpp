@@ -17,6 +17,7 @@
 // Strings that came from the network (observed values, messages) may hold anything: invalid
 // UTF-8 is replaced with U+FFFD in JSON and JUnit (so dumping the JSON never throws and the
 // XML is well formed), and control characters are made harmless per sink (see below).
+#include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
@@ -69,6 +70,13 @@ std::string render_text(const twin::validate::Report& report, bool verbose);
 // "results" is in Report::results order. Absent strings are "" (never null). Invalid UTF-8 in
 // strings is replaced with U+FFFD, so dump() never throws.
 nlohmann::json to_json(const twin::validate::Report& report);
+
+// The same document written to `out` as to_json(report), with the keys of `extra` (an object,
+// e.g. "likely_causes") added at the top level, .dump(indent) would give it — byte for byte —
+// without building the tree: one result at a time. Why: a validation of 512 nodes holds ~1.8
+// million results, whose tree took ~7 GB. indent < 0 is compact (one line).
+void write_json(std::ostream& out, const twin::validate::Report& report, int indent,
+                const nlohmann::json& extra);
 
 // JUnit XML as read by Jenkins, GitLab and GitHub test reporters:
 //   <?xml version="1.0" encoding="UTF-8"?>

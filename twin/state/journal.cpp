@@ -61,7 +61,7 @@ struct Fd {
 }  // namespace
 
 Result<nlohmann::json> journal_append(const std::string& lab, const std::string& kind,
-                                      nlohmann::json fields, const nlohmann::json* report) {
+                                      nlohmann::json fields, const ReportWriter& write_report) {
   if (auto r = check_lab(lab); !r) return r.error();
   const std::string dir = history_dir(lab);
   std::error_code ec;
@@ -82,12 +82,13 @@ Result<nlohmann::json> journal_append(const std::string& lab, const std::string&
   ev["kind"] = kind;
   if (fields.is_object())
     for (auto& [k, v] : fields.items()) ev[k] = std::move(v);
-  if (report) {
+  if (write_report) {
     std::string rel = "reports/" + std::to_string(seq) + "-" + kind + ".json";
-    if (auto w = write_file(dir + "/" + rel,
-                                    report->dump(-1, ' ', false,
-                                                 nlohmann::json::error_handler_t::replace) +
-                                        "\n"); !w) return w.error();
+    std::ofstream out(dir + "/" + rel, std::ios::binary | std::ios::trunc);
+    write_report(out);
+    out << "\n";
+    out.close();
+    if (!out) return env_error("cannot write " + dir + "/" + rel);
     ev["report"] = rel;
   }
   std::string line = ev.dump() + "\n";

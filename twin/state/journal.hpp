@@ -10,6 +10,8 @@
 // kinds written today: "up", "down", "validate", "apply", "run", "drill", and the live ones the
 // server adds as it watches ("link", "session", "daemon").
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,15 +26,18 @@ std::string history_root();
 std::string history_dir(const std::string& lab);
 
 // Appends one event, written with one write(2) on an O_APPEND descriptor under an flock(2),
-// so concurrent commands never interleave or share a sequence number. With `report`, the
-// report is saved first as reports/<seq>-<kind>.json (invalid UTF-8 from a node's output
-// replaced, as the CLI prints it) and the event carries "report": that relative path. Returns the
-// event as written. Errors: an invalid lab name (kUsage), the folder or file cannot be written
-// (kEnvironment, naming the path). Callers treat an error as a warning: history is a record,
-// never a reason to fail the command that made it.
+// so concurrent commands never interleave or share a sequence number. With `write_report`, the
+// report is saved first as reports/<seq>-<kind>.json — the writer streams compact JSON with
+// invalid UTF-8 from a node's output replaced, as the CLI prints it; streamed, not dumped from a
+// tree held here, because a validation of 512 nodes is ~1.8 million results — and the event
+// carries "report": that relative path. Returns the event as written. Errors: an invalid lab
+// name (kUsage), the folder or file cannot be written (kEnvironment, naming the path). Callers
+// treat an error as a warning: history is a record, never a reason to fail the command that
+// made it.
+using ReportWriter = std::function<void(std::ostream&)>;
 Result<nlohmann::json> journal_append(const std::string& lab, const std::string& kind,
                                       nlohmann::json fields,
-                                      const nlohmann::json* report = nullptr);
+                                      const ReportWriter& write_report = {});
 
 // Events after byte `offset` of the journal (0: from the start), in order, and the offset to
 // continue from. A line still being written (no newline yet) is left for the next call; a
