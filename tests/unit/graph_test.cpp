@@ -334,6 +334,14 @@ TEST(EventLine, SaysWhatEachKindMeans) {
                                       {"duration_ms", 1200.0},
                                       {"source", "cli"}}),
             "2026-12-03 02:08:47  validate  278 passed, 36 failed, 0 errors in 1200 ms  (cli)");
+  // Ctrl-C ended the convergence window early: its failures may be tests still retrying.
+  EXPECT_THAT(twin::report::event_line({{"kind", "validate"},
+                                        {"passed", 286},
+                                        {"failed", 30},
+                                        {"errors", 0},
+                                        {"exit_code", 130},
+                                        {"interrupted", true}}),
+              HasSubstr("286 passed, 30 failed, 0 errors, interrupted"));
   EXPECT_EQ(twin::report::event_line({{"time", "2026-12-03T02:09:55.000Z"},
                                       {"kind", "link"},
                                       {"subject", "leaf1:swp1 -- spine1:swp1"},

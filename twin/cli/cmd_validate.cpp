@@ -143,13 +143,18 @@ int run_validate(const ValidateOptions& o) {
   // Written one result at a time, never as one tree: 512 nodes give ~1.8 million results.
   nlohmann::json extra = nlohmann::json::object();
   if (o.causes && failing) extra["likely_causes"] = report::causes_json(causes);
-  record_event(st->lab, "validate",
-               {{"exit_code", report.exit_code()},
-                {"passed", report.count(validate::Status::kPassed)},
-                {"failed", report.count(validate::Status::kFailed)},
-                {"errors", report.count(validate::Status::kError)},
-                {"duration_ms", report.duration_ms},
-                {"source", "cli"}},
+  // Ctrl-C cut the convergence window short: tests still retrying show as failed, so the record
+  // says the run was interrupted and carries the exit code the command returns.
+  const bool stopped = interrupted();
+  if (stopped) extra["interrupted"] = true;
+  nlohmann::json fields{{"exit_code", stopped ? 130 : report.exit_code()},
+                        {"passed", report.count(validate::Status::kPassed)},
+                        {"failed", report.count(validate::Status::kFailed)},
+                        {"errors", report.count(validate::Status::kError)},
+                        {"duration_ms", report.duration_ms},
+                        {"source", "cli"}};
+  if (stopped) fields["interrupted"] = true;
+  record_event(st->lab, "validate", fields,
                [&](std::ostream& out) { report::write_json(out, report, -1, extra); });
   if (o.json) {
     report::write_json(std::cout, report, 2, extra);
@@ -171,7 +176,7 @@ int run_validate(const ValidateOptions& o) {
     if (!f) return fail("cannot write JUnit report " + o.junit, 3);
   }
   if (!o.artifacts.empty()) write_artifacts(o.artifacts, *st, probe, report, runner);
-  if (interrupted()) return 130;
+  if (stopped) return 130;
   return report.exit_code();
 }
 

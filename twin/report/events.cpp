@@ -30,6 +30,7 @@ std::string event_line(const nlohmann::json& e) {
       << " errors";
     if (e.contains("duration_ms") && e["duration_ms"].is_number())
       o << " in " << ms_text(e["duration_ms"].get<double>());
+    if (e.value("interrupted", false)) o << ", interrupted";
   } else if (kind == "apply" || kind == "run") {
     o << str(e, "verdict");
     if (!str(e, "scenario").empty()) o << "  scenario " << str(e, "scenario");
