@@ -317,58 +317,67 @@ bool same_destination(const Probe& p, const void* addr) {
   return std::memcmp(addr, &reinterpret_cast<const sockaddr_in6*>(&p.dst)->sin6_addr, 16) == 0;
 }
 
+// A span of bytes in a received packet.
+struct Bytes {
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+};
+
+// The ICMP message of a packet read from a raw socket of `family` (IPv4 raw sockets deliver the
+// IP header too; IPv6 raw sockets never do); empty if it is too short to hold one.
+Bytes icmp_part(int family, const std::uint8_t* buf, std::size_t n) {
+  if (family == AF_INET) {
+    if (n < kIpv4MinHeader || (buf[0] >> 4) != 4) return {};
+    const std::size_t ihl = std::size_t{buf[0] & 0x0fu} * 4;
+    if (ihl < kIpv4MinHeader || n < ihl + kIcmpHeader) return {};
+    return {buf + ihl, n - ihl};
+  }
+  return n < kIcmpHeader ? Bytes{} : Bytes{buf, n};
+}
+
+// The datagram an ICMP error quotes: its destination address and its ICMP message (one of our
+// requests carries no extension headers, so that follows the IP header); empty if it is not
+// an ICMP datagram of `family`.
+struct Quoted {
+  const std::uint8_t* destination = nullptr;  // 4 or 16 bytes
+  Bytes icmp;
+};
+Quoted quoted_datagram(int family, Bytes icmp) {
+  const std::uint8_t* inner = icmp.data + kIcmpHeader;
+  const std::size_t inner_len = icmp.size - kIcmpHeader;
+  if (family == AF_INET) {
+    if (inner_len < kIpv4MinHeader || (inner[0] >> 4) != 4) return {};
+    const std::size_t ihl = std::size_t{inner[0] & 0x0fu} * 4;
+    if (ihl < kIpv4MinHeader || inner_len < ihl || inner[9] != IPPROTO_ICMP) return {};
+    return {inner + 16, {inner + ihl, inner_len - ihl}};
+  }
+  if (inner_len < kIpv6Header || (inner[0] >> 4) != 6 || inner[6] != IPPROTO_ICMPV6) return {};
+  return {inner + 24, {inner + kIpv6Header, inner_len - kIpv6Header}};
+}
+
 // ICMP errors also arrive as ordinary packets (the ICMP filter lets them through); they quote
 // the offending datagram, which identifies the echo request. The error queue normally reports
 // them first, and note_icmp_error ignores the second report of the same echo.
-void handle_quoted_error(Probe& p, const std::uint8_t* icmp, std::size_t len,
-                         const sockaddr_storage& from) {
-  if (len < kIcmpHeader) return;
-  const std::uint8_t* inner = icmp + kIcmpHeader;
-  const std::size_t inner_len = len - kIcmpHeader;
-  const std::uint8_t* quoted_icmp = nullptr;
-  std::size_t quoted_len = 0;
-  if (p.family == AF_INET) {
-    if (inner_len < kIpv4MinHeader || (inner[0] >> 4) != 4) return;
-    const std::size_t ihl = std::size_t{inner[0] & 0x0fu} * 4;
-    if (ihl < kIpv4MinHeader || inner_len < ihl || inner[9] != IPPROTO_ICMP) return;
-    if (!same_destination(p, inner + 16)) return;
-    quoted_icmp = inner + ihl;
-    quoted_len = inner_len - ihl;
-  } else {
-    // Our requests carry no extension headers, so the quoted ICMPv6 header follows directly.
-    if (inner_len < kIpv6Header || (inner[0] >> 4) != 6 || inner[6] != IPPROTO_ICMPV6) return;
-    if (!same_destination(p, inner + 24)) return;
-    quoted_icmp = inner + kIpv6Header;
-    quoted_len = inner_len - kIpv6Header;
-  }
-  const int seq = own_echo_request(p, quoted_icmp, quoted_len);
+void handle_quoted_error(Probe& p, Bytes icmp, const sockaddr_storage& from) {
+  const Quoted q = quoted_datagram(p.family, icmp);
+  if (!q.destination || !same_destination(p, q.destination)) return;
+  const int seq = own_echo_request(p, q.icmp.data, q.icmp.size);
   if (seq == 0) return;
+  const std::uint8_t* m = icmp.data;
   std::uint32_t mtu = 0;
-  if (p.family == AF_INET && icmp[0] == ICMP_DEST_UNREACH && icmp[1] == ICMP_FRAG_NEEDED) {
-    mtu = get16(icmp + 6);
-  } else if (p.family == AF_INET6 && icmp[0] == ICMP6_PACKET_TOO_BIG) {
-    mtu = get32(icmp + 4);
+  if (p.family == AF_INET && m[0] == ICMP_DEST_UNREACH && m[1] == ICMP_FRAG_NEEDED) {
+    mtu = get16(m + 6);
+  } else if (p.family == AF_INET6 && m[0] == ICMP6_PACKET_TOO_BIG) {
+    mtu = get32(m + 4);
   }
-  note_icmp_error(p, seq, classify_icmp(p.family, icmp[0], icmp[1], mtu, address_text(from)));
+  note_icmp_error(p, seq, classify_icmp(p.family, m[0], m[1], mtu, address_text(from)));
 }
 
-void handle_packet(Probe& p, const std::uint8_t* buf, std::size_t n, const sockaddr_storage& from,
-                   Clock::time_point now) {
-  const std::uint8_t* icmp = buf;
-  std::size_t len = n;
-  if (p.family == AF_INET) {
-    // IPv4 raw sockets deliver the IP header too; IPv6 raw sockets never do.
-    if (n < kIpv4MinHeader || (buf[0] >> 4) != 4) return;
-    const std::size_t ihl = std::size_t{buf[0] & 0x0fu} * 4;
-    if (ihl < kIpv4MinHeader || n < ihl + kIcmpHeader) return;
-    icmp = buf + ihl;
-    len = n - ihl;
-  }
-  if (len < kIcmpHeader) return;
+void handle_packet(Probe& p, Bytes icmp, const sockaddr_storage& from, Clock::time_point now) {
   const std::uint8_t reply = p.family == AF_INET ? kIcmp4EchoReply : kIcmp6EchoReply;
-  if (icmp[0] != reply) {
-    if (icmp[0] != kIcmp4EchoRequest && icmp[0] != kIcmp6EchoRequest) {
-      handle_quoted_error(p, icmp, len, from);
+  if (icmp.data[0] != reply) {
+    if (icmp.data[0] != kIcmp4EchoRequest && icmp.data[0] != kIcmp6EchoRequest) {
+      handle_quoted_error(p, icmp, from);
     }
     return;
   }
@@ -377,8 +386,8 @@ void handle_packet(Probe& p, const std::uint8_t* buf, std::size_t n, const socka
       p.family == AF_INET
           ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&from)->sin_addr)
           : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&from)->sin6_addr);
-  if (!same_destination(p, src) || icmp[1] != 0 || get16(icmp + 4) != p.id) return;
-  const int seq = get16(icmp + 6);
+  if (!same_destination(p, src) || icmp.data[1] != 0 || get16(icmp.data + 4) != p.id) return;
+  const int seq = get16(icmp.data + 6);
   if (seq < 1 || seq > p.sent || p.echo[seq - 1] == EchoState::kReplied) return;
   p.echo[seq - 1] = EchoState::kReplied;
   p.result.rtt_ms = std::chrono::duration<double, std::milli>(now - p.sent_at[seq - 1]).count();
@@ -388,34 +397,16 @@ void handle_packet(Probe& p, const std::uint8_t* buf, std::size_t n, const socka
 // The probes of one run by ICMP identifier (unique among them: see next_identifier).
 using Owners = std::unordered_map<std::uint16_t, Probe*>;
 
-// The identifier of the echo request a packet answers or quotes (an ICMP error carries the
-// start of the offending datagram); nullptr when it is none of ours.
-Probe* owner_of(const Owners& owners, int family, const std::uint8_t* buf, std::size_t n) {
-  const std::uint8_t* icmp = buf;
-  std::size_t len = n;
-  if (family == AF_INET) {
-    if (n < kIpv4MinHeader || (buf[0] >> 4) != 4) return nullptr;
-    const std::size_t ihl = std::size_t{buf[0] & 0x0fu} * 4;
-    if (ihl < kIpv4MinHeader || n < ihl + kIcmpHeader) return nullptr;
-    icmp = buf + ihl;
-    len = n - ihl;
-  }
-  if (len < kIcmpHeader) return nullptr;
+// The probe an ICMP message answers (an echo reply's identifier) or concerns (the identifier of
+// the request an error quotes); nullptr when it is none of ours.
+Probe* owner_of(const Owners& owners, int family, Bytes icmp) {
   std::uint16_t id = 0;
-  if (icmp[0] == kIcmp4EchoReply && family == AF_INET) {
-    id = get16(icmp + 4);
-  } else if (icmp[0] == kIcmp6EchoReply && family == AF_INET6) {
-    id = get16(icmp + 4);
+  if (icmp.data[0] == (family == AF_INET ? kIcmp4EchoReply : kIcmp6EchoReply)) {
+    id = get16(icmp.data + 4);
   } else {
-    const std::uint8_t* inner = icmp + kIcmpHeader;
-    const std::size_t inner_len = len - kIcmpHeader;
-    std::size_t hdr = kIpv6Header;
-    if (family == AF_INET) {
-      if (inner_len < kIpv4MinHeader) return nullptr;
-      hdr = std::size_t{inner[0] & 0x0fu} * 4;
-    }
-    if (inner_len < hdr + kIcmpHeader) return nullptr;
-    id = get16(inner + hdr + 4);
+    const Quoted q = quoted_datagram(family, icmp);
+    if (q.icmp.size < kIcmpHeader) return nullptr;
+    id = get16(q.icmp.data + 4);
   }
   auto it = owners.find(id);
   return it == owners.end() || it->second->family != family ? nullptr : it->second;
@@ -433,8 +424,10 @@ void read_replies(Channel& c, const Owners& owners, std::vector<std::uint8_t>& b
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       continue;
     }
-    Probe* p = owner_of(owners, c.family, buf.data(), static_cast<std::size_t>(n));
-    if (p && !p->done) handle_packet(*p, buf.data(), static_cast<std::size_t>(n), from, Clock::now());
+    const Bytes icmp = icmp_part(c.family, buf.data(), static_cast<std::size_t>(n));
+    if (!icmp.data) continue;
+    Probe* p = owner_of(owners, c.family, icmp);
+    if (p && !p->done) handle_packet(*p, icmp, from, Clock::now());
   }
 }
 
