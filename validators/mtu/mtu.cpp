@@ -195,26 +195,30 @@ struct ForwardingGraph {
     int cost;
     int mtu;  // the smaller of both ends' MTU: a veth drops frames above the receiver's too
   };
-  std::unordered_map<std::string, int> index;
   std::vector<std::vector<Edge>> out;
   std::vector<std::vector<Edge>> in;  // the same edges reversed: {from, cost, mtu}
 };
 
+// A node's position in plan.nodes (the graph's node number), -1 if the plan has no such node.
+int position(const plan::Plan& plan, const std::string& name) {
+  const plan::Node* n = plan.find(name);
+  return n ? static_cast<int>(n - plan.nodes.data()) : -1;
+}
+
 ForwardingGraph forwarding_graph(const plan::Plan& plan) {
   ForwardingGraph g;
-  for (size_t k = 0; k < plan.nodes.size(); ++k) g.index.emplace(plan.nodes[k].name, int(k));
   g.out.resize(plan.nodes.size());
   g.in.resize(plan.nodes.size());
   for (size_t u = 0; u < plan.nodes.size(); ++u) {
     const auto& un = plan.nodes[u];
     for (const auto& i : un.interfaces) {
-      auto v = g.index.find(i.peer_node);
-      if (v == g.index.end()) continue;
+      const int v = position(plan, i.peer_node);
+      if (v < 0) continue;
       const int w = plan::forwarding_cost(plan, un, i);
       if (w <= 0) continue;
       const int mtu = std::min(i.mtu, intended_mtu(plan, i.peer_node, i.peer_interface, i.mtu));
-      g.out[u].push_back({v->second, w, mtu});
-      g.in[v->second].push_back({int(u), w, mtu});
+      g.out[u].push_back({v, w, mtu});
+      g.in[static_cast<size_t>(v)].push_back({static_cast<int>(u), w, mtu});
     }
   }
   return g;
@@ -262,10 +266,9 @@ std::vector<int> path_mtus_to(const ForwardingGraph& g, int dst) {
 }  // namespace
 
 int path_mtu(const plan::Plan& plan, const std::string& src, const std::string& dst) {
-  const auto g = forwarding_graph(plan);
-  auto s = g.index.find(src), d = g.index.find(dst);
-  if (s == g.index.end() || d == g.index.end()) return 0;
-  return path_mtus_to(g, d->second)[s->second];
+  const int s = position(plan, src), d = position(plan, dst);
+  if (s < 0 || d < 0) return 0;
+  return path_mtus_to(forwarding_graph(plan), d)[static_cast<size_t>(s)];
 }
 
 std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
@@ -278,8 +281,8 @@ std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
     {
       auto to = mtus_to.find(dstp);
       if (to == mtus_to.end())
-        to = mtus_to.emplace(dstp, path_mtus_to(graph, graph.index.at(dst.name))).first;
-      int pmtu = to->second[static_cast<size_t>(graph.index.at(src.name))];
+        to = mtus_to.emplace(dstp, path_mtus_to(graph, position(plan, dst.name))).first;
+      int pmtu = to->second[static_cast<size_t>(position(plan, src.name))];
       if (pmtu <= 0) continue;
       // One family is enough to measure the path; prefer IPv4.
       std::string d, s;
