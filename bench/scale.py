@@ -38,7 +38,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -119,8 +118,13 @@ def lab_cgroup(lab):
 
 
 def cgroup_cpu(lab):
+    return cgroup_usage(lab_cgroup(lab))
+
+
+def cgroup_usage(path):
+    """CPU-seconds every process of the cgroup at `path` has spent (cpu.stat's usage_usec)."""
     try:
-        with open(os.path.join(lab_cgroup(lab), "cpu.stat")) as f:
+        with open(os.path.join(path, "cpu.stat")) as f:
             for line in f:
                 k, v = line.split()
                 if k == "usage_usec":
