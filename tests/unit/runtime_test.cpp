@@ -4,17 +4,22 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <mutex>
 #include <thread>
 
 #include "twin/plan/plan.hpp"
+#include "twin/proc/runner.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/frr_config.hpp"
@@ -103,6 +108,60 @@ TEST(FdLimit, GrowsWithInterfaces) {
   EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-f") + 1), "/run/twin/clos-2x4/leaf1/bgpd.conf");
   auto argv2 = twin::runtime::daemon_argv(*p.find("leaf1"), "bgpd", false);
   EXPECT_EQ(*(std::find(argv2.begin(), argv2.end(), "-f") + 1), "/dev/null");
+}
+
+// A daemon kept in the foreground (FRR without -d) is started detached: run() returns at once
+// with its PID, and it is neither our child (a long-running twin would otherwise collect its
+// zombie) nor in our session (a Ctrl-C at twin's terminal must not reach a lab's daemon).
+TEST(Runner, DetachedProgramIsNotOurChildAndLeadsItsOwnSession) {
+  const auto out = std::filesystem::temp_directory_path() /
+                   ("twin-detach-test-" + std::to_string(::getpid()) + ".out");
+  twin::proc::SystemRunner runner;
+  twin::proc::Command c{{"sleep", "30"}};
+  c.detach = true;
+  c.output_file = out;
+  int started = 0;
+  c.on_start = [&](int pid) { started = pid; };
+  auto r = runner.run(c);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->exit_code, 0);
+  ASSERT_GT(r->pid, 0);
+  EXPECT_EQ(started, r->pid);
+  std::ifstream f("/proc/" + std::to_string(r->pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_NE(stat.find("(sleep)"), std::string::npos) << stat;
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string state;
+  int ppid = 0, pgrp = 0, session = 0;
+  rest >> state >> ppid >> pgrp >> session;
+  EXPECT_EQ(session, r->pid);
+  EXPECT_EQ(pgrp, r->pid);
+  EXPECT_NE(ppid, ::getpid());
+  EXPECT_EQ(::waitpid(r->pid, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
+  ::kill(r->pid, SIGKILL);
+  std::filesystem::remove(out);
+}
+
+TEST(Runner, DetachedProgramThatCannotStartIsAnErrorAndNeedsAnOutputFile) {
+  twin::proc::SystemRunner runner;
+  twin::proc::Command c{{"/nonexistent/twin-daemon"}};
+  c.detach = true;
+  auto r = runner.run(c);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("needs an output file"), std::string::npos)
+      << r.error().message;
+  const auto out = std::filesystem::temp_directory_path() /
+                   ("twin-detach-test-" + std::to_string(::getpid()) + "-2.out");
+  c.output_file = out;
+  r = runner.run(c);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("No such file or directory"), std::string::npos)
+      << r.error().message;
+  // The child that forked the program was reaped, not left a zombie of this process.
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
+  std::filesystem::remove(out);
 }
 
 // A stand-in daemon on a Unix socket: reads one NUL-terminated command, answers `reply` in

@@ -30,13 +30,6 @@ Result<void> chown_frr(const std::string& path) {
   return {};
 }
 
-std::string read_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string s;
-  std::getline(f, s);
-  return s;
-}
-
 // A generated config split per daemon (runtime::split_generated_config), or nullopt when the
 // integrated frr.conf must go through `vtysh -b`.
 std::optional<std::map<std::string, std::string>> own_configs(const plan::Node& n) {
@@ -135,13 +128,25 @@ Result<int> boot_frr_daemons(const plan::Node& n, BuildContext& ctx) {
 
 namespace {
 
+// The last lines a daemon printed (its output file): why it stopped during start-up.
+std::string output_tail(const std::string& path) {
+  std::ifstream f(path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  constexpr size_t kTail = 600;
+  return text.size() > kTail ? "..." + text.substr(text.size() - kTail) : text;
+}
+
 // Starts daemon `d` of node `n` in the lab's cgroup, reading its own share of the generated
-// config when `own`, else nothing (-f /dev/null); its PID is noted in ctx.record.
+// config when `own`, else nothing (-f /dev/null); its PID is noted in ctx.record. Returns once
+// the daemon serves its vty socket: FRR opens it after writing the pid file and before its first
+// event, the read of its config (lib/libfrr.c, frr_config_fork and frr_run), so commands sent
+// from then on follow the config.
 Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, BuildContext& ctx) {
   proc::Command c{runtime::daemon_argv(n, d, own), "", 30s, n.netns, ctx.record.cgroup()};
   // FRR keeps crash logs in /var/tmp/frr/<daemon>.<pid> (lib/zlog.c, fixed path, named after
-  // the PID before daemonising); a private bind keeps them in the node's run folder, which
-  // `down` removes, and lets --artifacts collect them.
+  // its PID); a private bind keeps them in the node's run folder, which `down` removes, and
+  // lets --artifacts collect them.
   c.bind_mounts = {{n.run_dir + "/tmp", "/var/tmp/frr"}};
   // A user's `log file /var/log/frr/...` (where FRR's packages log) lands in the node's run
   // folder too, not in this machine's: `down` removes it, --artifacts collects it.
@@ -149,13 +154,28 @@ Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, B
     c.bind_mounts.push_back({n.run_dir + "/log", "/var/log/frr"});
   c.output_file = n.run_dir + "/" + d + ".out";
   c.hostname = n.name;
+  c.detach = true;  // in the foreground of its own session: see runtime::daemon_argv
+  // A socket left by an earlier run of this daemon would read as this one being ready.
+  const std::string sock = n.run_dir + "/" + d + ".vty";
+  std::error_code ec;
+  fs::remove(sock, ec);
   auto r = proc::run_checked(ctx.runner, c, "starting " + d);
   if (!r) return r.error();
-  int pid = std::atoi(read_line(n.run_dir + "/" + d + ".pid").c_str());
-  if (pid <= 0) return harness_error(d + " started but wrote no pid file");
+  const int pid = r->pid;
+  const uint64_t start_time = state::process_start_time(pid);
   // In memory only: the caller saves once per phase. Until then the lab's cgroup (recorded
   // and saved before any daemon started) is how `down` finds this process.
-  ctx.record.note({"process", d, n.name, pid, state::process_start_time(pid)});
+  ctx.record.note({"process", d, n.name, pid, start_time});
+  const auto until = std::chrono::steady_clock::now() + c.timeout;
+  while (!fs::exists(sock, ec)) {
+    if (!state::process_alive(pid, start_time))
+      return harness_error(d + " exited during start-up: " + output_tail(c.output_file));
+    if (std::chrono::steady_clock::now() > until)
+      return harness_error(d + " started (PID " + std::to_string(pid) +
+                           ") but opened no vty socket " + sock + " within " +
+                           std::to_string(c.timeout.count() / 1000) + " s");
+    std::this_thread::sleep_for(2ms);
+  }
   return {};
 }
 
@@ -212,19 +232,9 @@ Result<void> change_frr_daemons(const plan::Node& from, const plan::Node& to, Bu
   for (const auto& d : to.daemons) {
     if (has(from, d)) continue;
     // Started empty: the configuration that needed it follows (the change's own lines).
+    // Returns once its vty socket is served: the lines that follow reach it through that.
     if (auto r = start_daemon(to, d, false, ctx); !r)
       return r.error().with_context("node " + to.name);
-    // FRR opens the vty socket after it daemonises (lib/libfrr.c): the lines that follow
-    // reach the daemon through it, so wait until it exists.
-    const std::string sock = to.run_dir + "/" + d + ".vty";
-    auto until = std::chrono::steady_clock::now() + 5s;
-    std::error_code ec;
-    while (!fs::exists(sock, ec)) {
-      if (std::chrono::steady_clock::now() > until)
-        return harness_error("node " + to.name + ": " + d + " started but opened no vty socket " +
-                             sock + " within 5 s");
-      std::this_thread::sleep_for(5ms);
-    }
   }
   return {};
 }

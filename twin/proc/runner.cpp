@@ -9,6 +9,7 @@
 #include <sys/mount.h>
 #include <linux/close_range.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -43,6 +44,20 @@ struct EnterNsAndCgroup {
   int cgroup_fd = -1;  // cgroup.procs of the target cgroup, opened for writing
   const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;
   const std::string* hostname = nullptr;
+  int detach_pid_fd = -1;  // Command::detach: where the grandchild's PID is written
+
+  // The grandchild forked for Command::detach reported its exec error: the child that forked
+  // it has exited already and is reaped here, as nobody else will.
+  template <class Launcher>
+  void on_error(Launcher& launcher, const std::filesystem::path&, const char* const*&,
+                const boost::system::error_code&) {
+    if (detach_pid_fd >= 0 && launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);
+  }
+  // Never called: Boost 1.81's launcher looks for on_error with this signature (an extra error
+  // code first, posix/default_launcher.hpp, invoke_on_error) before calling the one above.
+  template <class Launcher>
+  void on_error(Launcher&, const boost::system::error_code&, const std::filesystem::path&,
+                const char* const*&, const boost::system::error_code&) {}
 
   template <class Launcher>
   boost::system::error_code on_exec_setup(Launcher&, const std::filesystem::path&,
@@ -67,6 +82,19 @@ struct EnterNsAndCgroup {
     // seemed to run 2 s longer (the runner's drain limit). Marked, not closed: Process v2's own
     // exec-error pipe is still needed until exec.
     ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+    if (detach_pid_fd >= 0) {
+      // _Fork, not fork: no atfork handlers in a child of a multi-threaded process.
+      pid_t pid = ::_Fork();
+      if (pid < 0) return fail();
+      if (pid > 0) {
+        // The exec-error pipe stays open in the grandchild until it executes, so the parent
+        // still learns whether that worked; this child's only job was to let it go.
+        ssize_t ignored = ::write(detach_pid_fd, &pid, sizeof pid);
+        (void)ignored;
+        ::_exit(0);
+      }
+      if (::setsid() < 0) return fail();  // no terminal's Ctrl-C reaches a lab's daemon
+    }
     return {};
   }
 };
@@ -127,6 +155,20 @@ Result<Output> SystemRunner::run(const Command& cmd) {
 
   init.mounts = &cmd.bind_mounts;
   init.hostname = &cmd.hostname;
+  int pid_pipe[2] = {-1, -1};
+  struct PipeGuard {
+    int* p;
+    ~PipeGuard() {
+      for (int i : {0, 1})
+        if (p[i] >= 0) ::close(p[i]);
+    }
+  } g3{pid_pipe};
+  if (cmd.detach) {
+    if (cmd.output_file.empty()) return harness_error("a detached command needs an output file");
+    if (::pipe2(pid_pipe, O_CLOEXEC) != 0)
+      return harness_error(std::string("pipe: ") + std::strerror(errno));
+    init.detach_pid_fd = pid_pipe[1];
+  }
 
   asio::io_context ctx;
   asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
@@ -157,7 +199,17 @@ Result<Output> SystemRunner::run(const Command& cmd) {
   }
   spawn_lock.unlock();
   bp::process& child = *maybe_child;
-  if (cmd.on_start) cmd.on_start(child.id());
+  int detached_pid = 0;
+  if (cmd.detach) {
+    ::close(pid_pipe[1]);
+    pid_pipe[1] = -1;
+    // Written before the child exits; the exec of the grandchild has already succeeded here.
+    while (::read(pid_pipe[0], &detached_pid, sizeof detached_pid) < 0 && errno == EINTR) {
+    }
+    if (detached_pid <= 0)
+      return harness_error("'" + render(cmd.argv) + "' started but its PID was not reported");
+  }
+  if (cmd.on_start) cmd.on_start(cmd.detach ? detached_pid : static_cast<int>(child.id()));
 
   Output result;
   std::array<char, 8192> obuf{}, ebuf{};
@@ -278,6 +330,7 @@ Result<Output> SystemRunner::run(const Command& cmd) {
     return harness_error("'" + render(cmd.argv) + "' timed out after " +
                          std::to_string(cmd.timeout.count()) + " ms");
   result.exit_code = exit_code;
+  result.pid = detached_pid;
   return result;
 }
 

@@ -62,7 +62,6 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
                                      bool own_config) {
   const std::string& d = node.run_dir;
   std::vector<std::string> argv = {daemon_path(daemon),
-          "-d",
           "-F",
           node.frr_profile,
           "-f",

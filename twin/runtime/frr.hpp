@@ -40,8 +40,9 @@ std::string daemon_config_path(const plan::Node& node, const std::string& daemon
 // Measured here: 8.2 -> 5.2 MiB PSS for an idle zebra at 20000 -> 256.
 int fd_limit(const plan::Node& node);
 
-// argv that starts `daemon` for `node`: daemonised (-d: the launching process exits once the
-// daemon has finished starting and read its config, FRR's lib/libfrr.c frr_daemonize), profile
+// argv that starts `daemon` for `node`, in the foreground: no -d, whose fork of the fully
+// initialised process costs ~20 ms of CPU per daemon in copy-on-write faults (bench/README);
+// the caller runs it detached (proc::Command::detach) and waits for its vty socket. Profile
 // -F, config -f (its share of a split generated config, or /dev/null when the integrated
 // frr.conf is applied afterwards by `vtysh -b`, as FRR's own frrinit.sh does), pid file -i,
 // zserv socket -z, vty socket folder --vty_socket, no TCP vty (-P 0), --limit-fds, log file.
