@@ -221,7 +221,13 @@ def main():
         import mininet.net  # noqa: F401
     except ImportError:
         sys.exit("bench: Mininet is not installed; apt-get install mininet (for this benchmark only)")
-    spines, leaves = a.fabric.split("x")
+    spines, _, leaves = a.fabric.partition("x")
+    if not (spines.isdigit() and leaves.isdigit() and int(spines) > 0 and int(leaves) > 0):
+        sys.exit(f"bench: --fabric {a.fabric!r}: expected SPINESxLEAVES, e.g. 8x48")
+    if a.runs < 1 or a.workers < 1:
+        sys.exit("bench: --runs and --workers must be at least 1")
+    if not os.access(TWIN, os.X_OK):
+        sys.exit(f"bench: {TWIN} is missing: build it first (tools/build.sh)")
     topo = f"/tmp/twin-anchor-{a.fabric}.yaml"
     subprocess.run([TWIN, "gen", "clos", "--spines", spines, "--leaves", leaves, "-o", topo],
                    check=True, capture_output=True)
