@@ -1,6 +1,8 @@
 #include "twin/drivers/frr_node.hpp"
 
 #include <pwd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -128,6 +130,20 @@ Result<int> boot_frr_daemons(const plan::Node& n, BuildContext& ctx) {
 
 namespace {
 
+// Whether a Unix stream socket is there and listening. FRR binds its vty socket before it
+// listens on it (lib/vty.c, vty_serv_un): the file alone does not say a client would get in.
+bool accepts_connections(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
 // The last lines a daemon printed (its output file): why it stopped during start-up.
 std::string output_tail(const std::string& path) {
   std::ifstream f(path);
@@ -167,12 +183,15 @@ Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, B
   // and saved before any daemon started) is how `down` finds this process.
   ctx.record.note({"process", d, n.name, pid, start_time});
   const auto until = std::chrono::steady_clock::now() + c.timeout;
-  while (!fs::exists(sock, ec)) {
+  while (!accepts_connections(sock)) {
     if (!state::process_alive(pid, start_time))
       return harness_error(d + " exited during start-up: " + output_tail(c.output_file));
+    // The daemon is recorded: whoever stops on this (up's teardown, a rollback) stops it too.
+    if (cancel_requested())
+      return Error{ErrorKind::kInterrupted, "interrupted while " + d + " was starting"};
     if (std::chrono::steady_clock::now() > until)
       return harness_error(d + " started (PID " + std::to_string(pid) +
-                           ") but opened no vty socket " + sock + " within " +
+                           ") but did not serve its vty socket " + sock + " within " +
                            std::to_string(c.timeout.count() / 1000) + " s");
     std::this_thread::sleep_for(2ms);
   }
@@ -233,8 +252,7 @@ Result<void> change_frr_daemons(const plan::Node& from, const plan::Node& to, Bu
     if (has(from, d)) continue;
     // Started empty: the configuration that needed it follows (the change's own lines).
     // Returns once its vty socket is served: the lines that follow reach it through that.
-    if (auto r = start_daemon(to, d, false, ctx); !r)
-      return r.error().with_context("node " + to.name);
+    if (auto r = start_daemon(to, d, false, ctx); !r) return r.error();
   }
   return {};
 }

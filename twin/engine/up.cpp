@@ -82,7 +82,8 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
       return Error{e.kind, e.message + " (lab " + plan.lab +
                                " kept for inspection: twin down --lab " + plan.lab + ")"};
     }
-    progress("tearing down lab " + plan.lab + " after failure");
+    progress("tearing down lab " + plan.lab +
+             (e.kind == ErrorKind::kInterrupted ? " after the interrupt" : " after failure"));
     auto d = down_locked(plan.lab, runner);
     if (!d)
       return Error{e.kind, e.message + "; teardown also failed: " + d.error().message};
