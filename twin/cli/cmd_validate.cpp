@@ -125,7 +125,10 @@ int run_validate(const ValidateOptions& o) {
   validate::Report report = validate::run_validation(ctx, validators, ro);
   report.started_at = started;
   report.twin_version = TWIN_VERSION;
-  report.frr_version = runtime::frr_version(runner);
+  {
+    InterruptShield shield;  // a Ctrl-C that ended the run early must not blank the header
+    report.frr_version = runtime::frr_version(runner);
+  }
   report.kernel_version = kernel_release();
 
   // What failed, explained by the gate's likely-cause rules over the lab's state now: the same
@@ -142,10 +145,12 @@ int run_validate(const ValidateOptions& o) {
   }
   // Written one result at a time, never as one tree: 512 nodes give ~1.8 million results.
   nlohmann::json extra = nlohmann::json::object();
-  if (o.causes && failing) extra["likely_causes"] = report::causes_json(causes);
   // Ctrl-C cut the convergence window short: tests still retrying show as failed, so the record
-  // says the run was interrupted and carries the exit code the command returns.
+  // says the run was interrupted and carries the exit code the command returns; no causes were
+  // looked for then.
   const bool stopped = interrupted();
+  const bool with_causes = o.causes && failing && !stopped;
+  if (with_causes) extra["likely_causes"] = report::causes_json(causes);
   if (stopped) extra["interrupted"] = true;
   nlohmann::json fields{{"exit_code", stopped ? 130 : report.exit_code()},
                         {"passed", report.count(validate::Status::kPassed)},
@@ -162,7 +167,10 @@ int run_validate(const ValidateOptions& o) {
   }
   else {
     std::cout << report::render_text(report, o.verbose);
-    if (o.causes && failing) {
+    if (stopped)
+      std::cout << "INTERRUPTED: the run was stopped early; tests that were still retrying show "
+                   "as failed (exit 130)\n";
+    if (with_causes) {
       std::cout << (causes.empty() ? "likely causes: no rule matched what failed\n" : "likely causes:\n");
       for (const auto& c : causes) {
         std::cout << "  - " << c.text << "\n";
