@@ -171,6 +171,9 @@ Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, B
   c.output_file = n.run_dir + "/" + d + ".out";
   c.hostname = n.name;
   c.detach = true;  // in the foreground of its own session: see runtime::daemon_argv
+  // The run ends as soon as the daemon is executing; an interrupt then would lose its PID (it
+  // would stay in the lab's cgroup, unrecorded). The wait below stops on the interrupt.
+  c.cancellable = false;
   // A socket left by an earlier run of this daemon would read as this one being ready.
   const std::string sock = n.run_dir + "/" + d + ".vty";
   std::error_code ec;
