@@ -304,6 +304,7 @@ int run_scenario(const RunOptions& ro) {
   // The CI gate: a latent fault missed here costs more than the seconds the check takes.
   ao.restart_check = sc->restart_check && !o.no_restart_check;
   ao.outage = *outage;
+  ao.lab_outlives = ro.keep;
   auto r = replay::apply(*st, *cs, ao, runner);
   if (!r) return finish(fail(r.error().message, exit_code(r.error())));
   std::string verdict = report::apply_verdict(*r);

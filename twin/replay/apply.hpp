@@ -36,6 +36,9 @@ struct ApplyOptions {
   OutageOptions outage;
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};  // per validation
   int parallel = 4;
+  // The lab outlives the command (false for `twin run`, which removes it next): an interrupted
+  // gate's message then says how to check it.
+  bool lab_outlives = true;
   std::function<void(const std::string&)> progress;  // one line per event; may be empty
   // The validator families the gate judges with (the CLI passes validators::make_validators).
   validate::ValidatorFactory validators;

@@ -581,9 +581,10 @@ Error Gate::abort_interrupted(const Touched& touched, const std::string& when) {
   bool again = interrupted();
   g_interrupted = true;
   if (r && !again)
-    return Error{ErrorKind::kInterrupted, "interrupted " + when + "; the change was rolled back (" +
-                                              d + "); not re-validated: run twin validate --lab " +
-                                              st_.lab};
+    return Error{ErrorKind::kInterrupted,
+                 "interrupted " + when + "; the change was rolled back (" + d + ")" +
+                     (opts_.lab_outlives ? "; not re-validated: run twin validate --lab " + st_.lab
+                                         : std::string())};
   return Error{ErrorKind::kInterrupted, "interrupted " + when + "; the lab is NOT restored (" +
                                             (again ? "rollback interrupted" : d) +
                                             "): twin down and up, or repair by hand"};
