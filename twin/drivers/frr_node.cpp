@@ -1,8 +1,6 @@
 #include "twin/drivers/frr_node.hpp"
 
 #include <pwd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +14,7 @@
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/frr_config.hpp"
+#include "twin/runtime/vty.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -130,25 +129,11 @@ Result<int> boot_frr_daemons(const plan::Node& n, BuildContext& ctx) {
 
 namespace {
 
-// Whether a Unix stream socket is there and listening. FRR binds its vty socket before it
-// listens on it (lib/vty.c, vty_serv_un): the file alone does not say a client would get in.
-bool accepts_connections(const std::string& path) {
-  sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) return false;
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
 // The last lines a daemon printed (its output file): why it stopped during start-up.
 std::string output_tail(const std::string& path) {
   std::ifstream f(path);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::string text = trim_end(
+      std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()));
   constexpr size_t kTail = 600;
   return text.size() > kTail ? "..." + text.substr(text.size() - kTail) : text;
 }
@@ -186,7 +171,7 @@ Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, B
   // and saved before any daemon started) is how `down` finds this process.
   ctx.record.note({"process", d, n.name, pid, start_time});
   const auto until = std::chrono::steady_clock::now() + c.timeout;
-  while (!accepts_connections(sock)) {
+  while (!runtime::vty_listening(sock)) {
     if (!state::process_alive(pid, start_time))
       return harness_error(d + " exited during start-up: " + output_tail(c.output_file));
     // The daemon is recorded: whoever stops on this (up's teardown, a rollback) stops it too.

@@ -156,13 +156,7 @@ Result<Output> SystemRunner::run(const Command& cmd) {
   init.mounts = &cmd.bind_mounts;
   init.hostname = &cmd.hostname;
   int pid_pipe[2] = {-1, -1};
-  struct PipeGuard {
-    int* p;
-    ~PipeGuard() {
-      for (int i : {0, 1})
-        if (p[i] >= 0) ::close(p[i]);
-    }
-  } g3{pid_pipe};
+  FdGuard g3{pid_pipe[0]}, g4{pid_pipe[1]};
   if (cmd.detach) {
     if (cmd.output_file.empty()) return harness_error("a detached command needs an output file");
     if (::pipe2(pid_pipe, O_CLOEXEC) != 0)

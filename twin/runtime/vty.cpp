@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "twin/core/util.hpp"
 
@@ -31,7 +32,24 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
     if (r < 0 && errno != EINTR) return true;  // let the read/write report the error
   }
 }
+// Connects `s` to the Unix stream socket at `path`; the errno-style reason when it cannot.
+std::optional<std::string> connect_unix(const std::string& path, Fd& s) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) return "socket path too long";
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  s.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s.fd < 0) return std::string("socket: ") + std::strerror(errno);
+  if (::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    return std::string("connect: ") + std::strerror(errno) + " (is the daemon running?)";
+  return std::nullopt;
+}
 }  // namespace
+
+bool vty_listening(const std::string& socket_path) {
+  Fd s;
+  return !connect_unix(socket_path, s);
+}
 
 Result<VtyReply> vty_commands(const std::string& socket_path,
                               const std::vector<std::string>& commands,
@@ -41,14 +59,8 @@ Result<VtyReply> vty_commands(const std::string& socket_path,
   auto fail = [&](const std::string& why) -> Result<VtyReply> {
     return harness_error("vty " + socket_path + ": '" + command + "': " + why);
   };
-  sockaddr_un addr{};
-  if (socket_path.size() >= sizeof addr.sun_path) return fail("socket path too long");
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  Fd s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
-  if (s.fd < 0) return fail(std::string("socket: ") + std::strerror(errno));
-  if (::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    return fail(std::string("connect: ") + std::strerror(errno) + " (is the daemon running?)");
+  Fd s;
+  if (auto why = connect_unix(socket_path, s)) return fail(*why);
   for (size_t k = 0; k < commands.size(); ++k) {
   std::string line = commands[k];
   line.push_back('\0');

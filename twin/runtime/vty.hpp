@@ -27,6 +27,10 @@ struct VtyReply {
 // connection per call); never blocks past `timeout`.
 Result<VtyReply> vty_command(const std::string& socket_path, const std::string& command,
                              std::chrono::milliseconds timeout);
+// Whether a daemon listens on `socket_path`: a connection is accepted (and closed at once). FRR
+// binds its vty socket before it listens on it (lib/vty.c, vty_serv_un), so the file existing
+// does not say that a client would get in. Never blocks.
+bool vty_listening(const std::string& socket_path);
 // Several commands on one connection, in order (e.g. {"enable", "show bfd peers json"}); the
 // reply of the last, or of the first that did not succeed. Same errors as vty_command.
 Result<VtyReply> vty_commands(const std::string& socket_path,
