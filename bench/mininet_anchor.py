@@ -61,24 +61,14 @@ def split_config(text):
     return "\n".join(zebra) + "\n", "\n".join(bgpd) + "\n"
 
 
-def daemon_pids():
-    """The PIDs of the daemons this benchmark started, from their pid files."""
-    pids = []
-    for node in os.listdir(WORK) if os.path.isdir(WORK) else []:
-        for daemon in ("zebra", "bgpd"):
-            try:
-                with open(os.path.join(WORK, node, daemon + ".pid")) as f:
-                    pids.append(int(f.read().strip()))
-            except (OSError, ValueError):
-                pass
-    return pids
-
-
 def stop_daemons():
-    """Stops the daemons this benchmark started: the PIDs their pid files hold, nothing else."""
-    pids = daemon_pids()
-    pids += [int(p) for p in open(os.path.join(cgroup_root(), CGROUP, "cgroup.procs")).read().split()
-             if int(p) not in pids] if os.path.isdir(os.path.join(cgroup_root(), CGROUP)) else []
+    """Stops the daemons this benchmark started: the members of its cgroup, which every daemon
+    joined before it executed; nothing else."""
+    try:
+        with open(os.path.join(cgroup_root(), CGROUP, "cgroup.procs")) as f:
+            pids = [int(p) for p in f.read().split()]
+    except OSError:
+        return
     for pid in pids:
         try:
             os.kill(pid, signal.SIGTERM)
