@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tests/integration/cli_support.hpp"
+#include "tests/integration/config_read.hpp"
 
 using nlohmann::json;
 using namespace twin_it;
@@ -57,6 +58,12 @@ TEST_F(EvpnLab, TheGoodLabPassesWithTenantsIsolatedBothWays) {
   // Real frames crossed: servers of one network answer each other through the overlay.
   EXPECT_EQ(on("red1", "ping -c1 -W2 10.10.1.12").code, 0);
   EXPECT_EQ(on("blue3", "ping -c1 -W2 2001:db8:b1::21").code, 0);
+}
+
+// EVPN leaves (advertise-all-vni, l2vpn evpn address family): twin's socket read of each
+// node's running config is vtysh's text.
+TEST_F(EvpnLab, RunningConfigsFromTheSocketsAreVtyshs) {
+  expect_running_configs_read_like_vtysh(shared_.lab);
 }
 
 TEST_F(EvpnLab, AServerPortInAnotherTenantsNetworkBreaksIsolationBothWays) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tests/integration/cli_support.hpp"
+#include "tests/integration/config_read.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -81,6 +82,12 @@ TEST_F(OspfTriangle, EveryValidatorPassesWithRealCounts) {
   EXPECT_EQ((n[{"routes", 0}]), 12);        // 2 other loopbacks + 2 other PC subnets, x 3
   EXPECT_EQ((n[{"reachability", 0}]), 6);   // loopback mesh of 3 routers
   EXPECT_EQ((n[{"reachability", 1}]), 6);   // PC mesh
+}
+
+// zebra + ospfd from the users' own configs: the socket read of each running config is
+// vtysh's text.
+TEST_F(OspfTriangle, RunningConfigsFromTheSocketsAreVtyshs) {
+  expect_running_configs_read_like_vtysh(lab_);
 }
 
 TEST_F(OspfTriangle, AreaMismatchOnOneEndIsReportedWithBothAreas) {
@@ -223,6 +230,7 @@ TEST(BfdLab, ConfiguredPeersAreUpAndAShutdownIsCaught) {
   ASSERT_EQ(up.code, 0) << up.out << up.err;
   auto rep = validate(lab, "bgp,bfd", 10);
   EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
+  expect_running_configs_read_like_vtysh(lab);  // bfdd's `bfd` block beside bgpd's
   ASSERT_NE(result_for(rep, "bfd", 0, "r1", "10.9.0.2"), nullptr);
   auto shut = twin("exec --lab " + lab + " r2 -- vtysh -c 'configure terminal' -c bfd -c " +
                    "'peer 10.9.0.1 interface eth1' -c shutdown");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/integration/cli_support.hpp"
+#include "tests/integration/config_read.hpp"
 #include "twin/state/state.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/netlink.hpp"
@@ -141,4 +142,8 @@ TEST_F(Probes, VtySocketAnswersLikeVtysh) {
   auto bad = twin::runtime::show_json(*st->plan.find("leaf2"), "bgpd", "show bgp nothing json");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("Unknown command"), std::string::npos) << bad.error().message;
+}
+
+TEST_F(Probes, RunningConfigsFromTheSocketsAreVtyshsByteForByte) {
+  twin_it::expect_running_configs_read_like_vtysh(lab_);
 }

@@ -4,7 +4,12 @@
 #include <regex>
 #include <sstream>
 
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
 #include "twin/core/util.hpp"
+#include "twin/runtime/vty.hpp"
+#include "twin/runtime/vtysh_merge.hpp"
 
 namespace twin::runtime {
 
@@ -52,7 +57,7 @@ std::vector<std::pair<int, std::string>> vtysh_complaints(const std::string& out
   return v;
 }
 
-Result<std::string> running_config(proc::ProcessRunner& runner, const plan::Node& n) {
+Result<std::string> running_config_vtysh(proc::ProcessRunner& runner, const plan::Node& n) {
   auto r = runner.run(vtysh_command(n, {"-c", "show running-config"}));
   if (!r) return r.error().with_context("node " + n.name + ": show running-config");
   if (r->exit_code != 0)
@@ -62,6 +67,34 @@ Result<std::string> running_config(proc::ProcessRunner& runner, const plan::Node
   if (auto p = out.find("Current configuration:\n"); p != std::string::npos)
     out = out.substr(p + std::strlen("Current configuration:\n"));
   return out;
+}
+
+std::optional<std::string> running_config_from_sockets(const plan::Node& n) {
+  // What vtysh (run by vtysh_command: the node's name as host name, the run folder's
+  // vtysh.conf) adds of its own.
+  VtyshOwn own;
+  own.hostname = n.name;
+  struct utsname u {};
+  if (::uname(&u) == 0 && std::string(u.domainname) != "(none)") own.domainname = u.domainname;
+  auto conf = read_file(n.run_dir + "/vtysh.conf");
+  auto parsed = parse_vtysh_conf(conf ? *conf : std::string(), own);
+  if (!parsed) return std::nullopt;
+  std::vector<std::string> outputs;
+  for (const auto& d : vtysh_daemon_order()) {
+    const std::string socket = n.run_dir + "/" + d + ".vty";
+    struct stat st {};
+    if (::stat(socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;  // as vtysh
+    auto r = vty_commands(socket, {"enable", "write terminal"}, std::chrono::seconds(10));
+    if (!r || r->status != 0) return std::nullopt;
+    outputs.push_back(std::move(r->output));
+  }
+  if (outputs.empty()) return std::nullopt;
+  return merge_running_configs(outputs, *parsed);
+}
+
+Result<std::string> running_config(proc::ProcessRunner& runner, const plan::Node& n) {
+  if (auto fast = running_config_from_sockets(n)) return *fast;
+  return running_config_vtysh(runner, n);
 }
 
 Result<void> vtysh_apply(proc::ProcessRunner& runner, const plan::Node& n, const std::string& text,
