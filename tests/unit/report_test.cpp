@@ -1,6 +1,7 @@
 // Unit tests for the report sinks (twin/report/report.hpp): verdicts and exit codes, the JSON
 // document, JUnit XML (checked with a small strict XML reader below) and the text summary.
 #include <sstream>
+#include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
 
 #include <gtest/gtest.h>
@@ -416,6 +417,43 @@ TEST(ReportJson, WrittenOneResultAtATimeIsTheDumpByteForByte) {
     std::ostringstream out;
     twin::report::write_json(out, none, indent, nlohmann::json::object());
     EXPECT_EQ(out.str(), twin::report::to_json(none).dump(indent)) << "indent " << indent;
+  }
+}
+
+// A change's report holds several validations (baseline, after, per step, restart check,
+// rollback): streamed into the document, it must be apply_to_json's dump byte for byte, at
+// every indentation and with a scenario's keys added.
+TEST(ReportJson, ApplyReportStreamedIsTheDumpByteForByte) {
+  twin::replay::ApplyResult r;
+  r.lab = "lab1";
+  r.change_name = "drain \"spine2\"";
+  r.stage = "applied";
+  r.baseline.report = sample();
+  r.after.emplace();
+  r.after->report = sample();
+  r.after->report.results[1].observed = std::string("Act\xFFive \"twin-report:0\"\n");
+  r.per_step.resize(2);
+  r.per_step[0].name = "step 1";
+  r.per_step[0].report = sample();
+  r.per_step[1].name = "step 2";  // an empty validation
+  r.restart_check.emplace();
+  r.restart_check->nodes = {"spine2"};
+  r.restart_check->phase.emplace();
+  r.restart_check->phase->report = sample();
+  r.rollback.emplace();
+  r.rollback->report = sample();
+  r.rollback->report.results.resize(1);
+  const nlohmann::json extra{{"scenario", {{"name", "s"}, {"met", true}}}};
+  for (int indent : {-1, 2, 4}) {
+    for (const nlohmann::json* more : {&extra, static_cast<const nlohmann::json*>(nullptr)}) {
+      auto expected = twin::report::apply_to_json(r);
+      if (more) expected.update(*more);
+      std::ostringstream out;
+      twin::report::write_apply_json(out, r, more ? *more : nlohmann::json::object(), indent);
+      EXPECT_EQ(out.str(), expected.dump(indent, ' ', false,
+                                         nlohmann::json::error_handler_t::replace))
+          << "indent " << indent;
+    }
   }
 }
 

@@ -114,18 +114,19 @@ int load_change(const std::string& file, const std::string& configs, const plan:
 int emit(const replay::ApplyResult& r, const state::State& st, const replay::ChangeSet& cs,
          const ApplyOptions& o, nlohmann::json* extra,
          const report::ScenarioOutcome* scenario = nullptr) {
-  auto j = report::apply_to_json(r);
-  if (extra) j.update(*extra);
-  // (Stored as the CLI prints it: the journal replaces invalid UTF-8 from a node's output.)
+  const nlohmann::json more = extra ? *extra : nlohmann::json::object();
+  // Streamed, never built as one tree (report::write_apply_json); stored as the CLI prints it
+  // (the journal replaces invalid UTF-8 from a node's output).
   record_event(st.lab, scenario || extra ? "run" : "apply",
                {{"verdict", report::apply_verdict(r)},
                 {"exit_code", r.exit_code()},
                 {"change", cs.name},
                 {"scenario", scenario ? scenario->name : std::string()},
                 {"source", "cli"}},
-               &j);
+               [&](std::ostream& f) { report::write_apply_json(f, r, more, -1); });
   if (o.json) {
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    report::write_apply_json(std::cout, r, more, 2);
+    std::cout << "\n";
   } else {
     std::cout << report::render_apply_text(r, o.verbose);
     if (scenario)

@@ -287,7 +287,51 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   return o.str();
 }
 
-nlohmann::json apply_to_json(const replay::ApplyResult& r) {
+namespace {
+
+// Where apply_json puts the validation reports: their trees inline (slots null), or a marker
+// string per report that write_apply_json replaces with the report streamed.
+constexpr const char* kReportMarker = "\x01twin-report:";
+
+nlohmann::json report_slot(const validate::Report& rep,
+                           std::vector<const validate::Report*>* slots) {
+  if (!slots) return to_json(rep);
+  slots->push_back(&rep);
+  return std::string(kReportMarker) + std::to_string(slots->size() - 1);
+}
+
+// Writes through to `sink`, `pad` after every newline: a report streamed where its marker stood
+// gets the marker line's indentation on every line after its first.
+class IndentBuf : public std::streambuf {
+ public:
+  IndentBuf(std::ostream& sink, std::string pad) : sink_(sink), pad_(std::move(pad)) {}
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    std::streamsize from = 0;
+    for (std::streamsize i = 0; i < n; ++i)
+      if (s[i] == '\n') {
+        sink_.write(s + from, i + 1 - from);
+        sink_ << pad_;
+        from = i + 1;
+      }
+    sink_.write(s + from, n - from);
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (c == traits_type::eof()) return traits_type::not_eof(c);
+    char ch = traits_type::to_char_type(c);
+    xsputn(&ch, 1);
+    return c;
+  }
+
+ private:
+  std::ostream& sink_;
+  std::string pad_;
+};
+
+nlohmann::json apply_json(const replay::ApplyResult& r,
+                          std::vector<const validate::Report*>* slots) {
   nlohmann::json j;
   j["schema_version"] = 1;
   j["lab"] = r.lab;
@@ -320,12 +364,12 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
   j["first_failing_step"] = r.first_failing_step;
   j["diff"] = nlohmann::json::array();
   for (const auto& c : r.diff.changes) j["diff"].push_back(change_json(c, true));
-  j["baseline"] = to_json(r.baseline.report);
-  j["after"] = r.after ? to_json(r.after->report) : nlohmann::json(nullptr);
-  j["rollback"] = r.rollback ? to_json(r.rollback->report) : nlohmann::json(nullptr);
+  j["baseline"] = report_slot(r.baseline.report, slots);
+  j["after"] = r.after ? report_slot(r.after->report, slots) : nlohmann::json(nullptr);
+  j["rollback"] = r.rollback ? report_slot(r.rollback->report, slots) : nlohmann::json(nullptr);
   j["per_step"] = nlohmann::json::array();
   for (const auto& ph : r.per_step)
-    j["per_step"].push_back({{"name", ph.name}, {"report", to_json(ph.report)}});
+    j["per_step"].push_back({{"name", ph.name}, {"report", report_slot(ph.report, slots)}});
   j["rollback_diff"] = nlohmann::json::array();
   for (const auto& c : r.rollback_diff.changes) j["rollback_diff"].push_back(change_json(c, false));
   if (r.restart_check) {
@@ -337,7 +381,8 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
                           {"ok", rc.ok},
                           {"detail", rc.detail},
                           {"duration_ms", rc.duration_ms},
-                          {"report", rc.phase ? to_json(rc.phase->report) : nlohmann::json(nullptr)},
+                          {"report", rc.phase ? report_slot(rc.phase->report, slots)
+                                               : nlohmann::json(nullptr)},
                           {"diff", diff}};
   } else {
     j["restart_check"] = nullptr;
@@ -349,6 +394,38 @@ nlohmann::json apply_to_json(const replay::ApplyResult& r) {
   j["rollback_detail"] = r.rollback_detail;
   j["intent_saved"] = r.intent_saved;
   return j;
+}
+
+}  // namespace
+
+nlohmann::json apply_to_json(const replay::ApplyResult& r) { return apply_json(r, nullptr); }
+
+void write_apply_json(std::ostream& out, const replay::ApplyResult& r,
+                      const nlohmann::json& extra, int indent) {
+  std::vector<const validate::Report*> slots;
+  nlohmann::json head = apply_json(r, &slots);
+  if (extra.is_object()) head.update(extra);
+  const std::string text = head.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  // A marker is dumped as a string: "\u0001twin-report:N" (the control character escaped).
+  const std::string open = "\"\\u0001twin-report:";
+  size_t from = 0;
+  for (size_t at; (at = text.find(open, from)) != std::string::npos;) {
+    size_t close = text.find('"', at + open.size());
+    size_t n = std::stoul(text.substr(at + open.size(), close - at - open.size()));
+    out.write(text.data() + from, static_cast<std::streamsize>(at - from));
+    size_t line = text.rfind('\n', at);
+    line = line == std::string::npos ? 0 : line + 1;
+    size_t depth = text.find_first_not_of(' ', line) - line;
+    if (indent < 0 || depth == 0) {
+      write_json(out, *slots.at(n), indent, nlohmann::json::object());
+    } else {
+      IndentBuf buf(out, std::string(depth, ' '));
+      std::ostream indented(&buf);
+      write_json(indented, *slots.at(n), indent, nlohmann::json::object());
+    }
+    from = close + 1;
+  }
+  out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
 }
 
 validate::Report run_junit(const std::string& lab, const std::string& started_at,
@@ -471,9 +548,14 @@ Result<void> write_evidence(const std::string& dir, const state::State& st,
   if (r.rollback) write_phase(*r.rollback, "rollback");
   for (size_t i = 0; i < r.per_step.size(); ++i)
     write_phase(r.per_step[i], "step" + std::to_string(i + 1));
-  auto j = apply_to_json(r);
-  std::ofstream(fs::path(dir) / "diff.json") << j["diff"].dump(2) << "\n";
-  std::ofstream(fs::path(dir) / "verdict.json") << j.dump(2) << "\n";
+  nlohmann::json diff = nlohmann::json::array();
+  for (const auto& c : r.diff.changes) diff.push_back(change_json(c, true));
+  std::ofstream(fs::path(dir) / "diff.json") << diff.dump(2) << "\n";
+  {
+    std::ofstream verdict(fs::path(dir) / "verdict.json");
+    write_apply_json(verdict, r, nlohmann::json::object(), 2);
+    verdict << "\n";
+  }
   std::ofstream(fs::path(dir) / "report.xml") << render_apply_junit(r);
   std::ofstream(fs::path(dir) / "report.txt") << render_apply_text(r, true);
   std::ofstream f(fs::path(dir) / "hashes.json");

@@ -2,6 +2,7 @@
 // Sinks for `twin apply` / `twin run` (replay/apply.hpp): text for people, JSON for machines,
 // JUnit for CI reporters, and the evidence bundle an approver audits.
 #include <nlohmann/json_fwd.hpp>
+#include <ostream>
 #include <string>
 
 #include "twin/core/error.hpp"
@@ -36,6 +37,13 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 //  "rollback_ran", "rollback_ok", "rollback_detail",
 //  "intent_saved", "started_at", "duration_ms"}
 nlohmann::json apply_to_json(const replay::ApplyResult& r);
+// The same document, with the keys of `extra` (an object) added at the top level, written to
+// `out` as .dump(indent) would write it (invalid UTF-8 replaced) — byte for byte — without
+// building the validation reports' trees: each is streamed one result at a time
+// (report::write_json). Why: at 8x48 a change's three validations are ~75,000 results, ~32 MB
+// of JSON, and their trees cost more than the writing. indent < 0 is compact.
+void write_apply_json(std::ostream& out, const replay::ApplyResult& r,
+                      const nlohmann::json& extra, int indent);
 
 // The probe stream's figures, as "outage" above, and likely causes as a reason's "causes"
 // (shared with `twin drill`).
