@@ -134,6 +134,30 @@ TEST(Causes, APolicyNamingAnUndefinedRouteMap) {
   EXPECT_THAT(c[0].evidence[0], HasSubstr("defined route-maps: ALLOW-ALL"));
 }
 
+// Prefix-lists are per family: `ip prefix-list NOTHING` is defined for the IPv4 family's use
+// (it was once read as undefined: the definition pattern matched `ipv6 prefix-list` only), and
+// an IPv6 family naming an IPv4-only list is the undefined one.
+TEST(Causes, PrefixListsAreDefinedPerFamily) {
+  const std::string both =
+      "ip prefix-list NOTHING seq 5 deny any\n!\nipv6 prefix-list NOTHING6 seq 5 deny any\n!\n"
+      "router bgp 4200000003\n neighbor fabric peer-group\n !\n address-family ipv4 unicast\n"
+      "  neighbor fabric prefix-list NOTHING out\n exit-address-family\n !\n"
+      " address-family ipv6 unicast\n  neighbor fabric activate\n"
+      "  neighbor fabric prefix-list NOTHING6 out\n exit-address-family\nexit\n";
+  CauseFacts f;
+  f.nodes["leaf3"].config = both;
+  EXPECT_TRUE(by_rule(twin::replay::likely_causes(clos(), f), "policy-undefined").empty());
+  std::string wrong = both;
+  wrong.replace(wrong.find("prefix-list NOTHING6 out"), 24, "prefix-list NOTHING out");
+  f.nodes["leaf3"].config = wrong;
+  auto c = by_rule(twin::replay::likely_causes(clos(), f), "policy-undefined");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].text,
+            "leaf3: `neighbor fabric prefix-list NOTHING out` names an ipv6 prefix-list that is "
+            "not defined, so nothing passes out of leaf3 that way (did you mean 'NOTHING6'?)");
+  EXPECT_THAT(c[0].evidence[0], HasSubstr("defined ipv6 prefix-lists: NOTHING6"));
+}
+
 TEST(Causes, ARouteMapThatDeniesEverythingAndBothEndsPassive) {
   CauseFacts f;
   f.nodes["leaf1"].config =

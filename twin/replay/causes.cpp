@@ -168,11 +168,12 @@ void bgp_notifications(const plan::Plan& plan, const CauseFacts& facts, std::vec
 // ---- policy-undefined, policy-denies-all, both-passive (from the running config)
 
 struct Policy {
-  std::set<std::string> route_maps, prefix_lists, as_path_lists;
+  std::set<std::string> route_maps, prefix_lists, prefix_lists6, as_path_lists;
   std::map<std::string, bool> route_map_permits;  // name -> has a permit entry
   // (neighbor, what, name, direction, line)
   struct Use {
     std::string neighbor, what, name, direction;
+    bool ipv6 = false;  // used in an IPv6 address family: a prefix-list must be an ipv6 one
   };
   std::vector<Use> uses;
   std::set<std::string> passive;                       // neighbors or peer-groups
@@ -182,7 +183,8 @@ struct Policy {
 
 Policy parse_policy(const std::string& config) {
   static const std::regex rm_def(R"(^route-map (\S+) (permit|deny) \d+)");
-  static const std::regex pl_def(R"(^ipv6? prefix-list (\S+) )");
+  static const std::regex pl_def(R"(^ip(v6)? prefix-list (\S+) )");
+  static const std::regex af(R"(^\s*address-family (\S+))");
   static const std::regex asp_def(R"(^bgp as-path access-list (\S+) )");
   static const std::regex use(
       R"(^\s*neighbor (\S+) (route-map|prefix-list|filter-list) (\S+) (in|out)\s*$)");
@@ -192,16 +194,21 @@ Policy parse_policy(const std::string& config) {
   Policy p;
   std::istringstream in(config);
   std::smatch m;
+  bool ipv6 = false;  // in `address-family ipv6 ...` (outside one, BGP's default is IPv4)
   for (std::string line; std::getline(in, line);) {
-    if (std::regex_search(line, m, rm_def)) {
+    if (std::regex_search(line, m, af)) {
+      ipv6 = m[1] == "ipv6";
+    } else if (line.find("exit-address-family") != std::string::npos || line.rfind("exit", 0) == 0) {
+      ipv6 = false;
+    } else if (std::regex_search(line, m, rm_def)) {
       p.route_maps.insert(m[1]);
       p.route_map_permits[m[1]] |= m[2] == "permit";
     } else if (std::regex_search(line, m, pl_def)) {
-      p.prefix_lists.insert(m[1]);
+      (m[1].matched ? p.prefix_lists6 : p.prefix_lists).insert(m[2]);
     } else if (std::regex_search(line, m, asp_def)) {
       p.as_path_lists.insert(m[1]);
     } else if (std::regex_match(line, m, use)) {
-      p.uses.push_back({m[1], m[2], m[3], m[4]});
+      p.uses.push_back({m[1], m[2], m[3], m[4], ipv6});
     } else if (std::regex_match(line, m, passive)) {
       p.passive.insert(m[1]);
     } else if (std::regex_match(line, m, group)) {
@@ -222,19 +229,24 @@ void policies(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause
   for (const auto& [node, p] : by_node) {
     std::set<std::string> seen;
     for (const auto& u : p.uses) {
-      const std::set<std::string>& defined = u.what == "route-map"     ? p.route_maps
-                                             : u.what == "prefix-list" ? p.prefix_lists
-                                                                       : p.as_path_lists;
+      // A prefix-list is per family: `ip prefix-list` filters IPv4 routes, `ipv6 prefix-list`
+      // IPv6 ones (FRR's docs, "IP Prefix List"), whatever the names.
+      const bool v6_list = u.what == "prefix-list" && u.ipv6;
+      const std::set<std::string>& defined = u.what == "route-map" ? p.route_maps
+                                             : u.what == "prefix-list"
+                                                 ? (u.ipv6 ? p.prefix_lists6 : p.prefix_lists)
+                                                 : p.as_path_lists;
       std::string line = "neighbor " + u.neighbor + " " + u.what + " " + u.name + " " + u.direction;
-      if (!seen.insert(line).second) continue;
+      if (!seen.insert(line + (u.ipv6 ? " 6" : " 4")).second) continue;
       if (!defined.count(u.name)) {
         out.push_back({"policy-undefined",
-                       node + ": `" + line + "` names a " + u.what +
+                       node + ": `" + line + "` names " + (v6_list ? "an ipv6 " : "a ") + u.what +
                            " that is not defined, so nothing passes " +
                            (u.direction == "in" ? "into " : "out of ") + node + " that way" +
                            (defined.empty() ? ""
                                             : " (" + did_you_mean(u.name, names(defined), "") + ")"),
-                       {node + ": running config has `" + line + "`; defined " + u.what + "s: " +
+                       {node + ": running config has `" + line + "`; defined " +
+                        (v6_list ? "ipv6 " : "") + u.what + "s: " +
                         (defined.empty() ? std::string("none") : join_names(names(defined)))},
                        {node}});
       } else if (u.what == "route-map" && !p.route_map_permits.at(u.name)) {
