@@ -146,7 +146,17 @@ TEST(Causes, PrefixListsAreDefinedPerFamily) {
       "  neighbor fabric prefix-list NOTHING6 out\n exit-address-family\nexit\n";
   CauseFacts f;
   f.nodes["leaf3"].config = both;
-  EXPECT_TRUE(by_rule(twin::replay::likely_causes(clos(), f), "policy-undefined").empty());
+  auto all = twin::replay::likely_causes(clos(), f);
+  EXPECT_TRUE(by_rule(all, "policy-undefined").empty());
+  // Both lists deny everything: each family's use is named.
+  auto deny = by_rule(all, "policy-denies-all");
+  ASSERT_EQ(deny.size(), 2u);
+  EXPECT_EQ(deny[0].text,
+            "leaf3: prefix-list NOTHING (`neighbor fabric prefix-list NOTHING out`) has deny "
+            "entries only: it denies every route");
+  EXPECT_THAT(deny[1].text, HasSubstr("ipv6 prefix-list NOTHING6"));
+  f.nodes["leaf3"].config = "ip prefix-list NOTHING seq 10 permit 10.0.0.0/8 le 32\n" + both;
+  EXPECT_EQ(by_rule(twin::replay::likely_causes(clos(), f), "policy-denies-all").size(), 1u);
   std::string wrong = both;
   wrong.replace(wrong.find("prefix-list NOTHING6 out"), 24, "prefix-list NOTHING out");
   f.nodes["leaf3"].config = wrong;

@@ -170,6 +170,7 @@ void bgp_notifications(const plan::Plan& plan, const CauseFacts& facts, std::vec
 struct Policy {
   std::set<std::string> route_maps, prefix_lists, prefix_lists6, as_path_lists;
   std::map<std::string, bool> route_map_permits;  // name -> has a permit entry
+  std::map<std::string, bool> prefix_list_permits, prefix_list6_permits;  // the same
   // (neighbor, what, name, direction, line)
   struct Use {
     std::string neighbor, what, name, direction;
@@ -183,7 +184,8 @@ struct Policy {
 
 Policy parse_policy(const std::string& config) {
   static const std::regex rm_def(R"(^route-map (\S+) (permit|deny) \d+)");
-  static const std::regex pl_def(R"(^ip(v6)? prefix-list (\S+) )");
+  static const std::regex pl_def(R"(^ip(v6)? prefix-list (\S+) (.*))");
+  static const std::regex pl_permit(R"(^(?:seq \d+ )?permit )");
   static const std::regex af(R"(^\s*address-family (\S+))");
   static const std::regex asp_def(R"(^bgp as-path access-list (\S+) )");
   static const std::regex use(
@@ -205,6 +207,8 @@ Policy parse_policy(const std::string& config) {
       p.route_map_permits[m[1]] |= m[2] == "permit";
     } else if (std::regex_search(line, m, pl_def)) {
       (m[1].matched ? p.prefix_lists6 : p.prefix_lists).insert(m[2]);
+      (m[1].matched ? p.prefix_list6_permits : p.prefix_list_permits)[m[2]] |=
+          std::regex_search(m[3].str(), pl_permit);
     } else if (std::regex_search(line, m, asp_def)) {
       p.as_path_lists.insert(m[1]);
     } else if (std::regex_match(line, m, use)) {
@@ -249,11 +253,16 @@ void policies(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause
                         (v6_list ? "ipv6 " : "") + u.what + "s: " +
                         (defined.empty() ? std::string("none") : join_names(names(defined)))},
                        {node}});
-      } else if (u.what == "route-map" && !p.route_map_permits.at(u.name)) {
+      } else if (u.what != "filter-list" &&
+                 !(u.what == "route-map"  ? p.route_map_permits
+                   : u.ipv6               ? p.prefix_list6_permits
+                                          : p.prefix_list_permits)
+                      .at(u.name)) {
+        const std::string kind = v6_list ? "ipv6 prefix-list" : u.what;
         out.push_back({"policy-denies-all",
-                       node + ": route-map " + u.name + " (`" + line +
+                       node + ": " + kind + " " + u.name + " (`" + line +
                            "`) has deny entries only: it denies every route",
-                       {node + ": running config defines route-map " + u.name +
+                       {node + ": running config defines " + kind + " " + u.name +
                         " without a permit entry"},
                        {node}});
       }
