@@ -401,6 +401,12 @@ TEST(ReportJson, WrittenOneResultAtATimeIsTheDumpByteForByte) {
   Report rep = sample();
   rep.results[1].observed = std::string("Act\xFFive \"quoted\"\n\"results\": []");
   rep.results[2].message = ",\"results\":[] caf\xC3\xA9";
+  // Every escape nlohmann writes, DEL and non-ASCII as they are, numbers of every shape.
+  rep.results[3].node = std::string("a\\b\tc\bd\fe\rf\x01g\x1fh\x7fi \xE2\x82\xAC", 22);
+  rep.results[3].time_to_pass_ms = 1e-05;
+  rep.results[4].duration_ms = 123456789.125;
+  rep.results[4].time_to_pass_ms = 1e21;
+  rep.results[5].duration_ms = std::nan("");
   const nlohmann::json extra{{"likely_causes", {{{"text", "an MTU mismatch"}}}}};
   auto expected = twin::report::to_json(rep);
   expected["likely_causes"] = extra["likely_causes"];
