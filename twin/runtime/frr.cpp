@@ -164,12 +164,15 @@ Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& n,
   // ebgp-requires-policy`, seen here: restoring it left the peer's routes withdrawn). A soft
   // clear re-runs inbound and outbound policy without dropping a session, so the node behaves
   // as its new configuration says (FRR's docs, "clear bgp * soft").
+  // Sent to bgpd's vty socket, where vtysh would send it (bgpd alone has the command), without
+  // a vtysh process (~70 ms of CPU).
   if (!test && std::find(n.daemons.begin(), n.daemons.end(), "bgpd") != n.daemons.end()) {
-    auto clear = runner.run(vtysh_command(n, {"-c", "clear bgp * soft"}));
+    auto clear = vty_commands(n.run_dir + "/bgpd.vty", {"enable", "clear bgp * soft"},
+                              std::chrono::seconds(30));
     if (!clear) return clear.error().with_context("node " + n.name + ": clear bgp * soft");
-    if (clear->exit_code != 0)
-      return harness_error("node " + n.name + ": clear bgp * soft: " +
-                           trim_end(clear->out + clear->err));
+    if (clear->status != 0)
+      return harness_error("node " + n.name + ": clear bgp * soft: FRR answered " +
+                           std::to_string(clear->status) + ": " + trim_end(clear->output));
   }
   return {};
 }
