@@ -488,37 +488,37 @@ void put_result(std::string& o, const Report& report, const TestResult& r, int i
     o += k;
     o += pretty ? "\": " : "\":";
   };
-  auto number = [&](double v) { o += nlohmann::json(v).dump(); };
+  auto number = [&](const char* k, double v) {
+    key(k);
+    o += nlohmann::json(v).dump();
+  };
+  auto integer = [&](const char* k, int v) {
+    key(k);
+    o += std::to_string(v);
+  };
+  auto text = [&](const char* k, std::string_view v) {
+    key(k);
+    put_json_string(o, v);
+  };
   o += '{';
-  key("attempts");
-  o += std::to_string(r.attempts);
-  key("duration_ms");
-  number(finite_or_zero(r.duration_ms));
-  key("expected");
-  put_json_string(o, r.expected);
-  key("lab");
-  put_json_string(o, report.lab);
-  key("message");
-  put_json_string(o, r.message);
-  key("node");
-  put_json_string(o, r.node);
-  key("observed");
-  put_json_string(o, r.observed);
-  key("peer");
-  put_json_string(o, r.peer);
-  key("status");
-  put_json_string(o, validate::to_string(r.status));
-  key("test");
-  o += std::to_string(r.test);
-  key("test_name");
-  put_json_string(o, r.test_name);
-  key("time_to_pass_ms");
-  if (r.time_to_pass_ms >= 0 && std::isfinite(r.time_to_pass_ms))
-    number(r.time_to_pass_ms);
-  else
+  integer("attempts", r.attempts);
+  number("duration_ms", finite_or_zero(r.duration_ms));
+  text("expected", r.expected);
+  text("lab", report.lab);
+  text("message", r.message);
+  text("node", r.node);
+  text("observed", r.observed);
+  text("peer", r.peer);
+  text("status", validate::to_string(r.status));
+  integer("test", r.test);
+  text("test_name", r.test_name);
+  if (r.time_to_pass_ms >= 0 && std::isfinite(r.time_to_pass_ms)) {
+    number("time_to_pass_ms", r.time_to_pass_ms);
+  } else {
+    key("time_to_pass_ms");
     o += "null";
-  key("validator");
-  put_json_string(o, r.validator);
+  }
+  text("validator", r.validator);
   if (pretty) {
     o += '\n';
     o.append(base, ' ');
