@@ -10,9 +10,9 @@ namespace twin::runtime {
 
 const std::vector<std::string>& vtysh_daemon_order() {
   static const std::vector<std::string> kOrder = {
-      "zebra",  "ripd",  "ripngd",  "ospfd",  "ospf6d", "ldpd",  "bgpd",  "isisd",
-      "pimd",   "nhrpd", "eigrpd",  "babeld", "sharpd", "fabricd", "pbrd", "staticd",
-      "bfdd",   "vrrpd", "pathd",   "pim6d"};
+      "zebra", "ripd",    "ripngd", "ospfd",  "ospf6d", "ldpd",   "bgpd",
+      "isisd", "pimd",    "nhrpd",  "eigrpd", "babeld", "sharpd", "fabricd",
+      "pbrd",  "staticd", "bfdd",   "vrrpd",  "pathd",  "pim6d"};
   return kOrder;
 }
 
@@ -123,46 +123,63 @@ class Merger {
  public:
   // vtysh_config_parse_line; `config_` persists across daemons, as vtysh's static does.
   void parse(const std::string& line) {
-    if (line.empty()) return;
-    char c = line[0];
-    if (c == '!' || c == '#') return;
-    if (c == ' ') {
-      if (!config_) {
-        add_line(top_, line);
-        return;
-      }
-      Config& k = *config_;
-      if (k.index == kKeychain && starts(line, " key")) {
-        Config* parent = config_;
-        config_ = config_get(k.nested, kKeychainKey, line);
-        config_->parent = parent;
-      } else if (k.index == kKeychainKey) {
-        if (starts(line, " exit")) {
-          add_line_uniq_end(k.lines, line);
-          config_ = k.parent;
-        } else {
-          add_line_uniq(k.lines, line, true);
-        }
-      } else if (starts(line, " link-params")) {
-        add_line(k.lines, line);
-        k.index = kLinkParams;
-      } else if (starts(line, " ip multicast boundary") || starts(line, " ip igmp query-interval")) {
-        add_line_uniq_end(k.lines, line);
-      } else if (k.index == kLinkParams && starts(line, " exit")) {
-        add_line(k.lines, line);
-        k.index = kInterface;
-      } else if (starts(line, " vrrp") || starts(line, " no vrrp")) {
-        add_line(k.lines, line);
-      } else if (starts(line, " ip mroute")) {
-        add_line_uniq_end(k.lines, line);
-      } else if (k.index == kRmap || k.index == kInterface || k.index == kVty ||
-                 k.index == kNhGroup) {
-        add_line_uniq(k.lines, line, true);
-      } else {
-        add_line(k.lines, line);
-      }
+    if (line.empty() || line[0] == '!' || line[0] == '#') return;
+    if (line[0] == ' ')
+      parse_inner(line);
+    else
+      parse_top(line);
+  }
+
+  std::string dump() const {
+    std::string out = "!\n";  // (vtysh_write_terminal's header ends with it)
+    for (const auto& l : top_) out += l + "\n";
+    out += "!\n";
+    dump_vec(vec_, false, out);
+    out += "end\n";
+    return out;
+  }
+
+ private:
+  // A line inside a block: joined to the current block by vtysh's rules for its node type.
+  void parse_inner(const std::string& line) {
+    if (!config_) {
+      add_line(top_, line);
       return;
     }
+    Config& k = *config_;
+    if (k.index == kKeychain && starts(line, " key")) {
+      Config* parent = config_;
+      config_ = config_get(k.nested, kKeychainKey, line);
+      config_->parent = parent;
+    } else if (k.index == kKeychainKey) {
+      if (starts(line, " exit")) {
+        add_line_uniq_end(k.lines, line);
+        config_ = k.parent;
+      } else {
+        add_line_uniq(k.lines, line, true);
+      }
+    } else if (starts(line, " link-params")) {
+      add_line(k.lines, line);
+      k.index = kLinkParams;
+    } else if (starts(line, " ip multicast boundary") || starts(line, " ip igmp query-interval")) {
+      add_line_uniq_end(k.lines, line);
+    } else if (k.index == kLinkParams && starts(line, " exit")) {
+      add_line(k.lines, line);
+      k.index = kInterface;
+    } else if (starts(line, " vrrp") || starts(line, " no vrrp")) {
+      add_line(k.lines, line);
+    } else if (starts(line, " ip mroute")) {
+      add_line_uniq_end(k.lines, line);
+    } else if (k.index == kRmap || k.index == kInterface || k.index == kVty ||
+               k.index == kNhGroup) {
+      add_line_uniq(k.lines, line, true);
+    } else {
+      add_line(k.lines, line);
+    }
+  }
+
+  // A top-level line: an exit, a block's header, or a line of its own.
+  void parse_top(const std::string& line) {
     if (starts(line, "exit")) {
       if (config_) config_->exit = line;
       return;
@@ -185,16 +202,6 @@ class Merger {
     config_ = nullptr;
   }
 
-  std::string dump() const {
-    std::string out = "!\n";  // (vtysh_write_terminal's header ends with it)
-    for (const auto& l : top_) out += l + "\n";
-    out += "!\n";
-    dump_vec(vec_, false, out);
-    out += "end\n";
-    return out;
-  }
-
- private:
   // The node type of a top-level line that opens a block, in vtysh's order of tests (a prefix
   // test: "router ospf6" is an OSPF_NODE block, as in vtysh); -1 for a plain top-level line.
   static int header_node(const std::string& l) {
