@@ -94,6 +94,9 @@ struct FakeNetwork {
   std::function<bool()> also_bad;
   bool fail_reload = false;                          // restoring a snapshot fails
   std::function<void(const std::string&)> on_apply;  // called after each apply (may be empty)
+  // Called as each reload starts (may be empty); a reload, like the program it stands for,
+  // stops when an interrupt asks programs to stop (twin::cancel_requested).
+  std::function<void(const std::string&)> on_reload;
   std::vector<std::string> log;
   std::map<std::string, int> config_reads;  // node -> running configs read
   mutable std::mutex mu;
@@ -261,8 +264,11 @@ class FakeDriver final : public twin::drivers::NodeDriver {
   }
   twin::Result<void> reload_config(const twin::plan::Node& node, const std::string&, bool,
                                    std::string*, twin::proc::ProcessRunner&) const override {
+    if (net_.on_reload) net_.on_reload(node.name);
     std::lock_guard lk(net_.mu);
     net_.log.push_back("reload " + node.name);
+    if (twin::cancel_requested())
+      return twin::Error{twin::ErrorKind::kInterrupted, "interrupted while running frr-reload.py"};
     if (net_.fail_reload) return twin::harness_error("frr-reload.py failed on " + node.name);
     net_.applied.erase(node.name);
     return {};

@@ -558,6 +558,53 @@ TEST(GateLogic, InterruptWhileApplyingRollsBackAndSaysSo) {
   EXPECT_FALSE(h.net.shows_bad());
 }
 
+// A rejected change's rollback is not given up at one SIGINT/SIGTERM (README: a second signal
+// stops it): the first lets it finish and the run ends as interrupted, rolled back; two stop
+// the restore and say the lab is not restored.
+TEST(GateLogic, OneInterruptDuringTheRollbackLetsItFinishTwoStopIt) {
+  for (int signals : {1, 2}) {
+    Harness h;
+    load_case(h.net, "withdraw-loopback");
+    h.net.on_reload = [&](const std::string&) {
+      for (int i = 0; i < signals; ++i) {
+        ++twin::g_interrupt_count;
+        twin::g_interrupted = true;
+      }
+    };
+    auto r = h.run(recorded_change("withdraw-loopback"));
+    twin::g_interrupted = false;
+    twin::g_interrupt_count = 0;
+    ASSERT_FALSE(r) << signals;
+    EXPECT_EQ(r.error().kind, twin::ErrorKind::kInterrupted);
+    if (signals == 1) {
+      EXPECT_THAT(r.error().message,
+                  HasSubstr("interrupted while rolling back; the change was rolled back"));
+      EXPECT_FALSE(h.net.shows_bad());
+    } else {
+      EXPECT_THAT(r.error().message,
+                  HasSubstr("interrupted while rolling back; the lab is NOT restored"));
+      EXPECT_TRUE(h.net.shows_bad());
+    }
+  }
+}
+
+TEST(Interrupts, ASecondInterruptShieldStopsProgramsAtTheSecondSignalOnly) {
+  {
+    twin::SecondInterruptShield hold;
+    EXPECT_FALSE(twin::cancel_requested());
+    ++twin::g_interrupt_count;
+    twin::g_interrupted = true;
+    EXPECT_TRUE(twin::interrupted());
+    EXPECT_FALSE(twin::cancel_requested());
+    ++twin::g_interrupt_count;
+    EXPECT_TRUE(twin::cancel_requested());
+  }
+  EXPECT_TRUE(twin::cancel_requested());  // no shield: the first signal stops programs
+  twin::g_interrupted = false;
+  twin::g_interrupt_count = 0;
+  EXPECT_FALSE(twin::cancel_requested());
+}
+
 TEST(GateLogic, InterruptDuringTheBaselineAppliesNothing) {
   Harness h;
   load_case(h.net, "withdraw-loopback");

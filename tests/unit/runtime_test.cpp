@@ -339,3 +339,22 @@ TEST(OwnConfigSyntax, ADaemonFrrDoesNotShipIsRefusedAtItsLine) {
       << d.format();
   std::filesystem::remove_all(dir);
 }
+
+// frr-reload.py colours its log for a terminal; the error twin reports keeps the words only.
+TEST(FrrReload, FailureMessageHasNoTerminalColourCodes) {
+  struct Failing final : twin::proc::ProcessRunner {
+    twin::Result<twin::proc::Output> run(const twin::proc::Command&) override {
+      twin::proc::Output o;
+      o.exit_code = 1;
+      o.err = "\x1b[31m2026-12-04 ERROR: Create the bgp interface first\x1b[0m\n";
+      return o;
+    }
+  } runner;
+  twin::plan::Node n;
+  n.name = "leaf3";
+  n.run_dir = "/nonexistent";
+  auto r = twin::runtime::frr_reload(runner, n, "/nonexistent/leaf3.conf", false);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "node leaf3: frr-reload.py exit 1: 2026-12-04 ERROR: Create the bgp interface first");
+}

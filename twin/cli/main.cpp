@@ -11,7 +11,10 @@
 #include "validators/registry.hpp"
 
 namespace {
-void on_signal(int) { twin::g_interrupted = true; }
+void on_signal(int) {
+  ++twin::g_interrupt_count;
+  twin::g_interrupted = true;
+}
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -18,6 +18,8 @@ namespace twin {
 
 std::atomic<bool> g_interrupted{false};
 std::atomic<int> g_interrupt_shields{0};
+std::atomic<int> g_interrupt_count{0};
+std::atomic<int> g_second_interrupt_base{-1};
 
 void parallel_for(size_t n, int parallel, const std::function<void(size_t)>& fn) {
   std::atomic<size_t> next{0};

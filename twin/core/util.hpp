@@ -28,9 +28,24 @@ struct InterruptShield {
   InterruptShield(const InterruptShield&) = delete;
   InterruptShield& operator=(const InterruptShield&) = delete;
 };
-// Whether a running program should be stopped: interrupted, and no shield up.
+// SIGINT/SIGTERM received so far (the CLI's handler counts them).
+extern std::atomic<int> g_interrupt_count;
+// While a SecondInterruptShield lives, programs run on through the first SIGINT/SIGTERM that
+// arrives after it was raised, and stop at the second: a rollback is not given up at one Ctrl-C
+// (README: "a second signal stops the rollback"). interrupted() still reports the first, so the
+// caller knows afterwards. One at a time (not nestable).
+extern std::atomic<int> g_second_interrupt_base;  // g_interrupt_count when raised; -1: none
+struct SecondInterruptShield {
+  SecondInterruptShield() { g_second_interrupt_base = g_interrupt_count.load(); }
+  ~SecondInterruptShield() { g_second_interrupt_base = -1; }
+  SecondInterruptShield(const SecondInterruptShield&) = delete;
+  SecondInterruptShield& operator=(const SecondInterruptShield&) = delete;
+};
+// Whether a running program should be stopped: interrupted, and no shield holds it.
 inline bool cancel_requested() {
-  return interrupted() && g_interrupt_shields.load(std::memory_order_relaxed) == 0;
+  if (!interrupted() || g_interrupt_shields.load(std::memory_order_relaxed) != 0) return false;
+  int base = g_second_interrupt_base.load(std::memory_order_relaxed);
+  return base < 0 || g_interrupt_count.load(std::memory_order_relaxed) - base >= 2;
 }
 
 // A duration for people: milliseconds rounded to whole ones, "1310 ms".

@@ -339,7 +339,13 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   std::vector<std::optional<Error>> errs(nodes.size());
   parallel_for(nodes.size(), opts_.parallel, [&](size_t i) {
     const auto& path = snapshot_paths_.at(nodes[i]->name);
-    auto r = env_.drivers(*nodes[i]).reload_config(*nodes[i], path, false, nullptr, runner_);
+    const auto& drv = env_.drivers(*nodes[i]);
+    auto r = drv.reload_config(*nodes[i], path, false, nullptr, runner_);
+    // frr-reload.py can exit non-zero on a pass whose lines partly needed others applied
+    // first ("Create the bgp interface first") and still have restored the node; a second run
+    // applies what is left and, with nothing left, succeeds (and soft-clears).
+    if (!r && !cancel_requested())
+      r = drv.reload_config(*nodes[i], path, false, nullptr, runner_);
     if (!r) errs[i] = r.error();
   });
   for (const auto& e : errs)
@@ -365,7 +371,7 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     restored += ", " + std::to_string(t.sysctls.size()) + " kernel setting(s) written back";
   if (vteps > 0) restored += ", the VNIs of " + std::to_string(vteps) + " VTEP(s) put back";
   if (!problems.empty()) {
-    *detail = restored + "; problems: " + problems.front();
+    *detail = "not all restored (of " + restored + "): " + problems.front();
     return harness_error(*detail);
   }
   *detail = restored;
@@ -733,12 +739,31 @@ Result<ApplyResult> Gate::run() {
     say(res_.verdict.decision == Decision::kApprove ? "reverting (--revert)" : "rolling back");
     res_.rolled_back = true;
     std::string d;
-    auto r = rollback(touched, &d);
-    // A restart check saved the change as startup config: the restored running config is the
-    // startup config again.
-    if (!saved_.empty())
-      if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
-        d += "; startup config not restored: " + problems;
+    Result<void> r;
+    const int signals_before = g_interrupt_count.load();
+    {
+      // One SIGINT/SIGTERM does not stop a rollback half-way (a second does): it is finished,
+      // then reported as an interrupted change that was rolled back.
+      SecondInterruptShield hold;
+      r = rollback(touched, &d);
+      // A restart check saved the change as startup config: the restored running config is
+      // the startup config again.
+      if (!saved_.empty())
+        if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
+          d += "; startup config not restored: " + problems;
+    }
+    if (interrupted()) {
+      bool twice = g_interrupt_count.load() - signals_before >= 2;
+      if (r && !twice)
+        return Error{ErrorKind::kInterrupted,
+                     "interrupted while rolling back; the change was rolled back (" + d + ")" +
+                         (opts_.lab_outlives
+                              ? "; not re-validated: run twin validate --lab " + st_.lab
+                              : std::string())};
+      return Error{ErrorKind::kInterrupted, "interrupted while rolling back; the lab is NOT "
+                                            "restored (" + (r ? d : r.error().message) +
+                                            "): twin down and up, or repair by hand"};
+    }
     say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
                               &res_.baseline.state, nullptr,
                               res_.after ? &res_.after->state : nullptr));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "twin/core/util.hpp"
@@ -155,7 +156,9 @@ Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& n,
   if (!r) return r.error().with_context("node " + n.name + ": frr-reload.py");
   if (out) *out = r->out;
   if (r->exit_code != 0) {
-    std::string msg = r->err + r->out;
+    // frr-reload.py colours its log lines for a terminal (ESC [ ... m): not for a report.
+    static const std::regex kAnsi("\x1b\\[[0-9;]*[A-Za-z]");
+    std::string msg = std::regex_replace(r->err + r->out, kAnsi, "");
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     return input_error("node " + n.name + ": frr-reload.py exit " + std::to_string(r->exit_code) +
                        ": " + msg);
