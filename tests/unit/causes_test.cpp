@@ -164,8 +164,19 @@ TEST(Causes, PrefixListsAreDefinedPerFamily) {
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].text,
             "leaf3: `neighbor fabric prefix-list NOTHING out` names an ipv6 prefix-list that is "
-            "not defined, so nothing passes out of leaf3 that way (did you mean 'NOTHING6'?)");
+            "not defined, so nothing passes out of leaf3 that way (`ip prefix-list NOTHING` "
+            "exists, but it filters IPv4 routes)");
   EXPECT_THAT(c[0].evidence[0], HasSubstr("defined ipv6 prefix-lists: NOTHING6"));
+  // The name defined for the other family only: that is what is said.
+  std::string v6_in_v4 = both;
+  v6_in_v4.replace(v6_in_v4.find("prefix-list NOTHING out"), 23, "prefix-list NOTHING6 out");
+  f.nodes["leaf3"].config = v6_in_v4;
+  c = by_rule(twin::replay::likely_causes(clos(), f), "policy-undefined");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].text,
+            "leaf3: `neighbor fabric prefix-list NOTHING6 out` names a prefix-list that is not "
+            "defined, so nothing passes out of leaf3 that way (`ipv6 prefix-list NOTHING6` "
+            "exists, but it filters IPv6 routes)");
 }
 
 TEST(Causes, ARouteMapThatDeniesEverythingAndBothEndsPassive) {

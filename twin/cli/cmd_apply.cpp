@@ -117,9 +117,11 @@ int emit(const replay::ApplyResult& r, const state::State& st, const replay::Cha
   const nlohmann::json more = extra ? *extra : nlohmann::json::object();
   // Streamed, never built as one tree (report::write_apply_json); stored as the CLI prints it
   // (the journal replaces invalid UTF-8 from a node's output).
+  // A scenario's exit code is whether the gate decided as expected (run_scenario's `extra`).
+  const int code = more.contains("exit_code") ? more["exit_code"].get<int>() : r.exit_code();
   record_event(st.lab, scenario || extra ? "run" : "apply",
                {{"verdict", report::apply_verdict(r)},
-                {"exit_code", r.exit_code()},
+                {"exit_code", code},
                 {"change", cs.name},
                 {"scenario", scenario ? scenario->name : std::string()},
                 {"source", "cli"}},

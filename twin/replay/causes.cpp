@@ -243,12 +243,18 @@ void policies(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause
       std::string line = "neighbor " + u.neighbor + " " + u.what + " " + u.name + " " + u.direction;
       if (!seen.insert(line + (u.ipv6 ? " 6" : " 4")).second) continue;
       if (!defined.count(u.name)) {
+        // The same name in the other family is the likelier mistake than a typo.
+        const bool other_family =
+            u.what == "prefix-list" && (u.ipv6 ? p.prefix_lists : p.prefix_lists6).count(u.name);
+        std::string hint =
+            other_family ? " (`" + std::string(u.ipv6 ? "ip" : "ipv6") + " prefix-list " + u.name +
+                               "` exists, but it filters " + (u.ipv6 ? "IPv4" : "IPv6") + " routes)"
+            : defined.empty() ? ""
+                              : " (" + did_you_mean(u.name, names(defined), "") + ")";
         out.push_back({"policy-undefined",
                        node + ": `" + line + "` names " + (v6_list ? "an ipv6 " : "a ") + u.what +
                            " that is not defined, so nothing passes " +
-                           (u.direction == "in" ? "into " : "out of ") + node + " that way" +
-                           (defined.empty() ? ""
-                                            : " (" + did_you_mean(u.name, names(defined), "") + ")"),
+                           (u.direction == "in" ? "into " : "out of ") + node + " that way" + hint,
                        {node + ": running config has `" + line + "`; defined " +
                         (v6_list ? "ipv6 " : "") + u.what + "s: " +
                         (defined.empty() ? std::string("none") : join_names(names(defined)))},

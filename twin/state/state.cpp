@@ -64,7 +64,7 @@ Result<void> claim_lab(const std::string& lab) {
   if (::mkdir(lab_dir(lab).c_str(), 0755) != 0) {
     if (errno == EEXIST)
       return usage_error("lab '" + lab + "' is already running (" + lab_dir(lab) +
-                         "); use `twin up --name OTHER` or `twin down --lab " + lab + "` first");
+                         "); give another name (--name OTHER) or run `twin down --lab " + lab + "` first");
     return env_error("cannot create " + lab_dir(lab) + ": " + std::strerror(errno));
   }
   return {};
