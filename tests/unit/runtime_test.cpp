@@ -358,3 +358,31 @@ TEST(FrrReload, FailureMessageHasNoTerminalColourCodes) {
   EXPECT_EQ(r.error().message,
             "node leaf3: frr-reload.py exit 1: 2026-12-04 ERROR: Create the bgp interface first");
 }
+
+// vtysh -f writes a daemon's "% ..." explanation to stdout and its "line N:" note to stderr; both
+// go to one file in the order written, so each explanation is told with its own line.
+TEST(VtyshApply, EachRefusalIsToldAtItsOwnLine) {
+  struct Vtysh final : twin::proc::ProcessRunner {
+    twin::Result<twin::proc::Output> run(const twin::proc::Command& c) override {
+      std::ofstream(c.output_file)
+          << "% Configure the peer-group first\nline 2: Failure to communicate[13] to bgpd, line: "
+             "neighbor 10.9.9.9 peer-group nosuchgroup\n% Peer-group member cannot override "
+             "remote-as of peer-group.\nline 3: Failure to communicate[13] to bgpd, line: "
+             "neighbor swp1 remote-as 65000\n";
+      twin::proc::Output o;
+      o.exit_code = 1;
+      return o;
+    }
+  } runner;
+  twin::plan::Node n;
+  n.name = "leaf1";
+  auto r = twin::runtime::vtysh_apply(
+      runner, n, "router bgp 65101\n neighbor 10.9.9.9 peer-group nosuchgroup\n neighbor swp1 "
+                 "remote-as 65000\n", 14, "change.yaml");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "leaf1 rejected: change.yaml:15: Configure the peer-group first (Failure to "
+            "communicate to bgpd, line: neighbor 10.9.9.9 peer-group nosuchgroup); change.yaml:16: "
+            "Peer-group member cannot override remote-as of peer-group. (Failure to communicate "
+            "to bgpd, line: neighbor swp1 remote-as 65000)");
+}

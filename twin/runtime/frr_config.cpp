@@ -103,9 +103,15 @@ Result<void> vtysh_apply(proc::ProcessRunner& runner, const plan::Node& n, const
   if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
   std::string path = tmp.path + "/lines.conf";
   if (auto w = write_file(path, text); !w) return w.error();
-  auto r = runner.run(vtysh_command(n, {"-f", path}));
+  // vtysh writes a daemon's "% ..." explanation to stdout and its own "line N:" note to stderr:
+  // one file for both keeps them in the order written, so each explanation stays with its line.
+  auto c = vtysh_command(n, {"-f", path});
+  c.output_file = tmp.path + "/vtysh.out";
+  auto r = runner.run(c);
   if (!r) return r.error();
   if (r->exit_code == 0) return {};
+  auto written = read_file(c.output_file);
+  r->out = (written ? *written : std::string()) + r->out;
   std::vector<std::string> lines;
   {
     std::istringstream in(text);
