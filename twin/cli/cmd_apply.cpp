@@ -65,6 +65,20 @@ int check_outputs(const std::string& junit, const std::string& evidence) {
 // exit code (2) after printing every problem, or 0.
 // A CI job reads its report even when the change never ran: --json prints the problems as a
 // document and --junit gets one error case per problem.
+// With --json, an error that ends the command before it has a report still prints a JSON
+// document on stdout, as input errors do: {"schema_version": 1, "verdict": "error",
+// "exit_code", "error"} (the message also goes to stderr).
+int fail_json(const ApplyOptions& o, const std::string& message, int code) {
+  if (o.json)
+    std::cout << nlohmann::json{{"schema_version", 1},
+                                {"verdict", "error"},
+                                {"exit_code", code},
+                                {"error", message}}
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+  return fail(message, code);
+}
+
 void emit_input_error(const Diagnostics& diags, const ApplyOptions& o, const std::string& lab) {
   if (o.json) {
     nlohmann::json j = {{"schema_version", 1},
@@ -210,29 +224,29 @@ replay::ApplyOptions gate_options(const ApplyOptions& o) {
 
 int run_apply(const ApplyOptions& o) {
   if (o.no_rollback && o.revert)
-    return fail("--no-rollback and --revert contradict each other; choose one", 2);
+    return fail_json(o, "--no-rollback and --revert contradict each other; choose one", 2);
   if (o.dry_run && (o.json || !o.junit.empty() || !o.evidence.empty() || o.per_step ||
                     o.no_rollback || o.revert || o.restart_check))
-    return fail(
+    return fail_json(o, 
         "--dry-run prints the plan of the change as text and applies nothing; "
         "--json, --junit, --evidence, --per-step, --no-rollback, --revert and --restart-check "
         "are for a real run",
         2);
   if (o.change.empty() == o.configs.empty())
-    return fail(o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
+    return fail_json(o, o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
                                  : "give a change set file or --configs DIR, not both",
                 2);
   std::string problem;
   auto outage = outage_options(o, "", &problem);
-  if (!outage) return fail(problem, 2);
+  if (!outage) return fail_json(o, problem, 2);
   auto st = state::load_lab(o.lab);
-  if (!st) return fail(st.error().message, exit_code(st.error()));
+  if (!st) return fail_json(o, st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
   if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o); c) return c;
   if (o.dry_run) {
     auto text = replay::dry_run(*st, *cs, runner);
-    if (!text) return fail(text.error().message, exit_code(text.error()));
+    if (!text) return fail_json(o, text.error().message, exit_code(text.error()));
     std::cout << *text;
     return 0;
   }
@@ -240,7 +254,7 @@ int run_apply(const ApplyOptions& o) {
   auto ao = gate_options(o);
   ao.outage = *outage;
   auto r = replay::apply(*st, *cs, ao, runner);
-  if (!r) return fail(r.error().message, exit_code(r.error()));
+  if (!r) return fail_json(o, r.error().message, exit_code(r.error()));
   if (int c = emit(*r, *st, *cs, o, nullptr); c) return c;
   if (interrupted()) return 130;
   return r->exit_code();
@@ -249,10 +263,10 @@ int run_apply(const ApplyOptions& o) {
 int run_scenario(const RunOptions& ro) {
   const ApplyOptions& o = ro.apply;
   if (o.no_rollback && o.revert)
-    return fail("--no-rollback and --revert contradict each other; choose one", 2);
-  if (o.dry_run) return fail("twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
+    return fail_json(o, "--no-rollback and --revert contradict each other; choose one", 2);
+  if (o.dry_run) return fail_json(o, "twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
   if (!ro.name.empty() && !topology::valid_lab_name(ro.name))
-    return fail("invalid lab name '" + ro.name + "' (--name); expected 1-" +
+    return fail_json(o, "invalid lab name '" + ro.name + "' (--name); expected 1-" +
                     std::to_string(topology::kMaxLabName) +
                     " of A-Z a-z 0-9 _ - starting with a letter or digit",
                 2);
@@ -263,15 +277,16 @@ int run_scenario(const RunOptions& ro) {
   proc::SystemRunner runner;
   if (topo)
     if (auto c = runtime::check_own_configs(*topo, runner, diags); !c)
-      return fail(c.error().message, 3);
+      return fail_json(o, c.error().message, 3);
   std::cerr << diags.format_warnings();
   if (!diags.empty()) {
     std::cerr << diags.format();
+    emit_input_error(diags, o, ro.name);
     return 2;
   }
   std::string problem;
   auto outage = outage_options(o, sc->max_outage, &problem);
-  if (!outage) return fail(problem, 2);
+  if (!outage) return fail_json(o, problem, 2);
   // Check the change against the plan before anything is created.
   plan::Plan plan = plan::make_plan(*topo, ro.name);
   std::optional<replay::ChangeSet> cs;
@@ -283,7 +298,7 @@ int run_scenario(const RunOptions& ro) {
   engine::UpOptions uo;
   uo.name = ro.name;
   auto up = engine::up(*topo, uo, runner, progress);
-  if (!up) return fail(up.error().message, exit_code(up.error()));
+  if (!up) return fail_json(o, up.error().message, exit_code(up.error()));
   int code = 0;
   auto finish = [&](int c) {
     if (ro.keep) {
@@ -301,7 +316,7 @@ int run_scenario(const RunOptions& ro) {
     return finish(4);
   }
   auto st = state::load_state(plan.lab);
-  if (!st) return finish(fail(st.error().message, 3));
+  if (!st) return finish(fail_json(o, st.error().message, 3));
   replay::ApplyOptions ao = gate_options(o);
   ao.per_step = ao.per_step || sc->per_step;
   // The CI gate: a latent fault missed here costs more than the seconds the check takes.
@@ -309,7 +324,7 @@ int run_scenario(const RunOptions& ro) {
   ao.outage = *outage;
   ao.lab_outlives = ro.keep;
   auto r = replay::apply(*st, *cs, ao, runner);
-  if (!r) return finish(fail(r.error().message, exit_code(r.error())));
+  if (!r) return finish(fail_json(o, r.error().message, exit_code(r.error())));
   std::string verdict = report::apply_verdict(*r);
   const auto* first = r->verdict.reasons.empty() ? nullptr : &r->verdict.reasons.front();
   std::string why;
