@@ -463,6 +463,40 @@ TEST(ReportJson, ApplyReportStreamedIsTheDumpByteForByte) {
   }
 }
 
+// A baseline that fails stops the gate before the change (exit 4): the text names what was
+// already wrong and its likely cause, as the JSON report does.
+TEST(ApplyText, AFailedBaselineListsItsReasonsAndCauses) {
+  twin::replay::ApplyResult r;
+  r.lab = "lab1";
+  r.change_name = "drain";
+  r.stage = "baseline-failed";
+  r.baseline.report = sample();
+  twin::replay::Reason re;
+  re.category = "validator-failed";
+  re.message = "bgp.1 prefixes-received failed on 2 subjects";
+  re.causes.push_back({"policy-denies-all", "leaf2: prefix-list NOTHING denies every route",
+                       {"leaf2: running config defines prefix-list NOTHING without a permit"},
+                       {"leaf2"}});
+  r.verdict.reasons.push_back(re);
+  re.message = "routes.0 fib-complete failed on 5 subjects";
+  r.verdict.reasons.push_back(re);
+  re.causes.clear();
+  re.message = "mtu.2 path-mtu failed on 1 subject";
+  r.verdict.reasons.push_back(re);
+  const std::string text = twin::report::render_apply_text(r, false);
+  EXPECT_NE(text.find("VERDICT: BASELINE FAILED"), std::string::npos) << text;
+  EXPECT_NE(text.find("  1. [validator-failed] bgp.1 prefixes-received failed on 2 subjects\n"
+                      "     likely cause: leaf2: prefix-list NOTHING denies every route\n"
+                      "       evidence: leaf2: running config defines prefix-list NOTHING without "
+                      "a permit\n"
+                      "  2. [validator-failed] routes.0 fib-complete failed on 5 subjects\n"
+                      "     likely cause: as above\n"
+                      "  3. [validator-failed] mtu.2 path-mtu failed on 1 subject\n"
+                      "     likely cause: none of twin's rules matches the lab's state\n"),
+            std::string::npos)
+      << text;
+}
+
 // ---- JUnit ----------------------------------------------------------------------------------
 
 TEST(ReportJunit, StructureCountsAndTimes) {

@@ -73,10 +73,10 @@ std::string flow_figures(const runtime::FlowStats& f) {
 // "likely cause:" lines under a reason, with their evidence; says so when no rule matched.
 // A cause already printed under an earlier reason is referred to, not repeated.
 void render_causes(std::ostream& o, const replay::Reason& re, bool verbose,
-                   std::set<std::string>& printed) {
+                   std::set<std::string>& printed, const char* state = "the state after the change") {
   if (re.category == "validator-error") return;  // the harness could not tell: nothing to explain
   if (re.causes.empty()) {
-    o << "     likely cause: none of twin's rules matches the state after the change\n";
+    o << "     likely cause: none of twin's rules matches " << state << "\n";
     return;
   }
   size_t shown = 0;
@@ -182,6 +182,13 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
     o << "VERDICT: BASELINE FAILED — the lab did not pass before the change, so the change was "
          "not applied or judged (exit 4; --allow-dirty-baseline judges only what it makes "
          "worse)\n";
+    // What was already wrong, and its likely causes, as a rejection lists its reasons.
+    std::set<std::string> printed;
+    for (size_t i = 0; i < r.verdict.reasons.size(); ++i) {
+      const auto& re = r.verdict.reasons[i];
+      o << "  " << i + 1 << ". [" << re.category << "] " << one_line(re.message) << "\n";
+      render_causes(o, re, verbose, printed, "the lab's state");
+    }
     return o.str();
   }
   o << "steps:\n";
