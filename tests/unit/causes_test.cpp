@@ -321,3 +321,31 @@ TEST(Causes, AttachToTheReasonsThatNameTheirNodes) {
 }
 
 }  // namespace
+
+// A lost prefix's reason names the nodes that lost it; the node it belongs to is in the diff's
+// words behind it (Reason::context): a cause about that node is attached there too, so the
+// first reason of a filtered loopback has its cause, not "none of twin's rules matches".
+TEST(Causes, ACauseGoesToTheReasonOfThePrefixesOfItsNode) {
+  twin::replay::Verdict v;
+  twin::replay::Reason lost;
+  lost.category = "prefix-lost";
+  lost.message = "prefixes lost: 1 (leaf1 10.255.0.11/32 (8 next hops -> missing))";
+  lost.subjects = {"leaf1 10.255.0.11/32 (8 next hops -> missing)"};
+  lost.context = {"leaf1 lost the route to 10.255.0.11/32 (loopback of leaf3)"};
+  v.reasons.push_back(lost);
+  twin::replay::Reason other = lost;
+  other.message = "prefixes lost: 1 (leaf1 10.255.0.12/32 (8 next hops -> missing))";
+  other.context = {"leaf1 lost the route to 10.255.0.12/32 (loopback of leaf4)"};
+  v.reasons.push_back(other);
+  twin::replay::Reason failed;
+  failed.category = "validator-failed";
+  failed.message = "bgp.1 prefixes-received failed on 1 subject";
+  failed.subjects = {"spine1 swp3 ipv4: Established but nothing received from leaf3 (filtered?)"};
+  v.reasons.push_back(failed);
+  twin::replay::attach_causes(v, {{"policy-denies-all", "leaf3: prefix-list NOTHING denies every "
+                                                        "route", {}, {"leaf3"}}});
+  ASSERT_EQ(v.reasons[0].causes.size(), 1u);
+  EXPECT_EQ(v.reasons[0].causes[0].rule, "policy-denies-all");
+  EXPECT_TRUE(v.reasons[1].causes.empty());
+  EXPECT_EQ(v.reasons[2].causes.size(), 1u);
+}

@@ -676,6 +676,7 @@ void attach_causes(Verdict& v, const std::vector<Cause>& causes) {
       for (const auto& n : c.nodes) {
         named |= names_node(r.message, n);
         for (const auto& s : r.subjects) named |= names_node(s, n);
+        for (const auto& s : r.context) named |= names_node(s, n);
       }
       if (named) {
         r.causes.push_back(c);

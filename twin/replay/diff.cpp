@@ -547,20 +547,22 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
                            "step '" + s.name + "' (" + s.kind + ") failed: " + s.detail,
                            {s.name}});
   for (const auto& c : kLossCategories) {
-    std::vector<std::string> subjects;
+    std::vector<std::string> subjects, context;
     if (std::string(c.name) == "prefix-gained") {
       subjects = gained_subjects(diff);
     } else {
       for (const auto& ch : diff.changes)
-        if (ch.category == c.name && !ch.intended)
+        if (ch.category == c.name && !ch.intended) {
           subjects.push_back((ch.subject.rfind(ch.node + " ", 0) == 0 ? "" : ch.node + " ") +
                              ch.subject + " (" + ch.before + " -> " + ch.after + ")");
+          context.push_back(ch.message);
+        }
     }
     if (subjects.empty()) continue;
     v.reasons.push_back({reason_rank(c.name), c.name, "",
                          std::string(c.title) + ": " + std::to_string(subjects.size()) + " (" +
                              list_head(subjects) + ")",
-                         subjects});
+                         subjects, {}, context});
   }
   for (const auto& g : diff.gaps)
     v.reasons.push_back(

@@ -113,6 +113,10 @@ struct Reason {
   std::vector<std::string> subjects;  // every subject ("leaf1 swp1")
   // Likely causes (causes.hpp) of this reason; empty when no rule matched (or none was asked).
   std::vector<Cause> causes;
+  // The diff's own words behind the subjects ("leaf1 lost the route to 10.255.0.11/32 (loopback
+  // of leaf3)"): a cause about leaf3 belongs to this reason though no subject names leaf3.
+  // Matched by attach_causes, never shown.
+  std::vector<std::string> context;
 };
 
 // Every Reason::category, most severe first: the one ranked list (README "Verdict"), which
