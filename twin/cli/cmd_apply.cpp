@@ -2,25 +2,25 @@
 // drill, which watches a lab through the same machinery while it fails one element at a time.
 #include <cmath>
 #include <cstring>
-#include <tuple>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "twin/cli/commands.hpp"
 #include "twin/core/duration.hpp"
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
-#include "twin/state/state.hpp"
 #include "twin/replay/apply.hpp"
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/drill.hpp"
 #include "twin/replay/scenario.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/drill_report.hpp"
-#include "twin/runtime/frr_check.hpp"
 #include "twin/report/report.hpp"
+#include "twin/runtime/frr_check.hpp"
+#include "twin/state/state.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/validator.hpp"
 #include "validators/registry.hpp"
@@ -61,10 +61,6 @@ int check_outputs(const std::string& junit, const std::string& evidence) {
   return 0;
 }
 
-// Loads the change (file or --configs folder) and runs FRR's syntax check on it. Returns the
-// exit code (2) after printing every problem, or 0.
-// A CI job reads its report even when the change never ran: --json prints the problems as a
-// document and --junit gets one error case per problem.
 // With --json, an error that ends the command before it has a report still prints a JSON
 // document on stdout, as input errors do: {"schema_version": 1, "verdict": "error",
 // "exit_code", "error"} (the message also goes to stderr).
@@ -79,6 +75,10 @@ int fail_json(const ApplyOptions& o, const std::string& message, int code) {
   return fail(message, code);
 }
 
+// Loads the change (file or --configs folder) and runs FRR's syntax check on it. Returns the
+// exit code (2) after printing every problem, or 0.
+// A CI job reads its report even when the change never ran: --json prints the problems as a
+// document and --junit gets one error case per problem.
 void emit_input_error(const Diagnostics& diags, const ApplyOptions& o, const std::string& lab) {
   if (o.json) {
     nlohmann::json j = {{"schema_version", 1},
@@ -227,15 +227,17 @@ int run_apply(const ApplyOptions& o) {
     return fail_json(o, "--no-rollback and --revert contradict each other; choose one", 2);
   if (o.dry_run && (o.json || !o.junit.empty() || !o.evidence.empty() || o.per_step ||
                     o.no_rollback || o.revert || o.restart_check))
-    return fail_json(o, 
+    return fail_json(
+        o,
         "--dry-run prints the plan of the change as text and applies nothing; "
         "--json, --junit, --evidence, --per-step, --no-rollback, --revert and --restart-check "
         "are for a real run",
         2);
   if (o.change.empty() == o.configs.empty())
-    return fail_json(o, o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
-                                 : "give a change set file or --configs DIR, not both",
-                2);
+    return fail_json(o,
+                     o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
+                                      : "give a change set file or --configs DIR, not both",
+                     2);
   std::string problem;
   auto outage = outage_options(o, "", &problem);
   if (!outage) return fail_json(o, problem, 2);
@@ -264,12 +266,14 @@ int run_scenario(const RunOptions& ro) {
   const ApplyOptions& o = ro.apply;
   if (o.no_rollback && o.revert)
     return fail_json(o, "--no-rollback and --revert contradict each other; choose one", 2);
-  if (o.dry_run) return fail_json(o, "twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
+  if (o.dry_run)
+    return fail_json(o, "twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
   if (!ro.name.empty() && !topology::valid_lab_name(ro.name))
-    return fail_json(o, "invalid lab name '" + ro.name + "' (--name); expected 1-" +
-                    std::to_string(topology::kMaxLabName) +
-                    " of A-Z a-z 0-9 _ - starting with a letter or digit",
-                2);
+    return fail_json(o,
+                     "invalid lab name '" + ro.name + "' (--name); expected 1-" +
+                         std::to_string(topology::kMaxLabName) +
+                         " of A-Z a-z 0-9 _ - starting with a letter or digit",
+                     2);
   Diagnostics diags;
   auto sc = replay::load_scenario(ro.scenario, diags);
   std::optional<topology::Topology> topo;
@@ -334,9 +338,9 @@ int run_scenario(const RunOptions& ro) {
     messages.push_back(reason.message);
     for (const auto& c : reason.causes) messages.push_back("likely cause: " + c.text);
   }
-  bool met = has_expect && replay::meets(sc->expect, verdict, first ? first->category : "",
-                                         first ? first->message : "", r->first_failing_step, &why,
-                                         messages);
+  bool met = has_expect &&
+             replay::meets(sc->expect, verdict, first ? first->category : "",
+                           first ? first->message : "", r->first_failing_step, &why, messages);
   code = r->exit_code();
   // The scenario states what the gate must decide: its exit code is whether it did.
   if (has_expect && code != 4 && code != 3) code = met ? 0 : 1;
@@ -357,9 +361,10 @@ int run_scenario(const RunOptions& ro) {
 int run_drill(const DrillOptions& o) {
   if (!std::isfinite(o.converge_timeout_s) || o.converge_timeout_s < 1 ||
       o.converge_timeout_s > 600)
-    return fail("--converge-timeout: expected 1 to 600 seconds (a failure and a restore each "
-                "settle within it)",
-                2);
+    return fail(
+        "--converge-timeout: expected 1 to 600 seconds (a failure and a restore each "
+        "settle within it)",
+        2);
   for (const auto& [given, value, flag] :
        {std::tuple{o.links_given, o.links, "--links"}, {o.nodes_given, o.nodes, "--nodes"}})
     if (given && trim(value).empty())
