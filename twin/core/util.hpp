@@ -36,10 +36,15 @@ extern std::atomic<int> g_interrupt_count;
 // caller knows afterwards. One at a time (not nestable).
 extern std::atomic<int> g_second_interrupt_base;  // g_interrupt_count when raised; -1: none
 struct SecondInterruptShield {
-  SecondInterruptShield() { g_second_interrupt_base = g_interrupt_count.load(); }
+  SecondInterruptShield() { g_second_interrupt_base = base_; }
   ~SecondInterruptShield() { g_second_interrupt_base = -1; }
+  // Signals received since the shield was raised (2 or more: programs were stopped).
+  int signals() const { return g_interrupt_count.load() - base_; }
   SecondInterruptShield(const SecondInterruptShield&) = delete;
   SecondInterruptShield& operator=(const SecondInterruptShield&) = delete;
+
+ private:
+  const int base_ = g_interrupt_count.load();
 };
 // Whether a running program should be stopped: interrupted, and no shield holds it.
 inline bool cancel_requested() {

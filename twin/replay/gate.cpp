@@ -740,7 +740,7 @@ Result<ApplyResult> Gate::run() {
     res_.rolled_back = true;
     std::string d;
     Result<void> r;
-    const int signals_before = g_interrupt_count.load();
+    bool twice = false;  // a second signal stopped the rollback
     {
       // One SIGINT/SIGTERM does not stop a rollback half-way (a second does): it is finished,
       // then reported as an interrupted change that was rolled back.
@@ -751,9 +751,9 @@ Result<ApplyResult> Gate::run() {
       if (!saved_.empty())
         if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
           d += "; startup config not restored: " + problems;
+      twice = hold.signals() >= 2;
     }
     if (interrupted()) {
-      bool twice = g_interrupt_count.load() - signals_before >= 2;
       if (r && !twice)
         return Error{ErrorKind::kInterrupted,
                      "interrupted while rolling back; the change was rolled back (" + d + ")" +
