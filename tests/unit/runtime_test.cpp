@@ -359,6 +359,26 @@ TEST(FrrReload, FailureMessageHasNoTerminalColourCodes) {
             "node leaf3: frr-reload.py exit 1: 2026-12-04 ERROR: Create the bgp interface first");
 }
 
+// A first pass can exit 1 on a line that needed another applied first, yet leave the node as
+// the file says: a second pass, with nothing left to apply, succeeds. A test run is not redone.
+TEST(FrrReload, AFailedPassIsRunOnceMore) {
+  struct FirstFails final : twin::proc::ProcessRunner {
+    int runs = 0;
+    twin::Result<twin::proc::Output> run(const twin::proc::Command&) override {
+      twin::proc::Output o;
+      o.exit_code = runs++ == 0 ? 1 : 0;
+      return o;
+    }
+  } runner;
+  twin::plan::Node n;
+  n.name = "leaf3";
+  EXPECT_TRUE(twin::runtime::frr_reload(runner, n, "/nonexistent/leaf3.conf", false));
+  EXPECT_EQ(runner.runs, 2);
+  runner.runs = 0;
+  EXPECT_FALSE(twin::runtime::frr_reload(runner, n, "/nonexistent/leaf3.conf", true));
+  EXPECT_EQ(runner.runs, 1);
+}
+
 // vtysh -f writes a daemon's "% ..." explanation to stdout and its "line N:" note to stderr; both
 // go to one file in the order written, so each explanation is told with its own line.
 TEST(VtyshApply, EachRefusalIsToldAtItsOwnLine) {

@@ -339,13 +339,7 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   std::vector<std::optional<Error>> errs(nodes.size());
   parallel_for(nodes.size(), opts_.parallel, [&](size_t i) {
     const auto& path = snapshot_paths_.at(nodes[i]->name);
-    const auto& drv = env_.drivers(*nodes[i]);
-    auto r = drv.reload_config(*nodes[i], path, false, nullptr, runner_);
-    // frr-reload.py can exit non-zero on a pass whose lines partly needed others applied
-    // first ("Create the bgp interface first") and still have restored the node; a second run
-    // applies what is left and, with nothing left, succeeds (and soft-clears).
-    if (!r && !cancel_requested())
-      r = drv.reload_config(*nodes[i], path, false, nullptr, runner_);
+    auto r = env_.drivers(*nodes[i]).reload_config(*nodes[i], path, false, nullptr, runner_);
     if (!r) errs[i] = r.error();
   });
   for (const auto& e : errs)

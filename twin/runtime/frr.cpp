@@ -153,6 +153,10 @@ Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& n,
                   std::chrono::seconds(120)};
   c.hostname = n.name;  // vtysh shows its host's name as `hostname`: make it the node's
   auto r = runner.run(c);
+  // frr-reload.py can exit non-zero on a pass whose lines partly needed others applied first
+  // ("Create the bgp interface first") and still leave the node as the file says; a second run
+  // applies what is left and, with nothing left, succeeds. A line FRR refuses fails both.
+  if (!test && r && r->exit_code != 0 && !cancel_requested()) r = runner.run(c);
   if (!r) return r.error().with_context("node " + n.name + ": frr-reload.py");
   if (out) *out = r->out;
   if (r->exit_code != 0) {
