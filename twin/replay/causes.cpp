@@ -168,15 +168,21 @@ void bgp_notifications(const plan::Plan& plan, const CauseFacts& facts, std::vec
 // ---- policy-undefined, policy-denies-all, both-passive (from the running config)
 
 struct Policy {
-  std::set<std::string> route_maps, prefix_lists, prefix_lists6, as_path_lists;
-  std::map<std::string, bool> route_map_permits;  // name -> has a permit entry
-  std::map<std::string, bool> prefix_list_permits, prefix_list6_permits;  // the same
+  // What is defined, by kind: name -> whether any of its entries permits.
+  std::map<std::string, bool> route_maps, prefix_lists, prefix_lists6, as_path_lists;
   // (neighbor, what, name, direction, line)
   struct Use {
     std::string neighbor, what, name, direction;
     bool ipv6 = false;  // used in an IPv6 address family: a prefix-list must be an ipv6 one
   };
   std::vector<Use> uses;
+  // The definitions a use can name. A prefix-list is per family: `ip prefix-list` filters IPv4
+  // routes, `ipv6 prefix-list` IPv6 ones (FRR's docs, "IP Prefix List"), whatever the names.
+  const std::map<std::string, bool>& defined_for(const Use& u, bool other_family = false) const {
+    if (u.what == "route-map") return route_maps;
+    if (u.what == "prefix-list") return u.ipv6 != other_family ? prefix_lists6 : prefix_lists;
+    return as_path_lists;
+  }
   std::set<std::string> passive;                       // neighbors or peer-groups
   bool requires_policy = false;                         // `bgp ebgp-requires-policy` (RFC 8212)
   std::map<std::string, std::string> peer_group_of;    // neighbor -> peer-group
@@ -185,9 +191,9 @@ struct Policy {
 Policy parse_policy(const std::string& config) {
   static const std::regex rm_def(R"(^route-map (\S+) (permit|deny) \d+)");
   static const std::regex pl_def(R"(^ip(v6)? prefix-list (\S+) (.*))");
-  static const std::regex pl_permit(R"(^(?:seq \d+ )?permit )");
+  static const std::regex permit(R"(^(?:seq \d+ )?permit )");  // an entry's rest, after the name
   static const std::regex af(R"(^\s*address-family (\S+))");
-  static const std::regex asp_def(R"(^bgp as-path access-list (\S+) )");
+  static const std::regex asp_def(R"(^bgp as-path access-list (\S+) (.*))");
   static const std::regex use(
       R"(^\s*neighbor (\S+) (route-map|prefix-list|filter-list) (\S+) (in|out)\s*$)");
   static const std::regex passive(R"(^\s*neighbor (\S+) passive\s*$)");
@@ -203,14 +209,12 @@ Policy parse_policy(const std::string& config) {
     } else if (line.find("exit-address-family") != std::string::npos || line.rfind("exit", 0) == 0) {
       ipv6 = false;
     } else if (std::regex_search(line, m, rm_def)) {
-      p.route_maps.insert(m[1]);
-      p.route_map_permits[m[1]] |= m[2] == "permit";
+      p.route_maps[m[1]] |= m[2] == "permit";
     } else if (std::regex_search(line, m, pl_def)) {
-      (m[1].matched ? p.prefix_lists6 : p.prefix_lists).insert(m[2]);
-      (m[1].matched ? p.prefix_list6_permits : p.prefix_list_permits)[m[2]] |=
-          std::regex_search(m[3].str(), pl_permit);
+      (m[1].matched ? p.prefix_lists6 : p.prefix_lists)[m[2]] |=
+          std::regex_search(m[3].str(), permit);
     } else if (std::regex_search(line, m, asp_def)) {
-      p.as_path_lists.insert(m[1]);
+      p.as_path_lists[m[1]] |= std::regex_search(m[2].str(), permit);
     } else if (std::regex_match(line, m, use)) {
       p.uses.push_back({m[1], m[2], m[3], m[4], ipv6});
     } else if (std::regex_match(line, m, passive)) {
@@ -225,6 +229,11 @@ Policy parse_policy(const std::string& config) {
 }
 
 std::vector<std::string> names(const std::set<std::string>& s) { return {s.begin(), s.end()}; }
+std::vector<std::string> names(const std::map<std::string, bool>& defined) {
+  std::vector<std::string> out;
+  for (const auto& [name, permits] : defined) out.push_back(name);
+  return out;
+}
 
 void policies(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
   std::map<std::string, Policy> by_node;
@@ -233,19 +242,15 @@ void policies(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause
   for (const auto& [node, p] : by_node) {
     std::set<std::string> seen;
     for (const auto& u : p.uses) {
-      // A prefix-list is per family: `ip prefix-list` filters IPv4 routes, `ipv6 prefix-list`
-      // IPv6 ones (FRR's docs, "IP Prefix List"), whatever the names.
       const bool v6_list = u.what == "prefix-list" && u.ipv6;
-      const std::set<std::string>& defined = u.what == "route-map" ? p.route_maps
-                                             : u.what == "prefix-list"
-                                                 ? (u.ipv6 ? p.prefix_lists6 : p.prefix_lists)
-                                                 : p.as_path_lists;
+      const auto& defined = p.defined_for(u);
       std::string line = "neighbor " + u.neighbor + " " + u.what + " " + u.name + " " + u.direction;
       if (!seen.insert(line + (u.ipv6 ? " 6" : " 4")).second) continue;
-      if (!defined.count(u.name)) {
+      auto def = defined.find(u.name);
+      if (def == defined.end()) {
         // The same name in the other family is the likelier mistake than a typo.
         const bool other_family =
-            u.what == "prefix-list" && (u.ipv6 ? p.prefix_lists : p.prefix_lists6).count(u.name);
+            u.what == "prefix-list" && p.defined_for(u, true).count(u.name);
         std::string hint =
             other_family ? " (`" + std::string(u.ipv6 ? "ip" : "ipv6") + " prefix-list " + u.name +
                                "` exists, but it filters " + (u.ipv6 ? "IPv4" : "IPv6") + " routes)"
@@ -259,11 +264,7 @@ void policies(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause
                         (v6_list ? "ipv6 " : "") + u.what + "s: " +
                         (defined.empty() ? std::string("none") : join_names(names(defined)))},
                        {node}});
-      } else if (u.what != "filter-list" &&
-                 !(u.what == "route-map"  ? p.route_map_permits
-                   : u.ipv6               ? p.prefix_list6_permits
-                                          : p.prefix_list_permits)
-                      .at(u.name)) {
+      } else if (u.what != "filter-list" && !def->second) {
         const std::string kind = v6_list ? "ipv6 prefix-list" : u.what;
         out.push_back({"policy-denies-all",
                        node + ": " + kind + " " + u.name + " (`" + line +
