@@ -157,9 +157,13 @@ TEST(Causes, PrefixListsAreDefinedPerFamily) {
   EXPECT_THAT(deny[1].text, HasSubstr("ipv6 prefix-list NOTHING6"));
   f.nodes["leaf3"].config = "ip prefix-list NOTHING seq 10 permit 10.0.0.0/8 le 32\n" + both;
   EXPECT_EQ(by_rule(twin::replay::likely_causes(clos(), f), "policy-denies-all").size(), 1u);
-  std::string wrong = both;
-  wrong.replace(wrong.find("prefix-list NOTHING6 out"), 24, "prefix-list NOTHING out");
-  f.nodes["leaf3"].config = wrong;
+  // `both` with one use of a list swapped for another name.
+  auto swapped = [&](const std::string& from, const std::string& to) {
+    std::string s = both;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  f.nodes["leaf3"].config = swapped("prefix-list NOTHING6 out", "prefix-list NOTHING out");
   auto c = by_rule(twin::replay::likely_causes(clos(), f), "policy-undefined");
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].text,
@@ -168,9 +172,7 @@ TEST(Causes, PrefixListsAreDefinedPerFamily) {
             "exists, but it filters IPv4 routes)");
   EXPECT_THAT(c[0].evidence[0], HasSubstr("defined ipv6 prefix-lists: NOTHING6"));
   // The name defined for the other family only: that is what is said.
-  std::string v6_in_v4 = both;
-  v6_in_v4.replace(v6_in_v4.find("prefix-list NOTHING out"), 23, "prefix-list NOTHING6 out");
-  f.nodes["leaf3"].config = v6_in_v4;
+  f.nodes["leaf3"].config = swapped("prefix-list NOTHING out", "prefix-list NOTHING6 out");
   c = by_rule(twin::replay::likely_causes(clos(), f), "policy-undefined");
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].text,

@@ -429,12 +429,19 @@ TEST(ReportJson, WrittenOneResultAtATimeIsTheDumpByteForByte) {
 // A change's report holds several validations (baseline, after, per step, restart check,
 // rollback): streamed into the document, it must be apply_to_json's dump byte for byte, at
 // every indentation and with a scenario's keys added.
-TEST(ReportJson, ApplyReportStreamedIsTheDumpByteForByte) {
+// A change's result on lab1 at `stage`, its baseline the sample report.
+twin::replay::ApplyResult sample_apply(const std::string& stage) {
   twin::replay::ApplyResult r;
   r.lab = "lab1";
-  r.change_name = "drain \"spine2\"";
-  r.stage = "applied";
+  r.change_name = "drain";
+  r.stage = stage;
   r.baseline.report = sample();
+  return r;
+}
+
+TEST(ReportJson, ApplyReportStreamedIsTheDumpByteForByte) {
+  twin::replay::ApplyResult r = sample_apply("applied");
+  r.change_name = "drain \"spine2\"";
   r.after.emplace();
   r.after->report = sample();
   r.after->report.results[1].observed = std::string("Act\xFFive \"twin-report:0\"\n");
@@ -466,11 +473,7 @@ TEST(ReportJson, ApplyReportStreamedIsTheDumpByteForByte) {
 // A baseline that fails stops the gate before the change (exit 4): the text names what was
 // already wrong and its likely cause, as the JSON report does.
 TEST(ApplyText, AFailedBaselineListsItsReasonsAndCauses) {
-  twin::replay::ApplyResult r;
-  r.lab = "lab1";
-  r.change_name = "drain";
-  r.stage = "baseline-failed";
-  r.baseline.report = sample();
+  twin::replay::ApplyResult r = sample_apply("baseline-failed");
   twin::replay::Reason re;
   re.category = "validator-failed";
   re.message = "bgp.1 prefixes-received failed on 2 subjects";
