@@ -92,6 +92,9 @@ struct FakeNetwork {
   bool down_breaks = false;
   // A further condition for `bad`, evaluated under the lock (may read the fields above).
   std::function<bool()> also_bad;
+  // While it holds (evaluated under the lock), bgpd still has work: every node's summary shows a
+  // message in its first peer's output queue (replay::frr_busy), as FRR does while it converges.
+  std::function<bool()> busy;
   bool fail_reload = false;                          // restoring a snapshot fails
   std::function<void(const std::string&)> on_apply;  // called after each apply (may be empty)
   // Called as each reload starts (may be empty); a reload, like the program it stands for,
@@ -110,6 +113,10 @@ struct FakeNetwork {
     for (const auto& n : restarted)
       if (auto a = applied.find(n); a != applied.end()) after_restart.insert(*a);
     return latent(after_restart);
+  }
+  bool is_busy() const {
+    std::lock_guard lk(mu);
+    return busy && busy();
   }
   const twin::replay::NodeObservation* observation(const std::string& node) const {
     const auto& m = shows_bad() ? bad : good;
@@ -187,7 +194,11 @@ class FakeDriver final : public twin::drivers::NodeDriver {
     if (how) *how = "fake";
     const auto* o = net_.observation(node.name);
     if (!o) return twin::harness_error("not recorded");
-    return o->bgp_summary;
+    if (!o->bgp_summary || !net_.is_busy()) return o->bgp_summary;
+    nlohmann::json sum = *o->bgp_summary;
+    for (auto& [af, s] : sum.items())
+      if (s.contains("peers") && !s["peers"].empty()) s["peers"].begin().value()["outq"] = 1;
+    return twin::ok(std::move(sum));
   }
   std::vector<twin::runtime::PingResult> ping(
       const twin::plan::Node&, const std::vector<twin::runtime::PingRequest>& reqs) const override {

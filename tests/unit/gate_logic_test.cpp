@@ -17,6 +17,7 @@
 #include "twin/replay/gate.hpp"
 #include "twin/replay/intent.hpp"
 #include "twin/replay/steps.hpp"
+#include "twin/replay/watch.hpp"
 
 namespace {
 
@@ -137,8 +138,9 @@ TEST(GateLogic, ApprovesAChangeWhoseLossesAreIntendedAndSavesTheIntent) {
   EXPECT_EQ(h.count("reload spine2"), 0);
   // Every FRR node's configuration was snapshotted before the change.
   EXPECT_EQ(r->config_before.size(), 6u);
-  // The settle loop waited on the clock seam, not on the wall clock.
-  EXPECT_GE(h.time.slept(), std::chrono::milliseconds(1000));
+  // The settle loop waited on the clock seam, not on the wall clock, at least as long as FRR's
+  // idle evidence must hold.
+  EXPECT_GE(h.time.slept(), twin::replay::kAtTargetHold);
 }
 
 // A first static route on a node without staticd: the daemon is started before the lines (a
@@ -308,9 +310,19 @@ TEST(GateLogic, TheRestartCheckRejectsALatentSettingAndRestoresTheStartupConfig)
   h.net.broken = [](const auto&) { return false; };            // fine while running
   h.net.latent = [](const auto& a) { return a.count("leaf1") > 0; };  // broken once restarted
   h.opts.restart_check = true;
+  std::vector<std::string> said;
+  h.opts.progress = [&](const std::string& s) { said.push_back(s); };
   auto r = h.run(leaf_steps(1, {}));
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  // Short of the approved state with FRR idle: nothing in flight would bring it back, so
+  // settling ends there instead of at the convergence timeout.
+  auto settled = std::find_if(said.begin(), said.end(), [](const std::string& s) {
+    return s.rfind("restart check: 3 daemon(s) started; settling: ", 0) == 0;
+  });
+  ASSERT_NE(settled, said.end()) << ::testing::PrintToString(said);
+  EXPECT_THAT(*settled, HasSubstr("not back at the expected state"));
+  EXPECT_LT(std::stoi(settled->substr(settled->find("after ") + 6)), 1000) << *settled;
   ASSERT_EQ(r->verdict.reasons.size(), 1u);
   const auto& reason = r->verdict.reasons[0];
   EXPECT_EQ(reason.category, "restart-divergence");
@@ -859,10 +871,12 @@ TEST(GateLogic, ConfigsAfterTheChangeAreReadOnlyFromTheNodesItWorkedOn) {
 
 // A rollback's settling ends once the lab shows exactly the baseline for two observations:
 // the network moved there from the rejected state, and anything still in flight would move it
-// away. Settling after the change, toward a state nobody knows, still waits the quiet period.
+// away. Settling after the change, toward a state nobody knows, still waits the quiet period
+// while FRR shows work in flight.
 TEST(GateLogic, RollbackSettlesOnceExactlyBackAtTheBaseline) {
   Harness h;
   load_case(h.net, "withdraw-loopback");
+  h.net.busy = [] { return true; };
   std::vector<std::string> said;
   h.opts.progress = [&](const std::string& s) { said.push_back(s); };
   auto r = h.run(recorded_change("withdraw-loopback"));
@@ -881,4 +895,35 @@ TEST(GateLogic, RollbackSettlesOnceExactlyBackAtTheBaseline) {
   EXPECT_LT(ms_of(settles[1]), 1000) << settles[1];
   EXPECT_GE(ms_of(settles[1]), 200) << settles[1];  // held for kAtTargetHold
   EXPECT_THAT(settles[1], HasSubstr("back at the expected state"));
+}
+
+// Where FRR shows nothing in flight — every session Established or down because an end is
+// shut, no message queued, no BGP table moving — settling after the change ends once that held
+// for kAtTargetHold. A change that sets an advertisement-interval (UPDATEs wait for that timer,
+// which FRR's summary does not show) waits the quiet period.
+TEST(GateLogic, SettlingEndsOnFrrsEvidenceThatNothingIsInFlight) {
+  auto first_settle = [](const ChangeSet& cs) {
+    Harness h;
+    load_case(h.net, "withdraw-loopback");
+    std::vector<std::string> said;
+    h.opts.progress = [&](const std::string& s) { said.push_back(s); };
+    auto r = h.run(cs);
+    EXPECT_TRUE(r) << r.error().message;
+    for (const auto& s : said)
+      if (s.rfind("settling: ", 0) == 0) return s;
+    return std::string("no settling");
+  };
+  auto ms_of = [](const std::string& s) { return std::stoi(s.substr(s.find("after ") + 6)); };
+  std::string idle = first_settle(recorded_change("withdraw-loopback"));
+  EXPECT_THAT(idle, HasSubstr("FRR idle"));
+  EXPECT_GE(ms_of(idle), 200) << idle;
+  EXPECT_LT(ms_of(idle), 1000) << idle;
+  ChangeSet mrai = recorded_change("withdraw-loopback");
+  mrai.steps[0].frr().remove.clear();
+  mrai.steps[0].frr().add =
+      "router bgp 65101\n neighbor fabric advertisement-interval 1\n address-family ipv4 unicast\n"
+      "  no network 10.255.1.1/32\n";
+  std::string timed = first_settle(mrai);
+  EXPECT_THAT(timed, Not(HasSubstr("FRR idle")));
+  EXPECT_GE(ms_of(timed), 1000) << timed;
 }

@@ -172,3 +172,75 @@ TEST(SilentSessions, MinuteLongTimersAreNotWaitedFor) {
   j["swp1"]["bgpTimerHoldTimeMsecs"] = 180000;
   EXPECT_TRUE(twin::replay::silent_sessions(j, 4000).empty());
 }
+
+// Settling on FRR's evidence that nothing is in flight (replay::frr_busy), on the recorded
+// drain of spine2 (FRR 8.4): the leaves' sessions toward spine2 sit in Active, spine2's own in
+// Idle (Admin).
+
+namespace {
+std::map<std::string, twin::replay::NodeObservation> drained() {
+  return twin_test::load_observations(kGate + "/drain-spine2/after.observe.jsonl");
+}
+// Sets `key` of peer `peer` in every family of `node`'s recorded summary.
+void set_peer(std::map<std::string, twin::replay::NodeObservation>& obs, const std::string& node,
+              const std::string& peer, const std::string& key, const nlohmann::json& value) {
+  for (auto& [af, sum] : obs.at(node).bgp_summary->items())
+    if (sum.contains("peers") && sum["peers"].contains(peer)) sum["peers"][peer][key] = value;
+}
+}  // namespace
+
+TEST(IdleEvidence, SessionsDownBecauseTheirOtherEndIsShutAreSettled) {
+  auto s = twin::replay::state_from_observations(drained());
+  ASSERT_EQ(s.sessions.at("leaf1 swp2").state, "Active");
+  EXPECT_TRUE(s.sessions.at("spine2 swp1").admin);
+  EXPECT_FALSE(s.sessions.at("leaf1 swp2").admin);
+  EXPECT_EQ(twin::replay::frr_busy(s, clos()), "");
+  // The tables' versions, every family FRR reports.
+  EXPECT_EQ(s.bgp_tables.at("leaf1"), "ipv4Unicast 15 ipv6Unicast 13 ");
+}
+
+TEST(IdleEvidence, ASessionThatMayStillComeUpOrAQueuedMessageIsWorkInFlight) {
+  auto obs = drained();
+  // spine2 no longer shut: leaf1's session toward it may come up when a timer fires.
+  for (const char* p : {"swp1", "swp2", "swp3", "swp4"}) set_peer(obs, "spine2", p, "peerState", "OK");
+  EXPECT_EQ(twin::replay::frr_busy(twin::replay::state_from_observations(obs), clos()),
+            "leaf1 swp2: Active");
+  obs = drained();
+  set_peer(obs, "leaf3", "swp1", "outq", 2);
+  set_peer(obs, "leaf3", "swp1", "inq", 1);
+  // Both families' queues of the session add up.
+  EXPECT_EQ(twin::replay::frr_busy(twin::replay::state_from_observations(obs), clos()),
+            "leaf3 swp1: 6 BGP messages queued");
+  obs = drained();
+  obs.at("leaf2").routes4 = twin::harness_error("timed out");
+  EXPECT_THAT(twin::replay::frr_busy(twin::replay::state_from_observations(obs), clos()),
+              HasSubstr("no data: leaf2: routes: timed out"));
+}
+
+TEST(IdleEvidence, ANumberedSessionsOtherEndIsFoundThroughTheExpectedSessions) {
+  twin::plan::Plan p;
+  p.nodes.resize(2);
+  p.nodes[0].name = "a";
+  p.nodes[1].name = "b";
+  p.sessions = {{"a", "", "b", "10.0.0.2"}, {"b", "", "a", "10.0.0.1"}};
+  twin::replay::NetState s;
+  s.sessions["a 10.0.0.2"].state = "Connect";
+  s.sessions["b 10.0.0.1"].state = "Idle (Admin)";
+  s.sessions["b 10.0.0.1"].admin = true;
+  EXPECT_EQ(twin::replay::frr_busy(s, p), "");
+  s.sessions["b 10.0.0.1"].admin = false;
+  EXPECT_EQ(twin::replay::frr_busy(s, p), "a 10.0.0.2: Connect");
+}
+
+TEST(IdleEvidence, LabsWithTimersTheEvidenceDoesNotSeeWaitTheQuietPeriod) {
+  EXPECT_EQ(twin::replay::idle_evidence_blocked(clos()), "");
+  auto p = clos();
+  p.find("leaf2")->daemons.push_back("bfdd");
+  EXPECT_EQ(twin::replay::idle_evidence_blocked(p), "bfdd runs on leaf2");
+  p = clos();
+  p.find("leaf3")->frr_config += "router bgp 65103\n neighbor fabric advertisement-interval 2\n";
+  EXPECT_EQ(twin::replay::idle_evidence_blocked(p), "leaf3's config sets an advertisement-interval");
+  p = clos();
+  p.find("spine1")->backend = twin::topology::Backend::kLibvirt;
+  EXPECT_EQ(twin::replay::idle_evidence_blocked(p), "spine1 is a VM");
+}

@@ -148,8 +148,15 @@ NetState state_from_observations(const std::map<std::string, NodeObservation>& o
           if (so.state.empty() || state == "Established") so.state = state;
           long pfx = peer.value("pfxRcd", -1L);
           (std::string(af) == "ipv4Unicast" ? so.pfx_v4 : so.pfx_v6) = pfx;
+          so.admin |= peer.value("peerState", "") == "Admin";
+          so.queued += peer.value("inq", 0L) + peer.value("outq", 0L);
         }
       }
+      // Every family's table (EVPN's too), by FRR's name for it.
+      std::string& tables = s.bgp_tables[node];
+      for (const auto& [af, sum] : o.bgp_summary->items())
+        if (sum.is_object() && sum.contains("tableVersion") && sum["tableVersion"].is_number())
+          tables += af + " " + std::to_string(sum["tableVersion"].get<long long>()) + " ";
     } else if (!o.bgp_summary) {
       s.gaps.push_back(node + ": bgp: " + o.bgp_summary.error().message);
     }

@@ -19,6 +19,11 @@ struct SessionObs {
   std::string state;  // FRR's state ("Established", "Active", "Idle (Admin)" ...)
   long pfx_v4 = -1;   // prefixes received per family; -1 when the family is not active
   long pfx_v6 = -1;
+  // Settling evidence (LabWatch::settle), not kept in a Reference: shut down on this end
+  // (`neighbor ... shutdown`, `bgp shutdown`: FRR's peerState "Admin"), and BGP messages still
+  // queued to or from the peer (inq + outq).
+  bool admin = false;
+  long queued = 0;
 };
 
 // One observation of the lab. Keys: sessions "node neighbor" (neighbor = interface for BGP
@@ -35,6 +40,10 @@ struct NetState {
   std::map<std::string, bool> admin_up;
   std::set<std::string> reachable, unreachable;
   std::vector<std::string> gaps;  // nodes or probes that returned no data ("leaf1: bgp: ...")
+  // node -> its BGP tables' versions ("ipv4Unicast 12 ipv6Unicast 12 "): FRR bumps a table's
+  // version on every change it processes in it, so equal versions mean no BGP work done in
+  // between. Settling evidence, not kept in a Reference.
+  std::map<std::string, std::string> bgp_tables;
 };
 
 // Raw per-node observations (observation.hpp: it needs the full nlohmann/json.hpp).

@@ -73,7 +73,8 @@ class Gate {
         env_(env),
         runner_(env.runner),
         time_(env.time),
-        watch_(env, opts.parallel, opts.converge_timeout, opts.progress) {}
+        watch_(env, opts.parallel, opts.converge_timeout, opts.progress),
+        sets_mrai_(sets_advertisement_interval(cs)) {}
 
   Result<ApplyResult> run();
   Result<Injected> inject();
@@ -109,10 +110,24 @@ class Gate {
     o.floor = floor;
     o.target = target;
     o.moved_from = moved_from;
+    o.evidence = !sets_mrai_;
     if (t) o.unsettled = silent_check(plan, *t);
     return watch_.settle(plan, o).text;
   }
   std::function<bool()> silent_check(const plan::Plan& plan, const Touched& t);
+  // An FRR step's lines set an advertisement-interval: UPDATEs then wait for that timer, which
+  // FRR's idle evidence does not show, so settling waits out the quiet period (SettleOptions).
+  static bool sets_advertisement_interval(const ChangeSet& cs) {
+    for (const auto& st : cs.steps) {
+      if (st.kind() != StepKind::kFrr) continue;
+      const FrrStep& f = st.frr();
+      std::string text = f.add;
+      if (!f.replace.empty())
+        if (auto r = read_file(f.replace)) text += *r;
+      if (text.find("advertisement-interval") != std::string::npos) return true;
+    }
+    return false;
+  }
   Clock::time_point steps_started_{};  // when the latest step began to be applied
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
@@ -155,6 +170,7 @@ class Gate {
   std::set<std::string> saved_;  // nodes whose startup config was overwritten by this run
   std::string work_dir_;
   LabWatch watch_;
+  const bool sets_mrai_;  // sets_advertisement_interval
 };
 
 std::vector<std::pair<const plan::Node*, Result<std::string>>> Gate::running_configs(

@@ -38,6 +38,48 @@ std::string fingerprint(const NetState& s) {
   return f;
 }
 
+std::string frr_busy(const NetState& s, const plan::Plan& plan) {
+  if (!s.gaps.empty()) return "no data: " + s.gaps.front();
+  // A session's other end: through the link for an unnumbered one, through the expected
+  // sessions for a numbered one.
+  auto admin_at = [&](const std::string& node, const std::string& key) {
+    auto it = s.sessions.find(node + " " + key);
+    return it != s.sessions.end() && it->second.admin;
+  };
+  auto peer_shut = [&](const std::string& node, const std::string& key) {
+    if (const plan::Node* n = plan.find(node))
+      for (const auto& i : n->interfaces)
+        if (i.name == key && !i.peer_node.empty()) return admin_at(i.peer_node, i.peer_interface);
+    for (const auto& e : plan.sessions) {
+      if (e.node != node || e.key() != key) continue;
+      for (const auto& back : plan.sessions)
+        if (back.node == e.peer_node && back.peer_node == node && admin_at(back.node, back.key()))
+          return true;
+    }
+    return false;
+  };
+  for (const auto& [k, v] : s.sessions) {
+    if (v.queued > 0) return k + ": " + std::to_string(v.queued) + " BGP messages queued";
+    if (v.state == "Established" || v.admin) continue;
+    auto sp = k.find(' ');
+    if (sp == std::string::npos || !peer_shut(k.substr(0, sp), k.substr(sp + 1)))
+      return k + ": " + v.state;
+  }
+  return "";
+}
+
+std::string idle_evidence_blocked(const plan::Plan& plan) {
+  for (const auto& n : plan.nodes) {
+    if (n.kind != topology::NodeKind::kFrr) continue;
+    if (n.backend != topology::Backend::kNetns) return n.name + " is a VM";
+    for (const auto& d : n.daemons)
+      if (d != "zebra" && d != "bgpd" && d != "staticd") return d + " runs on " + n.name;
+    if (n.frr_config.find("advertisement-interval") != std::string::npos)
+      return n.name + "'s config sets an advertisement-interval";
+  }
+  return "";
+}
+
 bool restores(const NetState& now, const NetState& base) {
   for (const auto& [k, v] : base.sessions) {
     if (v.state != "Established") continue;
@@ -133,9 +175,19 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
     longest_observation = std::max(longest_observation, time.ms_since(a));
     return s;
   };
-  std::string last = fingerprint(look());
+  // The BGP tables' versions beside the fingerprint: work FRR did that no route shows (yet).
+  auto work_of = [](const NetState& s) {
+    std::string w;
+    for (const auto& [node, t] : s.bgp_tables) w += node + " " + t + ";";
+    return w;
+  };
+  NetState first = look();
+  std::string last = fingerprint(first);
+  std::string last_work = work_of(first);
   // The first observation may already show the new state: it counts from when it was taken.
   auto last_change = time.now();
+  auto last_work_change = last_change;
+  const std::string blocked = o.evidence ? idle_evidence_blocked(plan) : "not asked for";
   auto ms = [&](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
@@ -159,16 +211,30 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
       last_change = time.now();
       ++out.changes;
     }
+    if (std::string w = work_of(now); w != last_work) {
+      last_work = std::move(w);
+      last_work_change = time.now();
+    }
     bool at_target = o.target && cur == target_print && (out.changes > 0 || moved_from_elsewhere);
-    auto hold = at_target ? std::min(quiet_period_, kAtTargetHold) : quiet_period_;
+    // FRR shows nothing in flight, and its tables have not moved for as long as a state at its
+    // target must hold.
+    bool idle = !at_target && blocked.empty() && time.now() - last_work_change >= kAtTargetHold &&
+                frr_busy(now, plan).empty();
+    auto hold = at_target || idle ? std::min(quiet_period_, kAtTargetHold) : quiet_period_;
     bool held = time.now() - last_change >= hold && time.now() - t0 >= o.floor.ms;
     bool back = !o.target || restores(now, *o.target);
-    bool silent = held && back && o.unsettled && o.unsettled();
-    if (held && back && !silent)
+    // Short of the target with nothing in flight: nothing is left that would bring it back.
+    bool short_of_target = !back && idle && held;
+    bool silent = held && (back || short_of_target) && o.unsettled && o.unsettled();
+    if (held && (back || short_of_target) && !silent)
       return finish(
           true, "quiet after " + std::to_string(static_cast<int>(time.ms_since(t0))) + " ms (" +
                     std::to_string(out.changes) + " change" + (out.changes == 1 ? "" : "s") +
                     " seen" + (at_target ? ", back at the expected state" : "") +
+                    (idle && hold < quiet_period_
+                         ? ", FRR idle: every session settled, nothing queued"
+                         : std::string()) +
+                    (short_of_target ? ", not back at the expected state" : "") +
                     (o.floor.ms.count() > 0
                          ? ", held at least " + seconds_text(o.floor.ms) + ": " + o.floor.why
                          : std::string()) +

@@ -50,6 +50,10 @@ struct SettleOptions {
   // Asked once the state has held still: true keeps waiting (BGP sessions gone silent that
   // still show Established: silent_sessions).
   std::function<bool()> unsettled;
+  // Whether FRR's own evidence that nothing is in flight may end the wait after kAtTargetHold
+  // instead of the quiet period (frr_busy, idle_evidence_blocked). Off when a change brings a
+  // timer that evidence cannot see (an `advertisement-interval` in its lines).
+  bool evidence = true;
 };
 
 // How long a state exactly equal to a restore's target must hold (two observations 200 ms
@@ -72,9 +76,12 @@ class LabWatch {
 
   // Waits until the network is quiet — which sessions are Established and every FIB's routes
   // with their next-hop counts unchanged for the quiet period (1 s), polled every `o.poll` —
-  // and at least `o.floor` has passed. With `o.target`, quiet counts only once the target's
+  // and at least `o.floor` has passed. Where FRR itself shows that nothing is in flight (every
+  // session settled, no message queued, no BGP table changed: frr_busy) for kAtTargetHold, that
+  // is enough (o.evidence; not on labs idle_evidence_blocked names). With `o.target`, quiet counts only once the target's
   // sessions and routes are back (OSPF can sit still for seconds before its routes come back),
-  // or the convergence timeout passes; a state equal to the target holds for kAtTargetHold
+  // or FRR's evidence shows nothing in flight that could bring them back, or the convergence
+  // timeout passes; a state equal to the target holds for kAtTargetHold
   // only (SettleOptions::moved_from).
   Settled settle(const plan::Plan& plan, const SettleOptions& o = {});
 
@@ -127,6 +134,21 @@ std::string fingerprint(const NetState& s);
 // healthy session is heard within one keepalive interval (3 s by those defaults); sessions
 // with a keepalive over 10 s (FRR's traditional 60 s, hold 180 s) are not waited for. Pure.
 std::vector<std::string> silent_sessions(const nlohmann::json& neighbors, double since_change_ms);
+
+// Why FRR may still have work in flight that `s` does not show yet, "" when nothing can be:
+// a BGP session neither Established nor down for good — shut down at either end (FRR's
+// peerState "Admin" here, or at its peer found through `plan`'s links and sessions) — whose
+// start, connect or hold timers may still change it; a message queued to or from a peer; a node
+// that returned no data. Together with BGP tables whose versions do not move (FRR bumps a
+// table's version on every change it processes) and an unchanged FIB, nothing is left to
+// arrive: with FRR's eBGP and iBGP advertisement interval of 0 (bgpd.h,
+// BGP_DEFAULT_*_ROUTEADV), an UPDATE is sent as soon as its table changed. Pure.
+std::string frr_busy(const NetState& s, const plan::Plan& plan);
+// Why frr_busy's evidence cannot stand in for the quiet period on `plan`, "" when it can: a
+// daemon runs whose timers it does not see (ospfd's, bfdd's: a BFD session fails 3 intervals
+// after its last packet), a node is a VM, or a config sets an `advertisement-interval` (UPDATEs
+// then wait for their timer after the table changed). Pure.
+std::string idle_evidence_blocked(const plan::Plan& plan);
 
 // Whether `now` has everything `base` had: its Established sessions, and its routes with at
 // least as many next hops (what a rollback or a restore must bring back). Pure.
