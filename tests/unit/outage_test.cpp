@@ -217,30 +217,51 @@ TEST(IdleEvidence, ASessionThatMayStillComeUpOrAQueuedMessageIsWorkInFlight) {
               HasSubstr("no data: leaf2: routes: timed out"));
 }
 
-TEST(IdleEvidence, ANumberedSessionsOtherEndIsFoundThroughTheExpectedSessions) {
+TEST(IdleEvidence, ANumberedSessionsOtherEndIsThePeersSessionTowardThisNodesAddress) {
   twin::plan::Plan p;
   p.nodes.resize(2);
   p.nodes[0].name = "a";
+  p.nodes[0].interfaces.push_back({});
+  p.nodes[0].interfaces[0].name = "eth1";
+  p.nodes[0].interfaces[0].addresses = {"10.0.0.1/30"};
   p.nodes[1].name = "b";
-  p.sessions = {{"a", "", "b", "10.0.0.2"}, {"b", "", "a", "10.0.0.1"}};
+  p.sessions = {{"a", "", "b", "10.0.0.2"}, {"b", "", "a", "10.0.0.1"}, {"b", "", "a", "10.9.9.9"}};
   twin::replay::NetState s;
   s.sessions["a 10.0.0.2"].state = "Connect";
   s.sessions["b 10.0.0.1"].state = "Idle (Admin)";
   s.sessions["b 10.0.0.1"].admin = true;
+  s.sessions["b 10.9.9.9"].state = "Idle (Admin)";
+  s.sessions["b 10.9.9.9"].admin = true;
   EXPECT_EQ(twin::replay::frr_busy(s, p), "");
-  s.sessions["b 10.0.0.1"].admin = false;
+  // Only the session toward a's own address is its other end, not another one b shut.
+  s.sessions["b 10.0.0.1"] = {"Active"};
   EXPECT_EQ(twin::replay::frr_busy(s, p), "a 10.0.0.2: Connect");
 }
 
 TEST(IdleEvidence, LabsWithTimersTheEvidenceDoesNotSeeWaitTheQuietPeriod) {
-  EXPECT_EQ(twin::replay::idle_evidence_blocked(clos()), "");
+  using twin::replay::idle_evidence_blocked;
+  const std::map<std::string, std::string> none;
+  // Generated configs: datacenter defaults, coalesce-time 0.
+  EXPECT_EQ(idle_evidence_blocked(clos(), none, ""), "");
   auto p = clos();
   p.find("leaf2")->daemons.push_back("bfdd");
-  EXPECT_EQ(twin::replay::idle_evidence_blocked(p), "bfdd runs on leaf2");
-  p = clos();
-  p.find("leaf3")->frr_config += "router bgp 65103\n neighbor fabric advertisement-interval 2\n";
-  EXPECT_EQ(twin::replay::idle_evidence_blocked(p), "leaf3's config sets an advertisement-interval");
+  EXPECT_EQ(idle_evidence_blocked(p, none, ""), "bfdd runs on leaf2");
+  const std::string leaf3 = clos().find("leaf3")->frr_config;
+  EXPECT_EQ(idle_evidence_blocked(
+                clos(), {{"leaf3", leaf3 + "router bgp 65103\n neighbor fabric advertisement-interval 2\n"}}, ""),
+            "leaf3's config has advertisement-interval");
+  EXPECT_EQ(idle_evidence_blocked(clos(), {{"leaf3", leaf3 + "router ospf\n"}}, ""),
+            "leaf3's config needs ospfd");
+  EXPECT_EQ(idle_evidence_blocked(clos(), {{"leaf1", "router bgp 65101\n neighbor swp1 interface remote-as external\n"}}, ""),
+            "leaf1's config has no coalesce-time 0");
+  EXPECT_EQ(idle_evidence_blocked(clos(), none, "router bgp 65101\n update-delay 5\n"),
+            "the change sets update-delay");
   p = clos();
   p.find("spine1")->backend = twin::topology::Backend::kLibvirt;
-  EXPECT_EQ(twin::replay::idle_evidence_blocked(p), "spine1 is a VM");
+  EXPECT_EQ(idle_evidence_blocked(p, none, ""), "spine1 is a VM");
+  p = clos();
+  p.find("leaf4")->frr_config.clear();  // an own config, not read
+  EXPECT_EQ(idle_evidence_blocked(p, none, ""), "leaf4's running config is not known");
+  p.tenants.push_back({});
+  EXPECT_EQ(idle_evidence_blocked(p, none, ""), "the lab has tenants (EVPN and VRF tables)");
 }

@@ -74,7 +74,7 @@ class Gate {
         runner_(env.runner),
         time_(env.time),
         watch_(env, opts.parallel, opts.converge_timeout, opts.progress),
-        sets_mrai_(sets_advertisement_interval(cs)) {}
+        change_text_(frr_text_of(cs)) {}
 
   Result<ApplyResult> run();
   Result<Injected> inject();
@@ -102,31 +102,33 @@ class Gate {
   // LabWatch::settle, as one line for the progress. After a change that touched `t`'s
   // kernel state (ports, addresses, sysctls) on nodes with BGP, settling also waits until
   // their sessions were heard from since the change or dropped (silent_sessions).
-  // `moved_from`: the state a restore to `target` starts from (SettleOptions).
+  // `moved_from`: the state a restore to `target` starts from; `configured`: FRR was
+  // configured just before, not restarted (SettleOptions).
   std::string settle(const plan::Plan& plan, const SettleFloor& floor = {},
                      const NetState* target = nullptr, const Touched* t = nullptr,
-                     const NetState* moved_from = nullptr) {
+                     const NetState* moved_from = nullptr, bool configured = true) {
     SettleOptions o;
+    o.configured = configured;
     o.floor = floor;
     o.target = target;
     o.moved_from = moved_from;
-    o.evidence = !sets_mrai_;
+    o.running_configs = &res_.config_before;
+    o.change_text = change_text_;
     if (t) o.unsettled = silent_check(plan, *t);
     return watch_.settle(plan, o).text;
   }
   std::function<bool()> silent_check(const plan::Plan& plan, const Touched& t);
-  // An FRR step's lines set an advertisement-interval: UPDATEs then wait for that timer, which
-  // FRR's idle evidence does not show, so settling waits out the quiet period (SettleOptions).
-  static bool sets_advertisement_interval(const ChangeSet& cs) {
+  // Every FRR step's lines (a `replace`'s whole config), for idle_evidence_blocked.
+  static std::string frr_text_of(const ChangeSet& cs) {
+    std::string text;
     for (const auto& st : cs.steps) {
       if (st.kind() != StepKind::kFrr) continue;
       const FrrStep& f = st.frr();
-      std::string text = f.add;
+      text += f.add + f.remove;
       if (!f.replace.empty())
         if (auto r = read_file(f.replace)) text += *r;
-      if (text.find("advertisement-interval") != std::string::npos) return true;
     }
-    return false;
+    return text;
   }
   Clock::time_point steps_started_{};  // when the latest step began to be applied
   void bisect(Touched& touched, size_t attempted);
@@ -170,7 +172,7 @@ class Gate {
   std::set<std::string> saved_;  // nodes whose startup config was overwritten by this run
   std::string work_dir_;
   LabWatch watch_;
-  const bool sets_mrai_;  // sets_advertisement_interval
+  const std::string change_text_;  // frr_text_of
 };
 
 std::vector<std::pair<const plan::Node*, Result<std::string>>> Gate::running_configs(
@@ -477,7 +479,8 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   }
   rc.daemons = *started;
   say("restart check: " + std::to_string(*started) + " daemon(s) started; settling: " +
-      settle(intended, ospf_settle_floor(intended, t), &res_.after->state));
+      settle(intended, ospf_settle_floor(intended, t), &res_.after->state, nullptr, nullptr,
+             /*configured=*/false));
   Phase ph = validate_phase("after restart", intended);
   rc.diff = diff_states(res_.after->state, ph.state, intended, intended);
   Verdict v = decide({}, ph.report, rc.diff,

@@ -40,20 +40,35 @@ std::string fingerprint(const NetState& s) {
 
 std::string frr_busy(const NetState& s, const plan::Plan& plan) {
   if (!s.gaps.empty()) return "no data: " + s.gaps.front();
-  // A session's other end: through the link for an unnumbered one, through the expected
-  // sessions for a numbered one.
   auto admin_at = [&](const std::string& node, const std::string& key) {
     auto it = s.sessions.find(node + " " + key);
     return it != s.sessions.end() && it->second.admin;
   };
+  // Whether `node` owns `address` (a loopback, an interface's or its config's).
+  auto owns = [&](const plan::Node& n, const std::string& address) {
+    auto is = [&](const std::string& prefix) { return prefix.substr(0, prefix.find('/')) == address; };
+    for (const auto& l : n.loopbacks)
+      if (is(l)) return true;
+    for (const auto& i : n.interfaces)
+      for (const auto& a : i.addresses)
+        if (is(a)) return true;
+    for (const auto& [ifname, addrs] : n.config_addresses)
+      for (const auto& a : addrs)
+        if (is(a)) return true;
+    return false;
+  };
+  // A session's other end: through the link for an unnumbered one; for a numbered one, the
+  // peer's session toward an address of this node.
   auto peer_shut = [&](const std::string& node, const std::string& key) {
-    if (const plan::Node* n = plan.find(node))
-      for (const auto& i : n->interfaces)
-        if (i.name == key && !i.peer_node.empty()) return admin_at(i.peer_node, i.peer_interface);
+    const plan::Node* n = plan.find(node);
+    if (!n) return false;
+    for (const auto& i : n->interfaces)
+      if (i.name == key && !i.peer_node.empty()) return admin_at(i.peer_node, i.peer_interface);
     for (const auto& e : plan.sessions) {
       if (e.node != node || e.key() != key) continue;
       for (const auto& back : plan.sessions)
-        if (back.node == e.peer_node && back.peer_node == node && admin_at(back.node, back.key()))
+        if (back.node == e.peer_node && back.peer_node == node && !back.peer_address.empty() &&
+            owns(*n, back.peer_address) && admin_at(back.node, back.key()))
           return true;
     }
     return false;
@@ -68,15 +83,48 @@ std::string frr_busy(const NetState& s, const plan::Plan& plan) {
   return "";
 }
 
-std::string idle_evidence_blocked(const plan::Plan& plan) {
+std::string idle_evidence_blocked(const plan::Plan& plan,
+                                  const std::map<std::string, std::string>& configs,
+                                  const std::string& change_text) {
+  static const char* const kHeldBack[] = {
+      "advertisement-interval",      "update-delay", "advertise-map",
+      "default-originate route-map", "dampening",    "graceful-restart"};
+  auto held_back = [](const std::string& text) -> std::string {
+    for (const char* w : kHeldBack)
+      if (text.find(w) != std::string::npos) return w;
+    return "";
+  };
+  auto other_daemon = [](const std::vector<std::string>& daemons) -> std::string {
+    for (const auto& d : daemons)
+      if (d != "zebra" && d != "bgpd" && d != "staticd") return d;
+    return "";
+  };
+  if (!plan.tenants.empty()) return "the lab has tenants (EVPN and VRF tables)";
   for (const auto& n : plan.nodes) {
     if (n.kind != topology::NodeKind::kFrr) continue;
     if (n.backend != topology::Backend::kNetns) return n.name + " is a VM";
-    for (const auto& d : n.daemons)
-      if (d != "zebra" && d != "bgpd" && d != "staticd") return d + " runs on " + n.name;
-    if (n.frr_config.find("advertisement-interval") != std::string::npos)
-      return n.name + "'s config sets an advertisement-interval";
+    if (auto d = other_daemon(n.daemons); !d.empty()) return d + " runs on " + n.name;
+    auto c = configs.find(n.name);
+    const std::string& text = c != configs.end() ? c->second : n.frr_config;
+    if (text.empty()) {
+      if (plan::has_bgp_instance(n)) return n.name + "'s running config is not known";
+      continue;
+    }
+    if (auto w = held_back(text); !w.empty()) return n.name + "'s config has " + w;
+    if (text.find("\nvrf ") != std::string::npos || text.find(" vrf ") != std::string::npos ||
+        text.find("l2vpn evpn") != std::string::npos)
+      return n.name + "'s config has a VRF or EVPN";
+    if (text.find("router bgp") != std::string::npos &&
+        text.find(" coalesce-time 0\n") == std::string::npos)
+      return n.name + "'s config has no coalesce-time 0";
+    plan::Node needs = n;
+    plan::add_needed_daemons(needs, text);
+    if (auto d = other_daemon(needs.daemons); !d.empty())
+      return n.name + "'s config needs " + d;
   }
+  if (auto w = held_back(change_text); !w.empty()) return "the change sets " + w;
+  if (change_text.find("coalesce-time") != std::string::npos)
+    return "the change sets a coalesce-time";
   return "";
 }
 
@@ -187,7 +235,10 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
   // The first observation may already show the new state: it counts from when it was taken.
   auto last_change = time.now();
   auto last_work_change = last_change;
-  const std::string blocked = o.evidence ? idle_evidence_blocked(plan) : "not asked for";
+  const std::string blocked =
+      o.running_configs ? idle_evidence_blocked(plan, *o.running_configs, o.change_text)
+                        : "no running configs to check";
+  const auto evidence_from = t0 + (o.configured ? kEvidenceFloor : kAtTargetHold);
   auto ms = [&](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
@@ -203,7 +254,9 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
   const std::string target_print = o.target ? fingerprint(*o.target) : std::string();
   const bool moved_from_elsewhere = o.moved_from && fingerprint(*o.moved_from) != target_print;
   while (!interrupted()) {
-    time.sleep_for(o.poll);
+    // The observation that may first take the evidence is taken as soon as it counts.
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(evidence_from - time.now());
+    time.sleep_for(blocked.empty() && wait.count() > 0 && wait < o.poll ? wait : o.poll);
     NetState now = look();
     std::string cur = fingerprint(now);
     if (cur != last) {
@@ -218,8 +271,8 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
     bool at_target = o.target && cur == target_print && (out.changes > 0 || moved_from_elsewhere);
     // FRR shows nothing in flight, and its tables have not moved for as long as a state at its
     // target must hold.
-    bool idle = !at_target && blocked.empty() && time.now() - last_work_change >= kAtTargetHold &&
-                frr_busy(now, plan).empty();
+    bool idle = !at_target && blocked.empty() && time.now() >= evidence_from &&
+                time.now() - last_work_change >= kAtTargetHold && frr_busy(now, plan).empty();
     auto hold = at_target || idle ? std::min(quiet_period_, kAtTargetHold) : quiet_period_;
     bool held = time.now() - last_change >= hold && time.now() - t0 >= o.floor.ms;
     bool back = !o.target || restores(now, *o.target);

@@ -5,6 +5,7 @@
 // fakes in unit tests (time passes only when slept on).
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -50,11 +51,25 @@ struct SettleOptions {
   // Asked once the state has held still: true keeps waiting (BGP sessions gone silent that
   // still show Established: silent_sessions).
   std::function<bool()> unsettled;
-  // Whether FRR's own evidence that nothing is in flight may end the wait after kAtTargetHold
-  // instead of the quiet period (frr_busy, idle_evidence_blocked). Off when a change brings a
-  // timer that evidence cannot see (an `advertisement-interval` in its lines).
-  bool evidence = true;
+  // FRR's own evidence that nothing is in flight (frr_busy) may end the wait after
+  // kAtTargetHold, no sooner than kEvidenceFloor, instead of the quiet period — where
+  // idle_evidence_blocked finds nothing against it in these running configs (node -> config)
+  // and the change's FRR lines. Without configs (nullptr) the quiet period applies.
+  const std::map<std::string, std::string>* running_configs = nullptr;
+  std::string change_text;
+  // What came just before was configuration, a soft clear or an address change on running
+  // daemons, which bgpd may answer with a re-announcement it holds back (kEvidenceFloor). False
+  // after daemons restarted from their saved config: a fresh bgpd has no session to re-announce
+  // to until one comes up, and that shows.
+  bool configured = true;
 };
+
+// How soon after a settle starts FRR's idle evidence may end it (SettleOptions::configured):
+// bgpd defers a neighbor's re-announcement after a policy change, a soft clear, a route-refresh
+// or an address change by 100 ms, or 500 ms when its update subgroup has other peers (FRR 8.4
+// bgpd/bgp_route.c bgp_announce_route, BGP_ANNOUNCE_ROUTE_DELAY_MS), and nothing shows the
+// timer meanwhile; the rest is its processing.
+inline constexpr std::chrono::milliseconds kEvidenceFloor{700};
 
 // How long a state exactly equal to a restore's target must hold (two observations 200 ms
 // apart), where an unknown end state must hold for the whole quiet period: anything still in
@@ -144,11 +159,22 @@ std::vector<std::string> silent_sessions(const nlohmann::json& neighbors, double
 // arrive: with FRR's eBGP and iBGP advertisement interval of 0 (bgpd.h,
 // BGP_DEFAULT_*_ROUTEADV), an UPDATE is sent as soon as its table changed. Pure.
 std::string frr_busy(const NetState& s, const plan::Plan& plan);
-// Why frr_busy's evidence cannot stand in for the quiet period on `plan`, "" when it can: a
-// daemon runs whose timers it does not see (ospfd's, bfdd's: a BFD session fails 3 intervals
-// after its last packet), a node is a VM, or a config sets an `advertisement-interval` (UPDATEs
-// then wait for their timer after the table changed). Pure.
-std::string idle_evidence_blocked(const plan::Plan& plan);
+// Why frr_busy's evidence cannot stand in for the quiet period on `plan`, "" when it can. It
+// sees bgpd's default instance only, and no timer, so it does not stand in where:
+// - a daemon runs or a config needs one whose timers it does not see (ospfd's, bfdd's: a BFD
+//   session fails 3 intervals after its last packet), or a node is a VM;
+// - the lab has tenants (EVPN routes live in per-RD tables whose versions the summary does not
+//   show, VRF instances are not in it) or a config has a VRF or l2vpn evpn;
+// - a config (the node's entry in `configs`, else its generated frr_config; a BGP node with
+//   neither is unknown) or `change_text` sets a timer that holds routes back after a table
+//   changed: advertisement-interval, update-delay, advertise-map (conditional advertisement,
+//   60 s scans), default-originate route-map (5 s), dampening, graceful-restart;
+// - a BGP config lacks `coalesce-time 0`: a new session's first UPDATEs then wait for its
+//   update subgroup's coalesce timer (1 s + 50 ms per peer by default, bgpd/bgp_updgrp.h).
+// Pure.
+std::string idle_evidence_blocked(const plan::Plan& plan,
+                                  const std::map<std::string, std::string>& configs,
+                                  const std::string& change_text);
 
 // Whether `now` has everything `base` had: its Established sessions, and its routes with at
 // least as many next hops (what a rollback or a restore must bring back). Pure.
