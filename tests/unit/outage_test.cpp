@@ -202,7 +202,8 @@ TEST(IdleEvidence, SessionsDownBecauseTheirOtherEndIsShutAreSettled) {
 TEST(IdleEvidence, ASessionThatMayStillComeUpOrAQueuedMessageIsWorkInFlight) {
   auto obs = drained();
   // spine2 no longer shut: leaf1's session toward it may come up when a timer fires.
-  for (const char* p : {"swp1", "swp2", "swp3", "swp4"}) set_peer(obs, "spine2", p, "peerState", "OK");
+  for (const char* p : {"swp1", "swp2", "swp3", "swp4"})
+    set_peer(obs, "spine2", p, "peerState", "OK");
   EXPECT_EQ(twin::replay::frr_busy(twin::replay::state_from_observations(obs), clos()),
             "leaf1 swp2: Active");
   obs = drained();
@@ -247,12 +248,16 @@ TEST(IdleEvidence, LabsWithTimersTheEvidenceDoesNotSeeWaitTheQuietPeriod) {
   p.find("leaf2")->daemons.push_back("bfdd");
   EXPECT_EQ(idle_evidence_blocked(p, none, ""), "bfdd runs on leaf2");
   const std::string leaf3 = clos().find("leaf3")->frr_config;
-  EXPECT_EQ(idle_evidence_blocked(
-                clos(), {{"leaf3", leaf3 + "router bgp 65103\n neighbor fabric advertisement-interval 2\n"}}, ""),
-            "leaf3's config has advertisement-interval");
+  EXPECT_EQ(
+      idle_evidence_blocked(
+          clos(),
+          {{"leaf3", leaf3 + "router bgp 65103\n neighbor fabric advertisement-interval 2\n"}}, ""),
+      "leaf3's config has advertisement-interval");
   EXPECT_EQ(idle_evidence_blocked(clos(), {{"leaf3", leaf3 + "router ospf\n"}}, ""),
             "leaf3's config needs ospfd");
-  EXPECT_EQ(idle_evidence_blocked(clos(), {{"leaf1", "router bgp 65101\n neighbor swp1 interface remote-as external\n"}}, ""),
+  EXPECT_EQ(idle_evidence_blocked(
+                clos(),
+                {{"leaf1", "router bgp 65101\n neighbor swp1 interface remote-as external\n"}}, ""),
             "leaf1's config has no coalesce-time 0");
   EXPECT_EQ(idle_evidence_blocked(clos(), none, "router bgp 65101\n update-delay 5\n"),
             "the change sets update-delay");

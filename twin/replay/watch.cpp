@@ -46,7 +46,9 @@ std::string frr_busy(const NetState& s, const plan::Plan& plan) {
   };
   // Whether `node` owns `address` (a loopback, an interface's or its config's).
   auto owns = [&](const plan::Node& n, const std::string& address) {
-    auto is = [&](const std::string& prefix) { return prefix.substr(0, prefix.find('/')) == address; };
+    auto is = [&](const std::string& prefix) {
+      return prefix.substr(0, prefix.find('/')) == address;
+    };
     for (const auto& l : n.loopbacks)
       if (is(l)) return true;
     for (const auto& i : n.interfaces)
@@ -119,8 +121,7 @@ std::string idle_evidence_blocked(const plan::Plan& plan,
       return n.name + "'s config has no coalesce-time 0";
     plan::Node needs = n;
     plan::add_needed_daemons(needs, text);
-    if (auto d = other_daemon(needs.daemons); !d.empty())
-      return n.name + "'s config needs " + d;
+    if (auto d = other_daemon(needs.daemons); !d.empty()) return n.name + "'s config needs " + d;
   }
   if (auto w = held_back(change_text); !w.empty()) return "the change sets " + w;
   if (change_text.find("coalesce-time") != std::string::npos)
@@ -235,9 +236,9 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
   // The first observation may already show the new state: it counts from when it was taken.
   auto last_change = time.now();
   auto last_work_change = last_change;
-  const std::string blocked =
-      o.running_configs ? idle_evidence_blocked(plan, *o.running_configs, o.change_text)
-                        : "no running configs to check";
+  const std::string blocked = o.running_configs
+                                  ? idle_evidence_blocked(plan, *o.running_configs, o.change_text)
+                                  : "no running configs to check";
   const auto evidence_from = t0 + (o.configured ? kEvidenceFloor : kAtTargetHold);
   auto ms = [&](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -281,17 +282,17 @@ Settled LabWatch::settle(const plan::Plan& plan, const SettleOptions& o) {
     bool silent = held && (back || short_of_target) && o.unsettled && o.unsettled();
     if (held && (back || short_of_target) && !silent)
       return finish(
-          true, "quiet after " + std::to_string(static_cast<int>(time.ms_since(t0))) + " ms (" +
-                    std::to_string(out.changes) + " change" + (out.changes == 1 ? "" : "s") +
-                    " seen" + (at_target ? ", back at the expected state" : "") +
-                    (idle && hold < quiet_period_
-                         ? ", FRR idle: every session settled, nothing queued"
-                         : std::string()) +
-                    (short_of_target ? ", not back at the expected state" : "") +
-                    (o.floor.ms.count() > 0
-                         ? ", held at least " + seconds_text(o.floor.ms) + ": " + o.floor.why
-                         : std::string()) +
-                    ")");
+          true,
+          "quiet after " + std::to_string(static_cast<int>(time.ms_since(t0))) + " ms (" +
+              std::to_string(out.changes) + " change" + (out.changes == 1 ? "" : "s") + " seen" +
+              (at_target ? ", back at the expected state" : "") +
+              (idle && hold < quiet_period_ ? ", FRR idle: every session settled, nothing queued"
+                                            : std::string()) +
+              (short_of_target ? ", not back at the expected state" : "") +
+              (o.floor.ms.count() > 0
+                   ? ", held at least " + seconds_text(o.floor.ms) + ": " + o.floor.why
+                   : std::string()) +
+              ")");
     // Silent sessions end by themselves within their hold time (silent_sessions): waiting for
     // them may outlast the convergence timeout, within a bound.
     // The floor is a known wait (a timer that must fire), not convergence: it adds to the

@@ -93,11 +93,11 @@ class LabWatch {
   // with their next-hop counts unchanged for the quiet period (1 s), polled every `o.poll` —
   // and at least `o.floor` has passed. Where FRR itself shows that nothing is in flight (every
   // session settled, no message queued, no BGP table changed: frr_busy) for kAtTargetHold, that
-  // is enough (o.evidence; not on labs idle_evidence_blocked names). With `o.target`, quiet counts only once the target's
-  // sessions and routes are back (OSPF can sit still for seconds before its routes come back),
-  // or FRR's evidence shows nothing in flight that could bring them back, or the convergence
-  // timeout passes; a state equal to the target holds for kAtTargetHold
-  // only (SettleOptions::moved_from).
+  // is enough (SettleOptions::running_configs, idle_evidence_blocked, kEvidenceFloor). With
+  // `o.target`, quiet counts only once the target's sessions and routes are back (OSPF can sit
+  // still for seconds before its routes come back), or FRR's evidence shows nothing in flight
+  // that could bring them back, or the convergence timeout passes; a state equal to the target
+  // holds for kAtTargetHold only (SettleOptions::moved_from).
   Settled settle(const plan::Plan& plan, const SettleOptions& o = {});
 
   // The probe stream (outage.hpp): flows chosen on `plan` from the pairs that answered in
