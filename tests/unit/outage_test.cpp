@@ -226,7 +226,9 @@ TEST(IdleEvidence, ANumberedSessionsOtherEndIsThePeersSessionTowardThisNodesAddr
   p.nodes[0].interfaces[0].name = "eth1";
   p.nodes[0].interfaces[0].addresses = {"10.0.0.1/30"};
   p.nodes[1].name = "b";
-  p.sessions = {{"a", "", "b", "10.0.0.2"}, {"b", "", "a", "10.0.0.1"}, {"b", "", "a", "10.9.9.9"}};
+  p.nodes[0].interfaces[0].addresses.push_back("fd00:0:0::1/64");
+  p.sessions = {{"a", "", "b", "10.0.0.2"}, {"b", "", "a", "10.0.0.1"}, {"b", "", "a", "10.9.9.9"},
+                {"a", "", "b", "fd00::2"}, {"b", "", "a", "fd00::1"}};
   twin::replay::NetState s;
   s.sessions["a 10.0.0.2"].state = "Connect";
   s.sessions["b 10.0.0.1"].state = "Idle (Admin)";
@@ -234,6 +236,15 @@ TEST(IdleEvidence, ANumberedSessionsOtherEndIsThePeersSessionTowardThisNodesAddr
   s.sessions["b 10.9.9.9"].state = "Idle (Admin)";
   s.sessions["b 10.9.9.9"].admin = true;
   EXPECT_EQ(twin::replay::frr_busy(s, p), "");
+  // The same address however it is spelled: fd00::1 is a's fd00:0:0::1.
+  s.sessions["a fd00::2"].state = "Active";
+  s.sessions["b fd00::1"].state = "Idle (Admin)";
+  s.sessions["b fd00::1"].admin = true;
+  EXPECT_EQ(twin::replay::frr_busy(s, p), "");
+  // b's IPv4 session toward a is still shut, but it is not this IPv6 session's other end.
+  s.sessions["b fd00::1"] = {"Idle"};
+  EXPECT_EQ(twin::replay::frr_busy(s, p), "a fd00::2: Active");
+  s.sessions["b fd00::1"] = {"Idle (Admin)", -1, -1, true};
   // Only the session toward a's own address is its other end, not another one b shut.
   s.sessions["b 10.0.0.1"] = {"Active"};
   EXPECT_EQ(twin::replay::frr_busy(s, p), "a 10.0.0.2: Connect");

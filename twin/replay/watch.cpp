@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
@@ -44,10 +45,13 @@ std::string frr_busy(const NetState& s, const plan::Plan& plan) {
     auto it = s.sessions.find(node + " " + key);
     return it != s.sessions.end() && it->second.admin;
   };
-  // Whether `node` owns `address` (a loopback, an interface's or its config's).
+  // Whether `node` owns `address` (a loopback, an interface's or its config's), compared as
+  // addresses, not text (an own config may spell an IPv6 address another way than the plan).
   auto owns = [&](const plan::Node& n, const std::string& address) {
+    auto want = IpPrefix::parse(address, true);
     auto is = [&](const std::string& prefix) {
-      return prefix.substr(0, prefix.find('/')) == address;
+      auto p = IpPrefix::parse(prefix, true);
+      return want && p && p->address() == want->address();
     };
     for (const auto& l : n.loopbacks)
       if (is(l)) return true;
@@ -59,17 +63,27 @@ std::string frr_busy(const NetState& s, const plan::Plan& plan) {
         if (is(a)) return true;
     return false;
   };
+  auto family = [](const std::string& address) {
+    auto p = IpPrefix::parse(address, true);
+    return p ? p->family : 0;
+  };
   // A session's other end: through the link for an unnumbered one; for a numbered one, the
-  // peer's session toward an address of this node.
+  // peer's session toward an address of this node, in the same family, over the other end of
+  // the same link (or over none, both between loopbacks): a dual-stack pair's IPv4 session is
+  // not its IPv6 one's other end.
   auto peer_shut = [&](const std::string& node, const std::string& key) {
     const plan::Node* n = plan.find(node);
     if (!n) return false;
     for (const auto& i : n->interfaces)
       if (i.name == key && !i.peer_node.empty()) return admin_at(i.peer_node, i.peer_interface);
     for (const auto& e : plan.sessions) {
-      if (e.node != node || e.key() != key) continue;
+      if (e.node != node || e.key() != key || e.peer_address.empty()) continue;
+      std::string far_end;  // the peer's interface on e's link, "" without one
+      for (const auto& i : n->interfaces)
+        if (!e.interface.empty() && i.name == e.interface) far_end = i.peer_interface;
       for (const auto& back : plan.sessions)
         if (back.node == e.peer_node && back.peer_node == node && !back.peer_address.empty() &&
+            back.interface == far_end && family(back.peer_address) == family(e.peer_address) &&
             owns(*n, back.peer_address) && admin_at(back.node, back.key()))
           return true;
     }
