@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "tests/integration/cli_support.hpp"
+#include "tests/integration/link_local.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -177,6 +178,40 @@ TEST_F(Clos, ShutSpineUplinkShrinksEcmpWidth) {
           << node << " " << p;
   }
   ASSERT_EQ(exec("spine2", "ip link set swp4 up").code, 0);
+  expect_all_pass();
+}
+
+TEST_F(Clos, LostLinkLocalRouteIsAddedBackOnItsPortOnly) {
+  // What a 512-node bring-up left once (bench/README.md): spine1's swp1 keeps its link-local
+  // address but not its `fe80::/64` route, so nothing sent to that address is answered.
+  const std::string ns = "tw-" + lab_ + "-spine1";
+  auto addr = json::parse(exec("spine1", "ip -6 -j addr show dev swp1 scope link").out);
+  ASSERT_EQ(addr.size(), 1u);
+  const std::string spine_ll = addr[0]["addr_info"][0].value("local", "");
+  auto fe80_routes = [&] {
+    std::multiset<std::string> devs;
+    for (const auto& r : json::parse(exec("spine1", "ip -6 -j route show").out))
+      if (r.value("dst", "") == "fe80::/64") devs.insert(r.value("dev", ""));
+    return devs;
+  };
+  const std::multiset<std::string> all = {"swp1", "swp2", "swp3", "swp4"};
+  ASSERT_EQ(fe80_routes(), all);
+  ASSERT_EQ(exec("spine1", "ip -6 route del fe80::/64 dev swp1").code, 0);
+  EXPECT_NE(exec("leaf1", "ping -6 -c1 -W1 " + spine_ll + "%swp1").code, 0);
+  // The kernel's own answer to putting it back the obvious way: another port holds the same
+  // prefix and metric.
+  auto add = exec("spine1", "ip -6 route add fe80::/64 dev swp1 proto kernel metric 256");
+  EXPECT_NE(add.code, 0);
+  EXPECT_NE(add.err.find("File exists"), std::string::npos) << add.err;
+
+  const std::vector<std::string> ports = {"swp1", "swp2", "swp3", "swp4"};
+  EXPECT_EQ(repair_link_local(ns, ports), std::vector<std::string>{"swp1 address repaired"});
+  EXPECT_EQ(fe80_routes(), all);  // one per port: no other port's route taken over
+  auto ping = exec("leaf1", "ping -6 -c1 -W2 " + spine_ll + "%swp1");
+  EXPECT_EQ(ping.code, 0) << ping.out << ping.err;
+  // Nothing missing: nothing added.
+  EXPECT_EQ(repair_link_local(ns, ports), std::vector<std::string>{});
+  EXPECT_EQ(fe80_routes(), all);
   expect_all_pass();
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "twin/cli/commands.hpp"
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/plan/plan.hpp"
@@ -128,6 +129,8 @@ int run_up(const UpOptions& o) {
                      {"adjacencies_full", s.adjacencies_full},
                      {"converged", s.converged},
                      {"not_established", s.not_established},
+                     {"link_local_repaired", s.link_local_repaired},
+                     {"link_local_missing", s.link_local_missing},
                      {"wiring_ms", s.wiring_ms},
                      {"daemons_ms", s.daemons_ms},
                      {"converge_ms", s.converge_ms},
@@ -150,6 +153,14 @@ int run_up(const UpOptions& o) {
               << "  wiring " << secs(s.wiring_ms) << ", daemons " << secs(s.daemons_ms)
               << (s.vms_ms > 0 ? ", VMs ready " + secs(s.vms_ms) : std::string())
               << ", convergence " << secs(s.converge_ms) << ", total " << secs(s.total_ms) << "\n"
+              << (s.link_local_repaired.empty()
+                      ? std::string()
+                      : "  repaired (the kernel had lost their fe80::/64 route): " +
+                            join_some(s.link_local_repaired, 8) + "\n")
+              << (s.link_local_missing.empty()
+                      ? std::string()
+                      : "  without an IPv6 link-local address: " +
+                            join_some(s.link_local_missing, 8) + "\n")
               << "  next: twin validate --lab " << s.lab << "   twin status --lab " << s.lab
               << "   twin down --lab " << s.lab << "\n";
   }

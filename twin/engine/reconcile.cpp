@@ -375,7 +375,52 @@ Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::Bu
   auto saved = ctx.record.save();
   for (const auto& e : errors)
     if (e) return *e;
-  return saved;
+  if (!saved) return saved;
+
+  // 10. Every new link end of a namespace node has its IPv6 link-local address and its
+  //     `fe80::/64` route (BGP unnumbered needs both; wiring::link_local_gaps says why twin
+  //     looks). Checked once the daemons run: the kernel makes both when carrier comes, and by
+  //     now it has; a port still without an address gets 2 s more before twin says so.
+  std::map<const plan::Node*, std::vector<std::string>> ports;
+  for (const auto* l : d.add_links)
+    for (const auto& [node, ifname] :
+         {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}})
+      if (const plan::Node* n = to.find(node); n && n->backend == topology::Backend::kNetns)
+        ports[n].push_back(ifname);
+  std::vector<const plan::Node*> pending;
+  for (const auto& [n, _] : ports) pending.push_back(n);
+  for (int attempt = 0; !pending.empty(); ++attempt) {
+    const bool last = attempt == 10;
+    std::vector<const plan::Node*> again;
+    auto r = for_each_node(pending, parallel, [&](const plan::Node& n) -> Result<void> {
+      auto gaps = wiring::repair_link_local(n.netns, ports[&n]);
+      if (!gaps) return gaps.error();
+      std::lock_guard lk(mu);
+      bool wait = false;
+      for (const auto& g : *gaps) {
+        std::string port = n.name + " " + g.ifname;
+        if (g.repaired) {
+          rep->link_local_repaired.push_back(port);
+          ctx.progress("repaired " + port + ": the kernel had no fe80::/64 route for it, so " +
+                       "nothing sent to its link-local address was answered; added it back");
+        } else if (g.has_address) {
+          return harness_error(g.ifname + ": fe80::/64 route added, yet not in the table");
+        } else if (!last) {
+          wait = true;
+        } else {
+          rep->link_local_missing.push_back(port);
+          ctx.progress("warning: " + port + " has no IPv6 link-local address 2 s after it " +
+                       "came up; BGP unnumbered over it cannot come up");
+        }
+      }
+      if (wait) again.push_back(&n);
+      return {};
+    });
+    if (!r) return r;
+    pending = std::move(again);
+    if (!pending.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return {};
 }
 
 Result<void> reshape_lab(const std::string& lab, const plan::Plan& from, const plan::Plan& to,

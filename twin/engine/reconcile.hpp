@@ -23,6 +23,9 @@ namespace twin::engine {
 struct GrowReport {
   std::vector<std::string> added_nodes, removed_nodes, added_links, removed_links, reconfigured,
       mtu_changed, vteps_changed, daemons_changed;
+  // New link ends ("spine40 swp19") whose fe80::/64 route the kernel had lost and twin added
+  // back, and those still without an IPv6 link-local address (wiring::link_local_gaps).
+  std::vector<std::string> link_local_repaired, link_local_missing;
   int daemons = 0;                 // processes started
   double wiring_ms = 0;            // namespaces, links, addresses, node files, VMs created
   double daemons_ms = 0;           // daemons started

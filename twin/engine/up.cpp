@@ -122,6 +122,8 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   sum.wiring_ms = grown.wiring_ms;
   sum.daemons_ms = grown.daemons_ms;
   sum.daemons = grown.daemons;
+  sum.link_local_repaired = grown.link_local_repaired;
+  sum.link_local_missing = grown.link_local_missing;
   if (Clock::now() > deadline)
     return fail(harness_error("timed out after " + seconds_text(timeout) +
                               " (--timeout) while starting daemons"));

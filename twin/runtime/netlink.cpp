@@ -489,4 +489,38 @@ Result<void> set_links_up(const std::vector<std::string>& ifnames) {
   return {};
 }
 
+Result<void> append_link_local_route(int ifindex, const std::string& ifname) {
+  if (ifindex <= 0) return harness_error("no interface index for " + ifname);
+  Socket s;
+  if (auto o = open_socket(s); !o) return o;
+  Request<rtmsg> r{};
+  r.h.nlmsg_type = RTM_NEWROUTE;
+  r.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_APPEND;
+  r.m.rtm_family = AF_INET6;
+  r.m.rtm_dst_len = 64;
+  r.m.rtm_table = RT_TABLE_MAIN;
+  r.m.rtm_protocol = RTPROT_KERNEL;
+  r.m.rtm_scope = RT_SCOPE_UNIVERSE;
+  r.m.rtm_type = RTN_UNICAST;
+  size_t off = 0;
+  auto put = [&](unsigned short type, const void* data, size_t len) {
+    auto* a = reinterpret_cast<rtattr*>(r.attrs + off);
+    a->rta_type = type;
+    a->rta_len = static_cast<unsigned short>(RTA_LENGTH(len));
+    std::memcpy(RTA_DATA(a), data, len);
+    off += RTA_ALIGN(a->rta_len);
+  };
+  in6_addr dst{};
+  dst.s6_addr[0] = 0xfe;
+  dst.s6_addr[1] = 0x80;
+  uint32_t oif = static_cast<uint32_t>(ifindex), metric = 256;
+  put(RTA_DST, &dst, sizeof dst);
+  put(RTA_OIF, &oif, sizeof oif);
+  put(RTA_PRIORITY, &metric, sizeof metric);
+  r.h.nlmsg_len = static_cast<uint32_t>(NLMSG_LENGTH(sizeof(rtmsg)) + off);
+  if (auto t = transact(s, &r.h, [](const nlmsghdr*) {}); !t)
+    return t.error().with_context("adding fe80::/64 dev " + ifname);
+  return {};
+}
+
 }  // namespace twin::runtime

@@ -189,6 +189,59 @@ Result<void> links_up(const std::string& netns, const std::vector<std::string>& 
   return runtime::run_in_netns(netns, [&] { return runtime::set_links_up(ifnames); });
 }
 
+std::vector<LinkLocalGap> link_local_gaps(const nlohmann::json& addresses,
+                                          const nlohmann::json& routes6,
+                                          const std::vector<std::string>& ports) {
+  std::set<std::string> routed;
+  if (routes6.is_array())
+    for (const auto& r : routes6)
+      if (r.is_object() && r.value("dst", "") == "fe80::/64" && r.contains("dev"))
+        routed.insert(r.value("dev", ""));
+  std::vector<LinkLocalGap> out;
+  if (!addresses.is_array()) return out;
+  for (const auto& port : ports)
+    for (const auto& l : addresses) {
+      if (!l.is_object() || l.value("ifname", "") != port) continue;
+      const auto flags = l.value("flags", nlohmann::json::array());
+      auto has = [&](const char* f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
+      if (!has("UP") || !has("LOWER_UP")) break;
+      bool address = false;
+      for (const auto& a : l.value("addr_info", nlohmann::json::array()))
+        if (a.value("family", "") == "inet6" && a.value("scope", "") == "link" &&
+            !a.value("tentative", false) && !a.value("dadfailed", false))
+          address = true;
+      if (!address || !routed.count(port))
+        out.push_back({port, l.value("ifindex", 0), address, false});
+      break;
+    }
+  return out;
+}
+
+Result<std::vector<LinkLocalGap>> repair_link_local(const std::string& netns,
+                                                     const std::vector<std::string>& ports) {
+  auto addrs = runtime::kernel_json(netns, runtime::KernelTable::kAddresses);
+  if (!addrs) return addrs.error();
+  auto routes = runtime::kernel_json(netns, runtime::KernelTable::kRoutes6);
+  if (!routes) return routes.error();
+  auto gaps = link_local_gaps(*addrs, *routes, ports);
+  bool added = false;
+  for (const auto& g : gaps)
+    if (g.has_address) {
+      auto r = runtime::run_in_netns(
+          netns, [&] { return runtime::append_link_local_route(g.ifindex, g.ifname); });
+      if (!r) return r.error().with_context("netns " + netns);
+      added = true;
+    }
+  if (!added) return gaps;
+  auto again = runtime::kernel_json(netns, runtime::KernelTable::kRoutes6);
+  if (!again) return again.error();
+  std::vector<std::string> still;
+  for (const auto& g : link_local_gaps(*addrs, *again, ports)) still.push_back(g.ifname);
+  for (auto& g : gaps)
+    g.repaired = g.has_address && std::find(still.begin(), still.end(), g.ifname) == still.end();
+  return gaps;
+}
+
 std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::Node& node) {
   std::string rp = std::to_string(node.rp_filter);
   const bool router = node.kind == topology::NodeKind::kFrr;

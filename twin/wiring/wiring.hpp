@@ -59,6 +59,32 @@ std::vector<std::string> interfaces_to_bring_up(const plan::Plan& plan, const pl
 // Brings `ifnames` up inside `netns` over netlink from a thread that entered it (no process).
 Result<void> links_up(const std::string& netns, const std::vector<std::string>& ifnames);
 
+// A port whose IPv6 link-local plumbing is incomplete (link_local_gaps).
+struct LinkLocalGap {
+  std::string ifname;
+  int ifindex = 0;
+  bool has_address = false;  // false: no fe80:: address; true: the address, not its route
+  bool repaired = false;     // repair_link_local: the route was added back and is there now
+};
+// The ports among `ports` that are up with carrier but lack what BGP unnumbered (RFC 5549 next
+// hops, FRR's `neighbor PORT interface`) needs from the kernel: an IPv6 link-local address, or
+// the main table's `fe80::/64 dev PORT` route, without which nothing sent to the port's
+// link-local address is answered (a neighbour's BGP SYN, its ping). Seen once in three
+// 512-node bring-ups, after the kernel logged `percpu: allocation failed` while wiring: one veth
+// end without its route, its session stuck in Connect. Ports that are down or without carrier
+// are skipped (the kernel makes the address when carrier comes), as are names not in
+// `addresses`. `addresses` is kernel_json(kAddresses), `routes6` kernel_json(kRoutes6). Pure.
+std::vector<LinkLocalGap> link_local_gaps(const nlohmann::json& addresses,
+                                          const nlohmann::json& routes6,
+                                          const std::vector<std::string>& ports);
+// Finds link_local_gaps of `ports` in `netns` and adds back each missing route
+// (runtime::append_link_local_route), then reads the table again to mark what is there now.
+// A missing address is only reported (the kernel makes it; nothing twin adds would be the
+// kernel's own). Returns every gap found, repaired or not. Errors: netlink, or the kernel's
+// refusal to add a route (the port named).
+Result<std::vector<LinkLocalGap>> repair_link_local(const std::string& netns,
+                                                     const std::vector<std::string>& ports);
+
 // Sysctls pinned in every namespace before any link exists (values in DESIGN.md §4):
 // forwarding on, IPv6 on, DAD off (else link-local addresses stay tentative ~1 s and BGP
 // unnumbered waits), rp_filter from the image; forwarding only on routers.
