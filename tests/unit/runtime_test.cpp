@@ -245,6 +245,80 @@ TEST(Vty, MissingSocketAndSilentDaemonAreErrors) {
       << t.error().message;
 }
 
+// A stand-in daemon process for wait_vty_listening: once told "go" on a pipe it listens on
+// `path` (listen) and waits to be killed, or exits at once (!listen). Only async-signal-safe
+// calls after fork.
+class StartingDaemon {
+ public:
+  StartingDaemon(const std::string& path, bool listen) {
+    if (::pipe(go_) != 0) throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      char c;
+      if (::read(go_[0], &c, 1) != 1) ::_exit(1);
+      if (!listen) ::_exit(0);
+      int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+      sockaddr_un a{};
+      a.sun_family = AF_UNIX;
+      std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+      if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 1) != 0)
+        ::_exit(2);
+      for (;;) ::pause();
+    }
+  }
+  ~StartingDaemon() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    ::close(go_[0]);
+    ::close(go_[1]);
+  }
+  void go() { (void)!::write(go_[1], "g", 1); }
+  int pid() const { return pid_; }
+
+ private:
+  int go_[2] = {-1, -1};
+  int pid_ = -1;
+};
+
+TEST(WaitVty, ReturnsOnceTheDaemonListensOrExits) {
+  using twin::runtime::VtyWait;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("twin-waitvty-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string sock = (dir / "zebra.vty").string();
+  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  {
+    // The socket appears only after the wait is watching (the first cancel check says "go").
+    StartingDaemon d(sock, /*listen=*/true);
+    int checks = 0;
+    auto r = twin::runtime::wait_vty_listening(sock, d.pid(), later, [&] {
+      if (checks++ == 0) d.go();
+      return false;
+    });
+    EXPECT_EQ(r, VtyWait::kListening);
+    EXPECT_TRUE(twin::runtime::vty_listening(sock));
+  }
+  std::filesystem::remove(sock);
+  {
+    StartingDaemon d(sock, /*listen=*/false);
+    int checks = 0;
+    auto r = twin::runtime::wait_vty_listening(sock, d.pid(), later, [&] {
+      if (checks++ == 0) d.go();
+      return false;
+    });
+    EXPECT_EQ(r, VtyWait::kExited);
+  }
+  {
+    StartingDaemon d(sock, /*listen=*/true);  // never told to go: alive, not listening
+    EXPECT_EQ(twin::runtime::wait_vty_listening(sock, d.pid(), std::chrono::steady_clock::now(),
+                                                [] { return false; }),
+              VtyWait::kTimedOut);
+    EXPECT_EQ(twin::runtime::wait_vty_listening(sock, d.pid(), later, [] { return true; }),
+              VtyWait::kCancelled);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Netlink, IpArgumentsServedInProcess) {
   using twin::runtime::KernelTable;
   KernelTable t;

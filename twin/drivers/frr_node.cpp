@@ -171,17 +171,20 @@ Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, B
   // and saved before any daemon started) is how `down` finds this process.
   ctx.record.note({"process", d, n.name, pid, start_time});
   const auto until = std::chrono::steady_clock::now() + c.timeout;
-  while (!runtime::vty_listening(sock)) {
-    if (!state::process_alive(pid, start_time))
+  // The daemon is recorded: whoever stops on an interrupt (up's teardown, a rollback) stops it.
+  switch (runtime::wait_vty_listening(sock, pid, until, [] { return cancel_requested(); })) {
+    case runtime::VtyWait::kListening:
+      break;
+    case runtime::VtyWait::kExited:
       return harness_error(d + " exited during start-up: " + output_tail(c.output_file));
-    // The daemon is recorded: whoever stops on this (up's teardown, a rollback) stops it too.
-    if (cancel_requested())
+    case runtime::VtyWait::kCancelled:
       return Error{ErrorKind::kInterrupted, "interrupted while " + d + " was starting"};
-    if (std::chrono::steady_clock::now() > until)
+    case runtime::VtyWait::kTimedOut:
+      if (!state::process_alive(pid, start_time))
+        return harness_error(d + " exited during start-up: " + output_tail(c.output_file));
       return harness_error(d + " started (PID " + std::to_string(pid) +
                            ") but did not serve its vty socket " + sock + " within " +
                            std::to_string(c.timeout.count() / 1000) + " s");
-    std::this_thread::sleep_for(2ms);
   }
   return {};
 }

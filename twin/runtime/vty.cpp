@@ -1,13 +1,18 @@
 #include "twin/runtime/vty.hpp"
 
 #include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "twin/core/util.hpp"
 
@@ -49,6 +54,56 @@ std::optional<std::string> connect_unix(const std::string& path, Fd& s) {
 bool vty_listening(const std::string& socket_path) {
   Fd s;
   return !connect_unix(socket_path, s);
+}
+
+VtyWait wait_vty_listening(const std::string& socket_path, int pid,
+                           std::chrono::steady_clock::time_point until,
+                           const std::function<bool()>& cancelled) {
+  const std::filesystem::path path(socket_path);
+  const std::string name = path.filename().string();
+  Fd watch, proc;
+  watch.fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (watch.fd >= 0 &&
+      ::inotify_add_watch(watch.fd, path.parent_path().c_str(), IN_CREATE | IN_MOVED_TO) < 0) {
+    ::close(watch.fd);
+    watch.fd = -1;
+  }
+  proc.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (proc.fd < 0 && errno == ESRCH) return vty_listening(socket_path) ? VtyWait::kListening : VtyWait::kExited;
+  const bool sleep_in_poll = watch.fd >= 0 && proc.fd >= 0;
+  bool created = false;  // the socket appeared: FRR's listen follows its bind at once
+  for (int spins = 0;; ++spins) {
+    // After each wake-up, and once after the watch exists (the socket may predate it).
+    if (vty_listening(socket_path)) return VtyWait::kListening;
+    if (cancelled && cancelled()) return VtyWait::kCancelled;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    if (left.count() <= 0) return VtyWait::kTimedOut;
+    if (!sleep_in_poll && ::kill(pid, 0) != 0 && errno == ESRCH) return VtyWait::kExited;
+    int wait_ms = sleep_in_poll ? static_cast<int>(std::min<long>(left.count(), 50)) : 2;
+    if (created && spins < 200) {
+      std::this_thread::sleep_for(std::chrono::microseconds(250));
+      continue;
+    }
+    pollfd fds[2] = {{watch.fd, POLLIN, 0}, {proc.fd, POLLIN, 0}};
+    int r = ::poll(fds, sleep_in_poll ? 2 : 0, wait_ms);
+    if (r < 0 && errno != EINTR) wait_ms = 2;
+    if (r <= 0) continue;
+    if (fds[1].revents & POLLIN)
+      return vty_listening(socket_path) ? VtyWait::kListening : VtyWait::kExited;
+    if (fds[0].revents & POLLIN) {
+      alignas(inotify_event) char buf[4096];
+      ssize_t n;
+      while ((n = ::read(watch.fd, buf, sizeof buf)) > 0)
+        for (ssize_t off = 0; off < n;) {
+          auto* e = reinterpret_cast<const inotify_event*>(buf + off);
+          if (e->len > 0 && name == e->name) {
+            created = true;
+            spins = 0;
+          }
+          off += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+        }
+    }
+  }
 }
 
 Result<VtyReply> vty_commands(const std::string& socket_path,

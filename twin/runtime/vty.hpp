@@ -9,6 +9,7 @@
 // command's output followed by a 4-byte trailer {0, 0, 0, status}, status being the CMD_*
 // code (0 = CMD_SUCCESS). A new connection starts in VIEW_NODE: `show` commands work as is.
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ Result<VtyReply> vty_command(const std::string& socket_path, const std::string& 
 // binds its vty socket before it listens on it (lib/vty.c, vty_serv_un), so the file existing
 // does not say that a client would get in. Never blocks.
 bool vty_listening(const std::string& socket_path);
+
+enum class VtyWait { kListening, kExited, kTimedOut, kCancelled };
+// Waits until a daemon listens on `socket_path` (vty_listening), process `pid` has exited
+// without listening (kExited), `until` passes (kTimedOut), or `cancelled` says so (checked at least every 50 ms).
+// Sleeps in poll(2) on an inotify watch of the socket's folder (the socket file appears at
+// FRR's bind, which its listen follows at once) and a pidfd of `pid` (readable when it
+// exits): nothing is polled while the daemon builds its command graph, which under load takes
+// up to ~100 ms per daemon. Without inotify or pidfd (old kernel) it polls every 2 ms.
+VtyWait wait_vty_listening(const std::string& socket_path, int pid,
+                           std::chrono::steady_clock::time_point until,
+                           const std::function<bool()>& cancelled);
 // Several commands on one connection, in order (e.g. {"enable", "show bfd peers json"}); the
 // reply of the last, or of the first that did not succeed. Same errors as vty_command.
 Result<VtyReply> vty_commands(const std::string& socket_path,
