@@ -6,6 +6,8 @@
 // Process v2 needs the three above first when BOOST_PROCESS_USE_STD_FS is set.
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <linux/close_range.h>
 #include <sys/syscall.h>
@@ -44,21 +46,6 @@ struct EnterNsAndCgroup {
   int cgroup_fd = -1;  // cgroup.procs of the target cgroup, opened for writing
   const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;
   const std::string* hostname = nullptr;
-  int detach_pid_fd = -1;  // Command::detach: where the grandchild's PID is written
-
-  // The grandchild forked for Command::detach reported its exec error: the child that forked
-  // it has exited already and is reaped here, as nobody else will.
-  template <class Launcher>
-  void on_error(Launcher& launcher, const std::filesystem::path&, const char* const*&,
-                const boost::system::error_code&) {
-    if (detach_pid_fd >= 0 && launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);
-  }
-  // Never called: Boost 1.81's launcher looks for on_error with this signature (an extra error
-  // code first, posix/default_launcher.hpp, invoke_on_error) before calling the one above.
-  template <class Launcher>
-  void on_error(Launcher&, const boost::system::error_code&, const std::filesystem::path&,
-                const char* const*&, const boost::system::error_code&) {}
-
   template <class Launcher>
   boost::system::error_code on_exec_setup(Launcher&, const std::filesystem::path&,
                                           const char* const*&) {
@@ -82,22 +69,93 @@ struct EnterNsAndCgroup {
     // seemed to run 2 s longer (the runner's drain limit). Marked, not closed: Process v2's own
     // exec-error pipe is still needed until exec.
     ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
-    if (detach_pid_fd >= 0) {
-      // _Fork, not fork: no atfork handlers in a child of a multi-threaded process.
-      pid_t pid = ::_Fork();
-      if (pid < 0) return fail();
-      if (pid > 0) {
-        // The exec-error pipe stays open in the grandchild until it executes, so the parent
-        // still learns whether that worked; this child's only job was to let it go.
-        ssize_t ignored = ::write(detach_pid_fd, &pid, sizeof pid);
-        (void)ignored;
-        ::_exit(0);
-      }
-      if (::setsid() < 0) return fail();  // no terminal's Ctrl-C reaches a lab's daemon
-    }
     return {};
   }
 };
+
+// Command::detach without copying twin: posix_spawn's way (glibc spawni.c), twice. The child
+// and the grandchild are clone(2)d with CLONE_VM | CLONE_VFORK: they run on stacks of their own
+// in twin's memory, and the thread that spawns sleeps until each has executed or exited, so
+// no page table is copied and none torn down (a fork of twin copied its whole address space,
+// twice per daemon, and the children then faulted in copy-on-write pages; measured at 8x48,
+// that was half of twin's CPU during `up`). Between clone and exec only system calls run:
+// everything they need is prepared here, and every signal is blocked around the clone so that
+// none of twin's handlers runs on a borrowed stack. The child enters the cgroup and namespaces
+// and starts the grandchild; the grandchild leads a session of its own, takes the output file
+// as stdout and stderr, /dev/null as stdin, twin's signal mask back, and executes. The child
+// then exits: the program's parent is init (or a subreaper), never twin.
+struct DetachedSpawn {
+  const char* exe = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  int netns_fd = -1, cgroup_fd = -1, out_fd = -1, null_fd = -1;
+  const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;
+  const std::string* hostname = nullptr;
+  sigset_t old_mask{};
+  char* grandchild_stack = nullptr;
+  size_t stack_size = 0;
+  // Written by the children, read by the spawning thread once they are done.
+  int grandchild_pid = 0;
+  int error = 0;             // errno of the step that failed
+  const char* step = nullptr;  // which step
+};
+
+int detached_grandchild(void* arg) {
+  auto* a = static_cast<DetachedSpawn*>(arg);
+  // Handlers twin installed would run on this borrowed stack in twin's memory: back to default
+  // before any signal is let through (ignored ones stay ignored, as after fork + exec).
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    struct sigaction sa {};
+    if (::syscall(SYS_rt_sigaction, sig, nullptr, &sa, _NSIG / 8) == 0 &&
+        sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) {
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      ::syscall(SYS_rt_sigaction, sig, &dfl, nullptr, _NSIG / 8);
+    }
+  }
+  const char* step = "setsid";
+  if (::setsid() < 0) goto fail;  // no terminal's Ctrl-C reaches a lab's daemon
+  step = "redirecting stdio";
+  if (::dup2(a->null_fd, 0) < 0 || ::dup2(a->out_fd, 1) < 0 || ::dup2(a->out_fd, 2) < 0)
+    goto fail;
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &a->old_mask, nullptr, _NSIG / 8);
+  step = "exec";
+  ::execve(a->exe, a->argv, a->envp);
+fail:
+  a->error = errno;
+  a->step = step;
+  ::_exit(127);
+}
+
+int detached_child(void* arg) {
+  auto* a = static_cast<DetachedSpawn*>(arg);
+  auto fail = [&](const char* step) {
+    a->error = errno;
+    a->step = step;
+    ::_exit(127);
+  };
+  if (a->cgroup_fd >= 0 && ::write(a->cgroup_fd, "0\n", 2) != 2) fail("joining the cgroup");
+  if (a->mounts && !a->mounts->empty()) {
+    if (::unshare(CLONE_NEWNS) != 0) fail("unshare(CLONE_NEWNS)");
+    // Slave: host mounts still propagate in, ours never propagate out.
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) fail("mount --make-rslave /");
+    for (const auto& [src, dst] : *a->mounts)
+      if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND, nullptr) != 0) fail("bind mount");
+  }
+  if (a->hostname && !a->hostname->empty()) {
+    if (::unshare(CLONE_NEWUTS) != 0) fail("unshare(CLONE_NEWUTS)");
+    if (::sethostname(a->hostname->data(), a->hostname->size()) != 0) fail("sethostname");
+  }
+  if (a->netns_fd >= 0 && ::setns(a->netns_fd, CLONE_NEWNET) != 0) fail("entering the netns");
+  // The program gets its stdio and nothing else (see EnterNsAndCgroup).
+  ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+  int pid = ::clone(detached_grandchild, a->grandchild_stack + a->stack_size,
+                    CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+  if (pid < 0) fail("clone");
+  // Here the grandchild has executed, or failed and said why.
+  if (a->error == 0) a->grandchild_pid = pid;
+  ::_exit(0);
+}
 
 std::filesystem::path find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
@@ -128,10 +186,81 @@ std::string render(const std::vector<std::string>& argv) {
   return s;
 }
 
+namespace {
+
+Result<Output> run_detached(const Command& cmd, const std::filesystem::path& exe) {
+  if (cmd.output_file.empty()) return harness_error("a detached command needs an output file");
+  auto start = std::chrono::steady_clock::now();
+  DetachedSpawn a;
+  struct FdGuard {
+    int& fd;
+    ~FdGuard() {
+      if (fd >= 0) ::close(fd);
+    }
+  } g1{a.netns_fd}, g2{a.cgroup_fd}, g3{a.out_fd}, g4{a.null_fd};
+  if (!cmd.netns.empty()) {
+    std::string path = "/run/netns/" + cmd.netns;
+    a.netns_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (a.netns_fd < 0)
+      return harness_error("cannot open network namespace " + path + ": " + std::strerror(errno));
+  }
+  if (!cmd.cgroup.empty()) {
+    std::string path = cmd.cgroup + "/cgroup.procs";
+    a.cgroup_fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (a.cgroup_fd < 0)
+      return harness_error("cannot open " + path + ": " + std::strerror(errno));
+  }
+  a.out_fd = ::open(cmd.output_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (a.out_fd < 0)
+    return harness_error("cannot open " + cmd.output_file + ": " + std::strerror(errno));
+  a.null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (a.null_fd < 0) return harness_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  const std::string exe_text = exe.string();
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(exe_text.c_str()));
+  for (size_t i = 1; i < cmd.argv.size(); ++i) argv.push_back(const_cast<char*>(cmd.argv[i].c_str()));
+  argv.push_back(nullptr);
+  a.exe = exe_text.c_str();
+  a.argv = argv.data();
+  a.envp = environ;
+  a.mounts = &cmd.bind_mounts;
+  a.hostname = &cmd.hostname;
+  // Two stacks in one mapping, freed once both children are done with them.
+  constexpr size_t kStack = 256 * 1024;
+  void* stacks = ::mmap(nullptr, 2 * kStack, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stacks == MAP_FAILED) return harness_error(std::string("mmap: ") + std::strerror(errno));
+  a.grandchild_stack = static_cast<char*>(stacks) + kStack;
+  a.stack_size = kStack;
+  sigset_t all;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &a.old_mask);
+  int child = ::clone(detached_child, static_cast<char*>(stacks) + kStack,
+                      CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+  int clone_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &a.old_mask, nullptr);
+  if (child > 0) ::waitpid(child, nullptr, 0);  // it has exited: reap it
+  ::munmap(stacks, 2 * kStack);
+  if (child < 0) return harness_error(std::string("clone: ") + std::strerror(clone_errno));
+  if (a.error != 0 || a.grandchild_pid <= 0)
+    return harness_error("cannot start '" + render(cmd.argv) + "': " +
+                         (a.step ? a.step : "unknown step") + ": " + std::strerror(a.error));
+  if (cmd.on_start) cmd.on_start(a.grandchild_pid);
+  Output result;
+  result.exit_code = 0;
+  result.pid = a.grandchild_pid;
+  result.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace
+
 Result<Output> SystemRunner::run(const Command& cmd) {
   if (cmd.argv.empty()) return harness_error("empty command");
   auto exe = find_program(cmd.argv[0]);
   if (exe.empty()) return env_error("program '" + cmd.argv[0] + "' not found in PATH");
+  if (cmd.detach) return run_detached(cmd, exe);
 
   EnterNsAndCgroup init;
   struct FdGuard {
@@ -155,14 +284,6 @@ Result<Output> SystemRunner::run(const Command& cmd) {
 
   init.mounts = &cmd.bind_mounts;
   init.hostname = &cmd.hostname;
-  int pid_pipe[2] = {-1, -1};
-  FdGuard g3{pid_pipe[0]}, g4{pid_pipe[1]};
-  if (cmd.detach) {
-    if (cmd.output_file.empty()) return harness_error("a detached command needs an output file");
-    if (::pipe2(pid_pipe, O_CLOEXEC) != 0)
-      return harness_error(std::string("pipe: ") + std::strerror(errno));
-    init.detach_pid_fd = pid_pipe[1];
-  }
 
   asio::io_context ctx;
   asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
@@ -193,17 +314,7 @@ Result<Output> SystemRunner::run(const Command& cmd) {
   }
   spawn_lock.unlock();
   bp::process& child = *maybe_child;
-  int detached_pid = 0;
-  if (cmd.detach) {
-    ::close(pid_pipe[1]);
-    pid_pipe[1] = -1;
-    // Written before the child exits; the exec of the grandchild has already succeeded here.
-    while (::read(pid_pipe[0], &detached_pid, sizeof detached_pid) < 0 && errno == EINTR) {
-    }
-    if (detached_pid <= 0)
-      return harness_error("'" + render(cmd.argv) + "' started but its PID was not reported");
-  }
-  if (cmd.on_start) cmd.on_start(cmd.detach ? detached_pid : static_cast<int>(child.id()));
+  if (cmd.on_start) cmd.on_start(static_cast<int>(child.id()));
 
   Output result;
   std::array<char, 8192> obuf{}, ebuf{};
@@ -324,7 +435,6 @@ Result<Output> SystemRunner::run(const Command& cmd) {
     return harness_error("'" + render(cmd.argv) + "' timed out after " +
                          std::to_string(cmd.timeout.count()) + " ms");
   result.exit_code = exit_code;
-  result.pid = detached_pid;
   return result;
 }
 

@@ -35,9 +35,10 @@ struct Command {
   // Called once with the child's PID right after it started (to signal it later: a job's
   // cancel sends SIGTERM to exactly this process).
   std::function<void(int)> on_start;
-  // Start the program in a session of its own and do not wait for it: the runner's child forks
+  // Start the program in a session of its own and do not wait for it: the runner's child starts
   // it and exits at once, so the program belongs to init, never a zombie of a long-running
-  // twin (serve). run() returns once it has executed (exit_code 0, Output::pid its PID) or
+  // twin (serve). Both are clone(2)d sharing twin's memory until they execute (posix_spawn's
+  // way), so twin's address space is never copied (runner.cpp, DetachedSpawn). run() returns once it has executed (exit_code 0, Output::pid its PID) or
   // with the error exec gave. For daemons kept in the foreground (FRR without -d): FRR's own
   // daemonising forks a process that has already built its command graph and YANG context,
   // and the copy-on-write faults that follow cost ~20 ms of CPU per daemon (bench/README).
