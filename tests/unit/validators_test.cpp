@@ -799,6 +799,61 @@ TEST(RunValidation, FailingThenPassingEndsPassed) {
   EXPECT_EQ(probe.pings, 0);
 }
 
+// A scripted family of one plane: bgp-like (control_plane) or ping-like (rides on it).
+class PlaneValidator : public ScriptedValidator {
+ public:
+  PlaneValidator(std::string name, std::vector<Status> script, bool control)
+      : ScriptedValidator(std::move(name), std::move(script)), control_(control) {}
+  bool control_plane() const override { return control_; }
+  bool rides_on_control_plane() const override { return !control_; }
+
+ private:
+  bool control_;
+};
+
+TEST(RunValidation, PingFamiliesWaitUntilTheControlPlaneIsDone) {
+  FakeProbe probe;
+  twin::validate::Context ctx{plan(), probe};
+  std::vector<std::unique_ptr<twin::validate::Validator>> vs;
+  // The rider first: the runner still runs it after the control plane, in the same round.
+  vs.push_back(std::make_unique<PlaneValidator>("reach", std::vector<Status>{Status::kPassed}, false));
+  vs.push_back(std::make_unique<PlaneValidator>(
+      "routes", std::vector<Status>{Status::kFailed, Status::kFailed, Status::kPassed}, true));
+  auto* reach = static_cast<ScriptedValidator*>(vs[0].get());
+  auto* routes = static_cast<ScriptedValidator*>(vs[1].get());
+  twin::validate::RunOptions opts;
+  opts.converge_timeout = std::chrono::seconds(30);
+  opts.retry_interval = std::chrono::milliseconds(1);
+  std::vector<std::string> progress;
+  opts.progress = [&](const std::string& s) { progress.push_back(s); };
+  auto report = twin::validate::run_validation(ctx, vs, opts);
+  EXPECT_EQ(routes->runs(), 3u);
+  EXPECT_EQ(reach->runs(), 1u);  // not while routes were missing
+  ASSERT_EQ(report.results.size(), 2u);
+  EXPECT_EQ(report.results[0].validator, "reach");  // the families' order, not the run order
+  EXPECT_EQ(report.results[0].attempts, 1);
+  EXPECT_EQ(report.results[1].attempts, 3);
+  EXPECT_EQ(progress, (std::vector<std::string>{"routes: 1 not passing yet (attempt 1)",
+                                                "routes: passed (attempt 3)",
+                                                "reach: passed (attempt 1)"}));
+  EXPECT_EQ(report.exit_code(), 0);
+
+  // A control plane that stays broken past its window: the riders still run, once, in the
+  // round its results became final.
+  std::vector<std::unique_ptr<twin::validate::Validator>> broken;
+  broken.push_back(std::make_unique<PlaneValidator>("bgp", std::vector<Status>{Status::kFailed}, true));
+  broken.push_back(std::make_unique<PlaneValidator>("reach", std::vector<Status>{Status::kFailed}, false));
+  opts.converge_timeout = std::chrono::milliseconds(0);
+  progress.clear();
+  auto r2 = twin::validate::run_validation(ctx, broken, opts);
+  EXPECT_EQ(static_cast<ScriptedValidator*>(broken[0].get())->runs(), 1u);
+  EXPECT_EQ(static_cast<ScriptedValidator*>(broken[1].get())->runs(), 1u);
+  ASSERT_EQ(r2.results.size(), 2u);
+  EXPECT_EQ(r2.results[1].status, Status::kFailed);
+  EXPECT_EQ(r2.results[1].attempts, 1);
+  EXPECT_EQ(r2.exit_code(), 1);
+}
+
 TEST(RunValidation, AlwaysFailingEndsFailedWhenTheWindowCloses) {
   FakeProbe probe;
   twin::validate::Context ctx{plan(), probe};

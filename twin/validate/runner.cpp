@@ -32,9 +32,21 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   std::vector<Clock::time_point> last_said(validators.size());
   // Until when each family is retried: the latest window among its results that do not pass.
   std::vector<Clock::time_point> deadline(validators.size(), t0 + opts.converge_timeout);
+  // Riders (Validator::rides_on_control_plane) after the others in each round, so that they
+  // run in the round the control plane is done.
+  std::vector<size_t> order;
+  for (int riders = 0; riders < 2; ++riders)
+    for (size_t i = 0; i < validators.size(); ++i)
+      if (validators[i]->rides_on_control_plane() == (riders == 1)) order.push_back(i);
+  auto control_plane_pending = [&] {
+    for (size_t j = 0; j < validators.size(); ++j)
+      if (validators[j]->control_plane() && !done[j]) return true;
+    return false;
+  };
   for (;;) {
-    for (size_t i = 0; i < validators.size(); ++i) {
+    for (size_t i : order) {
       if (done[i]) continue;
+      if (validators[i]->rides_on_control_plane() && control_plane_pending()) continue;
       auto ta = time.now();
       try {
         latest[i] = validators[i]->run(ctx);
@@ -62,6 +74,7 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
         window = window ? std::max(*window, w) : w;
       }
       deadline[i] = t0 + window.value_or(opts.converge_timeout);
+      if (time.now() >= deadline[i]) done[i] = true;  // out of time: its results are final
       if (opts.progress) {
         int bad = 0;
         for (const auto& r : latest[i])
@@ -80,7 +93,7 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
     }
     auto now = time.now();
     for (size_t i = 0; i < validators.size(); ++i)
-      if (now >= deadline[i]) done[i] = true;  // out of time: its results are final
+      if (attempts[i] > 0 && now >= deadline[i]) done[i] = true;  // out of time: final
     bool all = std::all_of(done.begin(), done.end(), [](bool b) { return b; });
     if (all || interrupted()) break;
     time.sleep_for(opts.retry_interval);  // poll interval inside the window

@@ -25,7 +25,9 @@ struct RunOptions {
 
 // A family stops being retried when its results settle or when every result that does not
 // pass is past its window (Validator::retry_window, else converge_timeout).
-// Runs `validators` in order and fills a Report (lab, versions and timing are the caller's).
+// Runs `validators` in rounds and fills a Report (lab, versions and timing are the caller's),
+// results in the order of `validators`. Families that ride on the control plane run only once
+// every control-plane family is done, in the same round (Validator::control_plane).
 // Each result's time_to_pass_ms is measured from the start of this call to the first attempt
 // in which that (test, subject) passed; attempts counts the family's runs.
 Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>>& validators,

@@ -68,6 +68,13 @@ class Validator {
       const Context& /*ctx*/, const TestResult& /*result*/) const {
     return std::nullopt;
   }
+  // Families whose state the data plane follows (sessions, adjacencies, RIB/FIB) say so, and
+  // families that send packets across the fabric (pings, path-MTU probes) say they ride on
+  // them. run_validation runs the riders only once every control-plane family is done (passed,
+  // or past its window): while a route is still missing, their probes toward it are lost, each
+  // after its timeout (1.5 s), and that attempt would tell nothing the control plane does not.
+  [[nodiscard]] virtual bool control_plane() const { return false; }
+  [[nodiscard]] virtual bool rides_on_control_plane() const { return false; }
 };
 
 // Creates validator families by name, all of them when `only` is empty; names it does not know

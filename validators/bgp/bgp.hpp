@@ -17,6 +17,7 @@ namespace twin::validators {
 class BgpValidator final : public validate::Validator {
  public:
   std::string name() const override { return "bgp"; }
+  bool control_plane() const override { return true; }
   std::vector<validate::TestResult> run(validate::Context& ctx) override;
 };
 

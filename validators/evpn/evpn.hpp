@@ -31,6 +31,7 @@ namespace twin::validators {
 class EvpnValidator final : public validate::Validator {
  public:
   std::string name() const override { return "evpn"; }
+  bool rides_on_control_plane() const override { return true; }
   std::vector<validate::TestResult> run(validate::Context& ctx) override;
 };
 

@@ -18,6 +18,7 @@ namespace twin::validators {
 class MtuValidator final : public validate::Validator {
  public:
   std::string name() const override { return "mtu"; }
+  bool rides_on_control_plane() const override { return true; }
   std::vector<validate::TestResult> run(validate::Context& ctx) override;
 };
 

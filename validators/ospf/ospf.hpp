@@ -33,6 +33,7 @@ namespace twin::validators {
 class OspfValidator final : public validate::Validator {
  public:
   std::string name() const override { return "ospf"; }
+  bool control_plane() const override { return true; }
   std::vector<validate::TestResult> run(validate::Context& ctx) override;
 };
 

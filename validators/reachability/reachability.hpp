@@ -20,6 +20,7 @@ namespace twin::validators {
 class ReachabilityValidator final : public validate::Validator {
  public:
   std::string name() const override { return "reachability"; }
+  bool rides_on_control_plane() const override { return true; }
   std::vector<validate::TestResult> run(validate::Context& ctx) override;
 };
 
