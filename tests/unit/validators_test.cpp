@@ -838,6 +838,20 @@ TEST(RunValidation, PingFamiliesWaitUntilTheControlPlaneIsDone) {
                                                 "reach: passed (attempt 1)"}));
   EXPECT_EQ(report.exit_code(), 0);
 
+  // On a network known to be settled (hold_riders off) the riders run alongside, from the
+  // first round.
+  std::vector<std::unique_ptr<twin::validate::Validator>> settled;
+  settled.push_back(std::make_unique<PlaneValidator>("reach", std::vector<Status>{Status::kPassed}, false));
+  settled.push_back(std::make_unique<PlaneValidator>(
+      "routes", std::vector<Status>{Status::kFailed, Status::kPassed}, true));
+  opts.hold_riders = false;
+  progress.clear();
+  (void)twin::validate::run_validation(ctx, settled, opts);
+  EXPECT_EQ(progress, (std::vector<std::string>{"routes: 1 not passing yet (attempt 1)",
+                                                "reach: passed (attempt 1)",
+                                                "routes: passed (attempt 2)"}));
+  opts.hold_riders = true;
+
   // A control plane that stays broken past its window: the riders still run, once, in the
   // round its results became final.
   std::vector<std::unique_ptr<twin::validate::Validator>> broken;

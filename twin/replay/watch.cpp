@@ -203,6 +203,7 @@ Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
   ro.converge_timeout =
       quiet_ ? std::min<std::chrono::milliseconds>(converge_timeout_, kQuietWindow)
              : converge_timeout_;
+  ro.hold_riders = !quiet_;
   ro.time = &env_.time;
   auto validators = env_.validators({}, nullptr);
   auto t0 = env_.time.now();

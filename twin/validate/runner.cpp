@@ -46,7 +46,8 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   for (;;) {
     for (size_t i : order) {
       if (done[i]) continue;
-      if (validators[i]->rides_on_control_plane() && control_plane_pending()) continue;
+      if (opts.hold_riders && validators[i]->rides_on_control_plane() && control_plane_pending())
+        continue;
       auto ta = time.now();
       try {
         latest[i] = validators[i]->run(ctx);

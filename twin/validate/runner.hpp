@@ -21,13 +21,18 @@ struct RunOptions {
   // A negative check (a test that must fail) settles when that test fails.
   std::function<bool(const std::vector<TestResult>&)> settled;
   TimeSource* time = nullptr;  // the window's clock; nullptr = TimeSource::real()
+  // Families that ride on the control plane wait for it (Validator::control_plane). Right for
+  // a network still converging (after `up`): their probes toward a route still missing only
+  // wait out their timeouts. Not for one known to be settled (the gate after a change): there a
+  // failing control plane is the answer, and its riders' evidence is wanted in the same window.
+  bool hold_riders = true;
 };
 
 // A family stops being retried when its results settle or when every result that does not
 // pass is past its window (Validator::retry_window, else converge_timeout).
 // Runs `validators` in rounds and fills a Report (lab, versions and timing are the caller's),
-// results in the order of `validators`. Families that ride on the control plane run only once
-// every control-plane family is done, in the same round (Validator::control_plane).
+// results in the order of `validators`. With hold_riders, families that ride on the control
+// plane run only once every control-plane family is done, in the same round.
 // Each result's time_to_pass_ms is measured from the start of this call to the first attempt
 // in which that (test, subject) passed; attempts counts the family's runs.
 Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>>& validators,
