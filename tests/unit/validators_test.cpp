@@ -866,6 +866,9 @@ TEST(RunValidation, PingFamiliesWaitUntilTheControlPlaneIsDone) {
   EXPECT_EQ(r2.results[1].status, Status::kFailed);
   EXPECT_EQ(r2.results[1].attempts, 1);
   EXPECT_EQ(r2.exit_code(), 1);
+  // Out of time is not passed.
+  EXPECT_EQ(progress, (std::vector<std::string>{"bgp: 1 not passing yet (attempt 1)",
+                                                "reach: 1 not passing yet (attempt 1)"}));
 }
 
 TEST(RunValidation, AlwaysFailingEndsFailedWhenTheWindowCloses) {

@@ -209,4 +209,9 @@ TEST(Wiring, LinkLocalGapsLookOnlyAtTheGivenPortsAndTheirOwnRoute) {
   ASSERT_EQ(gaps.size(), 1u);
   EXPECT_FALSE(gaps[0].has_address);
   EXPECT_TRUE(twin::wiring::link_local_gaps(nlohmann::json(), nlohmann::json(), {"swp1"}).empty());
+  // Below 1280 bytes the kernel runs no IPv6 on a port: no address is due there.
+  addrs[3]["mtu"] = 1200;
+  EXPECT_TRUE(twin::wiring::link_local_gaps(addrs, routes, {"swp3"}).empty());
+  addrs[3]["mtu"] = 1280;
+  EXPECT_EQ(twin::wiring::link_local_gaps(addrs, routes, {"swp3"}).size(), 1u);
 }

@@ -159,7 +159,7 @@ int run_up(const UpOptions& o) {
                             join_some(s.link_local_repaired, 8) + "\n")
               << (s.link_local_missing.empty()
                       ? std::string()
-                      : "  without an IPv6 link-local address: " +
+                      : "  without a working IPv6 link-local (BGP unnumbered cannot use them): " +
                             join_some(s.link_local_missing, 8) + "\n")
               << "  next: twin validate --lab " << s.lab << "   twin status --lab " << s.lab
               << "   twin down --lab " << s.lab << "\n";

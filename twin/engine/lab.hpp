@@ -46,7 +46,7 @@ struct UpSummary {
   // "leaf1 swp1 -> spine1: Active", "r1 eth1 -> r2: ExStart/-" when !converged
   std::vector<std::string> not_established;
   // Ports ("spine40 swp19") whose fe80::/64 route the kernel had lost and `up` added back, and
-  // those left without an IPv6 link-local address (engine::GrowReport).
+  // those left without a working IPv6 link-local (engine::GrowReport).
   std::vector<std::string> link_local_repaired, link_local_missing;
   // "BGP 16/16 sessions Established" and/or "OSPF 6/6 adjacencies Full" (as SessionCount).
   [[nodiscard]] std::string convergence_text() const;

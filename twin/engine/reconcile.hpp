@@ -24,7 +24,8 @@ struct GrowReport {
   std::vector<std::string> added_nodes, removed_nodes, added_links, removed_links, reconfigured,
       mtu_changed, vteps_changed, daemons_changed;
   // New link ends ("spine40 swp19") whose fe80::/64 route the kernel had lost and twin added
-  // back, and those still without an IPv6 link-local address (wiring::link_local_gaps).
+  // back, and those left without a working link-local: no IPv6 link-local address 2 s after
+  // they came up, or a route that did not come back (wiring::link_local_gaps).
   std::vector<std::string> link_local_repaired, link_local_missing;
   int daemons = 0;                 // processes started
   double wiring_ms = 0;            // namespaces, links, addresses, node files, VMs created

@@ -73,6 +73,12 @@ struct EnterNsAndCgroup {
   }
 };
 
+// Process v2 makes the stdio pipes without O_CLOEXEC and closes the child's ends only after
+// fork returns: a program forked meanwhile by another thread would inherit them and hold that
+// child's stdout open forever (seen: a daemon keeping `vtysh -b`'s pipe, hanging `up`).
+// Spawns are therefore serialised; a spawn costs about a millisecond.
+std::mutex spawn_mu;
+
 // Command::detach without copying twin: posix_spawn's way (glibc spawni.c), twice. The child
 // and the grandchild are clone(2)d with CLONE_VM | CLONE_VFORK: they run on stacks of their own
 // in twin's memory, and the thread that spawns sleeps until each has executed or exited, so
@@ -104,13 +110,13 @@ int detached_grandchild(void* arg) {
   auto* a = static_cast<DetachedSpawn*>(arg);
   // Handlers twin installed would run on this borrowed stack in twin's memory: back to default
   // before any signal is let through (ignored ones stay ignored, as after fork + exec).
-  for (int sig = 1; sig < _NSIG; ++sig) {
+  for (int sig = 1; sig < NSIG; ++sig) {
     struct sigaction sa {};
-    if (::syscall(SYS_rt_sigaction, sig, nullptr, &sa, _NSIG / 8) == 0 &&
-        sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) {
-      struct sigaction dfl {};
-      dfl.sa_handler = SIG_DFL;
-      ::syscall(SYS_rt_sigaction, sig, &dfl, nullptr, _NSIG / 8);
+    if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+        sa.sa_handler != SIG_IGN) {
+      sa.sa_handler = SIG_DFL;
+      sa.sa_flags = 0;
+      ::sigaction(sig, &sa, nullptr);
     }
   }
   const char* step = "setsid";
@@ -118,7 +124,7 @@ int detached_grandchild(void* arg) {
   step = "redirecting stdio";
   if (::dup2(a->null_fd, 0) < 0 || ::dup2(a->out_fd, 1) < 0 || ::dup2(a->out_fd, 2) < 0)
     goto fail;
-  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &a->old_mask, nullptr, _NSIG / 8);
+  ::sigprocmask(SIG_SETMASK, &a->old_mask, nullptr);
   step = "exec";
   ::execve(a->exe, a->argv, a->envp);
 fail:
@@ -215,6 +221,15 @@ Result<Output> run_detached(const Command& cmd, const std::filesystem::path& exe
     return harness_error("cannot open " + cmd.output_file + ": " + std::strerror(errno));
   a.null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (a.null_fd < 0) return harness_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  // Above the three the grandchild dup2s onto: were twin started with one of them closed, the
+  // output file could get it, and dup2 onto itself would leave it close-on-exec.
+  for (int* fd : {&a.out_fd, &a.null_fd})
+    if (*fd < 3) {
+      int moved = ::fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+      if (moved < 0) return harness_error(std::string("fcntl: ") + std::strerror(errno));
+      ::close(*fd);
+      *fd = moved;
+    }
   const std::string exe_text = exe.string();
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe_text.c_str()));
@@ -234,17 +249,31 @@ Result<Output> run_detached(const Command& cmd, const std::filesystem::path& exe
   a.stack_size = kStack;
   sigset_t all;
   ::sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &a.old_mask);
-  int child = ::clone(detached_child, static_cast<char*>(stacks) + kStack,
-                      CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
-  int clone_errno = errno;
-  ::pthread_sigmask(SIG_SETMASK, &a.old_mask, nullptr);
-  if (child > 0) ::waitpid(child, nullptr, 0);  // it has exited: reap it
+  int child = -1, clone_errno = 0, status = 0;
+  {
+    // close_range marks every other descriptor close-on-exec in the child; the lock keeps a
+    // concurrent Process v2 spawn's pipes from existing unmarked meanwhile all the same (see
+    // spawn_mu), should close_range be missing (Linux < 5.11).
+    std::lock_guard lock(spawn_mu);
+    ::pthread_sigmask(SIG_SETMASK, &all, &a.old_mask);
+    child = ::clone(detached_child, static_cast<char*>(stacks) + kStack,
+                    CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    clone_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &a.old_mask, nullptr);
+  }
+  // It has exited (CLONE_VFORK returns then): reap it.
+  while (child > 0 && ::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
   ::munmap(stacks, 2 * kStack);
   if (child < 0) return harness_error(std::string("clone: ") + std::strerror(clone_errno));
-  if (a.error != 0 || a.grandchild_pid <= 0)
+  if (a.error != 0)
     return harness_error("cannot start '" + render(cmd.argv) + "': " +
                          (a.step ? a.step : "unknown step") + ": " + std::strerror(a.error));
+  if (WIFSIGNALED(status) || a.grandchild_pid <= 0)
+    return harness_error("cannot start '" + render(cmd.argv) + "': the process starting it " +
+                         (WIFSIGNALED(status) ? "was killed by signal " +
+                                                    std::to_string(WTERMSIG(status))
+                                              : std::string("exited without starting it")));
   if (cmd.on_start) cmd.on_start(a.grandchild_pid);
   Output result;
   result.exit_code = 0;
@@ -296,12 +325,7 @@ Result<Output> SystemRunner::run(const Command& cmd) {
     if (!log) return harness_error("cannot open " + cmd.output_file + ": " + std::strerror(errno));
   }
   std::optional<bp::process> maybe_child;
-  // Process v2 makes the stdio pipes without O_CLOEXEC and closes the child's ends only after
-  // fork returns: a program forked meanwhile by another thread would inherit them and hold this
-  // child's stdout open forever (seen: a daemon keeping `vtysh -b`'s pipe, hanging `up`).
-  // Spawns are therefore serialised; a spawn costs about a millisecond.
-  static std::mutex spawn_mu;
-  std::unique_lock spawn_lock(spawn_mu);
+  std::unique_lock spawn_lock(spawn_mu);  // see spawn_mu
   try {
     if (log)
       maybe_child.emplace(ctx.get_executor(), exe, args,

@@ -518,8 +518,11 @@ Result<void> append_link_local_route(int ifindex, const std::string& ifname) {
   put(RTA_OIF, &oif, sizeof oif);
   put(RTA_PRIORITY, &metric, sizeof metric);
   r.h.nlmsg_len = static_cast<uint32_t>(NLMSG_LENGTH(sizeof(rtmsg)) + off);
-  if (auto t = transact(s, &r.h, [](const nlmsghdr*) {}); !t)
+  if (auto t = transact(s, &r.h, [](const nlmsghdr*) {}); !t) {
+    // The kernel put it back meanwhile (addrconf): the same route on the same port is refused.
+    if (t.error().message.find(std::strerror(EEXIST)) != std::string::npos) return {};
     return t.error().with_context("adding fe80::/64 dev " + ifname);
+  }
   return {};
 }
 

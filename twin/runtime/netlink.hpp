@@ -63,9 +63,9 @@ Result<void> set_links_up(const std::vector<std::string>& ifnames);
 // network namespace. Sent with NLM_F_APPEND, not NLM_F_EXCL: every port's route has the same
 // prefix and metric, so an exclusive add (`ip -6 route add`) is refused with EEXIST while any
 // other port has its route, and a replace (`ip -6 route replace`) takes another port's route
-// over (IPv6 replace matches prefix and metric, not the device). Not idempotent: call it only
-// for a port whose route is missing (the kernel appends a second copy otherwise). Errors name
-// the interface (no such interface, or the kernel's refusal).
+// over (IPv6 replace matches prefix and metric, not the device). Idempotent: the kernel refuses
+// the same route on the same port (EEXIST), taken as done. Errors name the interface (no such
+// interface, or the kernel's refusal).
 Result<void> append_link_local_route(int ifindex, const std::string& ifname);
 
 }  // namespace twin::runtime

@@ -71,7 +71,9 @@ VtyWait wait_vty_listening(const std::string& socket_path, int pid,
   proc.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (proc.fd < 0 && errno == ESRCH) return vty_listening(socket_path) ? VtyWait::kListening : VtyWait::kExited;
   const bool sleep_in_poll = watch.fd >= 0 && proc.fd >= 0;
-  bool created = false;  // the socket appeared: FRR's listen follows its bind at once
+  // The socket appeared (or was there before the watch): FRR's listen follows its bind at once.
+  std::error_code ec;
+  bool created = std::filesystem::exists(path, ec);
   for (int spins = 0;; ++spins) {
     // After each wake-up, and once after the watch exists (the socket may predate it).
     if (vty_listening(socket_path)) return VtyWait::kListening;
@@ -86,7 +88,7 @@ VtyWait wait_vty_listening(const std::string& socket_path, int pid,
     }
     pollfd fds[2] = {{watch.fd, POLLIN, 0}, {proc.fd, POLLIN, 0}};
     int r = ::poll(fds, sleep_in_poll ? 2 : 0, wait_ms);
-    if (r < 0 && errno != EINTR) wait_ms = 2;
+    if (r < 0 && errno != EINTR) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     if (r <= 0) continue;
     if (fds[1].revents & POLLIN)
       return vty_listening(socket_path) ? VtyWait::kListening : VtyWait::kExited;

@@ -67,7 +67,8 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
         if (r.duration_ms == 0) r.duration_ms = share;
         if (r.status == Status::kPassed) first_pass.emplace(key_of(r), at);
       }
-      done[i] = opts.settled ? opts.settled(latest[i]) : settled(latest[i]);
+      const bool ok = opts.settled ? opts.settled(latest[i]) : settled(latest[i]);
+      done[i] = ok;
       std::optional<std::chrono::milliseconds> window;
       for (const auto& r : latest[i]) {
         if (r.status != Status::kFailed && r.status != Status::kError) continue;
@@ -75,22 +76,23 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
         window = window ? std::max(*window, w) : w;
       }
       deadline[i] = t0 + window.value_or(opts.converge_timeout);
-      if (time.now() >= deadline[i]) done[i] = true;  // out of time: its results are final
       if (opts.progress) {
         int bad = 0;
         for (const auto& r : latest[i])
           bad += r.status == Status::kFailed || r.status == Status::kError;
         // A line when the count moves, or every 5 s while it does not: a fault that stays for
         // the whole window is news once, not at every retry (hundreds of lines in 30 s).
-        bool moved = bad != last_bad[i] || done[i];
+        bool moved = bad != last_bad[i] || ok;
         if (moved || time.now() - last_said[i] >= std::chrono::seconds(5)) {
           opts.progress(validators[i]->name() + ": " +
-                        (done[i] ? "passed" : std::to_string(bad) + " not passing yet") +
+                        (ok ? "passed" : std::to_string(bad) + " not passing yet") +
                         " (attempt " + std::to_string(attempts[i]) + ")");
           last_bad[i] = bad;
           last_said[i] = time.now();
         }
       }
+      // Out of time: its results are final (now, so that riders may run in this round).
+      if (time.now() >= deadline[i]) done[i] = true;
     }
     auto now = time.now();
     for (size_t i = 0; i < validators.size(); ++i)

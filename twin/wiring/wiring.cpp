@@ -204,7 +204,8 @@ std::vector<LinkLocalGap> link_local_gaps(const nlohmann::json& addresses,
       if (!l.is_object() || l.value("ifname", "") != port) continue;
       const auto flags = l.value("flags", nlohmann::json::array());
       auto has = [&](const char* f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
-      if (!has("UP") || !has("LOWER_UP")) break;
+      // Below IPv6's minimum MTU (RFC 8200 §5) the kernel takes IPv6 off the port: nothing due.
+      if (!has("UP") || !has("LOWER_UP") || l.value("mtu", 1500) < 1280) break;
       bool address = false;
       for (const auto& a : l.value("addr_info", nlohmann::json::array()))
         if (a.value("family", "") == "inet6" && a.value("scope", "") == "link" &&
