@@ -760,6 +760,15 @@ class ScriptedValidator : public twin::validate::Validator {
   size_t runs_ = 0;
 };
 
+// A 30 s window retried every millisecond, progress lines collected in `progress`.
+twin::validate::RunOptions retrying_options(std::vector<std::string>* progress) {
+  twin::validate::RunOptions opts;
+  opts.converge_timeout = std::chrono::seconds(30);
+  opts.retry_interval = std::chrono::milliseconds(1);
+  opts.progress = [progress](const std::string& s) { progress->push_back(s); };
+  return opts;
+}
+
 TEST(RunValidation, FailingThenPassingEndsPassed) {
   FakeProbe probe;
   twin::validate::Context ctx{plan(), probe};
@@ -769,11 +778,8 @@ TEST(RunValidation, FailingThenPassingEndsPassed) {
       "flaky", std::vector<Status>{Status::kFailed, Status::kPassed}));
   auto* steady = static_cast<ScriptedValidator*>(vs[0].get());
   auto* flaky = static_cast<ScriptedValidator*>(vs[1].get());
-  twin::validate::RunOptions opts;
-  opts.converge_timeout = std::chrono::seconds(30);
-  opts.retry_interval = std::chrono::milliseconds(1);
   std::vector<std::string> progress;
-  opts.progress = [&](const std::string& s) { progress.push_back(s); };
+  auto opts = retrying_options(&progress);
 
   auto report = twin::validate::run_validation(ctx, vs, opts);
   EXPECT_EQ(report.lab, "rec");
@@ -821,11 +827,8 @@ TEST(RunValidation, PingFamiliesWaitUntilTheControlPlaneIsDone) {
       "routes", std::vector<Status>{Status::kFailed, Status::kFailed, Status::kPassed}, true));
   auto* reach = static_cast<ScriptedValidator*>(vs[0].get());
   auto* routes = static_cast<ScriptedValidator*>(vs[1].get());
-  twin::validate::RunOptions opts;
-  opts.converge_timeout = std::chrono::seconds(30);
-  opts.retry_interval = std::chrono::milliseconds(1);
   std::vector<std::string> progress;
-  opts.progress = [&](const std::string& s) { progress.push_back(s); };
+  auto opts = retrying_options(&progress);
   auto report = twin::validate::run_validation(ctx, vs, opts);
   EXPECT_EQ(routes->runs(), 3u);
   EXPECT_EQ(reach->runs(), 1u);  // not while routes were missing

@@ -194,28 +194,37 @@ std::string render(const std::vector<std::string>& argv) {
 
 namespace {
 
-Result<Output> run_detached(const Command& cmd, const std::filesystem::path& exe) {
-  if (cmd.output_file.empty()) return harness_error("a detached command needs an output file");
-  auto start = std::chrono::steady_clock::now();
-  DetachedSpawn a;
-  struct FdGuard {
-    int& fd;
-    ~FdGuard() {
-      if (fd >= 0) ::close(fd);
-    }
-  } g1{a.netns_fd}, g2{a.cgroup_fd}, g3{a.out_fd}, g4{a.null_fd};
+// Closes a descriptor the runner opened when it goes out of scope.
+struct FdGuard {
+  int& fd;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The network namespace and cgroup.procs a child enters before exec (Command::netns, cgroup);
+// each -1 when not asked for.
+Result<void> open_targets(const Command& cmd, int& netns_fd, int& cgroup_fd) {
   if (!cmd.netns.empty()) {
     std::string path = "/run/netns/" + cmd.netns;
-    a.netns_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (a.netns_fd < 0)
+    netns_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (netns_fd < 0)
       return harness_error("cannot open network namespace " + path + ": " + std::strerror(errno));
   }
   if (!cmd.cgroup.empty()) {
     std::string path = cmd.cgroup + "/cgroup.procs";
-    a.cgroup_fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (a.cgroup_fd < 0)
-      return harness_error("cannot open " + path + ": " + std::strerror(errno));
+    cgroup_fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (cgroup_fd < 0) return harness_error("cannot open " + path + ": " + std::strerror(errno));
   }
+  return {};
+}
+
+Result<Output> run_detached(const Command& cmd, const std::filesystem::path& exe) {
+  if (cmd.output_file.empty()) return harness_error("a detached command needs an output file");
+  auto start = std::chrono::steady_clock::now();
+  DetachedSpawn a;
+  FdGuard g1{a.netns_fd}, g2{a.cgroup_fd}, g3{a.out_fd}, g4{a.null_fd};
+  if (auto r = open_targets(cmd, a.netns_fd, a.cgroup_fd); !r) return r.error();
   a.out_fd = ::open(cmd.output_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (a.out_fd < 0)
     return harness_error("cannot open " + cmd.output_file + ": " + std::strerror(errno));
@@ -292,24 +301,8 @@ Result<Output> SystemRunner::run(const Command& cmd) {
   if (cmd.detach) return run_detached(cmd, exe);
 
   EnterNsAndCgroup init;
-  struct FdGuard {
-    int& fd;
-    ~FdGuard() {
-      if (fd >= 0) ::close(fd);
-    }
-  } g1{init.netns_fd}, g2{init.cgroup_fd};
-  if (!cmd.netns.empty()) {
-    std::string path = "/run/netns/" + cmd.netns;
-    init.netns_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (init.netns_fd < 0)
-      return harness_error("cannot open network namespace " + path + ": " + std::strerror(errno));
-  }
-  if (!cmd.cgroup.empty()) {
-    std::string path = cmd.cgroup + "/cgroup.procs";
-    init.cgroup_fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (init.cgroup_fd < 0)
-      return harness_error("cannot open " + path + ": " + std::strerror(errno));
-  }
+  FdGuard g1{init.netns_fd}, g2{init.cgroup_fd};
+  if (auto r = open_targets(cmd, init.netns_fd, init.cgroup_fd); !r) return r.error();
 
   init.mounts = &cmd.bind_mounts;
   init.hostname = &cmd.hostname;
