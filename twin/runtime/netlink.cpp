@@ -105,8 +105,11 @@ Result<void> open_socket(Socket& s) {
 }
 
 // Sends `req` and calls `on_msg` for every reply message until NLMSG_DONE (dumps) or the ACK.
+// A refusal is an error; `kernel_error`, when given, gets its errno (else 0).
 Result<void> transact(Socket& s, nlmsghdr* req,
-                      const std::function<void(const nlmsghdr*)>& on_msg) {
+                      const std::function<void(const nlmsghdr*)>& on_msg,
+                      int* kernel_error = nullptr) {
+  if (kernel_error) *kernel_error = 0;
   req->nlmsg_seq = ++s.seq;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
@@ -126,6 +129,7 @@ Result<void> transact(Socket& s, nlmsghdr* req,
       if (h->nlmsg_type == NLMSG_ERROR) {
         auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
         if (e->error == 0) return {};  // the ACK of a request
+        if (kernel_error) *kernel_error = -e->error;
         return harness_error(std::string("netlink: ") + std::strerror(-e->error));
       }
       on_msg(h);
@@ -380,7 +384,10 @@ json nexthop_flags(unsigned flags) {
   return f;
 }
 
-Result<json> dump_routes(Socket& s, int family) {
+// The main table's routes of `family`; with `protocol` (RTPROT_*, 0 = all) only that
+// protocol's, filtered by the kernel where it checks dump requests strictly (Linux >= 4.20,
+// NETLINK_GET_STRICT_CHK: `ip route show proto ...` does the same), else here.
+Result<json> dump_routes(Socket& s, int family, uint8_t protocol = 0) {
   auto links = dump_links(s);
   if (!links) return links.error();
   std::map<uint32_t, std::string> names;
@@ -390,10 +397,23 @@ Result<json> dump_routes(Socket& s, int family) {
     return it == names.end() ? "if" + std::to_string(i) : it->second;
   };
   json out = json::array();
-  auto r = dump<rtmsg>(s, RTM_GETROUTE, static_cast<uint8_t>(family), [&](const nlmsghdr* h) {
+  Request<rtmsg> req{};
+  req.h.nlmsg_len = NLMSG_LENGTH(sizeof(rtmsg));
+  req.h.nlmsg_type = RTM_GETROUTE;
+  req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  req.m.rtm_family = static_cast<uint8_t>(family);
+  if (protocol != 0) {
+    int on = 1;
+    if (::setsockopt(s.fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &on, sizeof on) == 0) {
+      req.m.rtm_table = RT_TABLE_MAIN;
+      req.m.rtm_protocol = protocol;
+    }
+  }
+  auto r = transact(s, &req.h, [&](const nlmsghdr* h) {
     if (h->nlmsg_type != RTM_NEWROUTE) return;
     auto* rt = static_cast<const rtmsg*>(NLMSG_DATA(h));
     if (rt->rtm_family != family || (rt->rtm_flags & RTM_F_CLONED)) return;
+    if (protocol != 0 && rt->rtm_protocol != protocol) return;
     auto a = attrs_of(RTM_RTA(rt), static_cast<int>(RTM_PAYLOAD(h)));
     uint32_t table = a.count(RTA_TABLE) ? u32(a[RTA_TABLE]) : rt->rtm_table;
     if (table != RT_TABLE_MAIN) return;
@@ -466,6 +486,20 @@ Result<json> kernel_json(const std::string& netns, KernelTable what) {
   return ok(std::move(result));
 }
 
+Result<json> kernel_routes(const std::string& netns, int family, int protocol) {
+  json result;
+  auto r = run_in_netns(netns, [&]() -> Result<void> {
+    Socket s;
+    if (auto o = open_socket(s); !o) return o;
+    auto j = dump_routes(s, family, static_cast<uint8_t>(protocol));
+    if (!j) return j.error();
+    result = std::move(*j);
+    return {};
+  });
+  if (!r) return r.error().with_context("netns " + netns);
+  return ok(std::move(result));
+}
+
 Result<void> set_links_up(const std::vector<std::string>& ifnames) {
   if (ifnames.empty()) return {};
   Socket s;
@@ -518,9 +552,10 @@ Result<void> append_link_local_route(int ifindex, const std::string& ifname) {
   put(RTA_OIF, &oif, sizeof oif);
   put(RTA_PRIORITY, &metric, sizeof metric);
   r.h.nlmsg_len = static_cast<uint32_t>(NLMSG_LENGTH(sizeof(rtmsg)) + off);
-  if (auto t = transact(s, &r.h, [](const nlmsghdr*) {}); !t) {
+  int refused = 0;
+  if (auto t = transact(s, &r.h, [](const nlmsghdr*) {}, &refused); !t) {
     // The kernel put it back meanwhile (addrconf): the same route on the same port is refused.
-    if (t.error().message.find(std::strerror(EEXIST)) != std::string::npos) return {};
+    if (refused == EEXIST) return {};
     return t.error().with_context("adding fe80::/64 dev " + ifname);
   }
   return {};

@@ -47,6 +47,11 @@ std::string ip_args_of(KernelTable table);
 // Dumps `what` from network namespace `netns` (a name under /run/netns). Errors (kHarness): the
 // namespace cannot be entered, or netlink fails. Thread-safe.
 Result<nlohmann::json> kernel_json(const std::string& netns, KernelTable what);
+// The main table's routes of one protocol (`ip -j [-6] route show proto PROTOCOL`; `family`
+// AF_INET or AF_INET6, `protocol` an RTPROT_* number), in kernel_json's shape. The kernel
+// filters them (strict dump checking) where it can, so a table of ~1,000 BGP routes costs
+// what its few kernel routes cost. Errors as kernel_json.
+Result<nlohmann::json> kernel_routes(const std::string& netns, int family, int protocol);
 
 // Runs `fn` on a thread of its own that has entered `netns` (setns(2) moves only the calling
 // thread, so the caller never leaves its namespace). Errors: entering failed, or fn's error.
@@ -57,9 +62,8 @@ Result<void> run_in_netns(const std::string& netns, const std::function<Result<v
 Result<void> set_links_up(const std::vector<std::string>& ifnames);
 
 // Adds the kernel's own link-local prefix route of port `ifindex` (`ifname` names it in errors)
-// back, `fe80::/64 dev IFNAME proto
-// kernel metric 256` in the main table, as addrconf installs it when the port gets its
-// link-local address (net/ipv6/addrconf.c, addrconf_prefix_route), in the calling thread's
+// back, `fe80::/64 dev IFNAME proto kernel metric 256` in the main table, as addrconf installs
+// it when the port gets its link-local address (net/ipv6/addrconf.c, addrconf_prefix_route), in the calling thread's
 // network namespace. Sent with NLM_F_APPEND, not NLM_F_EXCL: every port's route has the same
 // prefix and metric, so an exclusive add (`ip -6 route add`) is refused with EEXIST while any
 // other port has its route, and a replace (`ip -6 route replace`) takes another port's route

@@ -1,5 +1,8 @@
 #include "twin/wiring/wiring.hpp"
 
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -222,7 +225,9 @@ Result<std::vector<LinkLocalGap>> repair_link_local(const std::string& netns,
                                                      const std::vector<std::string>& ports) {
   auto addrs = runtime::kernel_json(netns, runtime::KernelTable::kAddresses);
   if (!addrs) return addrs.error();
-  auto routes = runtime::kernel_json(netns, runtime::KernelTable::kRoutes6);
+  // Only the kernel's own routes: a converged node's BGP routes are no business of this check
+  // (at 512 nodes dumping them all, ~1,000 per node, made it take ~10 s).
+  auto routes = runtime::kernel_routes(netns, AF_INET6, RTPROT_KERNEL);
   if (!routes) return routes.error();
   auto gaps = link_local_gaps(*addrs, *routes, ports);
   bool added = false;
@@ -234,7 +239,7 @@ Result<std::vector<LinkLocalGap>> repair_link_local(const std::string& netns,
       added = true;
     }
   if (!added) return gaps;
-  auto again = runtime::kernel_json(netns, runtime::KernelTable::kRoutes6);
+  auto again = runtime::kernel_routes(netns, AF_INET6, RTPROT_KERNEL);
   if (!again) return again.error();
   std::vector<std::string> still;
   for (const auto& g : link_local_gaps(*addrs, *again, ports)) still.push_back(g.ifname);

@@ -73,7 +73,8 @@ struct LinkLocalGap {
 // 512-node bring-ups, after the kernel logged `percpu: allocation failed` while wiring: one veth
 // end without its route, its session stuck in Connect. Ports that are down or without carrier
 // are skipped (the kernel makes the address when carrier comes), as are ports with an MTU below
-// 1280 (no IPv6 there) and names not in `addresses`. `addresses` is kernel_json(kAddresses), `routes6` kernel_json(kRoutes6). Pure.
+// 1280 (no IPv6 there) and names not in `addresses`. `addresses` is kernel_json(kAddresses),
+// `routes6` IPv6 routes in kernel_json's shape (the kernel's own suffice). Pure.
 std::vector<LinkLocalGap> link_local_gaps(const nlohmann::json& addresses,
                                           const nlohmann::json& routes6,
                                           const std::vector<std::string>& ports);
