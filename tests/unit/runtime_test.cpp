@@ -274,6 +274,17 @@ class StartingDaemon {
   }
   void go() { (void)!::write(go_[1], "g", 1); }
   int pid() const { return pid_; }
+  // wait_vty_listening on it, told "go" at the wait's first cancel check: the socket appears
+  // (or the process exits) only once the wait is watching.
+  twin::runtime::VtyWait wait_after_go(const std::string& sock,
+                                       std::chrono::steady_clock::time_point until) {
+    bool told = false;
+    return twin::runtime::wait_vty_listening(sock, pid_, until, [&] {
+      if (!told) go();
+      told = true;
+      return false;
+    });
+  }
 
  private:
   int go_[2] = {-1, -1};
@@ -288,25 +299,14 @@ TEST(WaitVty, ReturnsOnceTheDaemonListensOrExits) {
   const std::string sock = (dir / "zebra.vty").string();
   const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   {
-    // The socket appears only after the wait is watching (the first cancel check says "go").
     StartingDaemon d(sock, /*listen=*/true);
-    int checks = 0;
-    auto r = twin::runtime::wait_vty_listening(sock, d.pid(), later, [&] {
-      if (checks++ == 0) d.go();
-      return false;
-    });
-    EXPECT_EQ(r, VtyWait::kListening);
+    EXPECT_EQ(d.wait_after_go(sock, later), VtyWait::kListening);
     EXPECT_TRUE(twin::runtime::vty_listening(sock));
   }
   std::filesystem::remove(sock);
   {
     StartingDaemon d(sock, /*listen=*/false);
-    int checks = 0;
-    auto r = twin::runtime::wait_vty_listening(sock, d.pid(), later, [&] {
-      if (checks++ == 0) d.go();
-      return false;
-    });
-    EXPECT_EQ(r, VtyWait::kExited);
+    EXPECT_EQ(d.wait_after_go(sock, later), VtyWait::kExited);
   }
   {
     StartingDaemon d(sock, /*listen=*/true);  // never told to go: alive, not listening

@@ -35,7 +35,8 @@ bool vty_listening(const std::string& socket_path);
 
 enum class VtyWait { kListening, kExited, kTimedOut, kCancelled };
 // Waits until a daemon listens on `socket_path` (vty_listening), process `pid` has exited
-// without listening (kExited), `until` passes (kTimedOut), or `cancelled` says so (checked at least every 50 ms).
+// without listening (kExited), `until` passes (kTimedOut), or `cancelled` says so (checked at
+// least every 50 ms).
 // Sleeps in poll(2) on an inotify watch of the socket's folder (the socket file appears at
 // FRR's bind, which its listen follows at once) and a pidfd of `pid` (readable when it
 // exits): nothing is polled while the daemon builds its command graph, which under load takes
