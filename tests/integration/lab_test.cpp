@@ -363,6 +363,46 @@ TEST(Lab, OwnConfigLabPasses) {
   EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
 }
 
+// zebra learns an unnumbered peer's link-local address only from the peer's router
+// advertisements. With them 1,800 s apart (the image's ra-interval), a node whose FRR restarts
+// would wait for its neighbour's next one, long after its four fast start-up ones are over;
+// twin asks for them (a Router Solicitation out of each port once the node's daemons run), so
+// the gate's restart check of r1 finds the session back within its 6 s window.
+TEST(Lab, RestartedNodeAsksItsNeighboursForAdvertisements) {
+  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  std::string lab = unique_lab("rs");
+  std::string dir = "/tmp/" + lab;
+  fs::create_directories(dir + "/images");
+  std::ifstream in(kRepo + "/images/frr-8.4.yaml");
+  std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto at = image.find("\nra-interval: 1\n");
+  ASSERT_NE(at, std::string::npos) << "images/frr-8.4.yaml changed its ra-interval";
+  image.replace(at, 16, "\nra-interval: 1800\n");
+  std::ofstream(dir + "/images/frr-8.4.yaml") << image;  // the lab's folder is searched first
+  fs::copy_file(kRepo + "/topologies/two-node.yaml", dir + "/lab.yaml");
+  std::ofstream(dir + "/change.yaml")
+      << "version: 1\nname: prefix-list\nsteps:\n  - name: a prefix list on r1\n    frr:\n"
+         "      node: r1\n      add: |\n        ip prefix-list twin-rs seq 5 permit "
+         "10.255.0.0/16 le 32\n";
+  auto up = twin("up " + dir + "/lab.yaml --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  // r2's fast start-up advertisements (four, a second apart: zebra/rtadv.c) are over.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  auto r = twin("apply --lab " + lab + " --json --restart-check --converge-timeout 6 " + dir +
+                 "/change.yaml");
+  EXPECT_EQ(r.code, 0) << r.out.substr(0, 4000) << r.err;
+  auto j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out.substr(0, 2000);
+  EXPECT_EQ(j.value("verdict", ""), "approve") << r.err;
+  ASSERT_TRUE(j["restart_check"].is_object()) << r.err;
+  EXPECT_EQ(j["restart_check"].value("nodes", json::array()), json::array({"r1"}));
+  EXPECT_EQ(j["restart_check"].value("ok", false), true)
+      << j["restart_check"].value("detail", "") << r.err;
+  EXPECT_EQ(twin("down --lab " + lab).code, 0);
+  EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
+  fs::remove_all(dir);
+}
+
 TEST(Lab, BadTopologyCreatesNothing) {
   if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
   std::string lab = unique_lab("bad");

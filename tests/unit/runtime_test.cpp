@@ -18,11 +18,13 @@
 #include <mutex>
 #include <thread>
 
+#include "twin/drivers/frr_node.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/proc/runner.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/frr_config.hpp"
+#include "twin/runtime/ndisc.hpp"
 #include "twin/runtime/netlink.hpp"
 #include "twin/runtime/vty.hpp"
 #include "twin/topology/loader.hpp"
@@ -95,6 +97,30 @@ TEST(SplitConfig, UnknownStatementsOrMissingDaemonsFallBackToVtysh) {
   auto s = twin::runtime::split_generated_config(base + "ip route 10.9.0.0/16 Null0\n", all);
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->at("staticd"), "hostname r1\nip route 10.9.0.0/16 Null0\n");
+}
+
+// RFC 4861 4.1: type 133, code 0, checksum (the kernel's), 4 reserved bytes, no option.
+TEST(RouterSolicitation, IsTheEightByteMessageOfRfc4861) {
+  const auto m = twin::runtime::router_solicitation();
+  EXPECT_EQ(std::vector<uint8_t>(m.begin(), m.end()),
+            (std::vector<uint8_t>{133, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(*twin::runtime::solicit_routers({}), 0);  // nothing to send: no socket needed
+}
+
+// Solicited on: the ports that carry IPv6 (IPv6 needs an MTU of 1280, RFC 8200 5) and are meant
+// to be up, in topology order.
+TEST(RouterSolicitation, GoesOutOfThePortsThatCanCarryIpv6) {
+  twin::plan::Node n;
+  n.name = "leaf1";
+  n.interfaces = {{.name = "swp1", .mtu = 9216},
+                  {.name = "swp2", .mtu = 1500, .up = false},
+                  {.name = "swp3", .mtu = 1279},
+                  {.name = "swp4", .mtu = 1280},
+                  {.name = "eth0", .mtu = 1500}};
+  EXPECT_EQ(twin::drivers::solicitation_ports(n),
+            (std::vector<std::string>{"swp1", "swp4", "eth0"}));
+  n.interfaces.clear();
+  EXPECT_TRUE(twin::drivers::solicitation_ports(n).empty());
 }
 
 TEST(FdLimit, GrowsWithInterfaces) {

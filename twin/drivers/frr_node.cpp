@@ -14,6 +14,8 @@
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/frr_config.hpp"
+#include "twin/runtime/ndisc.hpp"
+#include "twin/runtime/netlink.hpp"
 #include "twin/runtime/vty.hpp"
 
 namespace fs = std::filesystem;
@@ -191,6 +193,23 @@ Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, B
 
 }  // namespace
 
+std::vector<std::string> solicitation_ports(const plan::Node& n) {
+  std::vector<std::string> ports;
+  for (const auto& i : n.interfaces)
+    if (i.up && i.mtu >= 1280) ports.push_back(i.name);  // below 1280 the port has no IPv6
+  return ports;
+}
+
+void solicit_neighbours(const plan::Node& n) {
+  const auto ports = solicitation_ports(n);
+  if (ports.empty() || n.netns.empty()) return;
+  (void)runtime::run_in_netns(n.netns, [&]() -> Result<void> {
+    auto r = runtime::solicit_routers(ports);
+    if (!r) return r.error();
+    return {};
+  });
+}
+
 Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
   int started = 0;
   bool own = own_configs(n).has_value();
@@ -215,6 +234,9 @@ Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
                          std::to_string(r->exit_code) + "): " + msg);
     }
   }
+  // zebra now advertises on the ports its configuration (or bgpd) enabled; the neighbours'
+  // advertisements it missed while it was not running are asked for again.
+  if (started > 0) solicit_neighbours(n);
   return started;
 }
 

@@ -16,9 +16,20 @@ Result<void> write_frr_files(const plan::Node& node);
 
 // Starts the node's daemons in image order inside the lab's cgroup, each reading its own share
 // of a generated config, or else applies the integrated frr.conf afterwards with `vtysh -b`;
-// notes every PID in the record (not saved: the caller saves once for all nodes). Returns the
-// number of daemons started.
+// notes every PID in the record (not saved: the caller saves once for all nodes); then asks the
+// neighbours for their router advertisements (solicit_neighbours). Returns the number of
+// daemons started.
 Result<int> start_frr_daemons(const plan::Node& node, BuildContext& ctx);
+
+// One Router Solicitation out each of the node's ports that can carry IPv6 (intended up, MTU
+// >= 1280), from its namespace: the neighbours' zebras advertise at once, so this node's zebra
+// learns their link-local addresses (BGP unnumbered) without waiting for their next periodic
+// advertisement (runtime/ndisc.hpp says why). For after the node's zebra starts or its
+// configuration changes (an interface's advertisements switched on). Best effort: nothing to
+// report, the periodic advertisements remain.
+void solicit_neighbours(const plan::Node& node);
+// The ports solicit_neighbours sends on, in topology order.
+std::vector<std::string> solicitation_ports(const plan::Node& node);
 
 // `config` (a running configuration) becomes the node's frr.conf, replaced atomically, owned by
 // frr: the startup configuration a restart boots from.
