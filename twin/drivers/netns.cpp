@@ -193,13 +193,13 @@ class FrrDriver final : public NetnsDriver {
   Result<void> apply_config(const plan::Node& node, const std::string& text, int first_line,
                             const std::string& file, proc::ProcessRunner& runner) const override {
     auto r = runtime::vtysh_apply(runner, node, text, first_line, file);
-    if (r) solicit_neighbours(node);  // the change may have switched advertisements on
+    solicit_neighbours(node);  // the lines (even some of them) may have switched advertising on
     return r;
   }
   Result<void> reload_config(const plan::Node& node, const std::string& path, bool test,
                              std::string* out, proc::ProcessRunner& runner) const override {
     auto r = runtime::frr_reload(runner, node, path, test, out);
-    if (r && !test) solicit_neighbours(node);
+    if (!test) solicit_neighbours(node);
     return r;
   }
   int exec(const state::State& st, const plan::Node& node,

@@ -19,10 +19,12 @@ Result<int> solicit_routers(const std::vector<std::string>& ifnames) {
   const int fd = ::socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMPV6);
   if (fd < 0) return env_error(std::string("raw ICMPv6 socket: ") + std::strerror(errno));
   const int hops = 255;
-  if (::setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof hops) != 0) {
+  const int loop = 0;
+  if (::setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof hops) != 0 ||
+      ::setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, &loop, sizeof loop) != 0) {
     const int e = errno;
     ::close(fd);
-    return harness_error(std::string("IPV6_MULTICAST_HOPS 255: ") + std::strerror(e));
+    return harness_error(std::string("router solicitation socket options: ") + std::strerror(e));
   }
   const auto msg = router_solicitation();
   int sent = 0;
