@@ -375,9 +375,11 @@ TEST(Lab, RestartedNodeAsksItsNeighboursForAdvertisements) {
   fs::create_directories(dir + "/images");
   std::ifstream in(kRepo + "/images/frr-8.4.yaml");
   std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto at = image.find("\nra-interval: 1\n");
-  ASSERT_NE(at, std::string::npos) << "images/frr-8.4.yaml changed its ra-interval";
-  image.replace(at, 16, "\nra-interval: 1800\n");
+  const std::string key = "\nra-interval: ";
+  auto at = image.find(key);
+  ASSERT_NE(at, std::string::npos) << "images/frr-8.4.yaml sets no ra-interval";
+  at += key.size();
+  image.replace(at, image.find('\n', at) - at, "1800");
   std::ofstream(dir + "/images/frr-8.4.yaml") << image;  // the lab's folder is searched first
   fs::copy_file(kRepo + "/topologies/two-node.yaml", dir + "/lab.yaml");
   std::ofstream(dir + "/change.yaml")
@@ -386,6 +388,9 @@ TEST(Lab, RestartedNodeAsksItsNeighboursForAdvertisements) {
          "10.255.0.0/16 le 32\n";
   auto up = twin("up " + dir + "/lab.yaml --name " + lab);
   ASSERT_EQ(up.code, 0) << up.out << up.err;
+  // The lab's own image, not the repository's, is the one that ran.
+  auto conf = twin("exec --lab " + lab + " r2 -- vtysh -c 'show running-config'");
+  EXPECT_NE(conf.out.find(" ipv6 nd ra-interval 1800\n"), std::string::npos) << conf.out;
   // r2's fast start-up advertisements (four, a second apart: zebra/rtadv.c) are over.
   std::this_thread::sleep_for(std::chrono::seconds(6));
   auto r = twin("apply --lab " + lab + " --json --restart-check --converge-timeout 6 " + dir +

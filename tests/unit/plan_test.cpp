@@ -219,7 +219,7 @@ TEST(Plan, GeneratedFrrConfOfLeaf1) {
            "interface swp3",
            " ip address 10.0.1.1/24",
            " ipv6 address 2001:db8:1::1/64",
-           " ipv6 nd ra-interval 1",
+           " ipv6 nd ra-interval 10",
            " no ipv6 nd suppress-ra",
            "router bgp 65101",
            " bgp router-id 10.255.1.1",
@@ -245,7 +245,7 @@ TEST(Plan, GeneratedFrrConfOfLeaf1) {
   EXPECT_EQ(ls.at(1), "frr defaults datacenter");
   // The host-facing port gets no RAs and no BGP neighbor.
   EXPECT_FALSE(has(" neighbor swp3 interface peer-group fabric"));
-  EXPECT_EQ(std::count(ls.begin(), ls.end(), " ipv6 nd ra-interval 1"), 2);
+  EXPECT_EQ(std::count(ls.begin(), ls.end(), " ipv6 nd ra-interval 10"), 2);
   // The IPv4 host subnet is announced under ipv4 unicast, the IPv6 one under ipv6 unicast.
   auto pos = [&](const std::string& l) { return std::find(ls.begin(), ls.end(), l) - ls.begin(); };
   EXPECT_LT(pos(" address-family ipv4 unicast"), pos("  network 10.0.1.0/24"));

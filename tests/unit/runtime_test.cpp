@@ -49,7 +49,7 @@ TEST(SplitConfig, GeneratedLeafConfigGoesToZebraAndBgpd) {
   const auto& b = parts->at("bgpd");
   EXPECT_EQ(z.rfind("hostname leaf1\nip forwarding\nipv6 forwarding\n", 0), 0u) << z;
   EXPECT_NE(z.find("interface lo\n ip address 10.255.1.1/32\n"), std::string::npos) << z;
-  EXPECT_NE(z.find("interface swp1\n ipv6 nd ra-interval 1\n no ipv6 nd suppress-ra\nexit\n"),
+  EXPECT_NE(z.find("interface swp1\n ipv6 nd ra-interval 10\n no ipv6 nd suppress-ra\nexit\n"),
             std::string::npos)
       << z;
   EXPECT_EQ(z.find("router bgp"), std::string::npos);

@@ -127,7 +127,7 @@ TEST(LoaderValid, Clos2x4) {
   EXPECT_EQ(spine1->profile.daemons, (std::vector<std::string>{"zebra"}));
   EXPECT_EQ(spine1->profile.frr_profile, "datacenter");
   EXPECT_EQ(spine1->profile.rp_filter, 0);
-  EXPECT_EQ(spine1->profile.ra_interval_s, 1);
+  EXPECT_EQ(spine1->profile.ra_interval_s, 10);
   EXPECT_EQ(spine1->profile.coalesce_time_ms, 0);
 
   const auto* leaf4 = t->find_node("leaf4");

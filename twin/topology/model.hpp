@@ -91,7 +91,7 @@ struct ImageProfile {
   std::vector<std::string> daemons;        // FRR daemons started in this order, e.g. zebra, bgpd
   std::string frr_profile = "datacenter";  // FRR `-F` profile (FRR docs: "frr defaults")
   int rp_filter = 0;                       // net.ipv4.conf.{all,default}.rp_filter in the namespace
-  int ra_interval_s = 1;                   // `ipv6 nd ra-interval` on fabric ports (BGP unnumbered)
+  int ra_interval_s = 10;                  // `ipv6 nd ra-interval` on fabric ports (BGP unnumbered)
   int coalesce_time_ms = 0;                // bgp `coalesce-time`: 0 sends updates without waiting
   // zebra installs routes through kernel nexthop objects (`zebra nexthop kernel enable`).
   bool kernel_nexthop_groups = true;
