@@ -146,13 +146,15 @@ struct Request {
 
 template <typename Msg>
 Result<void> dump(Socket& s, uint16_t type, uint8_t family,
-                  const std::function<void(const nlmsghdr*)>& on_msg) {
+                  const std::function<void(const nlmsghdr*)>& on_msg,
+                  const std::function<void(Msg&)>& filter = {}) {
   Request<Msg> r{};
   r.h.nlmsg_len = NLMSG_LENGTH(sizeof(Msg));
   r.h.nlmsg_type = type;
   r.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
   // The family field is the first byte of ifinfomsg, ifaddrmsg and rtmsg alike.
   reinterpret_cast<uint8_t*>(&r.m)[0] = family;
+  if (filter) filter(r.m);  // fields a strictly checked dump request filters on
   return transact(s, &r.h, on_msg);
 }
 
@@ -397,19 +399,10 @@ Result<json> dump_routes(Socket& s, int family, uint8_t protocol = 0) {
     return it == names.end() ? "if" + std::to_string(i) : it->second;
   };
   json out = json::array();
-  Request<rtmsg> req{};
-  req.h.nlmsg_len = NLMSG_LENGTH(sizeof(rtmsg));
-  req.h.nlmsg_type = RTM_GETROUTE;
-  req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  req.m.rtm_family = static_cast<uint8_t>(family);
-  if (protocol != 0) {
-    int on = 1;
-    if (::setsockopt(s.fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &on, sizeof on) == 0) {
-      req.m.rtm_table = RT_TABLE_MAIN;
-      req.m.rtm_protocol = protocol;
-    }
-  }
-  auto r = transact(s, &req.h, [&](const nlmsghdr* h) {
+  int on = 1;
+  const bool strict = protocol != 0 && ::setsockopt(s.fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK,
+                                                    &on, sizeof on) == 0;
+  auto r = dump<rtmsg>(s, RTM_GETROUTE, static_cast<uint8_t>(family), [&](const nlmsghdr* h) {
     if (h->nlmsg_type != RTM_NEWROUTE) return;
     auto* rt = static_cast<const rtmsg*>(NLMSG_DATA(h));
     if (rt->rtm_family != family || (rt->rtm_flags & RTM_F_CLONED)) return;
@@ -451,18 +444,35 @@ Result<json> dump_routes(Socket& s, int family, uint8_t protocol = 0) {
       j["nexthops"] = std::move(hops);
     }
     out.push_back(std::move(j));
+  }, [&](rtmsg& m) {
+    if (!strict) return;
+    m.rtm_table = RT_TABLE_MAIN;
+    m.rtm_protocol = protocol;
   });
   if (!r) return r.error();
   return ok(std::move(out));
 }
 
-}  // namespace
-
-Result<json> kernel_json(const std::string& netns, KernelTable what) {
+// One dump (`read`) over a netlink socket of its own, inside `netns`.
+Result<json> dump_in_netns(const std::string& netns,
+                           const std::function<Result<json>(Socket&)>& read) {
   json result;
   auto r = run_in_netns(netns, [&]() -> Result<void> {
     Socket s;
     if (auto o = open_socket(s); !o) return o;
+    auto j = read(s);
+    if (!j) return j.error();
+    result = std::move(*j);
+    return {};
+  });
+  if (!r) return r.error().with_context("netns " + netns);
+  return ok(std::move(result));
+}
+
+}  // namespace
+
+Result<json> kernel_json(const std::string& netns, KernelTable what) {
+  return dump_in_netns(netns, [what](Socket& s) -> Result<json> {
     Result<json> j = harness_error("unknown table");
     switch (what) {
       case KernelTable::kLinks:
@@ -478,26 +488,14 @@ Result<json> kernel_json(const std::string& netns, KernelTable what) {
         j = dump_routes(s, AF_INET6);
         break;
     }
-    if (!j) return j.error();
-    result = std::move(*j);
-    return {};
+    return j;
   });
-  if (!r) return r.error().with_context("netns " + netns);
-  return ok(std::move(result));
 }
 
 Result<json> kernel_routes(const std::string& netns, int family, int protocol) {
-  json result;
-  auto r = run_in_netns(netns, [&]() -> Result<void> {
-    Socket s;
-    if (auto o = open_socket(s); !o) return o;
-    auto j = dump_routes(s, family, static_cast<uint8_t>(protocol));
-    if (!j) return j.error();
-    result = std::move(*j);
-    return {};
+  return dump_in_netns(netns, [&](Socket& s) {
+    return dump_routes(s, family, static_cast<uint8_t>(protocol));
   });
-  if (!r) return r.error().with_context("netns " + netns);
-  return ok(std::move(result));
 }
 
 Result<void> set_links_up(const std::vector<std::string>& ifnames) {

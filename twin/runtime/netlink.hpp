@@ -63,8 +63,8 @@ Result<void> set_links_up(const std::vector<std::string>& ifnames);
 
 // Adds the kernel's own link-local prefix route of port `ifindex` (`ifname` names it in errors)
 // back, `fe80::/64 dev IFNAME proto kernel metric 256` in the main table, as addrconf installs
-// it when the port gets its link-local address (net/ipv6/addrconf.c, addrconf_prefix_route), in the calling thread's
-// network namespace. Sent with NLM_F_APPEND, not NLM_F_EXCL: every port's route has the same
+// it when the port gets its link-local address (net/ipv6/addrconf.c, addrconf_prefix_route),
+// in the calling thread's network namespace. Sent with NLM_F_APPEND, not NLM_F_EXCL: every port's route has the same
 // prefix and metric, so an exclusive add (`ip -6 route add`) is refused with EEXIST while any
 // other port has its route, and a replace (`ip -6 route replace`) takes another port's route
 // over (IPv6 replace matches prefix and metric, not the device). Idempotent: the kernel refuses
