@@ -556,7 +556,7 @@ TEST(Reachability, AHostWhoseLinkIsIntendedDownIsNotProbed) {
   auto ps = twin::validators::reachability_probes(p, 0);
   auto host = std::count_if(ps.begin(), ps.end(), [](const PingProbe& x) { return x.test == 1; });
   EXPECT_EQ(host, 0);  // server1 <-> server2 was the only host pair
-  EXPECT_EQ(ps.size(), 56u);  // the loopback mesh is untouched
+  EXPECT_EQ(ps.size(), 28u);  // the loopback mesh is untouched
   EXPECT_EQ(find_probe(ps, "server2", "server1 10.0.1.10"), nullptr);
 }
 
@@ -564,23 +564,27 @@ TEST(Reachability, ProbesOnClos) {
   auto ps = twin::validators::reachability_probes(plan(), 0);
   auto loop = std::count_if(ps.begin(), ps.end(), [](const PingProbe& p) { return p.test == 0; });
   auto host = std::count_if(ps.begin(), ps.end(), [](const PingProbe& p) { return p.test == 1; });
-  // 28 routed FRR pairs x (IPv4 + IPv6 loopback); server1 <-> server2 x 2 families.
-  EXPECT_EQ(loop, 56);
+  // 14 routed FRR pairs (spine1 and spine2 share an ASN) x (IPv4 + IPv6 loopback), one echo
+  // each; server1 <-> server2 x 2 families, each way.
+  EXPECT_EQ(loop, 28);
   EXPECT_EQ(host, 4);
-  EXPECT_EQ(ps.size(), 60u);
+  EXPECT_EQ(ps.size(), 32u);
   EXPECT_EQ(find_probe(ps, "spine1", "spine2 10.255.0.2"), nullptr);
   EXPECT_EQ(find_probe(ps, "spine2", "spine1 fd00:255::1"), nullptr);
 
   const auto* v4 = find_probe(ps, "spine1", "leaf1 10.255.1.1");
   ASSERT_NE(v4, nullptr);
   EXPECT_EQ(v4->test_name, "loopback-mesh");
-  EXPECT_EQ(v4->expected, "echo reply");
+  EXPECT_EQ(v4->expected, "echo reply (both ways)");
   EXPECT_EQ(v4->request.destination, "10.255.1.1");
   EXPECT_EQ(v4->request.source, "10.255.0.1");
   EXPECT_FALSE(v4->request.dont_fragment);
-  const auto* v6 = find_probe(ps, "leaf1", "leaf4 fd00:255::104");
+  // leaf1 and leaf4: leaf4 sends (the pair's plan positions add up to an odd number), and the
+  // reply proves the way back; leaf1 sends no echo of its own to leaf4.
+  const auto* v6 = find_probe(ps, "leaf4", "leaf1 fd00:255::101");
   ASSERT_NE(v6, nullptr);
-  EXPECT_EQ(v6->request.source, "fd00:255::101");
+  EXPECT_EQ(v6->request.source, "fd00:255::104");
+  EXPECT_EQ(find_probe(ps, "leaf1", "leaf4 fd00:255::104"), nullptr);
 
   const auto* h4 = find_probe(ps, "server1", "server2 10.0.4.10");
   ASSERT_NE(h4, nullptr);
@@ -591,9 +595,35 @@ TEST(Reachability, ProbesOnClos) {
   EXPECT_NE(find_probe(ps, "server2", "server1 10.0.1.10"), nullptr);
   EXPECT_NE(find_probe(ps, "server2", "server1 2001:db8:1::10"), nullptr);
 
-  // Sampling caps each family of probes separately.
+  // Sampling caps each family of probes separately (10 of the mesh, the 4 host probes).
   auto sampled = twin::validators::reachability_probes(plan(), 10);
   EXPECT_EQ(sampled.size(), 14u);
+}
+
+TEST(Reachability, TheLoopbackMeshAsksEveryPairOnceAndSpreadsTheSending) {
+  const auto ps = twin::validators::reachability_probes(plan(), 0);
+  std::map<std::set<std::string>, int> echoes;  // {node, node} -> echoes per family, v4 + v6
+  std::map<std::string, int> sent;
+  for (const auto& p : ps) {
+    if (p.test != 0) continue;
+    const std::string dst = p.subject.substr(0, p.subject.find(' '));
+    ASSERT_NE(p.node, dst);
+    echoes[{p.node, dst}] += 1;
+    sent[p.node] += 1;
+    // Loopback to loopback: the source is the sender's own address of the family.
+    EXPECT_EQ(p.request.source.find(':') == std::string::npos,
+              p.request.destination.find(':') == std::string::npos);
+  }
+  // Every routed pair of the six routers once per family, in one direction only.
+  EXPECT_EQ(echoes.size(), 14u);
+  for (const auto& [pair, n] : echoes) EXPECT_EQ(n, 2) << *pair.begin() << " " << *pair.rbegin();
+  EXPECT_EQ(echoes.count({"spine1", "spine2"}), 0u);
+  // Each router sends for two or three of its pairs (4 or 5 of them), not one end for all.
+  for (const auto& [node, n] : sent) {
+    EXPECT_GE(n, 4) << node;
+    EXPECT_LE(n, 6) << node;
+  }
+  EXPECT_EQ(sent.size(), 6u);
 }
 
 // ---------------------------------------------------------------------------------------

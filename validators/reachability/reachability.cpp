@@ -2,6 +2,7 @@
 
 #include "twin/core/ip.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace twin::validators {
@@ -13,30 +14,46 @@ using validate::is_ipv6;
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<validate::PingProbe> loop, host;
   const auto paths = plan::expected_paths(plan);
+  // One echo per pair of nodes and pair of loopback addresses, not one each way: the request
+  // crosses the fabric toward the destination's loopback and the reply comes back toward the
+  // source's, so the echo the other node would send (the same two addresses, swapped) asks
+  // the same routes — forwarding is by destination — and differs only in its ECMP hash.
+  // routed_frr_pairs yields both orders of a pair or neither (it needs a path both ways); the
+  // sender alternates with the pair's plan positions so that each node sends about half.
+  auto position = [&](const plan::Node* n) { return n - plan.nodes.data(); };
+  auto sends = [](std::ptrdiff_t a, std::ptrdiff_t b) { return (a + b) % 2 == 0 ? a < b : a > b; };
   for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan, paths)) {
-    const auto& src = *srcp;
-    const auto& dst = *dstp;
-    {
-      for (const auto& dl : validate::advertised_loopbacks(dst)) {
-        std::string source;
-        for (const auto& sl : validate::advertised_loopbacks(src))
-          if (is_ipv6(sl) == is_ipv6(dl)) {
-            source = address_of(sl);
-            break;
-          }
-        if (source.empty()) continue;  // no loopback of that family to source from
-        validate::PingProbe p;
-        p.test = 0;
-        p.test_name = "loopback-mesh";
-        p.node = src.name;
-        p.subject = dst.name + " " + address_of(dl);
-        p.expected = "echo reply";
-        p.request.destination = address_of(dl);
-        p.request.source = source;
-        p.request.count = 2;
-        p.request.timeout = std::chrono::milliseconds(1500);
-        loop.push_back(std::move(p));
-      }
+    if (!sends(position(srcp), position(dstp))) continue;
+    const auto src_loops = validate::advertised_loopbacks(*srcp);
+    const auto dst_loops = validate::advertised_loopbacks(*dstp);
+    auto first_of_family = [](const std::vector<std::string>& loops, bool v6) {
+      for (const auto& l : loops)
+        if (is_ipv6(l) == v6) return address_of(l);
+      return std::string();
+    };
+    // Every loopback of each end meets the other end's first of its family (the address the
+    // other end would source from), each address pair once.
+    std::vector<std::pair<std::string, std::string>> address_pairs;
+    auto add = [&](std::string from, std::string to) {
+      if (from.empty() || to.empty()) return;  // no loopback of that family at one end
+      std::pair<std::string, std::string> ab{std::move(from), std::move(to)};
+      if (std::find(address_pairs.begin(), address_pairs.end(), ab) == address_pairs.end())
+        address_pairs.push_back(std::move(ab));
+    };
+    for (const auto& dl : dst_loops) add(first_of_family(src_loops, is_ipv6(dl)), address_of(dl));
+    for (const auto& sl : src_loops) add(address_of(sl), first_of_family(dst_loops, is_ipv6(sl)));
+    for (auto& [source, destination] : address_pairs) {
+      validate::PingProbe p;
+      p.test = 0;
+      p.test_name = "loopback-mesh";
+      p.node = srcp->name;
+      p.subject = dstp->name + " " + destination;
+      p.expected = "echo reply (both ways)";
+      p.request.destination = std::move(destination);
+      p.request.source = std::move(source);
+      p.request.count = 2;
+      p.request.timeout = std::chrono::milliseconds(1500);
+      loop.push_back(std::move(p));
     }
   }
   // Servers: every pair the network should connect (validate::hosts_routed). Two servers of

@@ -1,7 +1,10 @@
 #pragma once
 // reachability validator family. Tests:
-//   0 loopback-mesh  every FRR node reaches every other FRR node's loopbacks (per address
-//                    family, sourced from its own loopback) where the fabric should deliver them
+//   0 loopback-mesh  every pair of FRR nodes reaches each other's loopbacks (per address
+//                    family, loopback to loopback) where the fabric should deliver them: one
+//                    echo per pair, sent by one end, whose request proves the way there and
+//                    whose reply the way back (forwarding is by destination, so the echo the
+//                    other end would send asks the same routes)
 //   1 host-mesh      every host reaches every other host's addresses (tenant servers: only
 //                    a routing tenant's, across its networks)
 //   2 tenant-mesh    every server of a tenant network reaches every other one of it (ICMP,
