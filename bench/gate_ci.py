@@ -8,7 +8,8 @@
             everything leaf3 advertises, rejected and rolled back with the rollback proven
 
 With --twin-b PATH (e.g. the previous commit's build) each measurement alternates between this
-checkout's twin and that one, so both see the same machine. Prints every run and the medians.
+checkout's twin and that one, so both see the same machine (for 8x48, both builds' labs are up
+at once and each run alternates between them). Prints every run and the medians.
 Needs root. Removes its labs on any exit, Ctrl-C included.
 Usage: sudo bench/gate_ci.py [--runs N] [--twin-b PATH] [--no-8x48]
 """
@@ -100,12 +101,18 @@ def main():
                            check=True, capture_output=True)
             with open(filt, "w") as f:
                 f.write(FILTER)
+            # One lab per build, both up at once, and the runs alternate between them (the
+            # first build of a pair swaps each run): each build sees the same machine, the same
+            # background load of two labs, and neither always goes first.
             for k, b in bins:
                 lab = f"gci{os.getpid()}-{k}"
                 labs.add(lab)
                 timed([b, "up", "--name", lab, topo])
-                timed([b, "validate", "--lab", lab])  # converged before judging a change
-                for i in range(a.runs):
+            for k, b in bins:
+                timed([b, "validate", "--lab", f"gci{os.getpid()}-{k}"])  # converged first
+            for i in range(a.runs):
+                for k, b in (bins if i % 2 == 0 else bins[::-1]):
+                    lab = f"gci{os.getpid()}-{k}"
                     t, out = timed([b, "apply", "--json", "--lab", lab, "--revert", DRAIN])
                     assert json.loads(out)["verdict"] == "approve"
                     res[k]["approve_revert_s"].append(t)
@@ -116,6 +123,8 @@ def main():
                     print(f"bench: {k} 8x48 run {i + 1}: approve+revert "
                           f"{res[k]['approve_revert_s'][-1]:.2f} s, reject+rollback {t:.2f} s",
                           file=sys.stderr, flush=True)
+            for k, b in bins:
+                lab = f"gci{os.getpid()}-{k}"
                 subprocess.run([b, "down", "--lab", lab], capture_output=True)
                 labs.discard(lab)
     finally:
