@@ -73,9 +73,16 @@ TEST_F(DrillLab, SingleFailuresTheDesignAbsorbsConvergeAndAreRestored) {
   // leaf1's uplink to spine1: only leaf1 <-> spine1 is cut off (the spines share an AS, so
   // nothing else leads there); server1 <-> server2 keeps flowing over spine2.
   if (const json* e = element(j, "leaf1:swp1--spine1:swp1")) {
-    EXPECT_TRUE(contains((*e)["cut_off"], "leaf1 -> spine1 10.255.0.1")) << (*e)["cut_off"].dump();
-    EXPECT_TRUE(contains((*e)["cut_off"], "spine1 -> leaf1 fd00:255::101"));
-    EXPECT_EQ((*e)["cut_off"].size(), 4u);
+    // One echo per pair and family, from whichever end sends the pair's echoes.
+    int v4 = 0, v6 = 0;
+    for (const auto& c : (*e)["cut_off"]) {
+      const std::string s = c.get<std::string>();
+      v4 += s == "leaf1 -> spine1 10.255.0.1" || s == "spine1 -> leaf1 10.255.1.1";
+      v6 += s == "leaf1 -> spine1 fd00:255::1" || s == "spine1 -> leaf1 fd00:255::101";
+    }
+    EXPECT_EQ(v4, 1) << (*e)["cut_off"].dump();
+    EXPECT_EQ(v6, 1) << (*e)["cut_off"].dump();
+    EXPECT_EQ((*e)["cut_off"].size(), 2u);
     for (const auto& f : (*e)["outage"]["flows"])
       if (f["name"].get<std::string>().rfind("server1 -> server2", 0) == 0) {
         EXPECT_TRUE(f["judged"].get<bool>());

@@ -572,6 +572,7 @@ TEST(Reachability, ProbesOnClos) {
   EXPECT_EQ(find_probe(ps, "spine1", "spine2 10.255.0.2"), nullptr);
   EXPECT_EQ(find_probe(ps, "spine2", "spine1 fd00:255::1"), nullptr);
 
+  ASSERT_TRUE(twin::validators::sends_loopback_echo("spine1", "leaf1"));
   const auto* v4 = find_probe(ps, "spine1", "leaf1 10.255.1.1");
   ASSERT_NE(v4, nullptr);
   EXPECT_EQ(v4->test_name, "loopback-mesh");
@@ -579,12 +580,13 @@ TEST(Reachability, ProbesOnClos) {
   EXPECT_EQ(v4->request.destination, "10.255.1.1");
   EXPECT_EQ(v4->request.source, "10.255.0.1");
   EXPECT_FALSE(v4->request.dont_fragment);
-  // leaf1 and leaf4: leaf4 sends (the pair's plan positions add up to an odd number), and the
-  // reply proves the way back; leaf1 sends no echo of its own to leaf4.
-  const auto* v6 = find_probe(ps, "leaf4", "leaf1 fd00:255::101");
+  // leaf1 and leaf4: one of them sends, and the reply proves the way back; the other sends no
+  // echo of its own.
+  ASSERT_TRUE(twin::validators::sends_loopback_echo("leaf1", "leaf4"));
+  const auto* v6 = find_probe(ps, "leaf1", "leaf4 fd00:255::104");
   ASSERT_NE(v6, nullptr);
-  EXPECT_EQ(v6->request.source, "fd00:255::104");
-  EXPECT_EQ(find_probe(ps, "leaf1", "leaf4 fd00:255::104"), nullptr);
+  EXPECT_EQ(v6->request.source, "fd00:255::101");
+  EXPECT_EQ(find_probe(ps, "leaf4", "leaf1 fd00:255::101"), nullptr);
 
   const auto* h4 = find_probe(ps, "server1", "server2 10.0.4.10");
   ASSERT_NE(h4, nullptr);
@@ -600,30 +602,79 @@ TEST(Reachability, ProbesOnClos) {
   EXPECT_EQ(sampled.size(), 14u);
 }
 
-TEST(Reachability, TheLoopbackMeshAsksEveryPairOnceAndSpreadsTheSending) {
+TEST(Reachability, TheLoopbackMeshAsksEveryPairOnceFromTheSendingEnd) {
   const auto ps = twin::validators::reachability_probes(plan(), 0);
-  std::map<std::set<std::string>, int> echoes;  // {node, node} -> echoes per family, v4 + v6
-  std::map<std::string, int> sent;
+  std::map<std::set<std::string>, std::set<std::string>> families;  // {node, node} -> v4 / v6
   for (const auto& p : ps) {
     if (p.test != 0) continue;
     const std::string dst = p.subject.substr(0, p.subject.find(' '));
     ASSERT_NE(p.node, dst);
-    echoes[{p.node, dst}] += 1;
-    sent[p.node] += 1;
-    // Loopback to loopback: the source is the sender's own address of the family.
-    EXPECT_EQ(p.request.source.find(':') == std::string::npos,
-              p.request.destination.find(':') == std::string::npos);
+    EXPECT_TRUE(twin::validators::sends_loopback_echo(p.node, dst)) << p.node << " " << dst;
+    const bool v6 = p.request.destination.find(':') != std::string::npos;
+    const bool first = families[{p.node, dst}].insert(v6 ? "v6" : "v4").second;
+    EXPECT_TRUE(first)
+        << "a second " << (v6 ? "IPv6" : "IPv4") << " echo between " << p.node << " and " << dst;
+    // Loopback to loopback: the source is the sender's own loopback of the family.
+    const auto* node = plan().find(p.node);
+    ASSERT_NE(node, nullptr);
+    bool own = false;
+    for (const auto& l : node->loopbacks) own |= l.substr(0, l.find('/')) == p.request.source;
+    EXPECT_TRUE(own) << p.node << " sources from " << p.request.source;
   }
-  // Every routed pair of the six routers once per family, in one direction only.
-  EXPECT_EQ(echoes.size(), 14u);
-  for (const auto& [pair, n] : echoes) EXPECT_EQ(n, 2) << *pair.begin() << " " << *pair.rbegin();
-  EXPECT_EQ(echoes.count({"spine1", "spine2"}), 0u);
-  // Each router sends for two or three of its pairs (4 or 5 of them), not one end for all.
-  for (const auto& [node, n] : sent) {
-    EXPECT_GE(n, 4) << node;
-    EXPECT_LE(n, 6) << node;
+  // Every routed pair of the six routers, once per family, spine1 and spine2 (one ASN) not.
+  EXPECT_EQ(families.size(), 14u);
+  for (const auto& [pair, fam] : families)
+    EXPECT_EQ(fam, (std::set<std::string>{"v4", "v6"})) << *pair.begin() << " " << *pair.rbegin();
+  EXPECT_EQ(families.count({"spine1", "spine2"}), 0u);
+}
+
+TEST(Reachability, WhichEndSendsDependsOnTheTwoNamesOnlyAndIsBalanced) {
+  std::vector<std::string> names;
+  for (int i = 1; i <= 16; ++i) names.push_back("spine" + std::to_string(i));
+  for (int i = 1; i <= 496; ++i) names.push_back("leaf" + std::to_string(i));
+  std::map<std::string, int> sends;
+  for (const auto& a : names)
+    for (const auto& b : names) {
+      if (a == b) continue;
+      const bool ab = twin::validators::sends_loopback_echo(a, b);
+      ASSERT_NE(ab, twin::validators::sends_loopback_echo(b, a)) << a << " " << b;
+      sends[a] += ab;
+    }
+  // 511 pairs each: no node sends for (nearly) all of its pairs or (nearly) none.
+  for (const auto& [n, k] : sends) {
+    EXPECT_GT(k, 511 * 2 / 5) << n;
+    EXPECT_LT(k, 511 * 3 / 5) << n;
   }
-  EXPECT_EQ(sent.size(), 6u);
+}
+
+TEST(Reachability, SeveralLoopbacksAndASingleFamilyNode) {
+  twin::plan::Plan p = plan();
+  for (auto& n : p.nodes) {
+    if (n.name == "leaf1") n.loopbacks.push_back("10.255.9.1/32");
+    if (n.name == "leaf2")
+      std::erase_if(n.loopbacks, [](const std::string& l) { return l.find(':') != std::string::npos; });
+  }
+  twin::plan::derive_expectations(p);
+  const auto ps = twin::validators::reachability_probes(p, 0);
+  std::set<std::string> seen;                                      // node + subject: unique
+  std::map<std::set<std::string>, std::set<std::set<std::string>>> addresses;  // pair -> {a, b}
+  for (const auto& x : ps) {
+    if (x.test != 0) continue;
+    EXPECT_TRUE(seen.insert(x.node + " -> " + x.subject).second) << x.node << " -> " << x.subject;
+    const std::string dst = x.subject.substr(0, x.subject.find(' '));
+    const std::set<std::string> pair{x.node, dst};
+    const std::set<std::string> ends{x.request.source, x.request.destination};
+    EXPECT_TRUE(addresses[pair].insert(ends).second) << x.node << " -> " << x.subject;
+  }
+  // leaf1's two IPv4 loopbacks each meet spine1's (two echoes, whichever end sends them), and
+  // the IPv6 pair once.
+  EXPECT_EQ(addresses[(std::set<std::string>{"leaf1", "spine1"})],
+            (std::set<std::set<std::string>>{{"10.255.1.1", "10.255.0.1"},
+                                             {"10.255.9.1", "10.255.0.1"},
+                                             {"fd00:255::101", "fd00:255::1"}}));
+  // leaf2 has no IPv6 loopback: its pairs are asked over IPv4 only.
+  EXPECT_EQ(addresses[(std::set<std::string>{"leaf2", "leaf3"})],
+            (std::set<std::set<std::string>>{{"10.255.1.2", "10.255.1.3"}}));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include "twin/core/ip.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 namespace twin::validators {
@@ -11,46 +12,66 @@ using validate::address_of;
 using validate::is_ipv6;
 
 
+// By both names alone: the gate diffs mesh results by "node -> subject" between validations,
+// so a change that adds or removes another node must not move which end sends; and each node
+// sends for about half of its pairs. FNV-1a over "lower\nhigher", then MurmurHash3's 64-bit
+// finalizer (fmix64) to mix the bit used.
+bool sends_loopback_echo(const std::string& self, const std::string& other) {
+  const std::string& lower = std::min(self, other);
+  const std::string& higher = std::max(self, other);
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const std::string& text) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(lower);
+  mix("\n");
+  mix(higher);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return (h & 1u) != 0 ? self == lower : self == higher;
+}
+
+namespace {
+std::string first_of_family(const std::vector<std::string>& loopbacks, bool v6) {
+  for (const auto& l : loopbacks)
+    if (is_ipv6(l) == v6) return address_of(l);
+  return {};
+}
+}  // namespace
+
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<validate::PingProbe> loop, host;
   const auto paths = plan::expected_paths(plan);
-  // One echo per pair of nodes and pair of loopback addresses, not one each way: the request
-  // crosses the fabric toward the destination's loopback and the reply comes back toward the
-  // source's, so the echo the other node would send (the same two addresses, swapped) asks
-  // the same routes — forwarding is by destination — and differs only in its ECMP hash.
-  // routed_frr_pairs yields both orders of a pair or neither (it needs a path both ways); the
-  // sender alternates with the pair's plan positions so that each node sends about half.
-  auto position = [&](const plan::Node* n) { return n - plan.nodes.data(); };
-  auto sends = [](std::ptrdiff_t a, std::ptrdiff_t b) { return (a + b) % 2 == 0 ? a < b : a > b; };
+  // One echo per pair of loopback addresses, not one from each end: its request crosses the
+  // fabric toward the destination's loopback and its reply comes back toward the source's, so
+  // the echo the other end would send (the same two addresses, swapped) asks the same routes —
+  // forwarding is by destination — and differs only in its ECMP hash. routed_frr_pairs yields
+  // both orders of a pair or neither (it needs a path both ways). A node sources its echoes
+  // from its first loopback of the family, as before: the sending end probes every loopback
+  // of the other end; the other end only those of the sender's loopbacks that are not its
+  // first of their family (no echo from the sender covers them).
   for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan, paths)) {
-    if (!sends(position(srcp), position(dstp))) continue;
+    const bool sender = sends_loopback_echo(srcp->name, dstp->name);
     const auto src_loops = validate::advertised_loopbacks(*srcp);
     const auto dst_loops = validate::advertised_loopbacks(*dstp);
-    auto first_of_family = [](const std::vector<std::string>& loops, bool v6) {
-      for (const auto& l : loops)
-        if (is_ipv6(l) == v6) return address_of(l);
-      return std::string();
-    };
-    // Every loopback of each end meets the other end's first of its family (the address the
-    // other end would source from), each address pair once.
-    std::vector<std::pair<std::string, std::string>> address_pairs;
-    auto add = [&](std::string from, std::string to) {
-      if (from.empty() || to.empty()) return;  // no loopback of that family at one end
-      std::pair<std::string, std::string> ab{std::move(from), std::move(to)};
-      if (std::find(address_pairs.begin(), address_pairs.end(), ab) == address_pairs.end())
-        address_pairs.push_back(std::move(ab));
-    };
-    for (const auto& dl : dst_loops) add(first_of_family(src_loops, is_ipv6(dl)), address_of(dl));
-    for (const auto& sl : src_loops) add(address_of(sl), first_of_family(dst_loops, is_ipv6(sl)));
-    for (auto& [source, destination] : address_pairs) {
+    for (const auto& dl : dst_loops) {
+      const std::string destination = address_of(dl);
+      if (!sender && first_of_family(dst_loops, is_ipv6(dl)) == destination)
+        continue;  // the other end's echo from this address covers it
+      const std::string source = first_of_family(src_loops, is_ipv6(dl));
+      if (source.empty()) continue;  // no loopback of that family to source from
       validate::PingProbe p;
       p.test = 0;
       p.test_name = "loopback-mesh";
       p.node = srcp->name;
       p.subject = dstp->name + " " + destination;
       p.expected = "echo reply (both ways)";
-      p.request.destination = std::move(destination);
-      p.request.source = std::move(source);
+      p.request.destination = destination;
+      p.request.source = source;
       p.request.count = 2;
       p.request.timeout = std::chrono::milliseconds(1500);
       loop.push_back(std::move(p));

@@ -29,6 +29,9 @@ class ReachabilityValidator final : public validate::Validator {
 
 // The pings the family sends (pure; unit-tested): tests 0-2.
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs);
+// Whether `self` sends the loopback-mesh echoes of its pair with `other` (exactly one of the
+// two does; by their names only, so adding or removing other nodes never moves it).
+bool sends_loopback_echo(const std::string& self, const std::string& other);
 // Test 3's ARP requests, and how an answer is judged (pure; unit-tested).
 std::vector<validate::PingProbe> isolation_probes(const plan::Plan& plan);
 validate::TestResult isolation_result(const plan::Plan& plan, const validate::PingProbe& probe,
