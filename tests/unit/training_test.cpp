@@ -207,6 +207,18 @@ TEST(Grade, SaysFailuresAsCountsAndOnlyTheTicketsNames) {
   }
 }
 
+TEST(Grade, ALoopbackMeshFailureBetweenNamedRoutersNamesNoDirection) {
+  // One echo stands for both ways (validators/reachability): which end sent it says nothing.
+  twin::validate::Report rep;
+  rep.results = {
+      result("reachability", "loopback-mesh", Status::kFailed, "spine1", "leaf4 10.255.1.4")};
+  auto g = twin::training::grade(rep, {}, {"reachability"}, {"spine1", "leaf4"});
+  ASSERT_EQ(g.symptoms.size(), 1u);
+  EXPECT_EQ(g.symptoms[0],
+            "1 pair of routers cannot reach each other, among them: leaf4 and spine1 cannot "
+            "reach each other");
+}
+
 TEST(Grade, SolvedNeedsEveryFamilyPassingAndNothingLostOrAdded) {
   twin::validate::Report rep;
   rep.results = {result("bgp", "session-established", Status::kPassed, "leaf1", "swp1"),
