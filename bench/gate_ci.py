@@ -9,7 +9,9 @@
 
 With --twin-b PATH (e.g. the previous commit's build) each measurement alternates between this
 checkout's twin and that one, so both see the same machine (for 8x48, both builds' labs are up
-at once and each run alternates between them). Prints every run and the medians.
+at once and each run alternates between them, which the 8x48 figures then include: two labs'
+background load, not comparable with runs without --twin-b). The first build of a pair swaps
+each run: an even --runs balances it. Prints every run and the medians.
 Needs root. Removes its labs on any exit, Ctrl-C included.
 Usage: sudo bench/gate_ci.py [--runs N] [--twin-b PATH] [--no-8x48]
 """
@@ -47,13 +49,13 @@ steps:
         exit
 """
 
-labs = set()
+labs = {}  # lab -> the twin binary that brought it up (and takes it down)
 
 
 def cleanup():
-    for lab in list(labs):
-        subprocess.run([TWIN, "down", "--lab", lab], capture_output=True)
-        labs.discard(lab)
+    for lab, twin in list(labs.items()):
+        subprocess.run([twin, "down", "--lab", lab], capture_output=True)
+        labs.pop(lab, None)
 
 
 def on_signal(signum, _frame):
@@ -106,7 +108,7 @@ def main():
             # background load of two labs, and neither always goes first.
             for k, b in bins:
                 lab = f"gci{os.getpid()}-{k}"
-                labs.add(lab)
+                labs[lab] = b
                 timed([b, "up", "--name", lab, topo])
             for k, b in bins:
                 timed([b, "validate", "--lab", f"gci{os.getpid()}-{k}"])  # converged first
@@ -126,7 +128,7 @@ def main():
             for k, b in bins:
                 lab = f"gci{os.getpid()}-{k}"
                 subprocess.run([b, "down", "--lab", lab], capture_output=True)
-                labs.discard(lab)
+                labs.pop(lab, None)
     finally:
         cleanup()
         for x in os.listdir(tmp):

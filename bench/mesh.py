@@ -6,7 +6,8 @@ Brings a fabric up (by default the 512-node 3-tier one: `twin gen clos --super-s
 then validates the loopback mesh --runs times. With --twin-b PATH (e.g. the previous commit's
 build) the runs alternate between this checkout's twin and that one on the same lab, so both
 see the same machine and the same fabric load. Per run it prints the echoes sent (the tests of
-`loopback-mesh`), the probing time (the family's "time to pass"), the command's wall time,
+`loopback-mesh`: one probe each, whose second echo leaves only if the first is unanswered after
+750 ms, which on a passing mesh is none), the probing time (the family's "time to pass"), the command's wall time,
 twin's own CPU (user + system, most of it the kernel forwarding each echo in the sending
 thread's softirq) and echoes per second of probing; then the medians.
 Needs root. Takes the lab it brought up down on any exit, Ctrl-C included.
@@ -70,6 +71,8 @@ def main():
     ap.add_argument("--lab", help="a running lab to validate instead of bringing one up")
     ap.add_argument("--fabric", default=FABRIC_512, help="`twin gen clos` arguments")
     a = ap.parse_args()
+    if a.runs < 1:
+        sys.exit("bench: --runs must be at least 1")
     if os.geteuid() != 0:
         sys.exit("bench: needs root (twin creates network namespaces)")
     if not os.access(TWIN, os.X_OK):
@@ -78,6 +81,7 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     bins = [("A", TWIN)] + ([("B", os.path.abspath(a.twin_b))] if a.twin_b else [])
     lab = a.lab
+    res = {k: [] for k, _ in bins}
     try:
         if not lab:
             lab = f"mesh{os.getpid()}"
@@ -96,7 +100,6 @@ def main():
         # The first validation after `up` may still wait for the last routes: not counted.
         subprocess.run([TWIN, "validate", "--lab", lab, "--only", "reachability"],
                        capture_output=True)
-        res = {k: [] for k, _ in bins}
         for i in range(a.runs):
             for k, b in (bins if i % 2 == 0 else bins[::-1]):
                 r = one_run(b, lab)
@@ -106,12 +109,15 @@ def main():
                       f"{r['echoes_per_s']:.0f} echoes/s", file=sys.stderr, flush=True)
     finally:
         cleanup()
-    for k, b in bins:
-        print(f"{k} = {b}")
-        for m in ("echoes", "probing_s", "command_s", "cpu_s", "echoes_per_s"):
-            v = [r[m] for r in res[k]]
-            print(f"  {m:14s} median {statistics.median(v):10.1f}   runs: "
-                  + ", ".join(f"{x:.1f}" for x in v))
+        # The runs that finished, also when a later one failed or was interrupted.
+        for k, b in bins:
+            if not res[k]:
+                continue
+            print(f"{k} = {b}")
+            for m in ("echoes", "probing_s", "command_s", "cpu_s", "echoes_per_s"):
+                v = [r[m] for r in res[k]]
+                print(f"  {m:14s} median {statistics.median(v):10.1f}   runs: "
+                      + ", ".join(f"{x:.1f}" for x in v))
 
 
 if __name__ == "__main__":
