@@ -246,6 +246,12 @@ bool is_ipv6(const std::string& a) { return a.find(':') != std::string::npos; }
 
 std::string address_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }
 
+std::string first_of_family(const std::vector<std::string>& loopbacks, bool v6) {
+  for (const auto& l : loopbacks)
+    if (is_ipv6(l) == v6) return address_of(l);
+  return {};
+}
+
 std::vector<PingProbe> sample_evenly(std::vector<PingProbe> probes, int max) {
   if (max <= 0 || static_cast<int>(probes.size()) <= max) return probes;
   std::vector<PingProbe> out;

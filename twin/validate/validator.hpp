@@ -133,6 +133,9 @@ bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const pl
 // Node::advertised): one it does not is neither a destination nor a usable source (replies to
 // it have no route back).
 std::vector<std::string> advertised_loopbacks(const plan::Node& node);
+// The address ("10.0.0.1", no length) of the first of `loopbacks` (prefixes, e.g. from
+// advertised_loopbacks) in the family: the one a node pings from; "" when none is.
+std::string first_of_family(const std::vector<std::string>& loopbacks, bool v6);
 
 // "fd00::1/128" or "fd00::1" -> true; IPv4 -> false.
 bool is_ipv6(const std::string& address_or_prefix);

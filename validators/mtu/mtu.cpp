@@ -25,7 +25,6 @@ using validate::Status;
 using validate::TestResult;
 
 namespace {
-using validate::address_of;
 using validate::is_ipv6;
 
 const nlohmann::json* find_ifname(const Result<nlohmann::json>& r, const std::string& ifname) {
@@ -286,13 +285,13 @@ std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
       if (pmtu <= 0) continue;
       // One family is enough to measure the path; prefer IPv4.
       std::string d, s;
+      const auto dst_loops = validate::advertised_loopbacks(dst);
+      const auto src_loops = validate::advertised_loopbacks(src);
       for (bool v6 : {false, true}) {
-        for (const auto& dl : validate::advertised_loopbacks(dst))
-          for (const auto& sl : validate::advertised_loopbacks(src))
-            if (d.empty() && is_ipv6(dl) == v6 && is_ipv6(sl) == v6) {
-              d = address_of(dl);
-              s = address_of(sl);
-            }
+        d = validate::first_of_family(dst_loops, v6);
+        s = validate::first_of_family(src_loops, v6);
+        if (!d.empty() && !s.empty()) break;
+        d.clear();
       }
       if (d.empty()) continue;
       PingProbe p;

@@ -9,6 +9,7 @@
 namespace twin::validators {
 
 using validate::address_of;
+using validate::first_of_family;
 using validate::is_ipv6;
 
 
@@ -34,14 +35,6 @@ bool sends_loopback_echo(const std::string& self, const std::string& other) {
   h ^= h >> 33;
   return (h & 1u) != 0 ? self == lower : self == higher;
 }
-
-namespace {
-std::string first_of_family(const std::vector<std::string>& loopbacks, bool v6) {
-  for (const auto& l : loopbacks)
-    if (is_ipv6(l) == v6) return address_of(l);
-  return {};
-}
-}  // namespace
 
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<validate::PingProbe> loop, host;
