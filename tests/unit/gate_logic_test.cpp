@@ -931,3 +931,34 @@ TEST(GateLogic, SettlingEndsOnFrrsEvidenceThatNothingIsInFlight) {
   EXPECT_THAT(timed, Not(HasSubstr("FRR idle")));
   EXPECT_GE(ms_of(timed), 1000) << timed;
 }
+
+// A probe keeps each probe's command and output only when it is evidence (the gate's phases,
+// validate --artifacts): otherwise a large lab's routing tables would be re-serialized and held
+// for nobody. The answers are the same either way.
+TEST(SystemProbe, KeepsEachProbesOutputOnlyWhenAskedForEvidence) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  auto env = h.env();
+  const twin::plan::Node* leaf1 = nullptr;
+  for (const auto& n : clos().nodes)
+    if (n.name == "leaf1") leaf1 = &n;
+  ASSERT_NE(leaf1, nullptr);
+  twin::validate::SystemProbe quiet(h.runner, env.drivers);
+  twin::validate::SystemProbe kept(h.runner, env.drivers,
+                                   twin::validate::SystemProbe::Evidence::kKeep);
+  auto a = quiet.ip_json(*leaf1, {"route", "show"});
+  auto b = kept.ip_json(*leaf1, {"route", "show"});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b);
+  ASSERT_TRUE(a->is_array());
+  EXPECT_GT(a->size(), 0u);
+  auto s = kept.frr_json(*leaf1, "bgpd", "show bgp summary json");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(quiet.records().empty());
+  auto r = kept.records();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].node, "leaf1");
+  EXPECT_EQ(r[0].command, "fake");
+  EXPECT_EQ(r[0].output, b->dump());
+  EXPECT_EQ(r[1].output, s->dump());
+}

@@ -113,7 +113,9 @@ int run_validate(const ValidateOptions& o) {
                   3);
   }
   proc::SystemRunner runner;
-  validate::SystemProbe probe(runner);
+  validate::SystemProbe probe(runner, {},
+                              o.artifacts.empty() ? validate::SystemProbe::Evidence::kDiscard
+                                                  : validate::SystemProbe::Evidence::kKeep);
   validate::Context ctx{st->plan, probe, o.parallel, o.max_pairs};
   validate::RunOptions ro;
   ro.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));

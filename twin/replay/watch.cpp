@@ -194,7 +194,8 @@ LabWatch::~LabWatch() = default;
 Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
   Phase ph;
   ph.name = name;
-  validate::SystemProbe probe(env_.runner, env_.drivers);
+  // Each phase's probes are the change's evidence (<name>-probes.jsonl).
+  validate::SystemProbe probe(env_.runner, env_.drivers, validate::SystemProbe::Evidence::kKeep);
   validate::Context ctx{plan, probe, parallel_};
   ctx.ping_timeout = ping_timeout_;
   validate::RunOptions ro;

@@ -9,16 +9,18 @@
 
 namespace twin::validate {
 
-SystemProbe::SystemProbe(proc::ProcessRunner& runner, drivers::DriverLookup drivers)
-    : runner_(runner), drivers_(drivers ? std::move(drivers) : drivers::DriverLookup(
-                                                                    drivers::driver_for)) {}
+SystemProbe::SystemProbe(proc::ProcessRunner& runner, drivers::DriverLookup drivers,
+                         Evidence evidence)
+    : runner_(runner),
+      drivers_(drivers ? std::move(drivers) : drivers::DriverLookup(drivers::driver_for)),
+      keep_(evidence == Evidence::kKeep) {}
 
 Result<nlohmann::json> SystemProbe::frr_json(const plan::Node& node, const std::string& daemon,
                                              const std::string& command) {
   auto t = Clock::now();
   std::string how;
-  auto r = drivers_(node).frr_json(node, daemon, command, &how);
-  record({node.name, how, r ? r->dump() : "error: " + r.error().message, ms_since(t)});
+  auto r = drivers_(node).frr_json(node, daemon, command, keep_ ? &how : nullptr);
+  if (keep_) record({node.name, how, r ? r->dump() : "error: " + r.error().message, ms_since(t)});
   return r;
 }
 
@@ -26,8 +28,8 @@ Result<nlohmann::json> SystemProbe::ip_json(const plan::Node& node,
                                             const std::vector<std::string>& args) {
   auto t = Clock::now();
   std::string how;
-  auto r = drivers_(node).ip_json(node, args, runner_, &how);
-  record({node.name, how, r ? r->dump() : "error: " + r.error().message, ms_since(t)});
+  auto r = drivers_(node).ip_json(node, args, runner_, keep_ ? &how : nullptr);
+  if (keep_) record({node.name, how, r ? r->dump() : "error: " + r.error().message, ms_since(t)});
   return r;
 }
 
@@ -35,6 +37,7 @@ std::vector<PingResult> SystemProbe::ping(const plan::Node& node,
                                           const std::vector<PingRequest>& requests) {
   auto t = Clock::now();
   std::vector<PingResult> results = drivers_(node).ping(node, requests);
+  if (!keep_) return results;
   std::string out;
   for (size_t i = 0; i < requests.size() && i < results.size(); ++i) {
     const auto& q = requests[i];

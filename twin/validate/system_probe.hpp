@@ -1,8 +1,10 @@
 #pragma once
 // The real LabProbe against a running lab: each node is asked through its driver
 // (drivers/registry.hpp): FRR over its vty sockets or a guest's vtysh, the kernel over netlink
-// or a guest agent (`ip -j` shapes), in-process ICMP. Every probe's command, raw output and
-// duration is kept for --artifacts.
+// or a guest agent (`ip -j` shapes), in-process ICMP. With Evidence::kKeep every probe's command,
+// raw output and duration is kept (validate --artifacts, the gate's evidence); by default
+// nothing is: at 256 nodes the routes family alone would re-serialize ~260,000 routes into
+// strings nobody reads, and freeing them cost a quarter of the validation's CPU.
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,8 +24,10 @@ struct ProbeRecord {
 
 class SystemProbe final : public LabProbe {
  public:
+  enum class Evidence { kDiscard, kKeep };
   // Each node is probed through `drivers` (the registry's driver_for unless a test says).
-  explicit SystemProbe(proc::ProcessRunner& runner, drivers::DriverLookup drivers = {});
+  explicit SystemProbe(proc::ProcessRunner& runner, drivers::DriverLookup drivers = {},
+                       Evidence evidence = Evidence::kDiscard);
   Result<nlohmann::json> frr_json(const plan::Node& node, const std::string& daemon,
                                   const std::string& command) override;
   Result<nlohmann::json> ip_json(const plan::Node& node,
@@ -31,13 +35,14 @@ class SystemProbe final : public LabProbe {
   std::vector<PingResult> ping(const plan::Node& node,
                                const std::vector<PingRequest>& requests) override;
 
-  // Copy of everything probed so far.
+  // Copy of everything probed so far; empty unless constructed with Evidence::kKeep.
   std::vector<ProbeRecord> records() const;
 
  private:
   void record(ProbeRecord r);
   proc::ProcessRunner& runner_;
   drivers::DriverLookup drivers_;
+  bool keep_;
   mutable std::mutex mu_;
   std::vector<ProbeRecord> records_;
 };
