@@ -1,5 +1,7 @@
 #include "validators/routes/routes.hpp"
 
+#include <unordered_map>
+
 namespace twin::validators {
 
 using validate::make_result;
@@ -18,6 +20,54 @@ std::string normalize_dst(const std::string& dst) {
   return dst + (dst.find(':') == std::string::npos ? "/32" : "/128");
 }
 
+namespace {
+
+using Fib = std::unordered_map<std::string, int>;  // normalized dst -> next hops
+
+void add_routes(const nlohmann::json& routes, Fib& fib) {
+  for (const auto& r : routes) {
+    if (!r.contains("dst")) continue;
+    // Only the main table's unicast routes count (not local/broadcast/unreachable).
+    if (r.contains("type") && r["type"] != "unicast") continue;
+    fib[normalize_dst(r["dst"].get<std::string>())] = nexthop_count(r);
+  }
+}
+
+TestResult unreadable(const std::string& node, const std::string& why) {
+  return make_result("routes", 0, "fib-complete", Status::kError, node, "",
+                     "every expected prefix", "no data", "cannot read the FIB: " + why);
+}
+
+void check_node(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& n,
+                const Fib& fib, std::vector<TestResult>& out) {
+  for (const auto& p : plan.prefixes) {
+    if (p.owner == n.name) continue;
+    auto pe = paths.find({n.name, p.owner});
+    if (pe == paths.end() || pe->second.ecmp == 0) continue;  // not expected here
+    int want = pe->second.ecmp;
+    auto f = fib.find(p.prefix);
+    if (f == fib.end()) {
+      out.push_back(make_result(
+          "routes", 0, "fib-complete", Status::kFailed, n.name, p.prefix, "installed", "missing",
+          p.kind + " " + p.prefix + " of " + p.owner + " is not in the kernel FIB"));
+      continue;
+    }
+    out.push_back(make_result("routes", 0, "fib-complete", Status::kPassed, n.name, p.prefix,
+                              "installed", "installed", ""));
+    int have = f->second;
+    std::string exp = std::to_string(want) + " next hop" + (want == 1 ? "" : "s");
+    std::string obs = std::to_string(have) + " next hop" + (have == 1 ? "" : "s");
+    out.push_back(make_result("routes", 1, "ecmp-width",
+                              have >= want ? Status::kPassed : Status::kFailed, n.name, p.prefix,
+                              exp, obs,
+                              have >= want ? ""
+                                           : "lost redundancy: " + p.prefix + " of " + p.owner +
+                                                 " over " + obs + ", the topology gives " + exp));
+  }
+}
+
+}  // namespace
+
 std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
                                         const std::map<std::string, Result<nlohmann::json>>& fibs) {
   std::vector<TestResult> out;
@@ -26,44 +76,14 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
     if (n.kind != topology::NodeKind::kFrr) continue;
     auto it = fibs.find(n.name);
     if (it == fibs.end() || !it->second || !it->second->is_array()) {
-      std::string why = it == fibs.end() ? "not probed"
-                        : !it->second    ? it->second.error().message
-                                         : "`ip -j route` did not return a list";
-      out.push_back(make_result("routes", 0, "fib-complete", Status::kError, n.name, "",
-                                "every expected prefix", "no data", "cannot read the FIB: " + why));
+      out.push_back(unreadable(n.name, it == fibs.end() ? "not probed"
+                                       : !it->second    ? it->second.error().message
+                                                        : "`ip -j route` did not return a list"));
       continue;
     }
-    std::map<std::string, int> fib;  // normalized dst -> next hops
-    for (const auto& r : *it->second) {
-      if (!r.contains("dst")) continue;
-      // Only the main table's unicast routes count (not local/broadcast/unreachable).
-      if (r.contains("type") && r["type"] != "unicast") continue;
-      fib[normalize_dst(r["dst"].get<std::string>())] = nexthop_count(r);
-    }
-    for (const auto& p : plan.prefixes) {
-      if (p.owner == n.name) continue;
-      auto pe = paths.find({n.name, p.owner});
-      if (pe == paths.end() || pe->second.ecmp == 0) continue;  // not expected here
-      int want = pe->second.ecmp;
-      auto f = fib.find(p.prefix);
-      if (f == fib.end()) {
-        out.push_back(make_result(
-            "routes", 0, "fib-complete", Status::kFailed, n.name, p.prefix, "installed", "missing",
-            p.kind + " " + p.prefix + " of " + p.owner + " is not in the kernel FIB"));
-        continue;
-      }
-      out.push_back(make_result("routes", 0, "fib-complete", Status::kPassed, n.name, p.prefix,
-                                "installed", "installed", ""));
-      int have = f->second;
-      std::string exp = std::to_string(want) + " next hop" + (want == 1 ? "" : "s");
-      std::string obs = std::to_string(have) + " next hop" + (have == 1 ? "" : "s");
-      out.push_back(make_result("routes", 1, "ecmp-width",
-                                have >= want ? Status::kPassed : Status::kFailed, n.name, p.prefix,
-                                exp, obs,
-                                have >= want ? ""
-                                             : "lost redundancy: " + p.prefix + " of " + p.owner +
-                                                   " over " + obs + ", the topology gives " + exp));
-    }
+    Fib fib;
+    add_routes(*it->second, fib);
+    check_node(plan, paths, n, fib, out);
   }
   return out;
 }
@@ -72,23 +92,29 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
   std::vector<const plan::Node*> nodes;
   for (const auto& n : ctx.plan.nodes)
     if (n.kind == topology::NodeKind::kFrr) nodes.push_back(&n);
-  std::vector<std::optional<Result<nlohmann::json>>> got(nodes.size());
+  const auto paths = plan::expected_paths(ctx.plan);
+  // Each worker reads one node's tables and judges them at once: at 512 nodes, holding every
+  // node's ~2,000 routes as JSON until the last was read cost more than reading them.
+  std::vector<std::vector<TestResult>> per_node(nodes.size());
   validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
-    auto v4 = ctx.probe.ip_json(*nodes[i], {"route", "show"});
-    auto v6 = ctx.probe.ip_json(*nodes[i], {"-6", "route", "show"});
-    if (!v4) {
-      got[i] = v4;
-    } else if (!v6) {
-      got[i] = v6;
-    } else {
-      nlohmann::json all = *v4;
-      for (const auto& r : *v6) all.push_back(r);
-      got[i] = ok(std::move(all));
+    const plan::Node& n = *nodes[i];
+    Fib fib;
+    for (const auto& args : {std::vector<std::string>{"route", "show"},
+                             std::vector<std::string>{"-6", "route", "show"}}) {
+      auto routes = ctx.probe.ip_json(n, args);
+      if (!routes || !routes->is_array()) {
+        per_node[i].push_back(unreadable(
+            n.name, !routes ? routes.error().message : "`ip -j route` did not return a list"));
+        return;
+      }
+      add_routes(*routes, fib);
     }
+    check_node(ctx.plan, paths, n, fib, per_node[i]);
   });
-  std::map<std::string, Result<nlohmann::json>> fibs;
-  for (size_t i = 0; i < nodes.size(); ++i) fibs.emplace(nodes[i]->name, std::move(*got[i]));
-  return evaluate_routes(ctx.plan, fibs);
+  std::vector<TestResult> out;
+  for (auto& v : per_node)
+    out.insert(out.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+  return out;
 }
 
 }  // namespace twin::validators
