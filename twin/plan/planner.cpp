@@ -3,6 +3,7 @@
 #include <set>
 #include <tuple>
 #include <sstream>
+#include <unordered_map>
 
 #include "twin/plan/plan.hpp"
 
@@ -841,17 +842,28 @@ void add_igp_paths(const Plan& plan, PathTable& table) {
 
 PathTable expected_paths(const Plan& plan) {
   // Path-vector fixpoint, per destination owner. best[n] = AS path n advertises (its own ASN
-  // first), empty optional = no route. Routes cross the eBGP sessions the plan expects (one per
-  // fabric link of a generated config, the configured ones of an own config) that carry routes;
-  // iBGP is left to the IGP's share below.
-  std::map<std::string, uint64_t> asn;
+  // first), empty = no route. Routes cross the eBGP sessions the plan expects (one per fabric
+  // link of a generated config, the configured ones of an own config) that carry routes; iBGP
+  // is left to the IGP's share below. Nodes are plan indices: validators call this once per
+  // family, and at 512 nodes (262,144 pairs) name-keyed maps made it 1.5 s a call.
+  const size_t count = plan.nodes.size();
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < count; ++i) index.emplace(plan.nodes[i].name, i);
+  auto frr = [&](size_t i) { return plan.nodes[i].kind == NodeKind::kFrr; };
+  std::vector<uint64_t> asn(count, 0);
   uint64_t pseudo = 1ull << 33;  // beyond 32-bit ASNs: unique stand-ins for "no ASN given"
-  for (const auto& n : plan.nodes)
-    if (n.kind == NodeKind::kFrr) asn[n.name] = n.asn ? n.asn : pseudo++;
+  for (size_t i = 0; i < count; ++i)
+    if (frr(i)) asn[i] = plan.nodes[i].asn ? plan.nodes[i].asn : pseudo++;
   // node -> the peers it learns routes from, one entry per session (parallel links count twice).
   // Fabric links are read live (carries_bgp), as callers change interfaces and drains without
-  // re-deriving sessions; numbered sessions come from the derived list.
-  std::map<std::string, std::vector<std::string>> learns_from;
+  // re-deriving sessions; numbered sessions come from the derived list. A peer outside the plan
+  // never advertises anything: left out.
+  std::vector<std::vector<size_t>> learns_from(count);
+  auto learn = [&](const std::string& node, const std::string& peer) {
+    auto n = index.find(node);
+    auto p = index.find(peer);
+    if (n != index.end() && p != index.end()) learns_from[n->second].push_back(p->second);
+  };
   {
     std::map<std::pair<std::string, std::string>, const ExpectedSession*> unnumbered;
     std::set<std::tuple<std::string, std::string, std::string>> seen;  // node, peer, interface
@@ -860,7 +872,7 @@ PathTable expected_paths(const Plan& plan) {
         unnumbered[{s.node, s.interface}] = &s;
       } else if (!s.ibgp && s.carries_routes && s.predictable &&
                  seen.insert({s.node, s.peer_node, s.interface}).second) {
-        learns_from[s.node].push_back(s.peer_node);
+        learn(s.node, s.peer_node);
       }
     }
     for (const auto& n : plan.nodes)
@@ -870,26 +882,30 @@ PathTable expected_paths(const Plan& plan) {
         if (it != unnumbered.end() &&
             (it->second->ibgp || !it->second->carries_routes || !it->second->predictable))
           continue;
-        learns_from[n.name].push_back(i.peer_node);
+        learn(n.name, i.peer_node);
       }
   }
+  using Path = std::vector<uint64_t>;
+  std::vector<Path> best(count), next(count);
+  std::vector<PathExpectation> found(count);  // this round's expectation; ecmp 0 = no route
+  std::vector<const Path*> shortest;
   PathTable table;
-  for (const auto& owner : plan.nodes) {
-    if (owner.kind != NodeKind::kFrr) continue;
-    std::map<std::string, std::vector<uint64_t>> best;  // node -> advertised path
-    best[owner.name] = {asn[owner.name]};
-    for (size_t round = 0; round <= plan.nodes.size(); ++round) {
+  for (size_t o = 0; o < count; ++o) {
+    if (!frr(o)) continue;
+    for (auto& p : best) p.clear();
+    best[o] = {asn[o]};
+    std::fill(found.begin(), found.end(), PathExpectation{});
+    for (size_t round = 0; round <= count; ++round) {
       bool changed = false;
-      std::map<std::string, std::vector<uint64_t>> next = best;
-      for (const auto& n : plan.nodes) {
-        if (n.kind != NodeKind::kFrr || n.name == owner.name) continue;
+      next[o] = best[o];
+      for (size_t n = 0; n < count; ++n) {
+        if (!frr(n) || n == o) continue;
         size_t best_len = SIZE_MAX;
-        std::vector<const std::vector<uint64_t>*> shortest;
-        for (const auto& peer : learns_from[n.name]) {
-          auto it = best.find(peer);
-          if (it == best.end()) continue;
-          const auto& path = it->second;
-          if (std::find(path.begin(), path.end(), asn[n.name]) != path.end()) continue;
+        shortest.clear();
+        for (size_t peer : learns_from[n]) {
+          const Path& path = best[peer];
+          if (path.empty()) continue;
+          if (std::find(path.begin(), path.end(), asn[n]) != path.end()) continue;
           if (path.size() < best_len) {
             best_len = path.size();
             shortest.clear();
@@ -897,27 +913,30 @@ PathTable expected_paths(const Plan& plan) {
           if (path.size() == best_len) shortest.push_back(&path);
         }
         if (shortest.empty()) {
-          if (next.erase(n.name)) changed = true;
-          table.erase({n.name, owner.name});
+          if (!best[n].empty()) changed = true;
+          next[n].clear();
+          found[n] = {};
           continue;
         }
         // Without multipath-relax FRR spreads only over paths through one neighboring AS, the
         // best path's, which router-id tie-breaks pick: expect the smallest such group.
         int width = static_cast<int>(shortest.size());
-        if (!n.bgp_multipath_relax) {
+        if (!plan.nodes[n].bgp_multipath_relax) {
           std::map<uint64_t, int> by_neighbor_as;
           for (const auto* path : shortest) ++by_neighbor_as[path->front()];
-          for (const auto& [as, count] : by_neighbor_as) width = std::min(width, count);
+          for (const auto& [as, c] : by_neighbor_as) width = std::min(width, c);
         }
-        std::vector<uint64_t> adv = {asn[n.name]};
-        adv.insert(adv.end(), shortest.front()->begin(), shortest.front()->end());
-        if (next[n.name] != adv) changed = true;
-        next[n.name] = adv;
-        table[{n.name, owner.name}] = {width, static_cast<int>(best_len)};
+        next[n].assign(1, asn[n]);
+        next[n].insert(next[n].end(), shortest.front()->begin(), shortest.front()->end());
+        if (next[n] != best[n]) changed = true;
+        found[n] = {width, static_cast<int>(best_len)};
       }
-      best = std::move(next);
+      std::swap(best, next);
       if (!changed) break;
     }
+    for (size_t n = 0; n < count; ++n)
+      if (found[n].ecmp > 0)
+        table.emplace(std::pair{plan.nodes[n].name, plan.nodes[o].name}, found[n]);
   }
   add_igp_paths(plan, table);
   return table;
