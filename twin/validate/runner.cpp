@@ -1,8 +1,8 @@
 #include "twin/validate/runner.hpp"
 
 #include <algorithm>
-#include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "twin/core/util.hpp"
 
@@ -24,7 +24,9 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   Report report;
   TimeSource& time = opts.time ? *opts.time : TimeSource::real();
   auto t0 = time.now();
-  std::map<std::string, double> first_pass;
+  // Keyed by test (family, number, node, peer): hashed, as a 512-node validation holds ~1.9
+  // million results and looks each one up on every attempt.
+  std::unordered_map<std::string, double> first_pass;
   std::vector<std::vector<TestResult>> latest(validators.size());
   std::vector<bool> done(validators.size(), false);
   std::vector<int> attempts(validators.size(), 0);
