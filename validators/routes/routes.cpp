@@ -98,6 +98,7 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
   std::vector<std::vector<TestResult>> per_node(nodes.size());
   validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
     const plan::Node& n = *nodes[i];
+    per_node[i].reserve(2 * ctx.plan.prefixes.size());  // two tests per prefix at most
     Fib fib;
     for (const auto& args : {std::vector<std::string>{"route", "show"},
                              std::vector<std::string>{"-6", "route", "show"}}) {
@@ -111,7 +112,10 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
     }
     check_node(ctx.plan, paths, n, fib, per_node[i]);
   });
+  size_t total = 0;
+  for (const auto& v : per_node) total += v.size();
   std::vector<TestResult> out;
+  out.reserve(total);
   for (auto& v : per_node)
     out.insert(out.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
   return out;
