@@ -52,7 +52,7 @@ FABRICS = {
     "8x48": ["--spines", "8", "--leaves", "48"],
     "128": ["--super-spines", "8", "--pods", "4", "--spines", "4", "--leaves", "26"],
     "256": ["--super-spines", "8", "--pods", "8", "--spines", "4", "--leaves", "27"],
-    # 16 super-spines + 16 pods x (4 spines + 27 leaves): 512 nodes, 2,240 links.
+    # 16 super-spines + 16 pods x (4 spines + 27 leaves): 512 nodes, 2,752 links.
     "512": ["--super-spines", "16", "--pods", "16", "--spines", "4", "--leaves", "27"],
 }
 
