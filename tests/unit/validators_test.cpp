@@ -295,6 +295,69 @@ TEST(Routes, LinkShutdownLosesEcmpAndASpineLoopback) {
   EXPECT_EQ(failed.size(), 5u) << show(failed);
 }
 
+// RoutesValidator::run reads both tables of every node through the probe and judges each node
+// as evaluate_routes does; a table it cannot read is one error for the node, IPv4's first.
+class RoutesProbe : public twin::validate::LabProbe {
+ public:
+  Result<json> frr_json(const twin::plan::Node&, const std::string&, const std::string&) override {
+    return twin::harness_error("not expected");
+  }
+  Result<json> ip_json(const twin::plan::Node& node, const std::vector<std::string>& args) override {
+    const bool v6 = !args.empty() && args[0] == "-6";
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++reads[node.name];
+    }
+    if (node.name == "leaf1")
+      return twin::ok(read_json(v6 ? "leaf1-ip6-route.json" : "leaf1-ip-route.json"));
+    if (node.name == "spine1" && !v6) return twin::harness_error("netlink: interrupted");
+    if (node.name == "spine1") return twin::harness_error("netlink: second failure");
+    if (node.name == "leaf2") return twin::ok(v6 ? json::object() : json::array());
+    return twin::harness_error("not recorded");
+  }
+  std::vector<PingResult> ping(const twin::plan::Node&,
+                               const std::vector<twin::validate::PingRequest>&) override {
+    return {};
+  }
+  std::mutex mu;
+  std::map<std::string, int> reads;
+};
+
+TEST(Routes, RunJudgesEachNodeFromBothTablesAndNamesWhatItCouldNotRead) {
+  RoutesProbe probe;
+  twin::validate::Context ctx{plan(), probe, 3};
+  twin::validators::RoutesValidator v;
+  auto rs = v.run(ctx);
+  Data fibs;
+  fibs.emplace("leaf1", fib("leaf1-ip-route.json", "leaf1-ip6-route.json"));
+  auto want = where(twin::validators::evaluate_routes(plan(), fibs),
+                    [](const TestResult& r) { return r.node == "leaf1"; });
+  auto leaf1 = where(rs, [](const TestResult& r) { return r.node == "leaf1"; });
+  ASSERT_EQ(leaf1.size(), 24u) << show(rs);
+  for (size_t i = 0; i < leaf1.size(); ++i) {
+    EXPECT_EQ(leaf1[i].status, Status::kPassed) << show(leaf1[i]);
+    EXPECT_EQ(leaf1[i].peer, want[i].peer);
+    EXPECT_EQ(leaf1[i].observed, want[i].observed);
+  }
+  auto spine1 = where(rs, [](const TestResult& r) { return r.node == "spine1"; });
+  ASSERT_EQ(spine1.size(), 1u) << show(rs);
+  EXPECT_EQ(spine1[0].status, Status::kError);
+  EXPECT_EQ(spine1[0].message, "cannot read the FIB: netlink: interrupted");
+  auto leaf2 = where(rs, [](const TestResult& r) { return r.node == "leaf2"; });
+  ASSERT_EQ(leaf2.size(), 1u) << show(rs);
+  EXPECT_EQ(leaf2[0].message, "cannot read the FIB: `ip -j route` did not return a list");
+  // Results come in plan order, each node's together.
+  std::vector<std::string> order;
+  for (const auto& r : rs)
+    if (order.empty() || order.back() != r.node) order.push_back(r.node);
+  std::vector<std::string> frr;
+  for (const auto& n : plan().nodes)
+    if (n.kind == twin::topology::NodeKind::kFrr) frr.push_back(n.name);
+  EXPECT_EQ(order, frr);
+  // Both tables of every FRR node were read, whatever the first answered.
+  for (const auto& n : frr) EXPECT_EQ(probe.reads[n], 2) << n;
+}
+
 TEST(Routes, NexthopCount) {
   using twin::validators::nexthop_count;
   auto leaf1 = read_json("leaf1-ip-route.json");

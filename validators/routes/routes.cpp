@@ -94,30 +94,39 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
     if (n.kind == topology::NodeKind::kFrr) nodes.push_back(&n);
   const auto paths = plan::expected_paths(ctx.plan);
   // Each worker reads one node's tables and judges them at once: at 512 nodes, holding every
-  // node's ~2,000 routes as JSON until the last was read cost more than reading them.
+  // node's ~1,000 routes as JSON until the last was read cost more than reading them.
   std::vector<std::vector<TestResult>> per_node(nodes.size());
   validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
     const plan::Node& n = *nodes[i];
-    per_node[i].reserve(2 * ctx.plan.prefixes.size());  // two tests per prefix at most
-    Fib fib;
-    for (const auto& args : {std::vector<std::string>{"route", "show"},
-                             std::vector<std::string>{"-6", "route", "show"}}) {
-      auto routes = ctx.probe.ip_json(n, args);
-      if (!routes || !routes->is_array()) {
-        per_node[i].push_back(unreadable(
-            n.name, !routes ? routes.error().message : "`ip -j route` did not return a list"));
+    // Both tables are read whatever the first gave: each read is evidence where it is kept.
+    auto v4 = ctx.probe.ip_json(n, {"route", "show"});
+    auto v6 = ctx.probe.ip_json(n, {"-6", "route", "show"});
+    for (const auto* t : {&v4, &v6}) {
+      if (!*t) {
+        per_node[i].push_back(unreadable(n.name, (*t).error().message));
         return;
       }
-      add_routes(*routes, fib);
     }
+    Fib fib;
+    for (const auto* t : {&v4, &v6}) {
+      const nlohmann::json& routes = **t;
+      if (!routes.is_array()) {
+        per_node[i].push_back(unreadable(n.name, "`ip -j route` did not return a list"));
+        return;
+      }
+      add_routes(routes, fib);
+    }
+    per_node[i].reserve(2 * ctx.plan.prefixes.size());  // two tests per prefix at most
     check_node(ctx.plan, paths, n, fib, per_node[i]);
   });
   size_t total = 0;
   for (const auto& v : per_node) total += v.size();
   std::vector<TestResult> out;
   out.reserve(total);
-  for (auto& v : per_node)
+  for (auto& v : per_node) {
     out.insert(out.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+    std::vector<TestResult>().swap(v);  // one copy of the family's results at a time
+  }
   return out;
 }
 
