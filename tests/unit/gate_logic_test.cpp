@@ -954,11 +954,21 @@ TEST(SystemProbe, KeepsEachProbesOutputOnlyWhenAskedForEvidence) {
   EXPECT_GT(a->size(), 0u);
   auto s = kept.frr_json(*leaf1, "bgpd", "show bgp summary json");
   ASSERT_TRUE(s);
+  twin::runtime::PingRequest echo;
+  echo.destination = "10.255.1.4";
+  auto pa = quiet.ping(*leaf1, {echo});
+  auto pb = kept.ping(*leaf1, {echo});
+  ASSERT_EQ(pa.size(), 1u);
+  ASSERT_EQ(pb.size(), 1u);
+  EXPECT_EQ(pa[0].outcome, pb[0].outcome);
   EXPECT_TRUE(quiet.records().empty());
   auto r = kept.records();
-  ASSERT_EQ(r.size(), 2u);
+  ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0].node, "leaf1");
   EXPECT_EQ(r[0].command, "fake");
   EXPECT_EQ(r[0].output, b->dump());
+  EXPECT_EQ(r[1].command, "fake");
   EXPECT_EQ(r[1].output, s->dump());
+  EXPECT_EQ(r[2].command, "ping x1");
+  EXPECT_THAT(r[2].output, HasSubstr("10.255.1.4 size"));
 }

@@ -2,7 +2,8 @@
 // The real LabProbe against a running lab: each node is asked through its driver
 // (drivers/registry.hpp): FRR over its vty sockets or a guest's vtysh, the kernel over netlink
 // or a guest agent (`ip -j` shapes), in-process ICMP. With Evidence::kKeep every probe's command,
-// raw output and duration is kept (validate --artifacts, the gate's evidence); by default
+// raw output and duration is kept (validate --artifacts; replay::LabWatch's phases, which apply,
+// run, drills and exercises share and `--evidence` writes out); by default
 // nothing is: at 256 nodes the routes family alone would re-serialize ~260,000 routes into
 // strings nobody reads, and freeing them cost a quarter of the validation's CPU.
 #include <mutex>
