@@ -24,7 +24,7 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   Report report;
   TimeSource& time = opts.time ? *opts.time : TimeSource::real();
   auto t0 = time.now();
-  // Keyed by test (family, number, node, peer): hashed, as a 512-node validation holds ~1.9
+  // Keyed by test (family, number, node, peer): hashed, as a 512-node validation holds ~1.6
   // million results, each offered on every attempt that passes it and looked up at the end.
   std::unordered_map<std::string, double> first_pass;
   std::vector<std::vector<TestResult>> latest(validators.size());
