@@ -1,5 +1,7 @@
 #include "validators/routes/routes.hpp"
 
+#include <initializer_list>
+#include <optional>
 #include <unordered_map>
 
 namespace twin::validators {
@@ -36,6 +38,20 @@ void add_routes(const nlohmann::json& routes, Fib& fib) {
 TestResult unreadable(const std::string& node, const std::string& why) {
   return make_result("routes", 0, "fib-complete", Status::kError, node, "",
                      "every expected prefix", "no data", "cannot read the FIB: " + why);
+}
+
+// Folds a node's route tables (IPv4's first) into `fib`; the error for the node when one could
+// not be read or is not a list, the first read error winning.
+std::optional<TestResult> read_fib(const plan::Node& n,
+                                   std::initializer_list<const Result<nlohmann::json>*> tables,
+                                   Fib& fib) {
+  for (const auto* t : tables)
+    if (!*t) return unreadable(n.name, t->error().message);
+  for (const auto* t : tables) {
+    if (!(*t)->is_array()) return unreadable(n.name, "`ip -j route` did not return a list");
+    add_routes(**t, fib);
+  }
+  return std::nullopt;
 }
 
 void check_node(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& n,
@@ -75,15 +91,15 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
   for (const auto& n : plan.nodes) {
     if (n.kind != topology::NodeKind::kFrr) continue;
     auto it = fibs.find(n.name);
-    if (it == fibs.end() || !it->second || !it->second->is_array()) {
-      out.push_back(unreadable(n.name, it == fibs.end() ? "not probed"
-                                       : !it->second    ? it->second.error().message
-                                                        : "`ip -j route` did not return a list"));
+    if (it == fibs.end()) {
+      out.push_back(unreadable(n.name, "not probed"));
       continue;
     }
     Fib fib;
-    add_routes(*it->second, fib);
-    check_node(plan, paths, n, fib, out);
+    if (auto e = read_fib(n, {&it->second}, fib))
+      out.push_back(std::move(*e));
+    else
+      check_node(plan, paths, n, fib, out);
   }
   return out;
 }
@@ -101,20 +117,10 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
     // Both tables are read whatever the first gave: each read is evidence where it is kept.
     auto v4 = ctx.probe.ip_json(n, {"route", "show"});
     auto v6 = ctx.probe.ip_json(n, {"-6", "route", "show"});
-    for (const auto* t : {&v4, &v6}) {
-      if (!*t) {
-        per_node[i].push_back(unreadable(n.name, (*t).error().message));
-        return;
-      }
-    }
     Fib fib;
-    for (const auto* t : {&v4, &v6}) {
-      const nlohmann::json& routes = **t;
-      if (!routes.is_array()) {
-        per_node[i].push_back(unreadable(n.name, "`ip -j route` did not return a list"));
-        return;
-      }
-      add_routes(routes, fib);
+    if (auto e = read_fib(n, {&v4, &v6}, fib)) {
+      per_node[i].push_back(std::move(*e));
+      return;
     }
     per_node[i].reserve(2 * ctx.plan.prefixes.size());  // two tests per prefix at most
     check_node(ctx.plan, paths, n, fib, per_node[i]);
