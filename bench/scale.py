@@ -18,6 +18,13 @@ own (children rusage), per phase.
 Bound: the lab cgroup's CPU-seconds at the end of `up` divided by the CPUs -- no bring-up can
 finish sooner on this machine, whatever twin does around the daemons; "x bound" is up -> passing
 validate divided by it.
+FIB entries: nodes x advertised prefixes, what the daemons must learn and install; FRR's CPU per
+entry shows whether the bound itself grows with them (it grows with nodes squared in a fabric
+where every node reaches every loopback).
+Gap: where the core-seconds of up -> passing validate beyond the bound went (CPU-seconds of both
+cores): twin and its children, the daemons during the first validation, the rest of the machine
+(kernel threads, softirq work no cgroup is charged for), and idle cores -- idle split by phase
+(before the daemons start: load, plan, wiring; while they start; convergence; the validation).
 Side by side: --twin-b PATH runs a second twin binary (e.g. the previous commit's build)
 alternately with this checkout's on the same fabrics, in the same run; --family 4 strips the
 IPv6 loopbacks `gen clos` writes (IPv4-only fabric), --family both measures each.
@@ -38,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -185,18 +193,65 @@ def ipv4_only(src, dst):
         f.write(text)
 
 
+class MachineCpu:
+    """Samples the machine's CPU time (/proc/stat's first line) every 50 ms from a thread, so that
+    the idle core-seconds of any interval of a run can be read afterwards (50 ms resolution)."""
+
+    def __init__(self):
+        self.samples = []  # (monotonic s, busy core-s, idle core-s)
+        self.hz = os.sysconf("SC_CLK_TCK")
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def read(self):
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        idle = v[3] + v[4]  # idle + iowait
+        busy = sum(v[:8]) - idle  # user nice system idle iowait irq softirq steal; guest is in user
+        return time.monotonic(), busy / self.hz, idle / self.hz
+
+    def _run(self):
+        while not self.stop.is_set():
+            self.samples.append(self.read())
+            self.stop.wait(0.05)
+
+    def start(self):
+        self.samples.append(self.read())
+        self.thread.start()
+        return self
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join()
+        self.samples.append(self.read())
+
+    def idle(self, t_from, t_to):
+        """Idle core-seconds between two monotonic times (the samples nearest inside them)."""
+        inside = [s for s in self.samples if t_from <= s[0] <= t_to]
+        if len(inside) < 2:
+            return 0.0
+        return inside[-1][2] - inside[0][2]
+
+
 def one_run(fabric, topo, i, twin=None):
     global current_lab
     TWIN = twin or globals()["TWIN"]
     lab = f"bench{os.getpid()}-{i}"
     r = {"run": i + 1}
-    t, c, _ = run([TWIN, "plan", "--json", "--name", lab, topo])
+    t, c, out = run([TWIN, "plan", "--json", "--name", lab, topo])
     r["plan_s"] = t
+    # Every node holds every advertised prefix (its own as connected): the FIB entries the
+    # fabric's daemons must learn, select and install, nodes x prefixes.
+    plan = json.loads(out)
+    r["fib_entries"] = len(plan["nodes"]) * len(plan["prefixes"])
     current_lab = lab
+    cpu = MachineCpu().start()
     t0 = time.monotonic()
     c0 = children_cpu()
     # Large fabrics take longer than up's default 300 s (512 nodes: ~15 min on 2 cores).
     t, c, out = run([TWIN, "up", "--json", "--name", lab, "--timeout", "3600", topo])
+    t_up_end = time.monotonic()
+    c_up = c
     up = json.loads(out)
     if not up.get("converged"):
         die(f"{fabric}: BGP did not converge: {up.get('not_established', [])[:5]}")
@@ -206,12 +261,31 @@ def one_run(fabric, topo, i, twin=None):
              up_cpu_twin_s=c, up_cpu_lab_s=cgroup_cpu(lab))
     cpu_lab_up = r["up_cpu_lab_s"]
     r["bound_s"] = cpu_lab_up / os.cpu_count()
+    r["frr_ms_per_fib_entry"] = 1000 * cpu_lab_up / r["fib_entries"]
     t, c, out = run([TWIN, "validate", "--json", "--lab", lab, "--converge-timeout", "60"])
     v = json.loads(out)
     if v["verdict"] != "pass":
         die(f"{fabric}: validation after up did not pass: {v['summary']}")
-    r["up_to_passing_validate_s"] = time.monotonic() - t0
+    t_end = time.monotonic()
+    cpu.finish()
+    r["up_to_passing_validate_s"] = t_end - t0
     r["x_bound"] = r["up_to_passing_validate_s"] / r["bound_s"] if r["bound_s"] else 0
+    # The gap to the bound, in core-seconds: every core-second of up -> passing validate went to
+    # the lab's daemons until the end of up (the bound), to them during the validation, to twin
+    # (its children included), to the rest of the machine (kernel threads, softirq work not
+    # charged to a cgroup, this script), or was idle. x bound = 1 + (all but the first) / (bound
+    # x CPUs). Idle is split by phase, from up's own phase durations counted back from its exit.
+    conv_start = t_up_end - up["converge_ms"] / 1000
+    daemons_start = conv_start - up["daemons_ms"] / 1000 - up.get("vms_ms", 0) / 1000
+    total_cs = r["up_to_passing_validate_s"] * os.cpu_count()
+    r["gap_lab_validate_cs"] = cgroup_cpu(lab) - cpu_lab_up
+    r["gap_twin_cs"] = c_up + c
+    r["idle_cs"] = cpu.idle(t0, t_end)
+    r["gap_other_cs"] = total_cs - cpu_lab_up - r["gap_lab_validate_cs"] - r["gap_twin_cs"] - r["idle_cs"]
+    r["idle_before_daemons_cs"] = cpu.idle(t0, daemons_start)
+    r["idle_daemons_cs"] = cpu.idle(daemons_start, conv_start)
+    r["idle_convergence_cs"] = cpu.idle(conv_start, t_up_end)
+    r["idle_validate_cs"] = cpu.idle(t_up_end, t_end)
     routes_pass = max((x.get("time_to_pass_ms", 0) for x in v["results"]
                        if x["validator"] == "routes"), default=0)
     r["fib_complete_s"] = r["up_s"] + routes_pass / 1000
@@ -250,7 +324,12 @@ COLUMNS = [
     ("validate_s", "validate s", "{:.2f}"), ("reachability_probes", "pings", "{:.0f}"),
     ("down_s", "down s", "{:.2f}"), ("up_cpu_lab_s", "CPU FRR s", "{:.1f}"),
     ("bound_s", "bound s", "{:.2f}"), ("x_bound", "x bound", "{:.2f}"),
-    ("cpu_total_twin_s", "CPU twin s", "{:.1f}"), ("pss_mean_leaf_mib", "PSS/leaf MiB", "{:.1f}"),
+    ("fib_entries", "FIB entries", "{:.0f}"), ("frr_ms_per_fib_entry", "FRR ms/entry", "{:.2f}"),
+    ("cpu_total_twin_s", "CPU twin s", "{:.1f}"),
+    ("gap_twin_cs", "gap: twin", "{:.2f}"), ("gap_lab_validate_cs", "FRR in valid.", "{:.2f}"),
+    ("gap_other_cs", "other", "{:.2f}"), ("idle_cs", "idle", "{:.2f}"),
+    ("idle_before_daemons_cs", "idle: wiring", "{:.2f}"), ("idle_daemons_cs", "daemons", "{:.2f}"),
+    ("idle_convergence_cs", "conv.", "{:.2f}"), ("idle_validate_cs", "validate", "{:.2f}"), ("pss_mean_leaf_mib", "PSS/leaf MiB", "{:.1f}"),
     ("pss_max_node_mib", "PSS max MiB", "{:.1f}"), ("pss_total_mib", "PSS total MiB", "{:.0f}"),
     ("processes", "procs", "{:.0f}"), ("fds", "fds", "{:.0f}"),
 ]
@@ -322,6 +401,12 @@ def main():
                           f"({r['x_bound']:.2f}x the bound {r['bound_s']:.2f} s), "
                           f"validate {r['validate_s']:.2f} s, down {r['down_s']:.2f} s",
                           file=sys.stderr, flush=True)
+                    print(f"bench:   beyond the bound (core-s): twin {r['gap_twin_cs']:.2f}, FRR "
+                          f"during validation {r['gap_lab_validate_cs']:.2f}, other "
+                          f"{r['gap_other_cs']:.2f}, idle {r['idle_cs']:.2f} (before daemons "
+                          f"{r['idle_before_daemons_cs']:.2f}, daemons {r['idle_daemons_cs']:.2f}, "
+                          f"convergence {r['idle_convergence_cs']:.2f}, validation "
+                          f"{r['idle_validate_cs']:.2f})", file=sys.stderr, flush=True)
             for k, _ in binaries:
                 med = {x: statistics.median(r[x] for r in runs[k]) for x in runs[k][0] if x != "run"}
                 results["fabrics"][base + k] = {"runs": runs[k], "median": med}
