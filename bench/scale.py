@@ -21,7 +21,7 @@ validate divided by it.
 FIB entries: nodes x advertised prefixes, what the daemons must learn and install; FRR's CPU per
 entry shows whether the bound itself grows with them (it grows with nodes squared in a fabric
 where every node reaches every loopback).
-Gap: where the core-seconds of up -> passing validate beyond the bound went (CPU-seconds of both
+Gap: where the core-seconds of up -> passing validate beyond the bound went (CPU-seconds of all
 cores): twin and its children, the daemons during the first validation, the rest of the machine
 (kernel threads, softirq work no cgroup is charged for), and idle cores -- idle split by phase
 (before the daemons start: load, plan, wiring; while they start; convergence; the validation).
@@ -35,6 +35,7 @@ Usage: sudo bench/scale.py [--runs N] [--fabrics 2x4,4x16,8x48,128,256 (512 on r
                            [--family dual|4|both] [--twin-b PATH]
 """
 import argparse
+import bisect
 import datetime
 import json
 import os
@@ -194,11 +195,12 @@ def ipv4_only(src, dst):
 
 
 class MachineCpu:
-    """Samples the machine's CPU time (/proc/stat's first line) every 50 ms from a thread, so that
-    the idle core-seconds of any interval of a run can be read afterwards (50 ms resolution)."""
+    """Samples the machine's idle CPU time (/proc/stat's first line: idle + iowait) every 50 ms
+    from a thread, so that the idle core-seconds of any interval of a run can be read afterwards,
+    interpolated linearly between the samples around each end."""
 
     def __init__(self):
-        self.samples = []  # (monotonic s, busy core-s, idle core-s)
+        self.samples = []  # (monotonic s, idle core-s)
         self.hz = os.sysconf("SC_CLK_TCK")
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -206,9 +208,7 @@ class MachineCpu:
     def read(self):
         with open("/proc/stat") as f:
             v = [int(x) for x in f.readline().split()[1:]]
-        idle = v[3] + v[4]  # idle + iowait
-        busy = sum(v[:8]) - idle  # user nice system idle iowait irq softirq steal; guest is in user
-        return time.monotonic(), busy / self.hz, idle / self.hz
+        return time.monotonic(), (v[3] + v[4]) / self.hz
 
     def _run(self):
         while not self.stop.is_set():
@@ -225,12 +225,19 @@ class MachineCpu:
         self.thread.join()
         self.samples.append(self.read())
 
+    def idle_at(self, t):
+        """Idle core-seconds since the first sample, at monotonic time t (clamped to the run)."""
+        s = self.samples
+        if t <= s[0][0]:
+            return s[0][1]
+        i = bisect.bisect_left([x[0] for x in s], t)
+        if i >= len(s):
+            return s[-1][1]
+        (ta, ia), (tb, ib) = s[i - 1], s[i]
+        return ia + (ib - ia) * (t - ta) / (tb - ta) if tb > ta else ib
+
     def idle(self, t_from, t_to):
-        """Idle core-seconds between two monotonic times (the samples nearest inside them)."""
-        inside = [s for s in self.samples if t_from <= s[0] <= t_to]
-        if len(inside) < 2:
-            return 0.0
-        return inside[-1][2] - inside[0][2]
+        return self.idle_at(t_to) - self.idle_at(t_from)
 
 
 def one_run(fabric, topo, i, twin=None):
@@ -273,15 +280,18 @@ def one_run(fabric, topo, i, twin=None):
     # The gap to the bound, in core-seconds: every core-second of up -> passing validate went to
     # the lab's daemons until the end of up (the bound), to them during the validation, to twin
     # (its children included), to the rest of the machine (kernel threads, softirq work not
-    # charged to a cgroup, this script), or was idle. x bound = 1 + (all but the first) / (bound
-    # x CPUs). Idle is split by phase, from up's own phase durations counted back from its exit.
+    # charged to a cgroup, steal, this script), or was idle. x bound = 1 + (all but the first) /
+    # (bound x CPUs). Idle is split by phase, up's own phase durations counted back from its
+    # exit: what up does between two phases (saving state, checking new ports' link-local
+    # routes) is counted in the earlier one.
     conv_start = t_up_end - up["converge_ms"] / 1000
     daemons_start = conv_start - up["daemons_ms"] / 1000 - up.get("vms_ms", 0) / 1000
     total_cs = r["up_to_passing_validate_s"] * os.cpu_count()
     r["gap_lab_validate_cs"] = cgroup_cpu(lab) - cpu_lab_up
     r["gap_twin_cs"] = c_up + c
     r["idle_cs"] = cpu.idle(t0, t_end)
-    r["gap_other_cs"] = total_cs - cpu_lab_up - r["gap_lab_validate_cs"] - r["gap_twin_cs"] - r["idle_cs"]
+    r["gap_other_cs"] = (total_cs - cpu_lab_up - r["gap_lab_validate_cs"] - r["gap_twin_cs"]
+                         - r["idle_cs"])
     r["idle_before_daemons_cs"] = cpu.idle(t0, daemons_start)
     r["idle_daemons_cs"] = cpu.idle(daemons_start, conv_start)
     r["idle_convergence_cs"] = cpu.idle(conv_start, t_up_end)
@@ -324,12 +334,16 @@ COLUMNS = [
     ("validate_s", "validate s", "{:.2f}"), ("reachability_probes", "pings", "{:.0f}"),
     ("down_s", "down s", "{:.2f}"), ("up_cpu_lab_s", "CPU FRR s", "{:.1f}"),
     ("bound_s", "bound s", "{:.2f}"), ("x_bound", "x bound", "{:.2f}"),
-    ("fib_entries", "FIB entries", "{:.0f}"), ("frr_ms_per_fib_entry", "FRR ms/entry", "{:.2f}"),
+    ("fib_entries", "FIB entries", "{:.0f}"),
+    ("frr_ms_per_fib_entry", "FRR ms/entry", "{:.2f}"),
     ("cpu_total_twin_s", "CPU twin s", "{:.1f}"),
-    ("gap_twin_cs", "gap: twin", "{:.2f}"), ("gap_lab_validate_cs", "FRR in valid.", "{:.2f}"),
-    ("gap_other_cs", "other", "{:.2f}"), ("idle_cs", "idle", "{:.2f}"),
-    ("idle_before_daemons_cs", "idle: wiring", "{:.2f}"), ("idle_daemons_cs", "daemons", "{:.2f}"),
-    ("idle_convergence_cs", "conv.", "{:.2f}"), ("idle_validate_cs", "validate", "{:.2f}"), ("pss_mean_leaf_mib", "PSS/leaf MiB", "{:.1f}"),
+    # beyond the bound, core-seconds: where they went, and idle cores by phase
+    ("gap_twin_cs", "+twin cs", "{:.2f}"), ("gap_lab_validate_cs", "+FRR in valid. cs", "{:.2f}"),
+    ("gap_other_cs", "+other cs", "{:.2f}"), ("idle_cs", "+idle cs", "{:.2f}"),
+    ("idle_before_daemons_cs", "idle: wiring", "{:.2f}"),
+    ("idle_daemons_cs", "idle: daemons", "{:.2f}"),
+    ("idle_convergence_cs", "idle: conv.", "{:.2f}"),
+    ("idle_validate_cs", "idle: valid.", "{:.2f}"), ("pss_mean_leaf_mib", "PSS/leaf MiB", "{:.1f}"),
     ("pss_max_node_mib", "PSS max MiB", "{:.1f}"), ("pss_total_mib", "PSS total MiB", "{:.0f}"),
     ("processes", "procs", "{:.0f}"), ("fds", "fds", "{:.0f}"),
 ]
