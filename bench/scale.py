@@ -230,7 +230,7 @@ class MachineCpu:
         s = self.samples
         if t <= s[0][0]:
             return s[0][1]
-        i = bisect.bisect_left([x[0] for x in s], t)
+        i = bisect.bisect_left(s, t, key=lambda x: x[0])
         if i >= len(s):
             return s[-1][1]
         (ta, ia), (tb, ib) = s[i - 1], s[i]
