@@ -8,6 +8,7 @@
 #include "validators/checks/checks.hpp"
 #include "validators/evpn/evpn.hpp"
 #include "validators/mtu/mtu.hpp"
+#include "validators/node/node.hpp"
 #include "validators/ospf/ospf.hpp"
 #include "validators/reachability/reachability.hpp"
 #include "validators/routes/routes.hpp"
@@ -18,6 +19,8 @@ namespace {
 using Factory = std::function<std::unique_ptr<validate::Validator>()>;
 const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> r = {
+      // First: every other family reads the lab through the processes it checks.
+      {"node", [] { return std::make_unique<NodeValidator>(); }},
       {"bgp", [] { return std::make_unique<BgpValidator>(); }},
       {"ospf", [] { return std::make_unique<OspfValidator>(); }},
       {"bfd", [] { return std::make_unique<BfdValidator>(); }},

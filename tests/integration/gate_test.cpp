@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -470,4 +472,93 @@ TEST(GateRun, OneShotScenarioUpApplyVerdictDown) {
   EXPECT_NE(xml.find("<testsuite name=\"apply.steps\""), std::string::npos);
   EXPECT_TRUE(leftovers(lab).empty());
   fs::remove(junit);
+}
+
+namespace {
+
+// The PID `twin status` records for `daemon` of `node` (0 when none).
+int recorded_pid(const std::string& lab, const std::string& node, const std::string& daemon) {
+  auto s = twin_it::twin("status --lab " + lab + " --json");
+  json j = json::parse(s.out, nullptr, false);
+  for (const auto& n : j.value("nodes", json::array()))
+    if (n["name"] == node)
+      for (const auto& d : n["daemons"])
+        if (d["name"] == daemon) return d["pid"].get<int>();
+  return 0;
+}
+
+}  // namespace
+
+// A dead daemon is a failed test of its own (not a PASS, not the full window of waiting), the
+// gate takes no baseline from such a lab (exit 5), and `twin restart` brings the node back.
+TEST_F(Gate, DeadDaemonFailsValidationBlocksTheGateAndRestartRepairsIt) {
+  int pid = recorded_pid(lab_, "leaf2", "bgpd");
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  auto t0 = std::chrono::steady_clock::now();
+  auto v = twin_it::twin("validate --lab " + lab_ + " --json");
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(v.code, 1) << v.err;
+  json rep = json::parse(v.out, nullptr, false);
+  auto dead = failures(rep, "node", 0);
+  ASSERT_EQ(dead.size(), 1u) << v.out.substr(0, 3000);
+  EXPECT_EQ(dead[0]["node"], "leaf2");
+  EXPECT_EQ(dead[0]["peer"], "bgpd");
+  EXPECT_EQ(dead[0]["unhealthy"], true);
+  EXPECT_NE(dead[0]["message"].get<std::string>().find("is not running"), std::string::npos);
+  // The other failures are not waited for: well inside the 30 s window.
+  EXPECT_LT(took, 20.0) << "validate waited " << took << " s";
+  bool cause = false;
+  for (const auto& c : rep.value("likely_causes", json::array()))
+    cause |= c.value("rule", "") == "daemon-dead";
+  EXPECT_TRUE(cause) << rep.value("likely_causes", json()).dump(1);
+  // The gate refuses the baseline and blames no change.
+  auto a = apply(kScenarios + "/changes/service-prefix.yaml --allow-dirty-baseline");
+  json j = parse_or_fail(a);
+  EXPECT_EQ(a.code, 5) << a.err;
+  EXPECT_EQ(j["verdict"], "baseline-unhealthy");
+  EXPECT_TRUE(j["steps"].empty());
+  EXPECT_EQ(twin_it::twin("status --lab " + lab_).code, 1);
+  // One daemon back from the startup config, the others untouched.
+  int zebra = recorded_pid(lab_, "leaf2", "zebra");
+  auto r = twin_it::twin("restart leaf2 --daemon bgpd --lab " + lab_ + " --json");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  json rj = json::parse(r.out, nullptr, false);
+  EXPECT_EQ(rj["converged"], true);
+  EXPECT_EQ(recorded_pid(lab_, "leaf2", "zebra"), zebra);
+  EXPECT_NE(recorded_pid(lab_, "leaf2", "bgpd"), pid);
+  EXPECT_EQ(twin_it::twin("validate --lab " + lab_ + " --converge-timeout 20").code, 0);
+  // A whole node: zebra killed, every daemon restarted.
+  ASSERT_EQ(::kill(recorded_pid(lab_, "leaf3", "zebra"), SIGKILL), 0);
+  auto whole = twin_it::twin("restart leaf3 --lab " + lab_);
+  EXPECT_EQ(whole.code, 0) << whole.err << whole.out;
+  EXPECT_NE(whole.out.find("sessions Established"), std::string::npos) << whole.out;
+  EXPECT_EQ(twin_it::twin("validate --lab " + lab_ + " --converge-timeout 20").code, 0);
+  // Bad input: an unknown node or daemon is exit 2 and touches nothing.
+  EXPECT_EQ(twin_it::twin("restart leaf9 --lab " + lab_).code, 2);
+  EXPECT_EQ(twin_it::twin("restart leaf1 --daemon ospfd --lab " + lab_).code, 2);
+}
+
+// A change set's line that would write a file of this machine writes inside the node's run
+// folder instead, says so, and is approved for what it is.
+TEST_F(Gate, ChangeWritingAHostFileIsRedirectedIntoTheNode) {
+  const std::string host_file = "/tmp/twin-hostpath-" + std::to_string(getpid()) + ".log";
+  const std::string dir = "/tmp/twin-gate-" + std::to_string(getpid());
+  fs::create_directories(dir);
+  const std::string change = dir + "/log-file.yaml";
+  std::ofstream(change) << "version: 1\nname: log-file\nsteps:\n  - name: log to a file\n"
+                           "    frr:\n      nodes: [leaf1]\n      add: |\n        log file "
+                        << host_file << " informational\n";
+  auto r = apply(change + " --revert");
+  json j = parse_or_fail(r);
+  EXPECT_EQ(r.code, 0) << r.err << j.value("reasons", json()).dump(1);
+  EXPECT_FALSE(fs::exists(host_file)) << "a lab's FRR wrote a file of this machine";
+  ASSERT_EQ(j["notes"].size(), 1u) << j["notes"].dump(1);
+  const std::string text = j["notes"][0]["text"];
+  EXPECT_NE(text.find(host_file), std::string::npos) << text;
+  EXPECT_EQ(j["notes"][0]["node"], "leaf1");
+  EXPECT_EQ(j["notes"][0]["source"], change + ":8");
+  const std::string inside =
+      "/run/twin/" + lab_ + "/leaf1/files/tmp_twin-hostpath-" + std::to_string(getpid()) + ".log";
+  EXPECT_TRUE(fs::exists(inside)) << inside;
 }

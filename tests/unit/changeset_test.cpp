@@ -189,20 +189,20 @@ TEST(ChangeSetValid, EveryStepKind) {
                                              "link", "link", "wait", "wait", "check", "topology",
                                              "frr", "sysctl", "sysctl", "vxlan", "vxlan",
                                              "check"}));
-  EXPECT_EQ(st[0].mark.line, 17);
+  EXPECT_EQ(st[0].mark.line, 20);
   EXPECT_EQ(st[0].mark.column, 5);
 
   // frr: add (block scalar: text starts on the line after `add: |`), remove, replace.
   EXPECT_EQ(st[0].frr().nodes, (std::vector<std::string>{"leaf1"}));
   EXPECT_EQ(st[0].frr().add,
             "router bgp 65101\n address-family ipv4 unicast\n  network 10.1.9.0/24\n");
-  EXPECT_EQ(st[0].frr().text_line, 21);
+  EXPECT_EQ(st[0].frr().text_line, 24);
   EXPECT_TRUE(st[0].frr().remove.empty());
   EXPECT_TRUE(st[0].frr().replace.empty());
   EXPECT_EQ(st[1].frr().nodes, (std::vector<std::string>{"leaf4"}));
   EXPECT_EQ(st[1].frr().remove,
             "router bgp 65104\n address-family ipv4 unicast\n  network 10.255.1.4/32\n");
-  EXPECT_EQ(st[1].frr().text_line, 28);
+  EXPECT_EQ(st[1].frr().text_line, 31);
   EXPECT_TRUE(st[1].frr().add.empty());
   EXPECT_EQ(st[2].frr().replace, canonical(kChanges + "/configs/leaf2.conf"));
   EXPECT_TRUE(fs::path(st[2].frr().replace).is_absolute());
@@ -213,7 +213,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   ASSERT_EQ(i3.interfaces.size(), 2u);
   EXPECT_EQ(i3.interfaces[0].str(), "leaf1:swp1");
   EXPECT_EQ(i3.interfaces[1].str(), "spine1:swp1");
-  EXPECT_EQ(i3.interfaces[1].mark.line, 37);
+  EXPECT_EQ(i3.interfaces[1].mark.line, 40);
   EXPECT_EQ(i3.interfaces[1].mark.column, 34);
   EXPECT_EQ(i3.mtu, 9000);
   EXPECT_EQ(i3.up, false);
@@ -294,7 +294,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_NE(st[11].topology().topo->find_node("leaf5"), nullptr);
   EXPECT_EQ(st[12].frr().nodes, (std::vector<std::string>{"leaf5"}));
   EXPECT_EQ(st[12].frr().add, "router bgp 65105");
-  EXPECT_EQ(st[12].frr().text_line, 75);  // a one-line scalar: its own line
+  EXPECT_EQ(st[12].frr().text_line, 78);  // a one-line scalar: its own line
 }
 
 TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {
@@ -1270,6 +1270,7 @@ std::vector<Section> sections() {
       {"top", &schema(), keys::kTop},
       {"intent", &props.at("intent"), keys::kIntent},
       {"prefix", &def("prefixRef"), keys::kPrefix},
+      {"path", &def("pathRef"), keys::kPath},
       {"step", &def("step"), keys::kStep},
       {"frr", &def("frrStep"), keys::kFrr},
       {"interface", &def("interfaceStep"), keys::kInterface},
@@ -1338,6 +1339,8 @@ TEST(ChangeSetSchema, LoaderListsTheSchemaFields) {
       {"prefix",
        "version: 1\nname: t\nintent: {add-prefixes: [{node: leaf1, prefix: 10.9.0.0/16, " + far +
            ": 1}]}\nsteps: [{name: a, wait: {}}]\n"},
+      {"path", "version: 1\nname: t\nintent: {paths: [{node: leaf1, prefix: 10.255.1.2/32, " + far +
+                   ": 1}]}\nsteps: [{name: a, wait: {}}]\n"},
       {"step", kHead + "  - {name: a, wait: {}, " + far + ": 1}\n"},
       {"frr", kHead + "  - {name: a, frr: {node: leaf1, add: x, " + far + ": 1}}\n"},
       {"interface",
@@ -1347,9 +1350,8 @@ TEST(ChangeSetSchema, LoaderListsTheSchemaFields) {
       {"check", kHead + "  - {name: a, check: {tests: [bgp], " + far + ": 1}}\n"},
       {"topology",
        kHead + "  - {name: a, topology: {file: clos-2x4-leaf5.yaml, " + far + ": 1}}\n"},
-      {"sysctl",
-       kHead + "  - {name: a, sysctl: {node: leaf1, set: {net.ipv4.ip_forward: 0}, " + far +
-           ": 1}}\n"},
+      {"sysctl", kHead + "  - {name: a, sysctl: {node: leaf1, set: {net.ipv4.ip_forward: 0}, " +
+                     far + ": 1}}\n"},
       {"vxlan", kHead + "  - {name: a, vxlan: {node: leaf1, vni: 100, " + far + ": 1}}\n"},
   };
   for (const auto& s : sections()) {
@@ -1380,6 +1382,7 @@ TEST(ChangeSetSchema, TheExampleUsesEveryField) {
   add("intent", root["intent"]);
   for (const char* k : {"add-prefixes", "remove-prefixes"})
     for (const auto& p : root["intent"][k]) add("prefix", p);
+  for (const auto& p : root["intent"]["paths"]) add("path", p);
   for (const auto& step : root["steps"]) {
     add("step", step);
     for (const auto& kind : keys::kStepKinds)

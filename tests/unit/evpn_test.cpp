@@ -348,7 +348,7 @@ TEST(EvpnGate, APacketAcrossTenantsIsTheReasonIsolationBroken) {
   EXPECT_EQ(v.decision, twin::replay::Decision::kReject);
   ASSERT_EQ(v.reasons.size(), 2u);
   EXPECT_EQ(v.reasons[0].category, "isolation-broken");
-  EXPECT_EQ(v.reasons[0].rank, 2);
+  EXPECT_EQ(v.reasons[0].rank, 3);
   EXPECT_EQ(v.reasons[0].message,
             "isolation broken: 1 server pair of different tenants reach each other (red3 blue2 "
             "10.20.1.22: isolation broken: blue2 eth0 answered red3's ARP)");

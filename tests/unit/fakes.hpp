@@ -84,8 +84,17 @@ struct FakeNetwork {
   std::function<bool(const std::map<std::string, std::vector<std::string>>&)> latent =
       [](const auto&) { return false; };
   std::set<std::string> restarted;
+  // With `sticky`, a node restarted while its latent configuration breaks the lab keeps what it
+  // booted with (an OSPF router-id taken at start) until it restarts again without it: a reload
+  // of its config alone does not bring it back.
+  bool sticky = false;
+  std::set<std::string> stuck;
+  // Nodes whose startup config was written from the baseline: what was applied to them since
+  // is gone once they restart.
+  std::set<std::string> startup_written;
   std::set<std::string> stopped;  // nodes whose routing daemons are stopped (control_routing)
   bool fail_start = false;        // starting routing daemons fails (control_routing kStart)
+  bool fail_restart = false;      // restarting them fails (control_routing kRestart)
   // "node:if" taken down by change_interfaces ("link set dev X down"); with down_breaks the
   // lab shows `bad` while any is down.
   std::set<std::string> down;
@@ -106,7 +115,7 @@ struct FakeNetwork {
 
   bool shows_bad() const {
     std::lock_guard lk(mu);
-    if (broken(applied) || sysctl_broken(sysctls) || !stopped.empty() ||
+    if (broken(applied) || sysctl_broken(sysctls) || !stopped.empty() || !stuck.empty() ||
         (down_breaks && !down.empty()) || (also_bad && also_bad()))
       return true;
     std::map<std::string, std::vector<std::string>> after_restart;
@@ -289,6 +298,15 @@ class FakeDriver final : public twin::drivers::NodeDriver {
     net_.note("save " + node.name);
     return {};
   }
+  // The baseline's text as startup config: what the node boots from at its next restart, so
+  // what was applied to it since is gone then.
+  twin::Result<void> write_startup_config(const twin::plan::Node& node,
+                                          const std::string&) const override {
+    net_.note("startup " + node.name);
+    std::lock_guard lk(net_.mu);
+    net_.startup_written.insert(node.name);
+    return {};
+  }
   int exec(const twin::state::State&, const twin::plan::Node&,
            const std::vector<std::string>&) const override {
     return 0;
@@ -390,9 +408,21 @@ class FakeLab final : public twin::replay::LabControl {
     static const char* kVerb[] = {"stop ", "start ", "restart "};
     if (action == twin::engine::RoutingAction::kStart && net->fail_start)
       return twin::harness_error("zebra did not start");
+    if (action == twin::engine::RoutingAction::kRestart && net->fail_restart)
+      return twin::harness_error("zebra did not start again");
     for (const auto& n : nodes) {
       net->note(kVerb[static_cast<int>(action)] + n);
       std::lock_guard lk(net->mu);
+      if (action == twin::engine::RoutingAction::kRestart && net->startup_written.erase(n))
+        net->applied.erase(n);
+      if (action == twin::engine::RoutingAction::kRestart && net->sticky) {
+        std::map<std::string, std::vector<std::string>> mine;
+        if (auto a = net->applied.find(n); a != net->applied.end()) mine.insert(*a);
+        if (net->latent(mine))
+          net->stuck.insert(n);
+        else
+          net->stuck.erase(n);
+      }
       if (action == twin::engine::RoutingAction::kRestart) net->restarted.insert(n);
       if (action == twin::engine::RoutingAction::kStop) net->stopped.insert(n);
       if (action == twin::engine::RoutingAction::kStart) net->stopped.erase(n);

@@ -329,7 +329,7 @@ TEST(GateLogic, TheRestartCheckRejectsALatentSettingAndRestoresTheStartupConfig)
   ASSERT_EQ(r->verdict.reasons.size(), 1u);
   const auto& reason = r->verdict.reasons[0];
   EXPECT_EQ(reason.category, "restart-divergence");
-  EXPECT_EQ(reason.rank, 7);
+  EXPECT_EQ(reason.rank, 8);
   EXPECT_THAT(reason.message,
               HasSubstr("after restarting the routing daemons of leaf1 from their saved config, "
                         "the network came back different: prefixes lost: 5"));
@@ -348,8 +348,11 @@ TEST(GateLogic, TheRestartCheckRejectsALatentSettingAndRestoresTheStartupConfig)
   std::vector<std::string> order;
   for (const auto& l : h.net.log)
     if (l.find("leaf1") != std::string::npos && l.rfind("interfaces", 0) != 0) order.push_back(l);
+  // The restarted node goes straight to the restore ladder's restart rung: booted again from
+  // the baseline's config (written as its startup config).
   EXPECT_THAT(order, ElementsAre("apply leaf1", "save leaf1", "restart leaf1", "reload leaf1",
-                                 "save leaf1"));
+                                 "save leaf1", "startup leaf1", "restart leaf1"));
+  EXPECT_EQ(r->rollback_rung, "restart");
   EXPECT_FALSE(h.net.shows_bad());
 }
 
@@ -410,7 +413,7 @@ TEST(GateLogic, AFlowOutLongerThanTheBudgetRejectsForOutage) {
   EXPECT_EQ(r->verdict.decision, Decision::kReject);
   ASSERT_EQ(r->verdict.reasons.size(), 1u);
   EXPECT_EQ(r->verdict.reasons[0].category, "outage");
-  EXPECT_EQ(r->verdict.reasons[0].rank, 6);
+  EXPECT_EQ(r->verdict.reasons[0].rank, 7);
   EXPECT_EQ(r->verdict.reasons[0].message,
             "1 flow lost traffic for longer than the 1000 ms budget while the change ran: "
             "server1 -> server2 10.0.4.10: 3000 ms (lost 300 of 500 echoes)");
@@ -472,13 +475,19 @@ TEST(GateLogic, ABudgetThatCannotBeMeasuredIsAnError) {
 TEST(GateLogic, AFailedRollbackIsReportedNotHidden) {
   Harness h;
   load_case(h.net, "withdraw-loopback");
+  // Every rung of the restore ladder fails: the reload, and the restarts (after a rebuild too).
   h.net.fail_reload = true;
+  h.net.fail_restart = true;
   auto r = h.run(recorded_change("withdraw-loopback"));
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->verdict.decision, Decision::kReject);
   EXPECT_TRUE(r->rolled_back);
   EXPECT_FALSE(r->rollback_ok);
+  EXPECT_EQ(r->rollback_rung, "");
   EXPECT_THAT(r->rollback_detail, HasSubstr("frr-reload.py failed on leaf1"));
+  EXPECT_THAT(r->rollback_detail, HasSubstr("restart: "));
+  EXPECT_THAT(r->rollback_detail, HasSubstr("zebra did not start again"));
+  EXPECT_EQ(h.lab.reshapes.size(), 2u);  // the recreate rung was tried
   // Rejected, but the twin is not restored: the harness failed, and the exit code says so.
   EXPECT_EQ(r->exit_code(), 3);
   // Still broken, and the validation after the rollback says so.
@@ -491,6 +500,7 @@ TEST(GateLogic, ARevertedApprovalWhoseRestoreFailsIsAHarnessError) {
   load_case(h.net, "drain-spine2");
   h.opts.revert = true;
   h.net.fail_reload = true;
+  h.net.fail_restart = true;
   auto r = h.run(recorded_change("drain-spine2"));
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->verdict.decision, Decision::kApprove);

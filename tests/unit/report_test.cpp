@@ -349,7 +349,8 @@ TEST(ReportJson, HeaderSummaryAndResults) {
   EXPECT_EQ(
       j.at("summary"),
       nlohmann::json({{"passed", 4}, {"failed", 1}, {"error", 1}, {"skipped", 2}, {"total", 8}}));
-  EXPECT_EQ(j.size(), 11u);
+  EXPECT_EQ(j.size(), 12u);
+  EXPECT_EQ(j.at("notes"), nlohmann::json::array());
 
   const auto& results = j.at("results");
   ASSERT_EQ(results.size(), 8u);

@@ -376,7 +376,8 @@ TEST(Routes, NormalizeDst) {
   EXPECT_EQ(normalize_dst("fd00:255::104"), "fd00:255::104/128");
   EXPECT_EQ(normalize_dst("10.0.1.0/24"), "10.0.1.0/24");
   EXPECT_EQ(normalize_dst("2001:db8:1::/64"), "2001:db8:1::/64");
-  EXPECT_EQ(normalize_dst("default"), "default");
+  EXPECT_EQ(normalize_dst("default"), "0.0.0.0/0");
+  EXPECT_EQ(normalize_dst("default", true), "::/0");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -9,12 +9,13 @@
 
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
-#include "twin/state/state.hpp"
+#include "twin/drivers/registry.hpp"
+#include "twin/replay/causes.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
-#include "twin/replay/causes.hpp"
-#include "twin/drivers/registry.hpp"
 #include "twin/runtime/frr.hpp"
+#include "twin/runtime/frr_config.hpp"
+#include "twin/state/state.hpp"
 #include "twin/validate/runner.hpp"
 #include "twin/validate/system_probe.hpp"
 #include "validators/registry.hpp"
@@ -76,10 +77,13 @@ void write_artifacts(const std::string& dir, const state::State& st,
       std::ofstream(nd / file) << (j ? j->dump(2) : "error: " + j.error().message) << "\n";
     }
     if (n.kind == topology::NodeKind::kFrr) {
-      proc::Command c{{"vtysh", "--vty_socket", n.run_dir, "-c", "show running-config", "-c",
-                       "show bgp summary", "-c", "show ip route", "-c", "show ipv6 route"},
-                      "",
-                      std::chrono::seconds(10)};
+      // Through the node's own vtysh settings: its config folder and its name, never this
+      // machine's vtysh.conf and hostname.
+      proc::Command c =
+          runtime::vtysh_command(n,
+                                 {"-c", "show running-config", "-c", "show bgp summary", "-c",
+                                  "show ip route", "-c", "show ipv6 route"},
+                                 std::chrono::seconds(10));
       auto r = runner.run(c);
       std::ofstream(nd / "frr-show.txt") << (r ? r->out + r->err : r.error().message);
     }

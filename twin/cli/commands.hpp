@@ -45,6 +45,18 @@ struct StatusOptions {
 int run_status(const StatusOptions& o);
 int run_list(bool json);
 
+struct RestartOptions {
+  std::string lab;
+  std::string node;
+  std::string daemon;  // "" = every routing daemon of the node
+  bool no_wait = false;
+  double converge_timeout_s = 60;  // waiting for the lab's sessions to be back
+  bool json = false;
+};
+// twin restart: exit 0 restarted and converged; 1 restarted, not converged in time; 2 unknown
+// lab, node or daemon; 3 a daemon that did not stop or start.
+int run_restart(const RestartOptions& o);
+
 struct ExecOptions {
   std::string lab;
   std::string node;

@@ -91,6 +91,20 @@ int main(int argc, char** argv) {
   s->add_flag("--json", status.json, "print JSON");
   s->callback([&] { code = twin::cli::run_status(status); });
 
+  twin::cli::RestartOptions restart;
+  auto* rs = app.add_subcommand(
+      "restart", "Bring a node (or one of its daemons) back from its startup config");
+  rs->add_option("node", restart.node, "node to restart")->required();
+  rs->add_option("--lab", restart.lab, "lab name (default: the only running lab)");
+  rs->add_option("--daemon", restart.daemon,
+                 "restart only this daemon (e.g. bgpd); the others keep running");
+  rs->add_flag("--no-wait", restart.no_wait, "do not wait for the lab's sessions to be back");
+  rs->add_option("--converge-timeout", restart.converge_timeout_s,
+                 "seconds to wait for sessions Established / adjacencies Full")
+      ->check(CLI::Range(0.0, 3600.0));
+  rs->add_flag("--json", restart.json, "print JSON");
+  rs->callback([&] { code = twin::cli::run_restart(restart); });
+
   bool list_json = false;
   auto* l = app.add_subcommand("list", "Running labs");
   l->add_flag("--json", list_json, "print JSON");

@@ -57,4 +57,11 @@ bool IpPrefix::contains(const IpPrefix& other) const {
   return o.network().bytes == network().bytes;
 }
 
+std::optional<std::string> route_dst_prefix(const std::string& dst, bool v6) {
+  if (dst == "default") return std::string(v6 ? "::/0" : "0.0.0.0/0");
+  auto p = IpPrefix::parse(dst, true);
+  if (!p || (p->family == 6) != v6) return std::nullopt;
+  return p->network().str();
+}
+
 }  // namespace twin

@@ -29,4 +29,10 @@ struct IpPrefix {
   friend bool operator==(const IpPrefix&, const IpPrefix&) = default;
 };
 
+// The prefix a kernel route's `dst` stands for, as `ip -j route` prints it, in the form the
+// plan writes prefixes: "default" is "0.0.0.0/0" (or "::/0" from the IPv6 table: `v6`), a bare
+// address its host prefix ("10.0.0.1" -> "10.0.0.1/32"), host bits cleared; nullopt when `dst`
+// is none of these (the caller says so: an unreadable destination is never a route it knows).
+std::optional<std::string> route_dst_prefix(const std::string& dst, bool v6);
+
 }  // namespace twin

@@ -100,6 +100,22 @@ Result<nlohmann::json> NodeDriver::artifact_ip_json(const plan::Node& node,
 
 nlohmann::json NodeDriver::status(const plan::Node&) const { return nullptr; }
 
+Result<void> NodeDriver::write_startup_config(const plan::Node& node, const std::string&) const {
+  return usage_error("node " + node.name + " (driver " + name() +
+                     "): twin does not run its FRR, so it keeps no startup config of it");
+}
+
+Result<void> NodeDriver::restart_daemon(const plan::Node& node, const std::string& daemon,
+                                        BuildContext&) const {
+  return usage_error("node " + node.name + " (driver " + name() + "): twin does not run its " +
+                     daemon + ", so it cannot restart it");
+}
+
+std::vector<state::ProcessHealth> NodeDriver::process_health(
+    const plan::Node&, const std::vector<state::Resource>&) const {
+  return {};
+}
+
 bool NodeDriver::manages_frr(const plan::Node&) const { return false; }
 
 Result<std::string> NodeDriver::read_sysctl(const plan::Node& node, const std::string&) const {

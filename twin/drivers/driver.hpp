@@ -166,6 +166,12 @@ class NodeDriver {
                                                   proc::ProcessRunner& runner) const;
   // Extra facts for `twin status` (a VM's domain, accelerator, console); null when none.
   [[nodiscard]] virtual nlohmann::json status(const plan::Node& node) const;
+  // Everything the running node must have running (its daemons, its VM) and whether it does,
+  // from `recorded` (the lab record's resources of this node): what every validation checks
+  // first (the `node` family), so a dead daemon is a failed test, never a silent pass.
+  // Default: nothing (a host runs no process of twin's).
+  [[nodiscard]] virtual std::vector<state::ProcessHealth> process_health(
+      const plan::Node& node, const std::vector<state::Resource>& recorded) const;
 
   // FRR configuration of the node, as the gate snapshots, changes and restores it. Nodes
   // whose FRR twin does not run itself (hosts; a NOS inside a VM) answer kUsage.
@@ -196,6 +202,11 @@ class NodeDriver {
   // its daemons boots from it. Idempotent. Errors: kUsage where twin does not run the node's
   // FRR (hosts, a NOS in a VM), or its vty not answering.
   virtual Result<void> save_config(const plan::Node& node, proc::ProcessRunner& runner) const;
+  // `config` (a running configuration, e.g. a baseline's) becomes the node's startup
+  // configuration, replaced atomically: what the restore ladder boots a node from. Errors:
+  // kUsage where twin does not run the node's FRR (the default).
+  virtual Result<void> write_startup_config(const plan::Node& node,
+                                            const std::string& config) const;
   // Stops the node's routing daemons: the processes recorded for it, by PID and start time
   // only (SIGTERM, then SIGKILL after 3 s), taken out of ctx.record (not saved: the caller
   // saves). What the failure drill does to a node, and the first half of a restart. Errors:
@@ -215,6 +226,13 @@ class NodeDriver {
                                       BuildContext& ctx) const;
   // stop_routing then start_routing (the restart check).
   virtual Result<int> restart_routing(const plan::Node& node, BuildContext& ctx) const;
+  // One of the node's routing daemons restarted from the node's saved startup configuration,
+  // the others left running (`twin restart NODE --daemon D`); the new PID noted in ctx.record
+  // (not saved). Errors: kUsage where twin does not run the node's daemons (the default) or the
+  // node does not run `daemon`; kHarness for a daemon that does not stop or start; kInput when
+  // FRR refuses a line of the saved configuration.
+  virtual Result<void> restart_daemon(const plan::Node& node, const std::string& daemon,
+                                      BuildContext& ctx) const;
 
   // `twin exec` / `twin shell`: runs `argv` (empty = an interactive shell) inside the node, in
   // the lab's cgroup. A namespace node replaces the calling process (returns only on failure,

@@ -17,6 +17,7 @@
 #include "twin/runtime/ndisc.hpp"
 #include "twin/runtime/netlink.hpp"
 #include "twin/runtime/vty.hpp"
+#include "twin/topology/host_paths.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -73,10 +74,13 @@ Result<void> write_frr_files(const plan::Node& n) {
   if (!n.config_generated) {
     auto text = read_file(n.config_source);
     if (!text) return text.error();
-    config = *text;
+    // What the user's lines would write or read on this machine lands in the node's run
+    // folder (the plan's notes name each).
+    config = topology::redirect_host_paths(*text, topology::host_files_dir(n.run_dir), nullptr);
   }
   fs::create_directories(n.run_dir + "/tmp", ec);
   if (!ec) fs::create_directories(n.run_dir + "/log", ec);
+  if (!ec) fs::create_directories(topology::host_files_dir(n.run_dir), ec);
   if (ec) return harness_error("creating " + n.run_dir + "/tmp: " + ec.message());
   if (auto r = write_file(n.run_dir + "/frr.conf", config); !r) return r;
   // vtysh inside `twin exec` reads /etc/frr/vtysh.conf (bind-mounted from here); integrated
@@ -84,8 +88,8 @@ Result<void> write_frr_files(const plan::Node& n) {
   if (auto r = write_file(n.run_dir + "/vtysh.conf", "service integrated-vtysh-config\n"); !r)
     return r;
   for (const auto& p :
-       {n.run_dir, n.run_dir + "/tmp", n.run_dir + "/log", n.run_dir + "/frr.conf",
-        n.run_dir + "/vtysh.conf"})
+       {n.run_dir, n.run_dir + "/tmp", n.run_dir + "/log", topology::host_files_dir(n.run_dir),
+        n.run_dir + "/frr.conf", n.run_dir + "/vtysh.conf"})
     if (auto r = chown_frr(p); !r) return r;
   if (auto parts = own_configs(n))
     for (const auto& [daemon, text] : *parts) {
@@ -157,6 +161,9 @@ Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, B
     c.bind_mounts.push_back({n.run_dir + "/log", "/var/log/frr"});
   c.output_file = n.run_dir + "/" + d + ".out";
   c.hostname = n.name;
+  // Nothing but the node's run folder (which holds the two binds above) is writable for the
+  // daemon: whatever file a line of its config names, the machine's stay untouched.
+  c.writable = {n.run_dir};
   c.detach = true;  // in the foreground of its own session: see runtime::daemon_argv
   // The run ends as soon as the daemon is executing; an interrupt then would lose its PID (it
   // would stay in the lab's cgroup, unrecorded). The wait below stops on the interrupt.
@@ -218,7 +225,7 @@ Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
     ++started;
   }
   if (!n.daemons.empty() && !own) {
-    proc::Command c{runtime::boot_config_argv(n), "", 60s};
+    proc::Command c = runtime::vtysh_command(n, {"-b"}, 60s);
     auto r = ctx.runner.run(c);
     if (!r) return r.error().with_context("applying frr.conf");
     // vtysh -b reports each rejected line; a non-zero exit means part of the config failed.
@@ -238,6 +245,111 @@ Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
   // advertisements it missed while it was not running are asked for again.
   if (started > 0) solicit_neighbours(n);
   return started;
+}
+
+Result<void> restart_frr_daemon(const plan::Node& n, const std::string& d, BuildContext& ctx) {
+  if (std::find(n.daemons.begin(), n.daemons.end(), d) == n.daemons.end()) {
+    std::string known;
+    for (const auto& x : n.daemons) known += (known.empty() ? "" : ", ") + x;
+    return usage_error("node " + n.name + " does not run " + d + " (it runs " + known + ")");
+  }
+  std::vector<state::Resource> stop, keep;
+  for (auto& r : ctx.record.take("process", n.name)) (r.name == d ? stop : keep).push_back(r);
+  for (auto& r : keep) ctx.record.note(r);
+  if (auto r = state::stop_processes(stop, n.name); !r) {
+    for (const auto& p : stop)
+      if (state::process_alive(p.pid, p.start_time)) ctx.record.note(p);
+    return r.error();
+  }
+  std::error_code ec;
+  fs::remove(n.run_dir + "/" + d + ".pid", ec);
+  fs::remove(n.run_dir + "/" + d + ".vty", ec);
+  if (auto r = start_daemon(n, d, false, ctx); !r) return r.error();
+  // The startup config's lines for this daemon only: vtysh connects to the daemons -d names and
+  // sends each line to those of them that take it.
+  proc::Command c = runtime::vtysh_command(n, {"-b", "-d", d}, 60s);
+  auto r = ctx.runner.run(c);
+  if (!r) return r.error().with_context("applying frr.conf to " + d);
+  if (r->exit_code != 0) {
+    std::string msg;
+    for (const auto& [line, what] : runtime::vtysh_complaints(r->out + r->err))
+      msg +=
+          (msg.empty() ? "" : "; ") + n.run_dir + "/frr.conf:" + std::to_string(line) + ": " + what;
+    if (msg.empty()) msg = trim_end(r->out + r->err);
+    return input_error("node " + n.name + ": FRR's " + d +
+                       " rejected the startup configuration (vtysh -b exit " +
+                       std::to_string(r->exit_code) + "): " + msg);
+  }
+  if (d == "zebra") solicit_neighbours(n);
+  return {};
+}
+
+std::string frr_last_words(const std::string& log_path) {
+  std::ifstream f(log_path, std::ios::binary);
+  if (!f) return "";
+  constexpr std::streamoff kTail = 64 * 1024;
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  f.seekg(size > kTail ? size - kTail : 0);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // FRR's words as a daemon goes (lib/sigevent.c, lib/libfrr.c, each daemon's sigint handler).
+  static const std::vector<std::string> kMarkers = {"Received signal",
+                                                    "Terminating on signal",
+                                                    "Exiting on signal",
+                                                    "exiting",
+                                                    "aborting",
+                                                    "Assertion",
+                                                    "FATAL",
+                                                    "Fatal"};
+  std::string found;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    for (const auto& m : kMarkers)
+      if (line.find(m) != std::string::npos) {
+        found = line;
+        break;
+      }
+    pos = end + 1;
+  }
+  // "2026/12/06 10:00:01 BGP: [XYZ12-ABCDE] Received signal 11 ...": from the message on.
+  if (auto tag = found.find("] "); tag != std::string::npos && tag < 80)
+    found = found.substr(tag + 2);
+  constexpr size_t kMax = 200;
+  if (found.size() > kMax) found = found.substr(0, kMax) + "...";
+  return trim_end(found);
+}
+
+std::vector<state::ProcessHealth> frr_process_health(const plan::Node& n,
+                                                     const std::vector<state::Resource>& recorded) {
+  std::vector<state::ProcessHealth> out;
+  for (const auto& d : n.daemons) {
+    state::ProcessHealth h{d};
+    const state::Resource* rec = nullptr;
+    for (const auto& r : recorded)  // the last one recorded is the current one
+      if (r.kind == "process" && r.name == d) rec = &r;
+    if (!rec) {
+      h.detail = "no process recorded for it (not started, or stopped and not restarted)";
+      out.push_back(h);
+      continue;
+    }
+    h.pid = rec->pid;
+    h.running = state::process_alive(rec->pid, rec->start_time);
+    if (!h.running) {
+      std::string how = state::exit_status_text(rec->pid, rec->start_time);
+      std::string words = frr_last_words(n.run_dir + "/" + d + ".log");
+      if (how.empty() && words.empty())
+        how =
+            "it ended without a word: no exit status left to read, nothing in its log (as "
+            "after a SIGKILL)";
+      h.detail = how + (how.empty() || words.empty() ? "" : "; ") +
+                 (words.empty() ? "" : "its log: " + words);
+    }
+    out.push_back(h);
+  }
+  return out;
 }
 
 Result<void> change_frr_daemons(const plan::Node& from, const plan::Node& to, BuildContext& ctx) {

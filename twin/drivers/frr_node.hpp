@@ -50,4 +50,24 @@ Result<void> change_frr_daemons(const plan::Node& from, const plan::Node& to, Bu
 // the number of daemons started.
 Result<int> boot_frr_daemons(const plan::Node& node, BuildContext& ctx);
 
+// Restarts one daemon of the node (one of node.daemons) from the node's startup
+// configuration: its recorded process stopped if it still runs (by PID and start time), its
+// pid file and vty socket removed, a new one started with no configuration, then the node's
+// saved frr.conf applied to that daemon alone (`vtysh -b -d DAEMON`), so the daemons that kept
+// running (zebra's FIB, the other protocols' sessions) are not touched. The new PID is noted
+// in ctx.record (not saved). Errors: kUsage for a daemon the node does not run; kHarness for
+// one that does not stop or start; kInput when FRR refuses a line of the saved config.
+Result<void> restart_frr_daemon(const plan::Node& node, const std::string& daemon,
+                                BuildContext& ctx);
+
+// Each daemon the node runs (node.daemons, image order) against the processes `recorded` for
+// it: running, or how it ended — its exit status while it waits for its reaper, else the last
+// line of its log that says why it stopped (FRR logs "Received signal 11 ..." or "Terminating
+// on signal" before it goes: lib/sigevent.c), else that nothing says.
+std::vector<state::ProcessHealth> frr_process_health(const plan::Node& node,
+                                                     const std::vector<state::Resource>& recorded);
+// The last line of a daemon's log (its tail, at most 64 KiB read) that tells how it stopped;
+// "" when none does. Pure but for the read.
+std::string frr_last_words(const std::string& log_path);
+
 }  // namespace twin::drivers

@@ -257,6 +257,11 @@ class LibvirtDriver final : public NodeDriver {
 
   nlohmann::json status(const plan::Node& node) const override { return vm_status(node); }
 
+  std::vector<state::ProcessHealth> process_health(
+      const plan::Node& node, const std::vector<state::Resource>&) const override {
+    return {vm_process_health(node)};
+  }
+
   int exec(const state::State& st, const plan::Node& node,
            const std::vector<std::string>& argv) const override {
     if (has_agent(node)) {

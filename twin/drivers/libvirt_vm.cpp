@@ -398,6 +398,25 @@ void remove_vms(const state::State& s, proc::ProcessRunner& runner, Teardown& ou
     if (fs::exists("/sys/class/net/" + t)) problems.push_back("tap " + t + " is still there");
 }
 
+state::ProcessHealth vm_process_health(const plan::Node& n) {
+  state::ProcessHealth h{"vm " + n.vm.domain};
+  auto hv = runtime::Hypervisor::open(n.vm.uri);
+  if (!hv) {
+    h.known = false;
+    h.detail = "libvirt " + n.vm.uri + " does not answer: " + hv.error().message;
+    return h;
+  }
+  auto r = (*hv)->running(n.vm.domain);
+  if (!r) {
+    h.known = false;
+    h.detail = r.error().message;
+  } else {
+    h.running = *r;
+    if (!h.running) h.detail = "the domain is not running (libvirt " + n.vm.uri + ")";
+  }
+  return h;
+}
+
 nlohmann::json vm_status(const plan::Node& n) {
   nlohmann::json j{{"domain", n.vm.domain},
                    {"uri", n.vm.uri},

@@ -49,5 +49,8 @@ std::string eui64_link_local(const std::string& mac);
 
 // {"domain","uri","running","accel","console_log","agent","mgmt"} for `twin status`.
 nlohmann::json vm_status(const plan::Node& n);
+// Whether the node's domain runs, as libvirt says ("vm <domain>"; known = false when libvirt
+// does not answer).
+state::ProcessHealth vm_process_health(const plan::Node& n);
 
 }  // namespace twin::drivers

@@ -171,6 +171,18 @@ class FrrDriver final : public NetnsDriver {
     return wiring::vnis_in_kernel(*j);
   }
   bool manages_frr(const plan::Node& node) const override { return !node.daemons.empty(); }
+  Result<void> write_startup_config(const plan::Node& node,
+                                    const std::string& config) const override {
+    return save_frr_config(node, config);
+  }
+  Result<void> restart_daemon(const plan::Node& node, const std::string& daemon,
+                              BuildContext& ctx) const override {
+    return restart_frr_daemon(node, daemon, ctx);
+  }
+  std::vector<state::ProcessHealth> process_health(
+      const plan::Node& node, const std::vector<state::Resource>& recorded) const override {
+    return frr_process_health(node, recorded);
+  }
   Result<void> save_config(const plan::Node& node, proc::ProcessRunner& runner) const override {
     auto cfg = runtime::running_config(runner, node);
     if (!cfg) return cfg.error();

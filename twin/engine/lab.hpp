@@ -130,6 +130,22 @@ Result<int> control_routing(const std::string& lab, const plan::Plan& running,
                             const std::vector<std::string>& nodes, RoutingAction action,
                             proc::ProcessRunner& runner, int parallel);
 
+// What `twin restart` did.
+struct RestartReport {
+  std::string node;
+  std::vector<std::string> daemons;  // what runs now, "bgpd (PID 4242)", restarted ones only
+  double restart_ms = 0;             // stop, start and the startup configuration applied
+};
+// Brings node `node` of running lab `lab` back from its startup configuration (its saved
+// frr.conf) without `down`/`up`: with `daemon` empty every routing daemon of the node (stopped
+// where still running, then booted as the restart check does: control_routing kRestart), else
+// that daemon alone (drivers::NodeDriver::restart_daemon; the others keep running). The state
+// file then records exactly the processes that run. The caller holds the lab lock. Errors:
+// kUsage for a node not in the lab, a daemon it does not run, a node whose daemons twin does
+// not run (a host, a VM's NOS); as control_routing's otherwise.
+Result<RestartReport> restart_node(const std::string& lab, const std::string& node,
+                                   const std::string& daemon, proc::ProcessRunner& runner);
+
 // Path of the cgroup v2 mount ("" if the kernel has none).
 std::string cgroup2_mount();
 

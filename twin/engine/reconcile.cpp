@@ -494,4 +494,40 @@ Result<int> control_routing(const std::string& lab, const plan::Plan& running,
   return started;
 }
 
+Result<RestartReport> restart_node(const std::string& lab, const std::string& node,
+                                   const std::string& daemon, proc::ProcessRunner& runner) {
+  auto loaded = state::load_state(lab);
+  if (!loaded) return loaded.error();
+  const plan::Node* n = loaded->plan.find(node);
+  if (!n) {
+    std::string names;
+    for (const auto& x : loaded->plan.nodes) names += (names.empty() ? "" : ", ") + x.name;
+    return usage_error("node " + node + " is not in lab " + lab + " (its nodes: " + names + ")");
+  }
+  const auto& driver = drivers::driver_for(*n);
+  if (!driver.manages_frr(*n))
+    return usage_error("node " + node + " (driver " + driver.name() +
+                       ") runs no daemons of twin's to restart");
+  RestartReport rep{node};
+  auto t = Clock::now();
+  if (daemon.empty()) {
+    auto started = control_routing(lab, loaded->plan, {node}, RoutingAction::kRestart, runner, 1);
+    if (!started) return started.error();
+  } else {
+    drivers::Record record(*loaded);
+    drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};
+    auto r = driver.restart_daemon(*n, daemon, ctx);
+    auto saved = record.save();  // whatever started is recorded, even when a later part failed
+    if (!r) return r.error().with_context("restarting " + daemon + " on " + node);
+    if (!saved) return saved.error();
+  }
+  rep.restart_ms = ms_since(t);
+  auto after = state::load_resources(lab);
+  if (!after) return after.error();
+  for (const auto& r : *after)
+    if (r.kind == "process" && r.node == node && (daemon.empty() || r.name == daemon))
+      rep.daemons.push_back(r.name + " (PID " + std::to_string(r.pid) + ")");
+  return rep;
+}
+
 }  // namespace twin::engine

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "twin/core/note.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::plan {
@@ -117,6 +118,10 @@ struct BgpNeighbor {
   bool opaque_in = false, opaque_out = false;
   // `neighbor X activate` under `address-family l2vpn evpn`.
   bool evpn = false;
+  // iBGP: X is this node's route-reflector client (RFC 4456); this node announces itself as
+  // the next hop to X, for the routes it originates or learned over eBGP (with `force`, for
+  // those it reflects too: FRR's docs, "neighbor PEER next-hop-self [force]").
+  bool rr_client = false, next_hop_self = false, next_hop_self_force = false;
 };
 struct OspfInterface {
   std::string name;
@@ -198,6 +203,10 @@ struct ExpectedSession {
   // Both ends activate l2vpn evpn (generated configs of a lab with tenants, or own configs that
   // say so): the EVPN family expects it negotiated and Established.
   bool evpn = false;
+  // This node's settings toward peer_node (its own config, BgpNeighbor): peer_node is its
+  // route-reflector client; it announces itself as the next hop to peer_node (with `force`,
+  // for reflected routes too).
+  bool rr_client = false, next_hop_self = false, next_hop_self_force = false;
   // The neighbor's name in FRR's JSON: the address, or the interface of an unnumbered one.
   [[nodiscard]] const std::string& key() const {
     return peer_address.empty() ? interface : peer_address;
@@ -216,6 +225,17 @@ struct ExpectedAdjacency {
 // a BGP neighbor with `bfd`), where bfdd runs.
 struct ExpectedBfdPeer {
   std::string node, peer_address, interface, peer_node;
+};
+
+// A path a change means to move (traffic engineering: an OSPF cost, a local-pref): at `node`,
+// `prefix` may leave the paths the design implies — for as many next hops as `ecmp` (0: any
+// number) through `via` (neighbor nodes or the node's interfaces; empty: any). Every other
+// path must hold (replay/intent.hpp, intent.paths).
+struct PathIntent {
+  std::string node, prefix;
+  int ecmp = 0;
+  std::vector<std::string> via;
+  bool operator==(const PathIntent&) const = default;
 };
 
 // A prefix that FRR nodes must have in their FIB, originated by `owner`.
@@ -240,6 +260,20 @@ struct Plan {
   std::vector<topology::Check> checks;
   // The topology's tenants (EVPN). In the state file only when there are some.
   std::vector<TenantPlan> tenants;
+  // What planning did not honour as asked or cannot check (a config line twin does not read, a
+  // path redirected into a node's run folder): every validation's report carries them. In the
+  // state file only when there are some.
+  std::vector<Note> notes;
+  // Paths an approved change moved on purpose (intent.paths): what the routes family expects
+  // of those prefixes instead of the design's width. In the state file only when there are some.
+  std::vector<PathIntent> path_intents;
+  // The intent for `prefix` at `node`, or nullptr.
+  [[nodiscard]] const PathIntent* path_intent(const std::string& node,
+                                              const std::string& prefix) const {
+    for (const auto& p : path_intents)
+      if (p.node == node && p.prefix == prefix) return &p;
+    return nullptr;
+  }
 
   // The node named `name`, or nullptr. O(1) on average: validators call it millions of times
   // at 256 nodes. Thread-safe for concurrent readers.

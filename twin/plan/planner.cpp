@@ -1,11 +1,13 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/plan/plan.hpp"
+#include "twin/topology/host_paths.hpp"
 
 namespace twin::topology {
 // The state file spells kinds and backends as topology files do (model.hpp's tables).
@@ -241,6 +243,9 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     bn.opaque_in = opaque(b.route_map_in_name, b.list_in);
     bn.opaque_out = opaque(b.route_map_out_name, b.list_out);
     bn.evpn = b.evpn;
+    bn.rr_client = bn.ibgp && b.rr_client;
+    bn.next_hop_self = b.next_hop_self;
+    bn.next_hop_self_force = b.next_hop_self_force;
     n.bgp_neighbors.push_back(bn);
   }
   n.bgp_multipath_relax = c.bgp_multipath_relax;
@@ -455,7 +460,12 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     for (const auto& l : tn.loopbacks) n.loopbacks.push_back(l.str());
     n.config_generated = tn.config.empty();
     n.config_source = tn.config;
-    if (tn.own) apply_own_config(n, tn, topo);
+    if (tn.own) {
+      apply_own_config(n, tn, topo);
+      for (const auto& h : tn.own->host_paths)
+        add_note(p.notes, {"warning", n.name, tn.own->file + ":" + std::to_string(h.line),
+                           topology::redirect_text(h, topology::host_files_dir(n.run_dir))});
+    }
     p.nodes.push_back(std::move(n));
   }
 
@@ -645,6 +655,9 @@ void derive_configured(Plan& p) {
         for (auto& s : p.sessions) {
           if (s.node != n.name || s.interface != b.peer || !s.peer_address.empty()) continue;
           s.ibgp = b.ibgp;
+          s.rr_client = b.rr_client;
+          s.next_hop_self = b.next_hop_self;
+          s.next_hop_self_force = b.next_hop_self_force;
           const Interface* i = find_interface(n, b.peer);
           const Node* peer = p.find(s.peer_node);
           set_route_flow(s, b, peer, [&](const BgpNeighbor& pb) {
@@ -664,6 +677,9 @@ void derive_configured(Plan& p) {
       s.peer_node = peer.name;
       s.peer_address = b.peer;
       s.ibgp = b.ibgp;
+      s.rr_client = b.rr_client;
+      s.next_hop_self = b.next_hop_self;
+      s.next_hop_self_force = b.next_hop_self_force;
       set_route_flow(s, b, &peer, [&](const BgpNeighbor& pb) {
         auto po = owner.find(pb.peer);
         return !pb.unnumbered && po != owner.end() && po->second.first == &n;
@@ -755,10 +771,11 @@ void derive_expectations(Plan& p) {
     if (n.kind != NodeKind::kFrr) continue;
     auto add = [&](const std::string& prefix, const char* kind) {
       if (std::find(n.withdraws.begin(), n.withdraws.end(), prefix) != n.withdraws.end()) return;
-      // An own config that originates a prefix into no protocol keeps it to itself.
-      if (!n.config_generated &&
-          std::find(n.advertised.begin(), n.advertised.end(), IpPrefix::parse(prefix)->network().str()) ==
-              n.advertised.end())
+      // An own config that originates a prefix into no protocol keeps it to itself; what a
+      // change declares it originates (intent.add-prefixes) it originates.
+      if (!n.config_generated && std::string(kind) != "originated" &&
+          std::find(n.advertised.begin(), n.advertised.end(),
+                    IpPrefix::parse(prefix)->network().str()) == n.advertised.end())
         return;
       if (seen_prefix.insert(prefix).second) p.prefixes.push_back({prefix, n.name, kind});
     };
@@ -792,7 +809,7 @@ namespace {
 // (OSPFv2 and v3 alike: a pair's table entry does not say which family),
 // each hop costing its outgoing interface's `ip ospf cost` (FRR's default, equal on every veth,
 // when unset), and as many next hops as neighbors on a shortest path (RFC 2328 §16.1 equal-cost
-// multipath). Pairs BGP already expects keep BGP's answer.
+// multipath). expected_paths weighs them against BGP's.
 void add_igp_paths(const Plan& plan, PathTable& table) {
   constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
   struct Edge {
@@ -829,7 +846,7 @@ void add_igp_paths(const Plan& plan, PathTable& table) {
         }
     }
     for (const auto& [n, d] : dist) {
-      if (n == owner || table.count({n, owner})) continue;
+      if (n == owner) continue;
       int width = 0;
       for (const auto& e : out[n])
         if (auto it = dist.find(e.to); it != dist.end() && it->second + e.cost == d) ++width;
@@ -841,11 +858,20 @@ void add_igp_paths(const Plan& plan, PathTable& table) {
 }  // namespace
 
 PathTable expected_paths(const Plan& plan) {
-  // Path-vector fixpoint, per destination owner. best[n] = AS path n advertises (its own ASN
-  // first), empty = no route. Routes cross the eBGP sessions the plan expects (one per fabric
-  // link of a generated config, the configured ones of an own config) that carry routes; iBGP
-  // is left to the IGP's share below. Nodes are plan indices: validators call this once per
-  // family, and at 512 nodes (262,144 pairs) name-keyed maps made it 1.5 s a call.
+  // Path-vector fixpoint, per destination owner, over the BGP sessions the plan expects (one
+  // per fabric link of a generated config, the configured ones of an own config) that carry
+  // routes: eBGP and iBGP. Each node keeps the AS_PATH of its best route (without its own
+  // ASN), prefers the shortest, then eBGP over iBGP (RFC 4271 §9.1.2.2 d), and installs every
+  // equal path of the preferred kind. iBGP follows RFC 4271 §9.2 and RFC 4456: a route learned
+  // over iBGP goes on to eBGP peers only, unless the node reflects it (from a client to
+  // everyone, from a non-client to its clients); its next hop is kept (unless the sender sets
+  // next-hop-self), and must resolve — the next hop's node on the session's own link, or
+  // reached by the IGP — else FRR neither installs nor passes the route on. Administrative
+  // distance then picks per pair: eBGP (20), the IGP (OSPF 110), iBGP (200). Nodes are plan
+  // indices: validators call this once per family, and at 512 nodes (262,144 pairs)
+  // name-keyed maps made it 1.5 s a call.
+  PathTable igp;
+  add_igp_paths(plan, igp);
   const size_t count = plan.nodes.size();
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < count; ++i) index.emplace(plan.nodes[i].name, i);
@@ -854,91 +880,198 @@ PathTable expected_paths(const Plan& plan) {
   uint64_t pseudo = 1ull << 33;  // beyond 32-bit ASNs: unique stand-ins for "no ASN given"
   for (size_t i = 0; i < count; ++i)
     if (frr(i)) asn[i] = plan.nodes[i].asn ? plan.nodes[i].asn : pseudo++;
-  // node -> the peers it learns routes from, one entry per session (parallel links count twice).
-  // Fabric links are read live (carries_bgp), as callers change interfaces and drains without
-  // re-deriving sessions; numbered sessions come from the derived list. A peer outside the plan
-  // never advertises anything: left out.
-  std::vector<std::vector<size_t>> learns_from(count);
-  auto learn = [&](const std::string& node, const std::string& peer) {
-    auto n = index.find(node);
-    auto p = index.find(peer);
-    if (n != index.end() && p != index.end()) learns_from[n->second].push_back(p->second);
+  // One way routes come in: node learns from `peer` over one session (parallel links count
+  // twice). Fabric links are read live (carries_bgp), as callers change interfaces and drains
+  // without re-deriving sessions; numbered sessions come from the derived list. A peer outside
+  // the plan never advertises anything: left out.
+  struct Edge {
+    size_t peer = 0;
+    bool ibgp = false;
+    bool to_client = false;      // the peer reflects to this node (this node is its client)
+    bool client = false;         // this node reflects for the peer (the peer is its client)
+    bool peer_nh_self = false;   // the peer announces itself as the next hop to this node ...
+    bool peer_nh_force = false;  // ... for the routes it reflects too
+    bool on_link = false;        // the session runs on a link between the two (not multihop)
   };
+  std::vector<std::vector<Edge>> learns_from(count);
   {
+    // The peer's own settings toward a node, from its session toward it.
+    std::map<std::pair<std::string, std::string>, const ExpectedSession*> reverse;
+    for (const auto& s : plan.sessions) reverse.emplace(std::pair{s.node, s.peer_node}, &s);
+    auto learn = [&](const ExpectedSession* s, const std::string& node, const std::string& peer,
+                     bool on_link) {
+      auto n = index.find(node);
+      auto p = index.find(peer);
+      if (n == index.end() || p == index.end()) return;
+      Edge e{p->second};
+      if (s && s->ibgp) {
+        e.ibgp = true;
+        e.client = s->rr_client;
+        if (auto r = reverse.find({peer, node}); r != reverse.end()) {
+          e.to_client = r->second->rr_client;
+          e.peer_nh_self = r->second->next_hop_self;
+          e.peer_nh_force = r->second->next_hop_self_force;
+        }
+      }
+      e.on_link = on_link;
+      learns_from[n->second].push_back(e);
+    };
     std::map<std::pair<std::string, std::string>, const ExpectedSession*> unnumbered;
     std::set<std::tuple<std::string, std::string, std::string>> seen;  // node, peer, interface
     for (const auto& s : plan.sessions) {
       if (s.peer_address.empty()) {
         unnumbered[{s.node, s.interface}] = &s;
-      } else if (!s.ibgp && s.carries_routes && s.predictable &&
+      } else if (s.carries_routes && s.predictable &&
                  seen.insert({s.node, s.peer_node, s.interface}).second) {
-        learn(s.node, s.peer_node);
+        learn(&s, s.node, s.peer_node, !s.interface.empty());
       }
     }
     for (const auto& n : plan.nodes)
       for (const auto& i : n.interfaces) {
         if (!carries_bgp(plan, n, i)) continue;
         auto it = unnumbered.find({n.name, i.name});
-        if (it != unnumbered.end() &&
-            (it->second->ibgp || !it->second->carries_routes || !it->second->predictable))
-          continue;
-        learn(n.name, i.peer_node);
+        const ExpectedSession* s = it == unnumbered.end() ? nullptr : it->second;
+        if (s && (!s->carries_routes || !s->predictable)) continue;
+        learn(s, n.name, i.peer_node, true);
       }
   }
+  // How many next hops the IGP installs from `n` toward node `h` (0: not reached).
+  auto igp_width = [&](size_t n, size_t h) {
+    auto it = igp.find({plan.nodes[n].name, plan.nodes[h].name});
+    return it == igp.end() ? 0 : it->second.ecmp;
+  };
   using Path = std::vector<uint64_t>;
-  std::vector<Path> best(count), next(count);
+  // Per node, this round and the next: whether it has a route, its AS_PATH, whether it was
+  // learned over iBGP, from one of the node's route-reflector clients, and the node whose
+  // address is its BGP next hop (the node itself for what it originates).
+  struct Best {
+    bool has = false;
+    Path path;
+    bool ibgp = false;
+    bool from_client = false;
+    size_t nh = 0;
+    bool operator==(const Best&) const = default;
+  };
+  std::vector<Best> best(count), next(count);
   std::vector<PathExpectation> found(count);  // this round's expectation; ecmp 0 = no route
-  std::vector<const Path*> shortest;
-  PathTable table;
+  std::vector<char> via_ibgp(count, 0);       // the expectation is an iBGP route's
+  // A route a peer offers: its AS_PATH is the peer's, with the peer's ASN in front over eBGP
+  // (kept by reference: at 512 nodes the candidates of a fixpoint are counted in millions).
+  struct Candidate {
+    const Path* path;
+    uint64_t prepend;  // 0 over iBGP
+    size_t len;
+    bool ibgp;
+    bool from_client;
+    size_t nh;
+    int width;
+  };
+  std::vector<Candidate> cands;
+  std::map<std::pair<std::string, std::string>, std::pair<PathExpectation, bool>> bgp;
   for (size_t o = 0; o < count; ++o) {
     if (!frr(o)) continue;
-    for (auto& p : best) p.clear();
-    best[o] = {asn[o]};
+    for (auto& b : best) b = Best{};
+    best[o] = {true, {}, false, false, o};
     std::fill(found.begin(), found.end(), PathExpectation{});
+    std::fill(via_ibgp.begin(), via_ibgp.end(), 0);
     for (size_t round = 0; round <= count; ++round) {
       bool changed = false;
       next[o] = best[o];
       for (size_t n = 0; n < count; ++n) {
         if (!frr(n) || n == o) continue;
-        size_t best_len = SIZE_MAX;
-        shortest.clear();
-        for (size_t peer : learns_from[n]) {
-          const Path& path = best[peer];
-          if (path.empty()) continue;
-          if (std::find(path.begin(), path.end(), asn[n]) != path.end()) continue;
-          if (path.size() < best_len) {
-            best_len = path.size();
-            shortest.clear();
+        cands.clear();
+        for (const Edge& e : learns_from[n]) {
+          const Best& b = best[e.peer];
+          if (!b.has) continue;
+          // What the peer passes on: its own routes and eBGP-learned ones to everyone, iBGP-
+          // learned ones to eBGP peers, and as a reflector from a client to all, else to
+          // clients.
+          if (e.peer != o && b.ibgp && e.ibgp && !(b.from_client || e.to_client)) continue;
+          Candidate c{&b.path, 0, b.path.size(), e.ibgp, e.client, e.peer, 1};
+          if (!e.ibgp) {
+            c.prepend = asn[e.peer];
+            c.len += 1;
+            if (asn[e.peer] == asn[n] ||
+                std::find(b.path.begin(), b.path.end(), asn[n]) != b.path.end())
+              continue;  // RFC 4271 §9.1.2: a path holding this node's own AS
+          } else {
+            // iBGP keeps the next hop, unless the sender puts itself there: it always does for
+            // what it originates, with next-hop-self for what it learned over eBGP, and with
+            // `force` for what it reflects too.
+            const bool self = e.peer == o || (e.peer_nh_self && (!b.ibgp || e.peer_nh_force));
+            c.nh = self ? e.peer : b.nh;
+            if (c.nh == n) continue;
+            if (c.nh == e.peer && e.on_link)
+              c.width = 1;
+            else if (int w = igp_width(n, c.nh); w > 0)
+              c.width = w;
+            else
+              continue;  // unresolvable next hop: not valid, not installed, not passed on
           }
-          if (path.size() == best_len) shortest.push_back(&path);
+          cands.push_back(c);
         }
-        if (shortest.empty()) {
-          if (!best[n].empty()) changed = true;
-          next[n].clear();
+        if (cands.empty()) {
+          if (best[n].has) changed = true;
+          next[n] = Best{};
           found[n] = {};
+          via_ibgp[n] = 0;
           continue;
         }
-        // Without multipath-relax FRR spreads only over paths through one neighboring AS, the
-        // best path's, which router-id tie-breaks pick: expect the smallest such group.
-        int width = static_cast<int>(shortest.size());
-        if (!plan.nodes[n].bgp_multipath_relax) {
+        size_t best_len = SIZE_MAX;
+        bool any_ebgp = false;
+        for (const auto& c : cands) best_len = std::min(best_len, c.len);
+        for (const auto& c : cands) any_ebgp |= c.len == best_len && !c.ibgp;
+        int width = 0;
+        const Candidate* first = nullptr;
+        if (any_ebgp) {
+          // Without multipath-relax FRR spreads only over paths through one neighboring AS,
+          // the best path's, which router-id tie-breaks pick: expect the smallest such group.
           std::map<uint64_t, int> by_neighbor_as;
-          for (const auto* path : shortest) ++by_neighbor_as[path->front()];
-          for (const auto& [as, c] : by_neighbor_as) width = std::min(width, c);
+          for (const auto& c : cands) {
+            if (c.len != best_len || c.ibgp) continue;
+            if (!first) first = &c;
+            ++width;
+            ++by_neighbor_as[c.prepend];
+          }
+          if (!plan.nodes[n].bgp_multipath_relax)
+            for (const auto& [as, k] : by_neighbor_as) width = std::min(width, k);
+        } else {
+          // iBGP paths to one next hop are one FIB entry through that next hop's IGP paths;
+          // paths to different next hops add up.
+          std::set<size_t> hops;
+          for (const auto& c : cands) {
+            if (c.len != best_len) continue;
+            if (!first) first = &c;
+            if (hops.insert(c.nh).second) width += c.width;
+          }
         }
-        next[n].assign(1, asn[n]);
-        next[n].insert(next[n].end(), shortest.front()->begin(), shortest.front()->end());
-        if (next[n] != best[n]) changed = true;
+        Best& b = next[n];
+        b.has = true;
+        b.path.clear();
+        if (first->prepend) b.path.push_back(first->prepend);
+        b.path.insert(b.path.end(), first->path->begin(), first->path->end());
+        b.ibgp = first->ibgp;
+        b.from_client = first->from_client;
+        b.nh = first->nh;
+        if (!(b == best[n])) changed = true;
         found[n] = {width, static_cast<int>(best_len)};
+        via_ibgp[n] = !any_ebgp;
       }
       std::swap(best, next);
       if (!changed) break;
     }
     for (size_t n = 0; n < count; ++n)
       if (found[n].ecmp > 0)
-        table.emplace(std::pair{plan.nodes[n].name, plan.nodes[o].name}, found[n]);
+        bgp.emplace(std::pair{plan.nodes[n].name, plan.nodes[o].name},
+                    std::pair{found[n], via_ibgp[n] != 0});
   }
-  add_igp_paths(plan, table);
+  // Administrative distance per pair: eBGP, then the IGP, then iBGP.
+  PathTable table;
+  for (const auto& [pair, e] : bgp)
+    if (!e.second) table.emplace(pair, e.first);
+  for (const auto& [pair, e] : igp) table.emplace(pair, e);
+  for (const auto& [pair, e] : bgp)
+    if (e.second) table.emplace(pair, e.first);
   return table;
 }
 
@@ -958,8 +1091,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 agent, console_log, agent_socket, mgmt_tap,
                                                 mgmt_mac)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PathIntent, node, prefix, ecmp, via)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd,
-                                                routes_in, routes_out, opaque_in, opaque_out, evpn)
+                                                routes_in, routes_out, opaque_in, opaque_out, evpn,
+                                                rr_client, next_hop_self, next_hop_self_force)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version,
                                                 cost, dead_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
@@ -973,8 +1108,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend
                                                 bgp_multipath_relax, vnis)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
-                                                peer_address, ibgp, carries_routes,
-                                                predictable, evpn)
+                                                peer_address, ibgp, carries_routes, predictable,
+                                                evpn, rr_client, next_hop_self, next_hop_self_force)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedAdjacency, node, interface, peer_node,
                                                 peer_interface, area, version)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedBfdPeer, node, peer_address, interface,
@@ -1024,10 +1159,19 @@ namespace twin::plan {
 // A plan's core fields are required (a state file without them is not a plan); the configured
 // expectations default, so a state file written before they existed still reads.
 void to_json(nlohmann::json& j, const Plan& p) {
-  j = {{"lab", p.lab},     {"topology_file", p.topology_file}, {"run_dir", p.run_dir},
-       {"nodes", p.nodes}, {"links", p.links},                 {"sessions", p.sessions},
-       {"prefixes", p.prefixes}, {"adjacencies", p.adjacencies}, {"bfd_peers", p.bfd_peers},
-       {"checks", p.checks}, {"tenants", p.tenants}};
+  j = {{"lab", p.lab},
+       {"topology_file", p.topology_file},
+       {"run_dir", p.run_dir},
+       {"nodes", p.nodes},
+       {"links", p.links},
+       {"sessions", p.sessions},
+       {"prefixes", p.prefixes},
+       {"adjacencies", p.adjacencies},
+       {"bfd_peers", p.bfd_peers},
+       {"checks", p.checks},
+       {"tenants", p.tenants},
+       {"notes", p.notes},
+       {"path_intents", p.path_intents}};
 }
 void from_json(const nlohmann::json& j, Plan& p) {
   j.at("lab").get_to(p.lab);
@@ -1041,6 +1185,8 @@ void from_json(const nlohmann::json& j, Plan& p) {
   p.bfd_peers = j.value("bfd_peers", std::vector<ExpectedBfdPeer>{});
   p.checks = j.value("checks", std::vector<topology::Check>{});
   p.tenants = j.value("tenants", std::vector<TenantPlan>{});
+  p.notes = j.value("notes", std::vector<Note>{});
+  p.path_intents = j.value("path_intents", std::vector<PathIntent>{});
 }
 
 namespace {
@@ -1076,12 +1222,13 @@ nlohmann::json to_json(const Plan& plan) {
     if (n["bgp_multipath_relax"] == true) n.erase("bgp_multipath_relax");  // the default
   }
   for (auto& s : j["sessions"]) {
-    for (const char* k : {"peer_address", "ibgp", "evpn"})
+    for (const char* k :
+         {"peer_address", "ibgp", "evpn", "rr_client", "next_hop_self", "next_hop_self_force"})
       if (blank(s[k])) s.erase(k);
     for (const char* k : {"carries_routes", "predictable"})
       if (s[k] == true) s.erase(k);  // the defaults
   }
-  for (const char* k : {"adjacencies", "bfd_peers", "checks", "tenants"})
+  for (const char* k : {"adjacencies", "bfd_peers", "checks", "tenants", "notes", "path_intents"})
     if (blank(j[k])) j.erase(k);
   return j;
 }
@@ -1216,6 +1363,53 @@ std::string render_plan_text(const Plan& p) {
     kept_header = true;
     o << "  " << n.name << " loopback " << join_names(kept)
       << ": no OSPF on lo, no `network`, no `redistribute connected`\n";
+  }
+  // What validation will ping between routers, and who is expected to reach no one: a plan
+  // that expects nothing says so before anything runs.
+  {
+    std::vector<const Node*> routers;
+    for (const auto& n : p.nodes)
+      if (n.kind == NodeKind::kFrr && !n.drained && !n.loopbacks.empty()) routers.push_back(&n);
+    // A loopback the node announces (a generated config announces all; an own config what it
+    // originates) and does not withdraw: what the mesh pings.
+    auto announces = [](const Node* n) {
+      for (const auto& l : n->loopbacks)
+        if (std::find(n->withdraws.begin(), n->withdraws.end(), l) == n->withdraws.end() &&
+            (n->config_generated ||
+             std::find(n->advertised.begin(), n->advertised.end(), l) != n->advertised.end()))
+          return true;
+      return false;
+    };
+    if (routers.size() >= 2) {
+      const auto paths = expected_paths(p);
+      auto routed = [&](const Node* a, const Node* b) {
+        if (!announces(a) || !announces(b)) return false;
+        auto ab = paths.find({a->name, b->name});
+        auto ba = paths.find({b->name, a->name});
+        return ab != paths.end() && ab->second.ecmp > 0 && ba != paths.end() && ba->second.ecmp > 0;
+      };
+      size_t pairs = 0, reached = 0;
+      std::set<std::string> some;
+      for (size_t i = 0; i < routers.size(); ++i)
+        for (size_t j = i + 1; j < routers.size(); ++j) {
+          ++pairs;
+          if (!routed(routers[i], routers[j])) continue;
+          ++reached;
+          some.insert(routers[i]->name);
+          some.insert(routers[j]->name);
+        }
+      std::vector<std::string> alone;
+      for (const auto* r : routers)
+        if (!some.count(r->name)) alone.push_back(r->name);
+      o << "\nReachability expected: " << reached << " of " << pairs
+        << " router pairs routed both ways (their loopbacks pinged)";
+      if (!alone.empty()) o << "; expected to reach no other router: " << join_some(alone, 8);
+      o << "\n";
+    }
+  }
+  if (!p.notes.empty()) {
+    o << "\nnotes:\n";
+    for (const auto& n : p.notes) o << "  " << to_text(n) << "\n";
   }
   for (const auto& n : p.nodes) {
     if (!n.config_generated || n.kind != NodeKind::kFrr) continue;

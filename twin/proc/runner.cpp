@@ -40,24 +40,58 @@ namespace twin::proc {
 
 namespace {
 
+// The child's own mount namespace: `binds` made, and with `writable` not empty everything
+// read-only but those folders, the binds' targets, /proc and /dev (Command::writable). Runs in
+// a child before exec: system calls only. Returns nullptr, or the step that failed (errno set).
+const char* confine_mounts(const std::vector<std::pair<std::string, std::string>>* binds,
+                           const std::vector<std::string>* writable) {
+  const bool ro = writable && !writable->empty();
+  if ((!binds || binds->empty()) && !ro) return nullptr;
+  if (::unshare(CLONE_NEWNS) != 0) return "unshare(CLONE_NEWNS)";
+  // Slave: host mounts still propagate in, ours never propagate out.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
+    return "mount --make-rslave /";
+  if (ro)
+    for (const auto& w : *writable)  // a mount of its own, so that it can stay writable
+      if (::mount(w.c_str(), w.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+        return "bind-mounting a writable folder on itself";
+  if (binds)
+    for (const auto& [src, dst] : *binds)
+      if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND, nullptr) != 0) return "bind mount";
+  if (!ro) return nullptr;
+  struct mount_attr lock {};
+  lock.attr_set = MOUNT_ATTR_RDONLY;
+  if (::mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &lock, sizeof lock) != 0)
+    return "making the file system read-only (mount_setattr: Linux >= 5.12)";
+  struct mount_attr rw {};
+  rw.attr_clr = MOUNT_ATTR_RDONLY;
+  for (const auto& w : *writable)
+    if (::mount_setattr(AT_FDCWD, w.c_str(), AT_RECURSIVE, &rw, sizeof rw) != 0)
+      return "keeping a folder writable";
+  if (binds)
+    for (const auto& b : *binds)
+      if (::mount_setattr(AT_FDCWD, b.second.c_str(), 0, &rw, sizeof rw) != 0)
+        return "keeping a bind mount writable";
+  // Kernel interfaces, not files: sysctls a daemon sets (`ip forwarding`), /dev/null. Where
+  // they are not mounts of their own this changes nothing; that is not an error.
+  for (const char* k : {"/proc", "/dev"})
+    ::mount_setattr(AT_FDCWD, k, AT_RECURSIVE, &rw, sizeof rw);
+  return nullptr;
+}
+
 // Runs in the forked child before exec: only async-signal-safe calls.
 struct EnterNsAndCgroup {
   int netns_fd = -1;
   int cgroup_fd = -1;  // cgroup.procs of the target cgroup, opened for writing
   const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;
+  const std::vector<std::string>* writable = nullptr;
   const std::string* hostname = nullptr;
   template <class Launcher>
   boost::system::error_code on_exec_setup(Launcher&, const std::filesystem::path&,
                                           const char* const*&) {
     auto fail = [] { return boost::system::error_code{errno, boost::system::system_category()}; };
     if (cgroup_fd >= 0 && ::write(cgroup_fd, "0\n", 2) != 2) return fail();
-    if (mounts && !mounts->empty()) {
-      if (::unshare(CLONE_NEWNS) != 0) return fail();
-      // Slave: host mounts still propagate in, ours never propagate out.
-      if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) return fail();
-      for (const auto& [src, dst] : *mounts)
-        if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND, nullptr) != 0) return fail();
-    }
+    if (confine_mounts(mounts, writable) != nullptr) return fail();
     if (hostname && !hostname->empty()) {
       if (::unshare(CLONE_NEWUTS) != 0) return fail();
       if (::sethostname(hostname->data(), hostname->size()) != 0) return fail();
@@ -96,6 +130,7 @@ struct DetachedSpawn {
   char* const* envp = nullptr;
   int netns_fd = -1, cgroup_fd = -1, out_fd = -1, null_fd = -1;
   const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;
+  const std::vector<std::string>* writable = nullptr;
   const std::string* hostname = nullptr;
   sigset_t old_mask{};
   char* grandchild_stack = nullptr;
@@ -141,13 +176,7 @@ int detached_child(void* arg) {
     ::_exit(127);
   };
   if (a->cgroup_fd >= 0 && ::write(a->cgroup_fd, "0\n", 2) != 2) fail("joining the cgroup");
-  if (a->mounts && !a->mounts->empty()) {
-    if (::unshare(CLONE_NEWNS) != 0) fail("unshare(CLONE_NEWNS)");
-    // Slave: host mounts still propagate in, ours never propagate out.
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) fail("mount --make-rslave /");
-    for (const auto& [src, dst] : *a->mounts)
-      if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND, nullptr) != 0) fail("bind mount");
-  }
+  if (const char* step = confine_mounts(a->mounts, a->writable)) fail(step);
   if (a->hostname && !a->hostname->empty()) {
     if (::unshare(CLONE_NEWUTS) != 0) fail("unshare(CLONE_NEWUTS)");
     if (::sethostname(a->hostname->data(), a->hostname->size()) != 0) fail("sethostname");
@@ -248,6 +277,7 @@ Result<Output> run_detached(const Command& cmd, const std::filesystem::path& exe
   a.argv = argv.data();
   a.envp = environ;
   a.mounts = &cmd.bind_mounts;
+  a.writable = &cmd.writable;
   a.hostname = &cmd.hostname;
   // Two stacks in one mapping, freed once both children are done with them.
   constexpr size_t kStack = 256 * 1024;
@@ -305,6 +335,7 @@ Result<Output> SystemRunner::run(const Command& cmd) {
   if (auto r = open_targets(cmd, init.netns_fd, init.cgroup_fd); !r) return r.error();
 
   init.mounts = &cmd.bind_mounts;
+  init.writable = &cmd.writable;
   init.hostname = &cmd.hostname;
 
   asio::io_context ctx;

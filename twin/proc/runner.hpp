@@ -21,6 +21,12 @@ struct Command {
   // Bind mounts (source, target) made in a private mount namespace of the child, e.g. to give
   // an FRR daemon its own /var/tmp/frr. Empty = share the caller's mount namespace.
   std::vector<std::pair<std::string, std::string>> bind_mounts;
+  // When not empty, the child's private mount namespace is read-only everywhere but these
+  // folders (each must exist), the bind mounts' targets, /proc and /dev: where a lab's FRR
+  // daemons and vtysh run, so that a command writing a file (`log file`, `output file`, ...)
+  // reaches nothing of the machine's, whatever path it names. Needs Linux >= 5.12
+  // (mount_setattr(2)); the error says so on an older one.
+  std::vector<std::string> writable;
   // When set, the child gets a private UTS namespace with this hostname (FRR advertises it in
   // the BGP hostname capability and shows it in `show bgp summary`).
   std::string hostname;

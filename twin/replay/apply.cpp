@@ -47,6 +47,7 @@ std::unique_ptr<LabControl> engine_lab(const std::string& lab, proc::ProcessRunn
 
 int ApplyResult::exit_code() const {
   if (stage == "baseline-failed") return 4;
+  if (stage == "baseline-unhealthy") return 5;
   // A rollback (or a --revert restore) that failed leaves a lab that is not what the caller
   // thinks: the harness failed, whatever the verdict — a CI job must not read "rejected and
   // restored" from it.

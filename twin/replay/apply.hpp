@@ -70,6 +70,9 @@ struct ApplyResult {
   std::string started_at;
   double duration_ms = 0;
   // "baseline-failed": the baseline did not pass, nothing was applied (exit 4);
+  // "baseline-unhealthy": something twin runs for the lab (a daemon, a VM) is not running, so
+  // the lab could not be judged at all: nothing was applied, even with allow_dirty_baseline
+  // (exit 5; `twin restart NODE` repairs it);
   // "judged": the change was applied and judged (exit from the verdict).
   std::string stage = "judged";
   Phase baseline;
@@ -81,6 +84,10 @@ struct ApplyResult {
   Verdict verdict;
   bool rolled_back = false;  // a rollback ran
   bool rollback_ok = false;  // ... and validation proved the baseline back
+  // The rung of the restore ladder that proved it: "reload" (the snapshot applied as a
+  // difference), "restart" (the touched nodes' daemons booted from the baseline's config),
+  // "recreate" (those nodes built anew, then booted so); "" when none did.
+  std::string rollback_rung;
   std::string rollback_detail;
   std::optional<Phase> rollback;
   Diff rollback_diff;         // baseline vs after the rollback: empty of losses when it succeeded
@@ -92,9 +99,12 @@ struct ApplyResult {
   std::vector<std::string> configs_saved;
   // Per FRR node: running config before and after the change (after = before when untouched).
   std::map<std::string, std::string> config_before, config_after;
+  // What the gate did not apply as written (a host path redirected into a node's run folder),
+  // beside the verdict; the validations' own notes are in their reports.
+  std::vector<Note> notes;
 
-  // 4 baseline failed; 3 a rollback or revert that did not prove the baseline back; else 0/1/3
-  // from the verdict.
+  // 4 baseline failed; 5 baseline unhealthy; 3 a rollback or revert that did not prove the baseline
+  // back; else 0/1/3 from the verdict.
   [[nodiscard]] int exit_code() const;
 };
 

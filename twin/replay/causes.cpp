@@ -428,6 +428,22 @@ void ospf_findings(const CauseFacts& facts, std::vector<Cause>& out) {
   }
 }
 
+// ---- daemon-dead (what twin runs for the lab is not running)
+
+void dead_daemons(const CauseFacts& facts, std::vector<Cause>& out) {
+  if (!facts.after) return;
+  for (const auto& r : facts.after->results) {
+    if (!r.unhealthy || r.status != validate::Status::kFailed) continue;
+    out.push_back({"daemon-dead",
+                   r.peer + " on " + r.node +
+                       " is not running: every test through it fails "
+                       "until it is back (twin restart " +
+                       r.node + ")",
+                   {r.node + ": " + r.validator + "." + std::to_string(r.test) + " " + r.message},
+                   {r.node}});
+  }
+}
+
 // ---- static-override (a route of another origin inside a routed prefix)
 
 void static_overrides(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
@@ -654,6 +670,8 @@ void tenant_subnets(const plan::Plan& plan, std::vector<Cause>& out) {
 
 std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts) {
   std::vector<Cause> out;
+  // First: a dead daemon explains whatever else fails at its node.
+  dead_daemons(facts, out);
   duplicate_addresses(plan, facts, out);
   bgp_notifications(plan, facts, out);
   policies(plan, facts, out);

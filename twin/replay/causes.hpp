@@ -6,6 +6,8 @@
 // that does not match says nothing: where none matches, reports say so instead of guessing.
 //
 // Rules (FRR's and the kernel's own words quoted in the evidence):
+//   daemon-dead         a daemon (or VM) twin runs for a node is not running (the node family's
+//                       unhealthy result): its exit status or last log line
 //   duplicate-address   one address on two nodes (not one the plan puts on both)
 //   bgp-notification    a session not Established whose last NOTIFICATION names why: hold
 //                       timer expired, maximum prefixes, bad BGP identifier, ... (FRR `show bgp

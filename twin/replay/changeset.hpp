@@ -41,6 +41,16 @@ struct PrefixRef {
   Mark mark;
 };
 
+// intent.paths[i]: at `node`, `prefixes` may move to `ecmp` next hops (0: any) through `via`
+// (neighbor nodes or the node's interfaces; empty: any).
+struct PathRef {
+  std::string node;
+  std::vector<std::string> prefixes;  // canonical network form
+  int ecmp = 0;
+  std::vector<std::string> via;
+  Mark mark;
+};
+
 // A tenant network named in a change ("red/web"), with its VNI when the change creates it.
 struct TenantNetworkRef {
   std::string tenant, network;
@@ -187,6 +197,9 @@ struct Intent {
   std::vector<LinkRef> links_down;         // links meant to be down: no session, no path over them
   std::vector<PrefixRef> add_prefixes;     // prefixes the change starts originating
   std::vector<PrefixRef> remove_prefixes;  // prefixes it stops originating
+  // Paths the change moves on purpose (traffic engineering): only these may change, judged by
+  // their declared width and next hops; every other path, prefix and reachability must hold.
+  std::vector<PathRef> paths;
   // Tenant networks the change creates ("green/web" with its VNI), and where it means server
   // ports to be: a leaf's port in a network (new or existing, any tenant's), or in none
   // (network "" : unbridged). The intended tenants follow (plan::set_tenants): VTEPs, servers,

@@ -12,10 +12,12 @@
 namespace twin::replay::keys {
 
 inline const std::vector<std::string> kTop = {"version", "name", "description", "intent", "steps"};
-inline const std::vector<std::string> kIntent = {"drain",           "links-down",
-                                                 "add-prefixes",    "remove-prefixes",
-                                                 "tenant-networks", "tenant-ports"};
+inline const std::vector<std::string> kIntent = {
+    "drain",           "links-down",   "add-prefixes", "remove-prefixes",
+    "tenant-networks", "tenant-ports", "paths"};
 inline const std::vector<std::string> kPrefix = {"node", "prefix"};  // intent.*-prefixes[i]
+inline const std::vector<std::string> kPath = {"node", "prefix", "prefixes", "ecmp",
+                                               "next-hops"};  // intent.paths[i]
 // A step: its name and exactly one kind key.
 inline const std::vector<std::string> kStepKinds = {"frr",   "interface", "link",   "wait",
                                                     "check", "topology",  "sysctl", "vxlan"};
@@ -32,9 +34,8 @@ inline const std::vector<std::string> kSysctl = {"nodes", "node", "set"};
 inline const std::vector<std::string> kVxlan = {"nodes", "node", "vni", "ports", "remove"};
 
 // Values.
-inline const std::vector<std::string> kTestFamilies = {"bgp",    "ospf", "bfd",
-                                                          "evpn",   "routes", "mtu",
-                                                          "reachability", "checks"};
+inline const std::vector<std::string> kTestFamilies = {
+    "node", "bgp", "ospf", "bfd", "evpn", "routes", "mtu", "reachability", "checks"};
 inline const std::vector<std::string> kUntil = {"converged", "duration"};
 inline const std::vector<std::string> kExpect = {"pass", "fail"};
 inline const std::vector<std::string> kState = {"up", "down"};

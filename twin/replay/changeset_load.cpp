@@ -286,7 +286,99 @@ void ChangeSetLoader::parse_intent(const Value& in, Intent& out) {
     for (size_t i = 0; i < v.node.size(); ++i)
       if (auto p = prefix_ref(item(v, i))) dst.push_back(*p);
   }
+  if (auto v = child(in, "paths");
+      v && r_.list(v, "{node, prefix(es), ecmp, next-hops} mappings",
+                   "paths: [{node: r1, prefix: 10.6.255.4/32, next-hops: [r6]}]"))
+    for (size_t i = 0; i < v.node.size(); ++i)
+      if (auto p = path_ref(item(v, i))) out.paths.push_back(*p);
   parse_tenant_intent(in, out);
+}
+
+std::optional<PathRef> ChangeSetLoader::path_ref(const Value& it) {
+  if (!it.node.IsMap()) {
+    r_.error(it, "expected a mapping with node, prefix and ecmp or next-hops, " + found(it.node),
+             "e.g. {node: r1, prefix: 10.6.255.4/32, next-hops: [r6]}");
+    return std::nullopt;
+  }
+  r_.check_keys(it, keys::kPath);
+  PathRef r;
+  r.mark = it.mark();
+  bool ok = true;
+  const plan::Node* node = nullptr;
+  if (auto n = child(it, "node"); !n) {
+    r_.error(it.mark(), n.field, "missing; expected the FRR node whose paths move", "");
+    ok = false;
+  } else if (auto s = r_.string(n);
+             s && (node = node_ref(n, *s, all_plans_, "only FRR nodes route", ""))) {
+    r.node = *s;
+  } else {
+    ok = false;
+  }
+  auto one = child(it, "prefix"), many = child(it, "prefixes");
+  if (one && many) {
+    r_.error(many, "give prefix or prefixes, not both", "");
+    ok = false;
+  } else if (!one && !many) {
+    r_.error(it.mark(), it.field + ".prefix",
+             "missing; expected the prefix (or prefixes) whose paths move", "");
+    ok = false;
+  }
+  std::vector<Value> given;
+  if (one) given.push_back(one);
+  if (many && r_.list(many, "prefixes", "prefixes: [10.6.255.4/32, 10.6.4.0/24]"))
+    for (size_t i = 0; i < many.node.size(); ++i) given.push_back(item(many, i));
+  for (const auto& p : given) {
+    auto s = r_.string(p);
+    if (!s) {
+      ok = false;
+      continue;
+    }
+    auto ip = IpPrefix::parse(*s == "default" ? "0.0.0.0/0" : *s, false);
+    if (!ip) {
+      r_.error(p, "'" + *s + "' is not an IPv4/IPv6 prefix with length",
+               "write e.g. 10.6.255.4/32 or 0.0.0.0/0");
+      ok = false;
+    } else if (ip->network() != *ip) {
+      r_.error(p, "prefix '" + *s + "' has host bits set",
+               "did you mean '" + ip->network().str() + "'?");
+      ok = false;
+    } else {
+      r.prefixes.push_back(ip->str());
+    }
+  }
+  if (auto e = child(it, "ecmp")) {
+    auto w = r_.integer(e, 1, 256, "next hops");
+    if (w)
+      r.ecmp = static_cast<int>(*w);
+    else
+      ok = false;
+  }
+  if (auto h = child(it, "next-hops");
+      h && r_.list(h, "neighbor nodes or interfaces", "next-hops: [r6]")) {
+    std::vector<std::string> names;
+    if (node)
+      for (const auto& i : node->interfaces) {
+        names.push_back(i.name);
+        names.push_back(i.peer_node);
+      }
+    for (size_t i = 0; i < h.node.size(); ++i) {
+      const Value hv = item(h, i);
+      auto s = r_.string(hv);
+      if (!s) {
+        ok = false;
+        continue;
+      }
+      if (node && std::find(names.begin(), names.end(), *s) == names.end()) {
+        r_.error(hv, "'" + *s + "' is neither a neighbor nor an interface of " + node->name,
+                 did_you_mean(*s, names, "its neighbors and interfaces: " + join_some(names, 8)));
+        ok = false;
+        continue;
+      }
+      r.via.push_back(*s);
+    }
+  }
+  if (!ok) return std::nullopt;
+  return r;
 }
 
 void ChangeSetLoader::parse_tenant_intent(const Value& in, Intent& out) {

@@ -76,6 +76,8 @@ class ChangeSetLoader {
   void parse_intent(const Value& in, Intent& out);
 
   std::optional<PrefixRef> prefix_ref(const Value& it);
+  // intent.paths[i] (node, prefix or prefixes, ecmp, next-hops), checked against the lab.
+  std::optional<PathRef> path_ref(const Value& it);
 
   // ---- values and steps (changeset_steps.cpp)
 

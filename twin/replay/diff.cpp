@@ -16,14 +16,12 @@ namespace {
 
 const char* const kFamilies[] = {"ipv4Unicast", "ipv6Unicast"};
 
-// `ip -j route` prints host routes without their length ("10.255.0.1").
-std::string normalize_prefix(const std::string& dst) {
-  if (dst.find('/') != std::string::npos) return dst;
-  return dst + (dst.find(':') == std::string::npos ? "/32" : "/128");
-}
-
-void fold_routes(const Result<nlohmann::json>& routes, std::map<std::string, int>& fib,
-                 std::map<std::string, std::string>& others) {
+// A FIB of one family (`v6`) into `fib` (routing protocols' routes) and `others`; a
+// destination that is not a prefix is a gap of `node`, never a route the diff could ignore.
+void fold_routes(const Result<nlohmann::json>& routes, bool v6, const std::string& node,
+                 std::map<std::string, int>& fib, std::map<std::string, std::string>& others,
+                 std::map<std::string, std::vector<std::string>>& via,
+                 std::vector<std::string>& gaps) {
   if (!routes || !routes->is_array()) return;
   for (const auto& r : *routes) {
     // Routes a routing daemon installed (zebra marks them with its protocol in the kernel):
@@ -32,19 +30,43 @@ void fold_routes(const Result<nlohmann::json>& routes, std::map<std::string, int
     // but one that takes a routed prefix over is named when that prefix leaves the protocol.
     static const std::set<std::string> kRouting = {"bgp", "ospf", "isis"};
     if (!r.is_object() || !r.contains("dst") || !r["dst"].is_string()) continue;
+    const auto prefix = route_dst_prefix(r["dst"].get<std::string>(), v6);
+    if (!prefix) {
+      gaps.push_back(node + ": routes: destination '" + r["dst"].get<std::string>() +
+                     "' is not a prefix twin can read");
+      continue;
+    }
     if (!kRouting.count(r.value("protocol", ""))) {
       // iproute2 leaves out the protocol of a route added without one (RTPROT_BOOT).
       std::string text = r.value("protocol", "boot");
       if (r.contains("gateway")) text += " via " + r.value("gateway", "");
       if (r.contains("dev")) text += " dev " + r.value("dev", "");
-      others[normalize_prefix(r["dst"].get<std::string>())] = text;
+      others[*prefix] = text;
       continue;
     }
     int hops = 1;
-    if (r.contains("nexthops") && r["nexthops"].is_array())
+    std::vector<std::string> devs;
+    if (r.contains("nexthops") && r["nexthops"].is_array()) {
       hops = static_cast<int>(r["nexthops"].size());
-    fib[normalize_prefix(r["dst"].get<std::string>())] = hops;
+      for (const auto& h : r["nexthops"])
+        if (h.is_object() && h.contains("dev") && h["dev"].is_string()) devs.push_back(h["dev"]);
+    } else if (r.contains("dev") && r["dev"].is_string()) {
+      devs.push_back(r["dev"]);
+    }
+    std::sort(devs.begin(), devs.end());
+    fib[*prefix] = hops;
+    via[*prefix] = std::move(devs);
   }
+}
+
+// "leaf2:vx20100" or "leaf2:br20100": a VXLAN device or bridge of a VTEP of `p`.
+bool is_vtep_device(const plan::Plan& p, const std::string& key) {
+  auto c = key.find(':');
+  const plan::Node* n = p.find(key.substr(0, c));
+  if (!n || c == std::string::npos) return false;
+  const std::string dev = key.substr(c + 1);
+  return std::any_of(n->vnis.begin(), n->vnis.end(),
+                     [&](const plan::Vni& v) { return v.vxlan == dev || v.bridge == dev; });
 }
 
 bool has_session(const plan::Plan& p, const std::string& node, const std::string& iface) {
@@ -70,6 +92,49 @@ const plan::Interface* find_iface(const plan::Plan& p, const std::string& node_c
 }
 
 std::string hops_text(int n) { return std::to_string(n) + (n == 1 ? " next hop" : " next hops"); }
+
+// "2 next hops (eth1 to r2, eth2 to r6)": the devices of `node` in `p`, with their neighbor.
+std::string hops_text(int n, const std::vector<std::string>& devs, const plan::Plan& p,
+                      const std::string& node) {
+  if (devs.empty()) return hops_text(n);
+  std::string s;
+  const plan::Node* pn = p.find(node);
+  for (const auto& d : devs) {
+    std::string peer;
+    if (pn)
+      for (const auto& i : pn->interfaces)
+        if (i.name == d) peer = i.peer_node;
+    s += (s.empty() ? "" : ", ") + d + (peer.empty() ? "" : " to " + peer);
+  }
+  return hops_text(n) + " (" + s + ")";
+}
+
+// Whether next hops through `devs` of `node` are the ones `via` names (neighbor nodes or
+// interfaces), each way named used and no other.
+bool hops_match(const std::vector<std::string>& devs, const std::vector<std::string>& via,
+                const plan::Plan& p, const std::string& node) {
+  const plan::Node* pn = p.find(node);
+  auto names = [&](const std::string& d) {
+    std::set<std::string> out{d};
+    if (pn)
+      for (const auto& i : pn->interfaces)
+        if (i.name == d) out.insert(i.peer_node);
+    return out;
+  };
+  std::set<std::string> used;
+  for (const auto& d : devs) {
+    bool named = false;
+    for (const auto& n : names(d))
+      if (std::find(via.begin(), via.end(), n) != via.end()) {
+        named = true;
+        used.insert(n);
+      }
+    if (!named) return false;
+  }
+  for (const auto& v : via)
+    if (!used.count(v)) return false;
+  return true;
+}
 
 std::string split_key(const std::string& key, std::string* rest) {
   auto sp = key.find(' ');
@@ -115,7 +180,13 @@ Change gained_change(const NetState& before, const plan::Plan& intended, const s
   Change c{"prefix-gained", node, prefix, "missing", hops_text(hops), true, node + " learned " + prefix};
   if (owner_of(intended, prefix)) return c;
   auto ip = IpPrefix::parse(prefix);
-  if (!ip || is_link_subnet(intended, *ip)) return c;
+  if (!ip) {
+    // Never "intended" for want of reading it: a gain nobody can name is a gain.
+    c.intended = false;
+    c.message += " (not a prefix twin can read)";
+    return c;
+  }
+  if (is_link_subnet(intended, *ip)) return c;
   c.intended = false;
   c.covering = covering_prefix(before, intended, node, *ip);
   if (!c.covering.empty()) {
@@ -175,8 +246,9 @@ NetState state_from_observations(const std::map<std::string, NodeObservation>& o
     }
     auto& fib = s.fib[node];
     auto& others = s.other_routes[node];
-    fold_routes(o.routes4, fib, others);
-    fold_routes(o.routes6, fib, others);
+    auto& via = s.fib_via[node];
+    fold_routes(o.routes4, false, node, fib, others, via, s.gaps);
+    fold_routes(o.routes6, true, node, fib, others, via, s.gaps);
     if (!o.routes4) s.gaps.push_back(node + ": routes: " + o.routes4.error().message);
     if (!o.routes6) s.gaps.push_back(node + ": routes (IPv6): " + o.routes6.error().message);
   }
@@ -379,12 +451,44 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
              node + (now == "missing" ? " lost the route to " + prefix
                                       : "'s route to " + prefix + " was " + now) +
                  (owner_was ? " (" + owner_was->kind + " of " + owner_was->owner + ")" : "")});
-      } else if (f->second < hops) {
-        bool ok_shrink = owner_now && want > 0 && f->second >= want;
-        d.changes.push_back({"ecmp-shrunk", node, prefix, hops_text(hops), hops_text(f->second),
-                             ok_shrink,
-                             node + " reaches " + prefix + " over " + std::to_string(f->second) +
-                                 " next hop(s), was " + std::to_string(hops)});
+      } else {
+        static const std::vector<std::string> kNone;
+        auto devs_of = [&](const NetState& s) -> const std::vector<std::string>& {
+          auto n = s.fib_via.find(node);
+          if (n == s.fib_via.end()) return kNone;
+          auto v = n->second.find(prefix);
+          return v == n->second.end() ? kNone : v->second;
+        };
+        const auto& was = devs_of(before);
+        const auto& now = devs_of(after);
+        const std::string old_text = hops_text(hops, was, base, node);
+        const std::string new_text = hops_text(f->second, now, intended, node);
+        const bool moved = !was.empty() && !now.empty() && was != now;
+        if (const plan::PathIntent* pi = intended.path_intent(node, prefix)) {
+          // A declared move: judged by what it declares, whether or not the paths moved.
+          bool width_ok = pi->ecmp == 0 || f->second == pi->ecmp;
+          bool via_ok = pi->via.empty() || hops_match(now, pi->via, intended, node);
+          if (f->second != hops || moved || !width_ok || !via_ok) {
+            std::string declared =
+                (pi->ecmp ? hops_text(pi->ecmp) : std::string("any number of next hops")) +
+                (pi->via.empty() ? "" : " through " + join_names(pi->via));
+            d.changes.push_back(
+                {f->second < hops ? "ecmp-shrunk" : "paths-moved", node, prefix, old_text, new_text,
+                 width_ok && via_ok,
+                 node + " reaches " + prefix + " over " + new_text + ", was " + old_text +
+                     (width_ok && via_ok ? "; declared" : "; the change declares " + declared)});
+          }
+        } else if (f->second < hops) {
+          bool ok_shrink = owner_now && want > 0 && f->second >= want;
+          d.changes.push_back(
+              {"ecmp-shrunk", node, prefix, old_text, new_text, ok_shrink,
+               node + " reaches " + prefix + " over " + new_text + ", was " + old_text});
+        } else if (moved && !intended.path_intents.empty()) {
+          // A traffic-engineering change is judged strictly: only what it declares may move.
+          d.changes.push_back({"paths-moved", node, prefix, old_text, new_text, false,
+                               node + " reaches " + prefix + " over " + new_text + ", was " +
+                                   old_text + "; the change declares no path for it"});
+        }
       }
     }
     for (const auto& [prefix, hops] : afib)
@@ -435,6 +539,9 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
     const auto* peer =
         want ? find_iface(intended, want->peer_node + ":" + want->peer_interface) : nullptr;
     bool meant = want && want->mtu == it->second && (!peer || peer->mtu == want->mtu);
+    // A VTEP's VXLAN device or bridge: what its MTU means for the overlay is the EVPN family's
+    // to judge (overlay-mtu: full frames between servers across the fabric), not a link's.
+    if (!want) meant = is_vtep_device(intended, key);
     d.changes.push_back({"mtu-changed", key.substr(0, key.find(':')), key, std::to_string(m),
                          std::to_string(it->second), meant,
                          "MTU of " + key + " changed from " + std::to_string(m) + " to " +
@@ -477,6 +584,7 @@ const Category kLossCategories[] = {
     {"reachability-lost", "reachability lost"},
     {"prefix-gained", "prefixes gained that the change does not declare"},
     {"ecmp-shrunk", "ECMP width shrank"},
+    {"paths-moved", "paths moved that the change does not declare"},
     {"session-prefixes-lost", "fewer prefixes received"},
     {"mtu-changed", "MTU changed against the intent"},
     {"admin-state-changed", "interfaces taken down without declaring it"},
@@ -488,11 +596,22 @@ const std::vector<std::string>& reason_categories() {
   // Most severe first: a broken step; tenants joined; lost control plane, routes, data plane;
   // traffic lost while the change ran; a state that does not survive a restart; then what was
   // added or narrowed, and last what the harness could not tell.
-  static const std::vector<std::string> kAll = {
-      "step-failed",        "isolation-broken",      "session-lost",       "prefix-lost",
-      "reachability-lost",  "outage",                "restart-divergence", "validator-failed",
-      "prefix-gained",      "ecmp-shrunk",           "session-prefixes-lost",
-      "mtu-changed",        "admin-state-changed",   "validator-error"};
+  static const std::vector<std::string> kAll = {"step-failed",
+                                                "daemon-dead",
+                                                "isolation-broken",
+                                                "session-lost",
+                                                "prefix-lost",
+                                                "reachability-lost",
+                                                "outage",
+                                                "restart-divergence",
+                                                "validator-failed",
+                                                "prefix-gained",
+                                                "ecmp-shrunk",
+                                                "paths-moved",
+                                                "session-prefixes-lost",
+                                                "mtu-changed",
+                                                "admin-state-changed",
+                                                "validator-error"};
   return kAll;
 }
 
@@ -603,6 +722,17 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
                            (r->message.empty() ? r->observed : r->message));
       // A packet that crossed between tenants is its own, most severe reason: two customers
       // joined (reachability test 3, tenant-isolation).
+      // What twin runs for the lab died (node.0 daemons): the lab is broken, whatever else
+      // fails because of it.
+      if (failures && std::all_of(it->second.begin(), it->second.end(),
+                                  [](const validate::TestResult* r) { return r->unhealthy; })) {
+        v.reasons.push_back({reason_rank("daemon-dead"), "daemon-dead", "",
+                             std::to_string(subjects.size()) + " daemon" +
+                                 (subjects.size() == 1 ? "" : "s") + " not running (" +
+                                 list_head(subjects, 2) + ")",
+                             subjects});
+        continue;
+      }
       if (failures && test.rfind("reachability.3 ", 0) == 0) {
         v.reasons.push_back({reason_rank("isolation-broken"), "isolation-broken", "",
                              "isolation broken: " + std::to_string(subjects.size()) +

@@ -33,6 +33,9 @@ struct SessionObs {
 struct NetState {
   std::map<std::string, SessionObs> sessions;
   std::map<std::string, std::map<std::string, int>> fib;
+  // node -> prefix -> the devices of its next hops, sorted ("eth1", "eth2"): which way each
+  // route leaves, for path intent (intent.paths) and the report's old and new next hops.
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> fib_via;
   // node -> prefix -> "static via 10.1.0.10 dev eth2": routes of other origins (static, kernel)
   // in the kernel FIB, so a routed prefix a static route took over is said to be that, not lost.
   std::map<std::string, std::map<std::string, std::string>> other_routes;
@@ -63,7 +66,7 @@ NetState observe(const plan::Plan& plan, validate::LabProbe& probe, int parallel
 struct Change {
   std::string category;  // session-lost | session-gained | prefix-lost | prefix-gained |
                          // session-prefixes-lost | reachability-lost | reachability-gained |
-                         // ecmp-shrunk | mtu-changed | admin-state-changed
+                         // ecmp-shrunk | paths-moved | mtu-changed | admin-state-changed
   std::string node;
   std::string subject;  // neighbor, prefix, "src -> dst", interface
   std::string before, after;

@@ -242,6 +242,7 @@ int DrillResult::hurt() const {
 
 int DrillResult::exit_code() const {
   if (stage == "baseline-failed") return 4;
+  if (stage == "baseline-unhealthy") return 5;
   if (stage == "stopped") return 3;
   for (const auto& o : elements)
     if (o.status == "error") return 3;
@@ -518,7 +519,13 @@ Result<DrillResult> Drill::run() {
   if (interrupted())
     return Error{ErrorKind::kInterrupted, "interrupted during the baseline; nothing was failed"};
   if (res_.baseline.report.exit_code() != 0) {
-    res_.stage = "baseline-failed";
+    const auto& rs = res_.baseline.report.results;
+    res_.stage = std::any_of(rs.begin(), rs.end(),
+                             [](const validate::TestResult& r) {
+                               return r.unhealthy && r.status == validate::Status::kFailed;
+                             })
+                     ? "baseline-unhealthy"
+                     : "baseline-failed";
     res_.baseline_verdict = decide({}, res_.baseline.report, Diff{}, nullptr);
     res_.duration_ms = env_.time.ms_since(t0);
     return res_;

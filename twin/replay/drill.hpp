@@ -111,8 +111,9 @@ struct DrillResult {
   std::string lab;
   std::string started_at;
   double duration_ms = 0;
-  // "baseline-failed": nothing was failed (exit 4); "drilled": every element ran; "stopped": an
-  // element could not be restored and the drill stopped there (exit 3).
+  // "baseline-failed": nothing was failed (exit 4); "baseline-unhealthy": a daemon or VM twin
+  // runs for the lab is not running, nothing was failed (exit 5); "drilled": every element ran;
+  // "stopped": an element could not be restored and the drill stopped there (exit 3).
   std::string stage = "drilled";
   Phase baseline;
   Verdict baseline_verdict;  // the baseline's reasons when it failed

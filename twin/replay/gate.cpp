@@ -134,6 +134,14 @@ class Gate {
   void bisect(Touched& touched, size_t attempted);
   Error abort_interrupted(const Touched& touched, const std::string& when);
   Result<void> rollback(const Touched& t, std::string* detail);
+  // Validates the lab against the baseline after a rollback rung (`ok`: the rung itself did
+  // all it should); sets rollback_ok, rollback_rung when proven, the diff and the phase.
+  void prove_rollback(bool ok, const std::string& rung);
+  // One rung of the restore ladder on `nodes`: "restart" boots their routing daemons from the
+  // baseline's running config (written as their startup config first); "recreate" builds each
+  // node anew (its namespace, links and daemons, as `up` does) and then boots it so.
+  Result<void> restore_nodes(const std::vector<std::string>& nodes, const std::string& rung,
+                             std::string* how);
   // The running configs after the change in res_.config_after: read from the nodes the change
   // worked on (every node after a topology step), the snapshot's for the others, which no step
   // touched (on 8x48, 55 vtysh reads of ~0.1 CPU-second each saved per change).
@@ -250,7 +258,8 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
                 std::string d;
                 wait_converged(plan, timeout, &d);
                 return d;
-              }};
+              },
+              &res_.notes};
   return std::visit([&](const auto& body) { return replay::apply_step(body, run, detail); },
                     s.body);
 }
@@ -387,6 +396,63 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
     return harness_error(*detail);
   }
   *detail = restored;
+  return {};
+}
+
+void Gate::prove_rollback(bool ok, const std::string& rung) {
+  Phase ph = validate_phase("rollback", st_.plan);
+  Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
+  Verdict v =
+      decide({}, ph.report, back, opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+  res_.rollback_ok = ok && v.decision == Decision::kApprove;
+  res_.rollback_diff = back;
+  if (res_.rollback_ok) {
+    res_.rollback_rung = rung;
+    res_.rollback_detail += "; proven by the " + rung + " rung";
+  } else if (!v.reasons.empty()) {
+    res_.rollback_detail += "; after the " + rung +
+                            " rung still different from the baseline: " + v.reasons.front().message;
+  }
+  res_.rollback = std::move(ph);
+}
+
+Result<void> Gate::restore_nodes(const std::vector<std::string>& nodes, const std::string& rung,
+                                 std::string* how) {
+  std::vector<std::string> names;
+  for (const auto& name : nodes)
+    if (st_.plan.find(name) && res_.config_before.count(name)) names.push_back(name);
+  if (names.empty()) {
+    *how = "no node to restore";
+    return {};
+  }
+  if (rung == "recreate") {
+    // Without the nodes, then with them again: their namespaces, links (and so their peers'
+    // ends), addresses and daemons made anew by the one path that builds labs.
+    plan::Plan without = st_.plan;
+    std::erase_if(without.nodes, [&](const plan::Node& n) {
+      return std::find(names.begin(), names.end(), n.name) != names.end();
+    });
+    std::erase_if(without.links, [&](const plan::Link& l) {
+      return std::find(names.begin(), names.end(), l.a_node) != names.end() ||
+             std::find(names.begin(), names.end(), l.b_node) != names.end();
+    });
+    plan::derive_expectations(without);
+    engine::GrowReport g;
+    if (auto r = env_.lab.reshape(st_.plan, without, &g); !r) return r;
+    if (auto r = env_.lab.reshape(without, st_.plan, &g); !r) return r;
+  }
+  std::string problems;
+  for (const auto& name : names) {
+    const plan::Node* n = st_.plan.find(name);
+    if (auto r = env_.drivers(*n).write_startup_config(*n, res_.config_before.at(name)); !r)
+      problems += (problems.empty() ? "" : "; ") + r.error().message;
+  }
+  if (!problems.empty()) return harness_error("baseline config not written: " + problems);
+  auto started = env_.lab.control_routing(st_.plan, names, engine::RoutingAction::kRestart);
+  if (!started) return started.error();
+  *how = (rung == "recreate" ? "rebuilt " : "restarted ") + join_names(names) +
+         " from the baseline's config (" + std::to_string(*started) + " daemons)";
+  saved_.clear();  // their startup configs are the baseline's now
   return {};
 }
 
@@ -624,8 +690,15 @@ Result<ApplyResult> Gate::run() {
   res_.baseline = validate_phase("baseline", st_.plan);
   if (interrupted())
     return Error{ErrorKind::kInterrupted, "interrupted during the baseline; nothing was applied"};
-  if (res_.baseline.report.exit_code() != 0 && !opts_.allow_dirty_baseline) {
-    res_.stage = "baseline-failed";
+  const bool unhealthy =
+      std::any_of(res_.baseline.report.results.begin(), res_.baseline.report.results.end(),
+                  [](const validate::TestResult& r) {
+                    return r.unhealthy && r.status == validate::Status::kFailed;
+                  });
+  if (unhealthy || (res_.baseline.report.exit_code() != 0 && !opts_.allow_dirty_baseline)) {
+    // A lab with a dead daemon is not a baseline at all: whatever the change did would be
+    // judged against a network that is missing a part, and blamed on it.
+    res_.stage = unhealthy ? "baseline-unhealthy" : "baseline-failed";
     // The reasons say what was already wrong (the change is not to blame).
     res_.verdict = decide({}, res_.baseline.report, Diff{}, nullptr);
     explain(st_.plan, res_.baseline);
@@ -777,20 +850,45 @@ Result<ApplyResult> Gate::run() {
                                             "restored (" + (r ? d : r.error().message) +
                                             "): twin down and up, or repair by hand"};
     }
-    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
-                              &res_.baseline.state, nullptr,
-                              res_.after ? &res_.after->state : nullptr));
-    Phase ph = validate_phase("rollback", st_.plan);
-    Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
-    Verdict v =
-        decide({}, ph.report, back, opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
-    res_.rollback_ok = r && v.decision == Decision::kApprove;
-    res_.rollback_diff = back;
+    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched), &res_.baseline.state,
+                              nullptr, res_.after ? &res_.after->state : nullptr));
     res_.rollback_detail = d;
-    if (!res_.rollback_ok && !v.reasons.empty())
-      res_.rollback_detail += "; still different from the baseline: " + v.reasons.front().message;
-    res_.rollback = std::move(ph);
-    say(std::string("rollback ") + (res_.rollback_ok ? "proven: baseline restored" : "FAILED") +
+    // Daemons the restart check restarted run what they booted with, whatever text is applied
+    // now: those nodes go straight to the restart rung.
+    const bool restarted =
+        res_.restart_check && !res_.restart_check->nodes.empty() && res_.restart_check->daemons > 0;
+    if (restarted)
+      res_.rollback_detail += "; the restart check restarted " +
+                              join_names(res_.restart_check->nodes) + ": restarting them again";
+    else
+      prove_rollback(static_cast<bool>(r), "reload");
+    // The restore ladder: what the configuration's text did not bring back (a daemon that keeps
+    // an identity it took when restarted, state a reload does not reset) a restart from the
+    // baseline's config, then a node built anew, may. Each rung only when the one below did not
+    // prove the baseline, on the nodes the change touched (and those the restart check
+    // restarted); the lab is never left worse while a stronger restore remains untried.
+    std::vector<std::string> ladder_nodes = touched_frr_nodes(touched);
+    if (res_.restart_check)
+      for (const auto& n : res_.restart_check->nodes)
+        if (std::find(ladder_nodes.begin(), ladder_nodes.end(), n) == ladder_nodes.end())
+          ladder_nodes.push_back(n);
+    for (const char* rung : {"restart", "recreate"}) {
+      if (res_.rollback_ok || ladder_nodes.empty() || interrupted()) break;
+      SecondInterruptShield hold;
+      std::string how;
+      auto climbed = restore_nodes(ladder_nodes, rung, &how);
+      res_.rollback_detail += std::string("; ") + rung + ": " + how;
+      if (!climbed) {
+        res_.rollback_detail += " (" + climbed.error().message + ")";
+        continue;
+      }
+      say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
+                                &res_.baseline.state, nullptr, nullptr, /*configured=*/false));
+      prove_rollback(true, rung);
+    }
+    say(std::string("rollback ") +
+        (res_.rollback_ok ? "proven (" + res_.rollback_rung + "): baseline restored"
+                          : std::string("FAILED")) +
         " (" + res_.rollback_detail + ")");
   }
   res_.duration_ms = time_.ms_since(t0);

@@ -109,6 +109,14 @@ plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs, size_t ste
           node->withdraws.end())
         node->withdraws.push_back(r.prefix);
     }
+  for (const auto& pr : in.paths)
+    for (const auto& prefix : pr.prefixes) {
+      plan::PathIntent pi{pr.node, prefix, pr.ecmp, pr.via};
+      std::erase_if(p.path_intents, [&](const plan::PathIntent& x) {
+        return x.node == pi.node && x.prefix == pi.prefix;
+      });
+      p.path_intents.push_back(pi);
+    }
   intend_tenants(p, in);
   plan::derive_expectations(p);
   return p;

@@ -15,6 +15,7 @@
 #include "twin/replay/changeset_keys.hpp"
 #include "twin/replay/changeset_loader.hpp"
 #include "twin/replay/steps.hpp"
+#include "twin/topology/host_paths.hpp"
 
 using namespace std::chrono_literals;
 
@@ -205,12 +206,38 @@ Result<void> apply_step(const FrrStep& b, StepRun& run, std::string* detail) {
     int delay = policy_edit_delay_s(b, *n, run);
     Result<void> r;
     const auto& driver = run.env.drivers(*n);
-    if (!b.replace.empty())
-      r = driver.reload_config(*n, b.replace, false, nullptr, run.env.runner);
-    else if (!b.add.empty())
-      r = driver.apply_config(*n, b.add, b.text_line, run.cs.file, run.env.runner);
-    else
-      r = driver.apply_config(*n, negate_config(b.remove), 0, run.cs.file, run.env.runner);
+    // A file the lines name on this machine is one inside the node's run folder instead
+    // (topology/host_paths.hpp), said in a note at its line.
+    const std::string folder = topology::host_files_dir(n->run_dir);
+    std::vector<topology::HostPath> moved;
+    if (!b.replace.empty()) {
+      auto text = read_file(b.replace);
+      if (!text) return text.error();
+      std::string confined = topology::redirect_host_paths(*text, folder, &moved);
+      TempDir tmp;
+      std::string path = b.replace;
+      if (!moved.empty()) {
+        if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
+        path = tmp.path + "/frr.conf";
+        if (auto w = write_file(path, confined); !w) return w;
+      }
+      r = driver.reload_config(*n, path, false, nullptr, run.env.runner);
+    } else if (!b.add.empty()) {
+      r = driver.apply_config(*n, topology::redirect_host_paths(b.add, folder, &moved), b.text_line,
+                              run.cs.file, run.env.runner);
+    } else {
+      r = driver.apply_config(
+          *n, topology::redirect_host_paths(negate_config(b.remove), folder, &moved), 0,
+          run.cs.file, run.env.runner);
+    }
+    if (run.notes)
+      for (const auto& h : moved) {
+        const std::string where = !b.replace.empty() ? b.replace + ":" + std::to_string(h.line)
+                                  : b.text_line > 0
+                                      ? run.cs.file + ":" + std::to_string(b.text_line + h.line - 1)
+                                      : run.cs.file;
+        add_note(*run.notes, {"warning", name, where, topology::redirect_text(h, folder)});
+      }
     if (!r) return r;
     if (delay >= 0) {
       auto [it, added] = run.touched.policy_delay_s.try_emplace(name, delay);

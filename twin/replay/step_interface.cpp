@@ -15,9 +15,24 @@ namespace twin::replay {
 
 void ChangeSetLoader::parse_interface(const Value& v, InterfaceStep& out) {
   r_.check_keys(v, keys::kInterface);
-  std::vector<const plan::Interface*> ifaces;
+  std::vector<const plan::Interface*> ifaces;  // nullptr: a VTEP's device
+  bool vtep_devices = false;
   for (const auto& it :
        r_.one_or_many(v, "interface", "interfaces", "interfaces to change", "leaf1:swp1")) {
+    // A VTEP's VXLAN device or bridge (twin builds them from the tenants): an orchestrator
+    // sets their MTU and state like any interface's; the EVPN family judges the overlay.
+    if (auto s = it.node.IsScalar() ? std::optional<std::string>(it.node.Scalar()) : std::nullopt) {
+      auto colon = s->find(':');
+      const plan::Node* n = colon == std::string::npos ? nullptr : cur_->find(s->substr(0, colon));
+      const std::string dev = colon == std::string::npos ? "" : s->substr(colon + 1);
+      if (n && std::any_of(n->vnis.begin(), n->vnis.end(),
+                           [&](const plan::Vni& x) { return x.vxlan == dev || x.bridge == dev; })) {
+        out.interfaces.push_back({n->name, dev, it.mark()});
+        ifaces.push_back(nullptr);
+        vtep_devices = true;
+        continue;
+      }
+    }
     auto e = interface_ref(it);
     if (!e) continue;
     if (std::any_of(out.interfaces.begin(), out.interfaces.end(),
@@ -42,6 +57,10 @@ void ChangeSetLoader::parse_interface(const Value& v, InterfaceStep& out) {
         if (lv == &av) added.push_back(*p);
       }
   }
+  if (vtep_devices && (av || rv))
+    r_.error(av ? av : rv,
+             "addresses on a VTEP's VXLAN device or bridge: twin builds them without addresses",
+             "set the address on a port, or in the tenant's gateway");
   if (!mv && !sv && !av && !rv) {
     r_.error(v.mark(), v.field,
              "nothing to change; expected at least one of mtu, state, add-addresses, "
@@ -60,6 +79,7 @@ void ChangeSetLoader::parse_interface(const Value& v, InterfaceStep& out) {
   if (!out.mtu && (mv || added.empty())) return;  // no MTU set, or a bad one (reported)
   std::vector<std::string> bad;
   for (size_t i = 0; i < ifaces.size(); ++i) {
+    if (!ifaces[i]) continue;  // a VTEP's device: the overlay-MTU test judges it
     const plan::Interface& pi = *ifaces[i];
     int mtu = out.mtu ? *out.mtu : pi.mtu;
     if (mtu >= kMinIpv6Mtu) continue;

@@ -97,6 +97,8 @@ struct StepRun {
   Touched& touched;     // record here before changing anything
   // Waits until every session of `plan` is Established, at most `timeout`; says how it went.
   std::function<std::string(const plan::Plan&, std::chrono::milliseconds)> wait_converged;
+  // Where a step says what it did not apply as written (a host path redirected); may be null.
+  std::vector<Note>* notes = nullptr;
 };
 
 // Applies the step; `detail` says what was done. An error fails the step (kInput: the network

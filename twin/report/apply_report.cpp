@@ -168,7 +168,7 @@ nlohmann::json outage_to_json(const replay::OutageReport& out) {
 }
 
 std::string apply_verdict(const replay::ApplyResult& r) {
-  if (r.stage == "baseline-failed") return "baseline-failed";
+  if (r.stage == "baseline-failed" || r.stage == "baseline-unhealthy") return r.stage;
   return replay::to_string(r.verdict.decision);
 }
 
@@ -177,11 +177,17 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   o << "twin apply — change " << r.change_name << " on lab " << r.lab << " (" << seconds_text(r.duration_ms)
     << ")\n";
   o << "baseline: " << summary_of(r.baseline.report) << "\n";
-  if (r.stage == "baseline-failed") {
+  if (r.stage == "baseline-failed" || r.stage == "baseline-unhealthy") {
     bad_results(o, r.baseline.report, verbose ? SIZE_MAX : 10);
-    o << "VERDICT: BASELINE FAILED — the lab did not pass before the change, so the change was "
-         "not applied or judged (exit 4; --allow-dirty-baseline judges only what it makes "
-         "worse)\n";
+    if (r.stage == "baseline-unhealthy")
+      o << "VERDICT: BASELINE UNHEALTHY — something twin runs for the lab is not running, so "
+           "the lab cannot be judged and the change was not applied (exit 5); bring the node "
+           "back with `twin restart NODE --lab "
+        << r.lab << "` (or `twin down` and `up`)\n";
+    else
+      o << "VERDICT: BASELINE FAILED — the lab did not pass before the change, so the change "
+           "was not applied or judged (exit 4; --allow-dirty-baseline judges only what it "
+           "makes worse)\n";
     // What was already wrong, and its likely causes, as a rejection lists its reasons.
     std::set<std::string> printed;
     for (size_t i = 0; i < r.verdict.reasons.size(); ++i) {
@@ -291,6 +297,10 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   } else if (r.verdict.decision != replay::Decision::kApprove) {
     o << "ROLLBACK: not done (--no-rollback): the lab keeps the change for inspection\n";
   }
+  if (!r.notes.empty()) {
+    o << "notes (" << r.notes.size() << "):\n";
+    for (const auto& n : r.notes) o << "  " << one_line(to_text(n)) << "\n";
+  }
   return o.str();
 }
 
@@ -346,6 +356,7 @@ nlohmann::json apply_json(const replay::ApplyResult& r,
                  {"file", r.change_file},
                  {"sha256", r.change_file.empty() ? "" : replay::sha256_file(r.change_file)}};
   j["stage"] = r.stage;
+  j["notes"] = r.notes;
   j["verdict"] = apply_verdict(r);
   j["exit_code"] = r.exit_code();
   j["started_at"] = r.started_at;
@@ -398,6 +409,7 @@ nlohmann::json apply_json(const replay::ApplyResult& r,
   j["outage"] = r.outage ? outage_to_json(*r.outage) : nlohmann::json(nullptr);
   j["rollback_ran"] = r.rolled_back;
   j["rollback_ok"] = r.rollback_ok;
+  j["rollback_rung"] = r.rollback_rung;
   j["rollback_detail"] = r.rollback_detail;
   j["intent_saved"] = r.intent_saved;
   return j;
@@ -451,10 +463,12 @@ validate::Report run_junit(const std::string& lab, const std::string& started_at
 }
 
 std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutcome* scenario) {
-  const bool failed = r.stage == "baseline-failed";
-  validate::Report rep =
-      run_junit(r.lab, r.started_at, r.duration_ms, r.baseline.report, "apply",
-                failed ? "the lab failed validation before the change: not judged" : "");
+  const bool failed = r.stage == "baseline-failed" || r.stage == "baseline-unhealthy";
+  validate::Report rep = run_junit(r.lab, r.started_at, r.duration_ms, r.baseline.report, "apply",
+                                   !failed ? ""
+                                   : r.stage == "baseline-unhealthy"
+                                       ? "a daemon twin runs for the lab is not running: not judged"
+                                       : "the lab failed validation before the change: not judged");
   if (failed) return render_junit(rep);
   using validate::Status;
   for (size_t i = 0; i < r.steps.size(); ++i) {

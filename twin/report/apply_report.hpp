@@ -11,7 +11,7 @@
 
 namespace twin::report {
 
-// "approve" | "reject" | "error" | "baseline-failed"
+// "approve" | "reject" | "error" | "baseline-failed" | "baseline-unhealthy"
 std::string apply_verdict(const replay::ApplyResult& r);
 
 // Text: baseline, steps with their outcome, the difference from the baseline (unintended
@@ -19,7 +19,7 @@ std::string apply_verdict(const replay::ApplyResult& r);
 std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 
 // {"schema_version": 1, "lab", "change": {"name", "file", "sha256"}, "stage",
-//  "verdict": "approve"|"reject"|"error"|"baseline-failed", "exit_code",
+//  "verdict": "approve"|"reject"|"error"|"baseline-failed"|"baseline-unhealthy", "exit_code",
 //  "reasons": [{"rank", "category", "step", "message", "subjects": [...], "cause": the first
 //              likely cause or null (no rule matched), "evidence": [...] of that cause,
 //              "causes": [{"rule", "cause", "evidence", "nodes"}]}],

@@ -44,9 +44,12 @@ const replay::DrillOutcome* worst_outage(const replay::DrillResult& r) {
 std::string render_drill_text(const replay::DrillResult& r, bool verbose) {
   std::ostringstream o;
   o << "twin drill: lab " << r.lab << "\n";
-  if (r.stage == "baseline-failed") {
-    o << "baseline: FAIL — the lab does not pass validation; nothing was failed (fix it first, "
-         "see twin validate)\n";
+  if (r.stage == "baseline-failed" || r.stage == "baseline-unhealthy") {
+    o << (r.stage == "baseline-unhealthy"
+              ? "baseline: UNHEALTHY — something twin runs for the lab is not running; nothing "
+                "was failed (exit 5; `twin restart NODE` brings a node back)\n"
+              : "baseline: FAIL — the lab does not pass validation; nothing was failed (fix it "
+                "first, see twin validate)\n");
     for (const auto& re : r.baseline_verdict.reasons)
       o << "  " << re.rank << ". " << re.category << ": " << one_line(re.message) << "\n";
     return o.str();
@@ -137,7 +140,7 @@ nlohmann::json drill_to_json(const replay::DrillResult& r) {
              r.max_convergence ? json(r.max_convergence->count()) : json(nullptr)},
             {"max_outage_ms", r.max_outage ? json(r.max_outage->count()) : json(nullptr)},
             {"baseline", to_json(r.baseline.report)}};
-  if (r.stage == "baseline-failed") {
+  if (r.stage == "baseline-failed" || r.stage == "baseline-unhealthy") {
     json reasons = json::array();
     for (const auto& re : r.baseline_verdict.reasons)
       reasons.push_back({{"rank", re.rank},
@@ -191,10 +194,13 @@ nlohmann::json drill_to_json(const replay::DrillResult& r) {
 }
 
 std::string render_drill_junit(const replay::DrillResult& r) {
-  const bool failed = r.stage == "baseline-failed";
+  const bool failed = r.stage == "baseline-failed" || r.stage == "baseline-unhealthy";
   validate::Report rep =
       run_junit(r.lab, r.started_at, r.duration_ms, r.baseline.report, "drill",
-                failed ? "the lab failed validation before the drill: nothing failed" : "");
+                !failed ? ""
+                : r.stage == "baseline-unhealthy"
+                    ? "a daemon twin runs for the lab is not running: nothing failed"
+                    : "the lab failed validation before the drill: nothing failed");
   if (failed) return render_junit(rep);
   using validate::Status;
   for (const auto& e : r.elements) {

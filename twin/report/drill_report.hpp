@@ -14,10 +14,10 @@ namespace twin::report {
 std::string render_drill_text(const replay::DrillResult& r, bool verbose);
 
 // {"schema_version": 1, "lab", "started_at", "duration_ms", "stage": "drilled"|"stopped"|
-//  "baseline-failed", "exit_code", "max_convergence_ms", "max_outage_ms" (null when unset),
-//  "baseline": validation report (report::to_json), "baseline_reasons": [{"rank", "category",
-//  "message", "subjects"}] (when it failed),
-//  "elements": [{"kind": "link"|"node", "name", "status": "ok"|"hurt"|"error", "findings",
+//  "baseline-failed"|"baseline-unhealthy", "exit_code", "max_convergence_ms", "max_outage_ms" (null
+//  when unset), "baseline": validation report (report::to_json), "baseline_reasons": [{"rank",
+//  "category", "message", "subjects"}] (when it failed), "elements": [{"kind": "link"|"node",
+//  "name", "status": "ok"|"hurt"|"error", "findings",
 //    "convergence_ms", "convergence_resolution_ms" (poll plus the longest observation),
 //    "converged", "settle_detail", "worst_outage_ms", "worst_flow",
 //    "pairs_lost", "cut_off", "failing", "causes": likely causes of a hurt element as apply's

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "twin/validate/runner.hpp"
+
 namespace twin::report {
 
 namespace {
@@ -259,6 +261,11 @@ std::string result_line(const TestResult& r) {
     line += " (time to pass " + text_seconds(r.time_to_pass_ms) + ")";
   }
   if (!r.message.empty()) line += " — " + t(r.message);
+  // Said once after the verdict when the whole lab is why (render_text), and not again on the
+  // result that is the reason itself.
+  if (r.status != Status::kPassed && !r.cannot_converge.empty() && !r.unhealthy &&
+      r.cannot_converge.rfind(validate::kLabUnhealthy, 0) != 0)
+    line += " [not waited for: " + t(r.cannot_converge) + "]";
   return line + "\n";
 }
 
@@ -410,13 +417,29 @@ std::string render_text(const Report& report, bool verbose) {
     }
   }
   out += verdict_line(report);
+  {
+    int sick = 0;
+    std::string why;
+    for (const auto& r : report.results)
+      if (r.status != Status::kPassed && r.cannot_converge.rfind(validate::kLabUnhealthy, 0) == 0) {
+        ++sick;
+        why = r.cannot_converge.substr(std::string(validate::kLabUnhealthy).size());
+      }
+    if (sick > 0)
+      out += "not waited for: " + plural(sick, "test that fails", "tests that fail") +
+             " while the lab is unhealthy (" + t(why) + ")\n";
+  }
+  if (!report.notes.empty()) {
+    out += "notes (" + std::to_string(report.notes.size()) + "):\n";
+    for (const auto& n : report.notes) out += "  " + t(to_text(n)) + "\n";
+  }
   return out;
 }
 
 namespace {
 nlohmann::json result_json(const Report& report, const TestResult& r) {
   const auto s = [](const std::string& v) { return clean(v, Clean::kJson); };
-  return {
+  nlohmann::json j = {
       {"lab", s(report.lab)},
       {"validator", s(r.validator)},
       {"test", r.test},
@@ -433,6 +456,10 @@ nlohmann::json result_json(const Report& report, const TestResult& r) {
                               : nlohmann::json(nullptr)},
       {"attempts", r.attempts},
   };
+  // Only where set, so that reports of healthy labs keep their shape.
+  if (!r.cannot_converge.empty()) j["cannot_converge"] = s(r.cannot_converge);
+  if (r.unhealthy) j["unhealthy"] = true;
+  return j;
 }
 
 // A JSON string as nlohmann::json's dump writes it (ensure_ascii off): `"`, `\\` and the C0
@@ -502,6 +529,7 @@ void put_result(std::string& o, const Report& report, const TestResult& r, int i
   };
   o += '{';
   integer("attempts", r.attempts);
+  if (!r.cannot_converge.empty()) text("cannot_converge", r.cannot_converge);
   number("duration_ms", finite_or_zero(r.duration_ms));
   text("expected", r.expected);
   text("lab", report.lab);
@@ -518,6 +546,10 @@ void put_result(std::string& o, const Report& report, const TestResult& r, int i
     key("time_to_pass_ms");
     o += "null";
   }
+  if (r.unhealthy) {
+    key("unhealthy");
+    o += "true";
+  }
   text("validator", r.validator);
   if (pretty) {
     o += '\n';
@@ -529,7 +561,7 @@ void put_result(std::string& o, const Report& report, const TestResult& r, int i
 // Everything but the results.
 nlohmann::json head_json(const Report& report) {
   const auto s = [](const std::string& v) { return clean(v, Clean::kJson); };
-  return nlohmann::json{
+  auto j = nlohmann::json{
       {"schema_version", 1},
       {"lab", s(report.lab)},
       {"twin_version", s(report.twin_version)},
@@ -546,6 +578,13 @@ nlohmann::json head_json(const Report& report) {
         {"skipped", report.count(Status::kSkipped)},
         {"total", static_cast<int>(report.results.size())}}},
   };
+  j["notes"] = nlohmann::json::array();
+  for (const auto& n : report.notes)
+    j["notes"].push_back({{"severity", s(n.severity)},
+                          {"node", s(n.node)},
+                          {"source", s(n.source)},
+                          {"text", s(n.text)}});
+  return j;
 }
 
 std::string dump(const nlohmann::json& j, int indent) {
@@ -621,6 +660,8 @@ std::string render_junit(const Report& report) {
     append_property(props, "frr_version", report.frr_version);
     append_property(props, "kernel_version", report.kernel_version);
     append_property(props, "started_at", report.started_at);
+    // The notes (what was not checked or not honoured) where a CI's JUnit view shows them.
+    for (const auto& n : report.notes) append_property(props, "note", to_text(n));
     if (!props.empty()) out += "    <properties>\n" + props + "    </properties>\n";
 
     const std::string classname = xml("twin." + report.lab + "." + family.name, true);

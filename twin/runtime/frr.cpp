@@ -88,10 +88,6 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
   return argv;
 }
 
-std::vector<std::string> boot_config_argv(const plan::Node& node) {
-  return {"vtysh", "-b", "--config_dir", node.run_dir, "--vty_socket", node.run_dir};
-}
-
 Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daemon,
                                  const std::string& command, std::chrono::milliseconds timeout) {
   auto what = "node " + node.name + ": " + daemon + " '" + command + "'";
@@ -152,6 +148,9 @@ Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& n,
                   "",
                   std::chrono::seconds(120)};
   c.hostname = n.name;  // vtysh shows its host's name as `hostname`: make it the node's
+  // What the lines it applies write stays in the node's run folder (where frr-reload.py keeps
+  // its own temporary files too): topology/host_paths.hpp.
+  c.writable = {n.run_dir};
   auto r = runner.run(c);
   // frr-reload.py can exit non-zero on a pass whose lines partly needed others applied first
   // ("Create the bgp interface first") and still leave the node as the file says; a second run

@@ -49,9 +49,6 @@ int fd_limit(const plan::Node& node);
 std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& daemon,
                                      bool own_config);
 
-// argv that applies the node's integrated frr.conf to its running daemons (`vtysh -b`).
-std::vector<std::string> boot_config_argv(const plan::Node& node);
-
 // Runs `command` on the node's `daemon` over its vty socket (runtime/vty.hpp; what
 // `vtysh -d <daemon> -c <command>` does, without a vtysh process) and parses the JSON it prints.
 // Errors: the daemon does not answer in time; FRR refused the command (its `%` message); output

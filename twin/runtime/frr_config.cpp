@@ -20,6 +20,9 @@ proc::Command vtysh_command(const plan::Node& n, std::vector<std::string> args,
   proc::Command c{argv, "", timeout};
   // vtysh prints its own host's name as `hostname`: give it the node's, as the daemons have.
   c.hostname = n.name;
+  // vtysh itself writes what `output file` and `write` name: only the node's run folder may
+  // take it (topology/host_paths.hpp).
+  c.writable = {n.run_dir};
   return c;
 }
 

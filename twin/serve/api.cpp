@@ -576,6 +576,26 @@ Response Api::handle(const Request& r) {
         auto out = b_.exec(lab, node, argv, timeout.value_or(30), &err);
         return out ? json_response(200, *out) : err;
       }
+      if (parts.size() == 6 && parts[5] == "restart" && m == "POST") {
+        auto body = parse_body(r, &err);
+        if (!body) return err;
+        std::string daemon = body->str("daemon");
+        auto ct = body->number("converge_timeout", 0, 600);
+        if (auto bad = body->check()) return *bad;
+        // A daemon's name is a program name of FRR's: never an option or a path.
+        if (!daemon.empty() &&
+            (daemon.size() > 32 || !std::all_of(daemon.begin(), daemon.end(), [](char c) {
+               return std::islower(static_cast<unsigned char>(c)) ||
+                      std::isdigit(static_cast<unsigned char>(c));
+             })))
+          return error(400, "field 'daemon': expected an FRR daemon's name (e.g. bgpd)");
+        if (!b_.running(lab, node))
+          return error(404, "lab '" + lab + "' is not running or has no node '" + node + "'");
+        std::vector<std::string> args{"restart", node, "--lab", lab, "--json"};
+        if (!daemon.empty()) args.insert(args.end(), {"--daemon", daemon});
+        if (ct) args.insert(args.end(), {"--converge-timeout", std::to_string(*ct)});
+        return accepted(b_.start_job("restart", lab, args, {}));
+      }
       return error(405, m + " " + path + " is not an operation of this API");
     }
     if (m == "POST" && parts.size() == 4 &&

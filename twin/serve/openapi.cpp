@@ -96,6 +96,12 @@ nlohmann::json Api::openapi() {
       op("run a command in the node, as twin exec (root in its namespaces)", "Exec", 200,
          obj({{"command", {{"type", "array"}, {"items", kStr}}}, {"timeout", kNum}}, {"command"}),
          true);
+  p["/api/labs/{lab}/nodes/{node}/restart"]["parameters"] =
+      nlohmann::json::array({param("lab"), param("node")});
+  p["/api/labs/{lab}/nodes/{node}/restart"]["post"] =
+      op("the node's routing daemons (or one: daemon) back from its startup configuration "
+         "(job: twin restart --json)",
+         "Job", 202, obj({{"daemon", kStr}, {"converge_timeout", kNum}}), true);
   p["/api/labs/{lab}/validate"]["parameters"] = lab;
   p["/api/labs/{lab}/validate"]["post"] =
       op("validate (job: twin validate --json)", "Job", 202,

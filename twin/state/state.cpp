@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,6 +127,24 @@ Result<State> load_state(const std::string& lab) {
   }
 }
 
+Result<std::vector<Resource>> load_resources(const std::string& lab) {
+  if (auto r = check_name(lab); !r) return r.error();
+  std::ifstream f(state_path(lab));
+  if (!f) return usage_error("lab '" + lab + "' is not running (no " + state_path(lab) + ")");
+  try {
+    // Only the resources become objects; the plan is skipped by the parser's callback.
+    nlohmann::json j = nlohmann::json::parse(
+        f, [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          if (depth == 1 && event == nlohmann::json::parse_event_t::key)
+            return parsed == "resources";
+          return true;
+        });
+    return j.at("resources").get<std::vector<Resource>>();
+  } catch (const nlohmann::json::exception& e) {
+    return harness_error("corrupt state file " + state_path(lab) + ": " + e.what());
+  }
+}
+
 std::vector<std::string> list_labs() {
   std::vector<std::string> labs;
   std::error_code ec;
@@ -185,6 +204,39 @@ bool process_alive(int pid, uint64_t start_time) {
   if (close == std::string::npos || close + 2 >= content.size()) return false;
   if (content[close + 2] == 'Z' || content[close + 2] == 'X') return false;  // awaiting reaper
   return start_time == 0 || process_start_time(pid) == start_time;
+}
+
+std::string wait_status_text(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) +
+           (abbrev ? std::string(" (SIG") + abbrev + ")" : std::string()) +
+           (WCOREDUMP(status) ? ", core dumped" : "");
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended with wait status " + std::to_string(status);
+}
+
+std::string exit_status_text(int pid, uint64_t start_time) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string content;
+  if (!f || !std::getline(f, content)) return "";
+  auto close = content.rfind(')');
+  if (close == std::string::npos || close + 2 >= content.size()) return "";
+  if (content[close + 2] != 'Z') return "";  // running, or another process by now
+  std::istringstream rest(content.substr(close + 2));
+  std::string field;
+  uint64_t started = 0;
+  // rest starts at field 3; start time is field 22, the exit code (a wait status) field 52.
+  for (int i = 3; i <= 52 && rest >> field; ++i) {
+    if (i == 22) started = std::stoull(field);
+    if (i == 52) {
+      if (start_time != 0 && started != start_time) return "";
+      return wait_status_text(std::stoi(field));
+    }
+  }
+  return "";
 }
 
 Result<void> stop_processes(const std::vector<Resource>& procs, const std::string& node) {

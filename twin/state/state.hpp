@@ -67,6 +67,9 @@ Result<LabLock> lock_lab(const std::string& lab, const std::function<void()>& on
 // Writes atomically (temp file + rename): a crash leaves the old or the new file, never half.
 Result<void> save_state(const State& s);
 Result<State> load_state(const std::string& lab);
+// The lab's recorded resources only, without building its plan (what a validation's process
+// check reads on every attempt). Errors as load_state.
+Result<std::vector<Resource>> load_resources(const std::string& lab);
 // Names of labs (folders under /run/twin, also one whose `up` died before its first state
 // save), sorted.
 std::vector<std::string> list_labs();
@@ -80,6 +83,26 @@ Result<State> load_lab(const std::string& requested);
 uint64_t process_start_time(int pid);
 // True if pid exists with that start time and is not a zombie.
 bool process_alive(int pid, uint64_t start_time);
+// How a recorded process that is no longer alive ended, in words, as far as this machine still
+// knows: its exit status while it waits for its reaper ("killed by signal 9 (SIGKILL)", "exited
+// with status 1": /proc/<pid>/stat field 52, Linux >= 3.5, readable until PID 1 reaps it, 2-3 s
+// here), else "" (then the caller may read the program's own log). Pure but for /proc.
+std::string exit_status_text(int pid, uint64_t start_time);
+// The text for a wait(2) status ("killed by signal 11 (SIGSEGV)", "exited with status 1"). Pure.
+std::string wait_status_text(int status);
+
+// One thing a running node must have running — a daemon, a VM — and whether it does: what
+// each node driver answers (drivers::NodeDriver::process_health) from the lab's record, and
+// what the `node` validator family judges.
+struct ProcessHealth {
+  std::string name;   // "zebra", "bgpd", "vm leaf1" ...
+  int pid = 0;        // the recorded PID; 0 when none is recorded (or a VM)
+  bool known = true;  // false: whether it runs could not be read (detail says why)
+  bool running = false;
+  // When not running: how it ended where known ("killed by signal 9 (SIGKILL)", the daemon's
+  // last words in its log), else why it is thought gone ("no process recorded").
+  std::string detail;
+};
 // Stops recorded processes (kind "process"), by PID and start time only (never by name):
 // SIGTERM to each still alive, up to 3 s for them to exit, SIGKILL to the rest, up to 3 s more.
 // Errors: a process that survived SIGKILL (kHarness, naming it and `node`).

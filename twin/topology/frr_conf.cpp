@@ -88,12 +88,13 @@ std::optional<int> to_int(const std::string& s) {
 FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
   FrrConf c;
   c.file = file;
+  c.host_paths = find_host_paths(text);
   auto need = [&](const std::string& d, int line) {
     if (!d.empty() && d != "zebra") c.needs.emplace(d, line);
   };
   // Peer groups: name → remote-as; members resolved at the end.
   std::map<std::string, std::string> group_as;
-  std::map<std::string, bool> group_bfd, group_evpn;
+  std::map<std::string, bool> group_bfd, group_evpn, group_rr_client, group_nh_self, group_nh_force;
   std::map<std::string, std::pair<bool, bool>> group_rm;  // group -> (route-map in, out)
   std::map<std::string, std::pair<std::string, std::string>> group_rm_name;  // group -> (in, out)
   std::map<std::string, std::pair<bool, bool>> group_list;  // group -> (a list in, out)
@@ -202,8 +203,8 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
       if (!indented) {
         block = Block::kNone;
         if (w[0] == "frr" && w.size() >= 3 && w[1] == "defaults") c.defaults = w[2];
-        else if (w[0] == "hostname" && w.size() >= 2) c.hostname = w[1];
-        else if (w[0] == "log" && w.size() >= 3 && w[1] == "file") c.log_files.push_back({lineno, w[2]});
+        else if (w[0] == "hostname" && w.size() >= 2)
+          c.hostname = w[1];
         else if ((w[0] == "ip" || w[0] == "ipv6") && w.size() >= 4 && w[1] == "route") {
           need("staticd", lineno);
           StaticRouteConf r;
@@ -333,6 +334,17 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
               auto& n = neighbor(peer, lineno);
               (w[4] == "in" ? n.list_in : n.list_out) = true;
             }
+          } else if (!evpn_af && (w[2] == "route-reflector-client" || w[2] == "next-hop-self")) {
+            const bool rr = w[2] == "route-reflector-client";
+            const bool force = !rr && w.size() >= 4 && w[3] == "force";
+            if (group_as.count(peer)) {
+              (rr ? group_rr_client : group_nh_self)[peer] = true;
+              if (force) group_nh_force[peer] = true;
+            } else {
+              auto& n = neighbor(peer, lineno);
+              (rr ? n.rr_client : n.next_hop_self) = true;
+              if (force) n.next_hop_self_force = true;
+            }
           } else if (w[2] == "bfd") {
             need("bfdd", lineno);
             if (group_as.count(peer)) group_bfd[peer] = true;
@@ -395,6 +407,9 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
     if (n.remote_as.empty()) n.remote_as = group_as[n.peer_group];
     if (group_bfd[n.peer_group]) n.bfd = true;
     if (group_evpn[n.peer_group]) n.evpn = true;
+    if (group_rr_client[n.peer_group]) n.rr_client = true;
+    if (group_nh_self[n.peer_group]) n.next_hop_self = true;
+    if (group_nh_force[n.peer_group]) n.next_hop_self_force = true;
     if (auto g = group_rm.find(n.peer_group); g != group_rm.end()) {
       n.route_map_in = n.route_map_in || g->second.first;
       n.route_map_out = n.route_map_out || g->second.second;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/topology/host_paths.hpp"
 
 namespace twin::topology {
 
@@ -41,6 +42,11 @@ struct BgpNeighborConf {
   // `neighbor X activate` under `address-family l2vpn evpn` (from its peer group if unset):
   // the session carries EVPN routes when both ends activate it (RFC 4760).
   bool evpn = false;
+  // `neighbor X route-reflector-client` and `neighbor X next-hop-self` (a unicast address
+  // family, or none; from its peer group if unset): iBGP route reflection (RFC 4456) and the
+  // next hop this node announces to X (itself, instead of the route's).
+  bool rr_client = false, next_hop_self = false;
+  bool next_hop_self_force = false;  // `next-hop-self force`: reflected routes too
   int line = 0;            // where the neighbor is first named
 };
 
@@ -114,8 +120,9 @@ struct FrrConf {
   // policy on EBGP": on in the traditional profile, off in datacenter).
   std::optional<bool> ebgp_requires_policy;
 
-  // `log file PATH`: FRR's daemons write there (twin keeps /var/log/frr inside the node).
-  std::vector<ConfLine> log_files;  // text = the path
+  // Commands naming a file of the machine (`log file PATH`, `dump bgp ... PATH`, ...:
+  // host_paths.hpp), which the node's FRR reaches inside its run folder instead.
+  std::vector<HostPath> host_paths;
 
   std::vector<StaticRouteConf> static_routes;
   std::vector<BfdPeerConf> bfd_peers;

@@ -33,16 +33,10 @@ void read_own_configs(Topology& t, Diagnostics& diags) {
                  "drop `asn:` (the config decides) or make them equal"});
     if (n.router_id && !c.bgp_router_id.empty() && n.router_id->address() != c.bgp_router_id)
       diags.add({t.file, n.mark.line, n.mark.column, "nodes." + n.name + ".router-id",
-                 "router-id " + n.router_id->address() + " contradicts the config's `bgp router-id " +
-                     c.bgp_router_id + "` (" + n.config + ":" +
-                     std::to_string(c.bgp_router_id_line) + ")",
+                 "router-id " + n.router_id->address() +
+                     " contradicts the config's `bgp router-id " + c.bgp_router_id + "` (" +
+                     n.config + ":" + std::to_string(c.bgp_router_id_line) + ")",
                  "drop `router-id:` (the config decides) or make them equal"});
-    for (const auto& l : c.log_files)
-      if (l.text.rfind("/var/log/frr/", 0) != 0)
-        diags.warn({n.config, l.line, 1, field,
-                    "`log file " + l.text + "` writes to this machine's file system, outside " +
-                        "the lab (`down` does not remove it)",
-                    "log under /var/log/frr/ (kept in the node's run folder) or to syslog"});
     if (n.daemon_settings.empty()) continue;
     for (const auto& [daemon, line] : c.needs) {
       if (daemon == "staticd") continue;  // FRR's init starts it whatever the file says

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "twin/core/note.hpp"
+
 namespace twin::validate {
 
 enum class Status { kPassed, kFailed, kError, kSkipped };
@@ -27,6 +29,14 @@ struct TestResult {
   std::string expected;         // human-readable expected value, e.g. "Established"
   std::string observed;         // what was seen, e.g. "Active"
   std::string message;          // one line a network engineer reads first
+  // Set by a family on a result that waiting cannot make pass (a daemon that died, a mismatch
+  // configured at both ends): why. The runner then stops retrying it after a short
+  // confirmation (RunOptions::explained_hold) instead of holding the whole convergence window.
+  std::string cannot_converge;
+  // On a failed result: the lab itself is broken (a process or VM twin runs is gone), not the
+  // network it carries. Every other result that does not pass is then not waited for, and the
+  // gate takes no baseline from such a lab.
+  bool unhealthy = false;
   double duration_ms = 0;       // time spent on this test's final attempt
   double time_to_pass_ms = -1;  // from the start of validation until it first passed; -1 if never
   int attempts = 0;
@@ -41,6 +51,9 @@ struct Report {
   std::string started_at;  // RFC 3339 UTC
   double duration_ms = 0;
   std::vector<TestResult> results;
+  // Beside the results, never counted in them: the plan's notes and what the validation did not
+  // check (a family that produced no test where the lab could have had one).
+  std::vector<Note> notes;
 
   // Counts per status.
   [[nodiscard]] int count(Status s) const;

@@ -40,6 +40,15 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   for (int riders = 0; riders < 2; ++riders)
     for (size_t i = 0; i < validators.size(); ++i)
       if (validators[i]->rides_on_control_plane() == (riders == 1)) order.push_back(i);
+  // The lab's own breakage (TestResult::unhealthy) as the last attempt of each family saw it.
+  std::vector<std::string> unhealthy(validators.size());
+  auto lab_unhealthy = [&]() -> std::string {
+    for (const auto& u : unhealthy)
+      if (!u.empty()) return u;
+    return "";
+  };
+  // When each result that cannot converge first said so (keyed like first_pass).
+  std::unordered_map<std::string, Clock::time_point> explained_since;
   auto control_plane_pending = [&] {
     for (size_t j = 0; j < validators.size(); ++j)
       if (validators[j]->control_plane() && !done[j]) return true;
@@ -72,13 +81,29 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       }
       const bool ok = opts.settled ? opts.settled(latest[i]) : settled(latest[i]);
       done[i] = ok;
-      std::optional<std::chrono::milliseconds> window;
-      for (const auto& r : latest[i]) {
+      unhealthy[i].clear();
+      for (const auto& r : latest[i])
+        if (r.unhealthy && r.status == Status::kFailed) {
+          unhealthy[i] = r.cannot_converge.empty() ? r.message : r.cannot_converge;
+          break;
+        }
+      const std::string sick = lab_unhealthy();
+      const auto seen = time.now();
+      std::optional<Clock::time_point> until;
+      for (auto& r : latest[i]) {
         if (r.status != Status::kFailed && r.status != Status::kError) continue;
-        auto w = validators[i]->retry_window(ctx, r).value_or(opts.converge_timeout);
-        window = window ? std::max(*window, w) : w;
+        if (r.cannot_converge.empty() && !sick.empty())
+          r.cannot_converge = std::string(kLabUnhealthy) + sick;
+        Clock::time_point u;
+        if (!r.cannot_converge.empty()) {
+          auto since = explained_since.emplace(key_of(r), seen).first->second;
+          u = since + opts.explained_hold;
+        } else {
+          u = t0 + validators[i]->retry_window(ctx, r).value_or(opts.converge_timeout);
+        }
+        until = until ? std::max(*until, u) : u;
       }
-      deadline[i] = t0 + window.value_or(opts.converge_timeout);
+      deadline[i] = until.value_or(t0 + opts.converge_timeout);
       if (opts.progress) {
         int bad = 0;
         for (const auto& r : latest[i])
@@ -107,6 +132,9 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   // Reserved, and each family's vector released once moved: a 512-node validation has ~1.6
   // million results (~0.5 GB), and growing the report one doubling at a time moved all of it
   // again and again after the last family had passed.
+  report.notes = ctx.plan.notes;
+  for (size_t i = 0; i < validators.size(); ++i)
+    for (auto& n : validators[i]->coverage(ctx, latest[i])) add_note(report.notes, std::move(n));
   size_t total = 0;
   for (const auto& l : latest) total += l.size();
   report.results.reserve(total);

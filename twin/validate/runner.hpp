@@ -13,6 +13,10 @@
 
 namespace twin::validate {
 
+// How a result that does not pass because the lab is unhealthy says so in cannot_converge:
+// this, then the unhealthy result's own reason ("bgpd on leaf2 is not running").
+inline constexpr const char* kLabUnhealthy = "the lab is unhealthy: ";
+
 struct RunOptions {
   std::chrono::milliseconds converge_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds retry_interval{std::chrono::milliseconds(250)};
@@ -26,10 +30,17 @@ struct RunOptions {
   // wait out their timeouts. Not for one known to be settled (the gate after a change): there a
   // failing control plane is the answer, and its riders' evidence is wanted in the same window.
   bool hold_riders = true;
+  // How long a result that cannot converge (TestResult::cannot_converge) must keep failing
+  // before it is final: the confirmation that what explains it is not a passing moment.
+  std::chrono::milliseconds explained_hold{std::chrono::seconds(2)};
 };
 
 // A family stops being retried when its results settle or when every result that does not
-// pass is past its window (Validator::retry_window, else converge_timeout).
+// pass is past its window (Validator::retry_window, else converge_timeout). A result that
+// cannot converge (TestResult::cannot_converge) has a window of explained_hold from the attempt
+// that first said so. While any family reports the lab unhealthy (TestResult::unhealthy), every
+// other result that does not pass cannot converge either: the lab must be repaired first
+// (`twin restart`), so it is not waited for, and says why.
 // Runs `validators` in rounds and fills a Report (lab, versions and timing are the caller's),
 // results in the order of `validators`. With hold_riders, families that ride on the control
 // plane run only once every control-plane family is done, in the same round.

@@ -52,6 +52,35 @@ std::vector<PingResult> SystemProbe::ping(const plan::Node& node,
   return results;
 }
 
+Result<std::map<std::string, std::vector<ProcessHealth>>> SystemProbe::processes(
+    const plan::Plan& plan) {
+  auto t = Clock::now();
+  auto recorded = state::load_resources(plan.lab);
+  if (!recorded) return recorded.error();
+  std::map<std::string, std::vector<state::Resource>> by_node;
+  for (auto& r : *recorded)
+    if (!r.node.empty()) by_node[r.node].push_back(std::move(r));
+  std::map<std::string, std::vector<ProcessHealth>> out;
+  static const std::vector<state::Resource> kNone;
+  std::string said;
+  for (const auto& n : plan.nodes) {
+    auto it = by_node.find(n.name);
+    auto h = drivers_(n).process_health(n, it == by_node.end() ? kNone : it->second);
+    if (h.empty()) continue;
+    if (keep_)
+      for (const auto& p : h)
+        said += n.name + " " + p.name + (p.pid ? " PID " + std::to_string(p.pid) : "") + ": " +
+                (!p.known    ? "unknown"
+                 : p.running ? "running"
+                             : "not running") +
+                (p.detail.empty() ? "" : " (" + p.detail + ")") + "\n";
+    out.emplace(n.name, std::move(h));
+  }
+  if (keep_)
+    record({"", "processes recorded in " + state::state_path(plan.lab), said, ms_since(t)});
+  return out;
+}
+
 void SystemProbe::record(ProbeRecord r) {
   std::lock_guard lk(mu_);
   records_.push_back(std::move(r));

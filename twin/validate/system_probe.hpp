@@ -35,6 +35,9 @@ class SystemProbe final : public LabProbe {
                                  const std::vector<std::string>& args) override;
   std::vector<PingResult> ping(const plan::Node& node,
                                const std::vector<PingRequest>& requests) override;
+  // From the lab's state file (plan.lab) and each node's driver (process_health).
+  Result<std::map<std::string, std::vector<ProcessHealth>>> processes(
+      const plan::Plan& plan) override;
 
   // Copy of everything probed so far; empty unless constructed with Evidence::kKeep.
   std::vector<ProbeRecord> records() const;

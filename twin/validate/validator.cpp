@@ -11,6 +11,10 @@
 
 namespace twin::validate {
 
+Result<std::map<std::string, std::vector<ProcessHealth>>> LabProbe::processes(const plan::Plan&) {
+  return usage_error("this probe cannot see the lab's processes");
+}
+
 TestResult make_result(const std::string& validator, int test, const std::string& test_name,
                        Status status, const std::string& node, const std::string& peer,
                        const std::string& expected, const std::string& observed,

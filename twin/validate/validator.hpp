@@ -8,10 +8,11 @@
 // FRR 8.4 JSON recorded from a real run.
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/runtime/ping.hpp"
+#include "twin/state/state.hpp"
 #include "twin/validate/result.hpp"
 
 namespace twin::validate {
@@ -28,6 +30,7 @@ using runtime::PingOutcome;
 using runtime::PingRequest;
 using runtime::PingResult;
 using runtime::to_string;
+using state::ProcessHealth;
 
 // How validators observe a running lab. Implementations record every probe (command and raw
 // output) for --artifacts. Thread-safe: validators may probe nodes in parallel.
@@ -43,6 +46,12 @@ class LabProbe {
   // ICMP echo from inside the node's namespace.
   virtual std::vector<PingResult> ping(const plan::Node& node,
                                        const std::vector<PingRequest>& requests) = 0;
+  // What each node of `plan` must have running (its daemons, its VM) and whether it does, from
+  // the lab's record and the system: node -> its processes (nodes that must run none are
+  // absent). Errors: the lab's record could not be read. The default is kUsage: a probe that
+  // cannot see processes (the `node` family then skips, saying so).
+  virtual Result<std::map<std::string, std::vector<ProcessHealth>>> processes(
+      const plan::Plan& plan);
 };
 
 struct Context {
@@ -75,6 +84,14 @@ class Validator {
   // after its timeout (1.5 s), and that attempt would tell nothing the control plane does not.
   [[nodiscard]] virtual bool control_plane() const { return false; }
   [[nodiscard]] virtual bool rides_on_control_plane() const { return false; }
+  // What the family did not check on this lab although the lab could have had such tests (two
+  // routers with nothing expected to be reachable between them), as notes for the report, so
+  // that a PASS that checked little says so. Called once with the family's final results.
+  // Default: nothing to say.
+  [[nodiscard]] virtual std::vector<Note> coverage(
+      const Context& /*ctx*/, const std::vector<TestResult>& /*results*/) const {
+    return {};
+  }
 };
 
 // Creates validator families by name, all of them when `only` is empty; names it does not know

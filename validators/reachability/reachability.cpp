@@ -221,4 +221,42 @@ std::vector<validate::TestResult> ReachabilityValidator::run(validate::Context& 
   return out;
 }
 
+std::vector<Note> reachability_coverage(const plan::Plan& plan,
+                                        const std::vector<validate::TestResult>& results) {
+  std::vector<std::string> routers;
+  for (const auto& n : plan.nodes)
+    if (n.kind == topology::NodeKind::kFrr && !n.drained && !n.loopbacks.empty())
+      routers.push_back(n.name);
+  if (routers.size() < 2) return {};  // nothing a mesh could have tested
+  std::set<std::string> tested;
+  for (const auto& r : results) {
+    if (r.validator != "reachability" || r.test != 0) continue;
+    tested.insert(r.node);
+    // The subject names the other end: "leaf2 10.255.1.2".
+    tested.insert(r.peer.substr(0, r.peer.find(' ')));
+  }
+  std::vector<std::string> untested;
+  for (const auto& n : routers)
+    if (!tested.count(n)) untested.push_back(n);
+  if (untested.empty()) return {};
+  Note note;
+  note.severity = "warning";
+  note.text = untested.size() == routers.size()
+                  ? "no reachability expectation: none of the " + std::to_string(routers.size()) +
+                        " routers is expected to reach another's loopback, so no loopback was "
+                        "pinged (twin expects what the configs announce: a `network` statement "
+                        "or `redistribute connected` of the loopback, over sessions whose policy "
+                        "it can follow; declare `checks:` for the rest)"
+                  : "no reachability expectation for " + join_some(untested, 6) +
+                        ": no route to or from " + (untested.size() == 1 ? "it" : "them") +
+                        " is expected, so " + (untested.size() == 1 ? "its" : "their") +
+                        " loopbacks were not pinged";
+  return {note};
+}
+
+std::vector<Note> ReachabilityValidator::coverage(
+    const validate::Context& ctx, const std::vector<validate::TestResult>& results) const {
+  return reachability_coverage(ctx.plan, results);
+}
+
 }  // namespace twin::validators

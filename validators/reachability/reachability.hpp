@@ -25,7 +25,17 @@ class ReachabilityValidator final : public validate::Validator {
   std::string name() const override { return "reachability"; }
   bool rides_on_control_plane() const override { return true; }
   std::vector<validate::TestResult> run(validate::Context& ctx) override;
+  // Routers with a loopback that no loopback-mesh test reached (nothing expects a route to or
+  // from them): a warning naming them, so that a PASS that pinged nothing says so.
+  std::vector<Note> coverage(const validate::Context& ctx,
+                             const std::vector<validate::TestResult>& results) const override;
 };
+
+// The routers (FRR nodes with a loopback, announced or not) that `results` hold no loopback-mesh
+// test for, in plan order; with two or more such routers in the lab, a warning saying no
+// reachability is expected for them (pure; unit-tested).
+std::vector<Note> reachability_coverage(const plan::Plan& plan,
+                                        const std::vector<validate::TestResult>& results);
 
 // The pings the family sends (pure; unit-tested): tests 0-2.
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs);

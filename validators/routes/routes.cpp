@@ -4,6 +4,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "twin/core/ip.hpp"
+
 namespace twin::validators {
 
 using validate::make_result;
@@ -17,21 +19,39 @@ int nexthop_count(const nlohmann::json& route) {
   return 0;
 }
 
-std::string normalize_dst(const std::string& dst) {
-  if (dst.find('/') != std::string::npos || dst == "default") return dst;
-  return dst + (dst.find(':') == std::string::npos ? "/32" : "/128");
+std::string normalize_dst(const std::string& dst, bool v6) {
+  if (auto p = route_dst_prefix(dst, v6)) return *p;
+  if (dst != "default" && dst.find(':') != std::string::npos)
+    if (auto p = route_dst_prefix(dst, true)) return *p;
+  return dst;
+}
+
+bool route_is_v6(const nlohmann::json& route) {
+  auto v6 = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() &&
+           j[key].get_ref<const std::string&>().find(':') != std::string::npos;
+  };
+  if (route.contains("dst") && route["dst"].is_string() && route["dst"] != "default")
+    return v6(route, "dst");
+  if (v6(route, "gateway") || v6(route, "prefsrc")) return true;
+  if (route.contains("nexthops") && route["nexthops"].is_array())
+    for (const auto& h : route["nexthops"])
+      if (h.is_object() && v6(h, "gateway")) return true;
+  return false;
 }
 
 namespace {
 
 using Fib = std::unordered_map<std::string, int>;  // normalized dst -> next hops
 
-void add_routes(const nlohmann::json& routes, Fib& fib) {
+// One table's routes into `fib`; `v6` says which table, or nullopt for both in one list (each
+// route's family then read from its addresses: a default route has none of its own).
+void add_routes(const nlohmann::json& routes, std::optional<bool> v6, Fib& fib) {
   for (const auto& r : routes) {
-    if (!r.contains("dst")) continue;
+    if (!r.contains("dst") || !r["dst"].is_string()) continue;
     // Only the main table's unicast routes count (not local/broadcast/unreachable).
     if (r.contains("type") && r["type"] != "unicast") continue;
-    fib[normalize_dst(r["dst"].get<std::string>())] = nexthop_count(r);
+    fib[normalize_dst(r["dst"].get<std::string>(), v6.value_or(route_is_v6(r)))] = nexthop_count(r);
   }
 }
 
@@ -47,9 +67,11 @@ std::optional<TestResult> read_fib(const plan::Node& n,
                                    Fib& fib) {
   for (const auto* t : tables)
     if (!*t) return unreadable(n.name, t->error().message);
+  // Two tables: IPv4's, then IPv6's; one: both families in one list.
+  size_t k = 0;
   for (const auto* t : tables) {
     if (!(*t)->is_array()) return unreadable(n.name, "`ip -j route` did not return a list");
-    add_routes(**t, fib);
+    add_routes(**t, tables.size() == 2 ? std::optional<bool>(k++ == 1) : std::nullopt, fib);
   }
   return std::nullopt;
 }
@@ -61,6 +83,9 @@ void check_node(const plan::Plan& plan, const plan::PathTable& paths, const plan
     auto pe = paths.find({n.name, p.owner});
     if (pe == paths.end() || pe->second.ecmp == 0) continue;  // not expected here
     int want = pe->second.ecmp;
+    // A path an approved change moved on purpose (intent.paths): its declared width, or any.
+    if (const plan::PathIntent* pi = plan.path_intent(n.name, p.prefix))
+      want = pi->ecmp > 0 ? pi->ecmp : 1;
     auto f = fib.find(p.prefix);
     if (f == fib.end()) {
       out.push_back(make_result(

@@ -28,7 +28,12 @@ std::vector<validate::TestResult> evaluate_routes(
 // Number of next hops of one iproute2 JSON route object.
 int nexthop_count(const nlohmann::json& route);
 
-// "10.0.0.1" -> "10.0.0.1/32"; "fd00::1" -> "fd00::1/128"; prefixes unchanged.
-std::string normalize_dst(const std::string& dst);
+// A route's `dst` as the plan writes prefixes: "10.0.0.1" -> "10.0.0.1/32", "fd00::1" ->
+// "fd00::1/128", "default" -> "0.0.0.0/0" (or "::/0" with `v6`: its table's family); what is
+// no prefix comes back as it is (and matches no expectation).
+std::string normalize_dst(const std::string& dst, bool v6 = false);
+// Whether an iproute2 JSON route is IPv6's, from its own addresses (dst, gateway, prefsrc, next
+// hops): for routes of both families in one list.
+bool route_is_v6(const nlohmann::json& route);
 
 }  // namespace twin::validators
