@@ -119,16 +119,25 @@ TEST(Bgp, RecordedNodesPassAndUnprobedNodesAreErrors) {
   EXPECT_EQ(rid->test_name, "router-id-unique");
   EXPECT_EQ(rid->observed, "10.255.1.4");
 
-  // spine2 4 + leaf2 2 + leaf3 2 sessions, each an error: no data is never a pass.
-  EXPECT_EQ(others.size(), 8u) << show(others);
+  // spine2 4 + leaf2 2 + leaf3 2 sessions, and each node's router-id, each an error: no data
+  // is never a pass, and no node drops out of router-id-unique.
+  EXPECT_EQ(others.size(), 8u + 3u) << show(others);
   for (const auto& r : others) {
     EXPECT_EQ(r.status, Status::kError) << show(r);
-    EXPECT_EQ(r.test, 0);
     EXPECT_EQ(r.observed, "no data");
-    EXPECT_EQ(r.message, "cannot read BGP state: not probed");
+    EXPECT_THAT(r.message, HasSubstr(r.node + ": `show bgp summary json` not probed")) << show(r);
   }
-  EXPECT_NE(find(others, 0, "spine2", "swp4"), nullptr);
+  const auto* s4 = find(others, 0, "spine2", "swp4");
+  ASSERT_NE(s4, nullptr);
+  EXPECT_EQ(s4->message, "cannot read BGP state: spine2: `show bgp summary json` not probed");
   EXPECT_NE(find(others, 0, "leaf3", "swp2"), nullptr);
+  for (const char* n : {"spine2", "leaf2", "leaf3"}) {
+    const auto* rid = find(others, 2, n, "");
+    ASSERT_NE(rid, nullptr) << n;
+    EXPECT_EQ(rid->test_name, "router-id-unique");
+    EXPECT_EQ(rid->message, std::string("cannot read the router-id: ") + n +
+                                ": `show bgp summary json` not probed");
+  }
 }
 
 TEST(Bgp, ShutdownSessionFails) {
@@ -158,12 +167,44 @@ TEST(Bgp, EmptyObjectIsAnErrorNeverAPass) {
   sums.emplace("leaf1", twin::ok(json::object()));
   auto rs = twin::validators::evaluate_bgp(plan(), sums);
   auto leaf1 = where(rs, [](const TestResult& r) { return r.node == "leaf1"; });
-  ASSERT_EQ(leaf1.size(), 2u) << show(rs);  // one per expected session
+  ASSERT_EQ(leaf1.size(), 3u) << show(rs);  // one per expected session, and its router-id
+  const std::string why =
+      "leaf1: bgpd returned {} for `show bgp summary json` (no `router bgp` instance, or no "
+      "neighbor)";
   for (const auto& r : leaf1) {
     EXPECT_EQ(r.status, Status::kError) << show(r);
-    EXPECT_EQ(r.message, "cannot read BGP state: bgpd returned {} (no `router bgp` instance)");
+    EXPECT_EQ(r.message,
+              (r.test == 2 ? "cannot read the router-id: " : "cannot read BGP state: ") + why);
   }
+  ASSERT_NE(find(leaf1, 2, "leaf1", ""), nullptr);
   for (const auto& r : rs) EXPECT_NE(r.status, Status::kPassed) << show(r);
+}
+
+// A node the topology gives no session whose bgpd has no neighbor ({}): nothing to check for
+// sessions, and router-id-unique says why it is not judged instead of leaving it out.
+TEST(Bgp, EmptyObjectOfANodeWithoutSessionsSkipsItsRouterId) {
+  auto p = plan();
+  std::erase_if(p.sessions, [](const auto& s) { return s.node == "leaf1"; });
+  Data sums;
+  sums.emplace("leaf1", twin::ok(json::object()));
+  auto rs = twin::validators::evaluate_bgp(p, sums);
+  auto leaf1 = where(rs, [](const TestResult& r) { return r.node == "leaf1"; });
+  ASSERT_EQ(leaf1.size(), 1u) << show(rs);
+  EXPECT_EQ(leaf1[0].test, 2);
+  EXPECT_EQ(leaf1[0].status, Status::kSkipped);
+  EXPECT_EQ(leaf1[0].message,
+            "bgpd on leaf1 has no neighbor: its summary shows no router-id, and no BGP peer "
+            "meets it");
+  // The same node unreadable is an error, not a skip.
+  sums.erase("leaf1");
+  sums.emplace("leaf1", twin::harness_error("bgpd.vty: connection refused"));
+  const auto unread = twin::validators::evaluate_bgp(p, sums);
+  const auto* err = find(unread, 2, "leaf1", "");
+  ASSERT_NE(err, nullptr);
+  EXPECT_EQ(err->status, Status::kError);
+  EXPECT_EQ(err->message,
+            "cannot read the router-id: leaf1: `show bgp summary json` failed: bgpd.vty: "
+            "connection refused");
 }
 
 TEST(Bgp, ProbeErrorIsAnError) {
@@ -173,7 +214,9 @@ TEST(Bgp, ProbeErrorIsAnError) {
   const auto* r = find(rs, 0, "leaf1", "swp2");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, Status::kError);
-  EXPECT_EQ(r->message, "cannot read BGP state: vtysh timed out after 10 s");
+  EXPECT_EQ(r->message,
+            "cannot read BGP state: leaf1: `show bgp summary json` failed: vtysh timed out after "
+            "10 s");
 }
 
 TEST(Bgp, MissingNeighborFails) {
@@ -197,7 +240,10 @@ TEST(Bgp, DuplicateRouterIdFailsTest2) {
   sums.emplace("spine1", twin::ok(spine1));
   sums.emplace("leaf4", rec("leaf4-bgp-summary.json"));
   auto rs = twin::validators::evaluate_bgp(plan(), sums);
-  auto t2 = where(rs, [](const TestResult& r) { return r.test == 2; });
+  // The nodes not recorded are errors (BgpRecorded... above); the recorded ones are judged.
+  auto t2 = where(rs, [](const TestResult& r) {
+    return r.test == 2 && (r.node == "spine1" || r.node == "leaf1" || r.node == "leaf4");
+  });
   // spine1: differs from the topology, and shared; leaf1: shared; leaf4: unique.
   ASSERT_EQ(t2.size(), 4u) << show(t2);
   auto failed = where(t2, [](const TestResult& r) { return r.status == Status::kFailed; });
