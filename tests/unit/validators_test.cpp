@@ -301,7 +301,7 @@ TEST(Routes, Leaf1FibCompleteWithFullEcmp) {
   ASSERT_EQ(others.size(), 5u) << show(others);
   for (const auto& r : others) {
     EXPECT_EQ(r.status, Status::kError);
-    EXPECT_EQ(r.message, "cannot read the FIB: not probed");
+    EXPECT_EQ(r.message, "cannot read the FIB: " + r.node + ": routes not probed");
   }
 }
 
@@ -388,10 +388,12 @@ TEST(Routes, RunJudgesEachNodeFromBothTablesAndNamesWhatItCouldNotRead) {
   auto spine1 = where(rs, [](const TestResult& r) { return r.node == "spine1"; });
   ASSERT_EQ(spine1.size(), 1u) << show(rs);
   EXPECT_EQ(spine1[0].status, Status::kError);
-  EXPECT_EQ(spine1[0].message, "cannot read the FIB: netlink: interrupted");
+  EXPECT_EQ(spine1[0].message,
+            "cannot read the FIB: spine1: `ip -j route show` failed: netlink: interrupted");
   auto leaf2 = where(rs, [](const TestResult& r) { return r.node == "leaf2"; });
   ASSERT_EQ(leaf2.size(), 1u) << show(rs);
-  EXPECT_EQ(leaf2[0].message, "cannot read the FIB: `ip -j route` did not return a list");
+  EXPECT_EQ(leaf2[0].message,
+            "cannot read the FIB: leaf2: `ip -j -6 route show` did not return a list");
   // Results come in plan order, each node's together.
   std::vector<std::string> order;
   for (const auto& r : rs)
@@ -402,6 +404,30 @@ TEST(Routes, RunJudgesEachNodeFromBothTablesAndNamesWhatItCouldNotRead) {
   EXPECT_EQ(order, frr);
   // Both tables of every FRR node were read, whatever the first answered.
   for (const auto& n : frr) EXPECT_EQ(probe.reads[n], 2) << n;
+}
+
+// `ip` printing nothing is read as []: both tables empty is no data (a running kernel always
+// has IPv6's own routes), while an empty IPv4 table beside a real IPv6 one is a FIB that lost
+// its IPv4 routes, judged as such.
+TEST(Routes, NoRouteAtAllIsNoDataButOneEmptyFamilyIsJudged) {
+  Data fibs;
+  fibs.emplace("leaf1", twin::ok(json::array()));
+  auto rs = where(twin::validators::evaluate_routes(plan(), fibs),
+                  [](const TestResult& r) { return r.node == "leaf1"; });
+  ASSERT_EQ(rs.size(), 1u) << show(rs);
+  EXPECT_EQ(rs[0].status, Status::kError);
+  EXPECT_EQ(rs[0].message, "cannot read the FIB: leaf1: the kernel listed no route at all");
+
+  fibs.erase("leaf1");
+  fibs.emplace("leaf1", rec("leaf1-ip6-route.json"));
+  auto v6only = where(twin::validators::evaluate_routes(plan(), fibs),
+                      [](const TestResult& r) { return r.node == "leaf1"; });
+  const auto* v4 = find(v6only, 0, "leaf1", "10.255.1.4/32");
+  ASSERT_NE(v4, nullptr) << show(v6only);
+  EXPECT_EQ(v4->status, Status::kFailed);
+  const auto* v6 = find(v6only, 0, "leaf1", "fd00:255::104/128");
+  ASSERT_NE(v6, nullptr);
+  EXPECT_EQ(v6->status, Status::kPassed);
 }
 
 TEST(Routes, NexthopCount) {
@@ -511,6 +537,36 @@ TEST(Mtu, BothEndsWrongAndInterfaceMissing) {
   EXPECT_EQ(rs[1].message, "interface missing on leaf1:swp2");
 }
 
+// Every namespace has lo: an interface list that came back empty is no data, an error naming
+// the node and the command, not "interface missing" (a failure) on each of its links.
+TEST(Mtu, AnEmptyInterfaceListIsNoData) {
+  auto d = all_links();
+  d.erase("spine1");
+  d.emplace("spine1", twin::ok(json::array()));
+  auto rs = twin::validators::evaluate_link_mtu(plan(), d);
+  int spine1 = 0;
+  for (const auto& r : rs) {
+    if (r.peer.find("spine1:") == std::string::npos) {
+      EXPECT_EQ(r.status, Status::kPassed) << show(r);
+      continue;
+    }
+    ++spine1;
+    EXPECT_EQ(r.status, Status::kError) << show(r);
+    EXPECT_EQ(r.message,
+              "cannot read the MTUs of this link: spine1: `ip -j link show` listed no interface, "
+              "not even lo");
+  }
+  EXPECT_EQ(spine1, 4);  // its four leaf links
+  d.erase("spine1");
+  d.emplace("spine1", twin::harness_error("netns tw-rec-spine1: ip: exit 1"));
+  const auto unread = twin::validators::evaluate_link_mtu(plan(), d);
+  ASSERT_EQ(unread[0].peer, "leaf1:swp1 <-> spine1:swp1");
+  EXPECT_EQ(unread[0].status, Status::kError);
+  EXPECT_EQ(unread[0].message,
+            "cannot read the MTUs of this link: spine1: `ip -j link show` failed: netns "
+            "tw-rec-spine1: ip: exit 1");
+}
+
 Data recorded_addrs() {
   Data d;
   d.emplace("leaf1", rec("leaf1-ip-addr.json"));
@@ -559,8 +615,29 @@ TEST(Mtu, LinkDfProbesPingThePeersLinkLocalAtFullMtu) {
   EXPECT_EQ(unprobed.size(), 10u);
   for (const auto& r : unprobed) {
     EXPECT_EQ(r.status, Status::kError) << show(r);
-    EXPECT_EQ(r.message, "cannot read the peer's addresses");
+    EXPECT_THAT(r.message, StartsWith("cannot read the peer's addresses: "));
+    EXPECT_THAT(r.message, HasSubstr(": `ip -j addr show` not probed"));
   }
+  const auto* toward_spine2 = find(unprobed, 1, "leaf1", "swp2 -> spine2:swp1");
+  ASSERT_NE(toward_spine2, nullptr);
+  EXPECT_EQ(toward_spine2->message,
+            "cannot read the peer's addresses: spine2: `ip -j addr show` not probed");
+}
+
+TEST(Mtu, LinkDfTowardAnEmptyAddressListIsAnError) {
+  auto addrs = recorded_addrs();
+  addrs.erase("spine1");
+  addrs.emplace("spine1", twin::ok(json::array()));
+  std::vector<TestResult> unprobed;
+  auto ps = twin::validators::link_df_probes(plan(), addrs, &unprobed);
+  EXPECT_EQ(find_probe(ps, "leaf1", "swp1 -> spine1:swp1"), nullptr);
+  const auto* r = find(unprobed, 1, "leaf1", "swp1 -> spine1:swp1");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, Status::kError);
+  EXPECT_EQ(r->observed, "no data");
+  EXPECT_EQ(r->message,
+            "cannot read the peer's addresses: spine1: `ip -j addr show` listed no interface, not "
+            "even lo");
 }
 
 TEST(Mtu, LinkDfFallsBackToIpv4BelowIpv6MinimumMtu) {
