@@ -137,13 +137,16 @@ void check_scenario(const std::string& lab, const std::string& file) {
     std::vector<std::string> running;
     for (const auto& d : n["daemons"])
       if (d["alive"].get<bool>()) running.push_back(d["name"]);
-    for (const auto& pn : plan["nodes"])
-      if (pn["name"] == n["name"]) {
-        auto want = pn.value("daemons", std::vector<std::string>{});
-        std::sort(want.begin(), want.end());
-        std::sort(running.begin(), running.end());
-        EXPECT_EQ(running, want) << "node " << n["name"];
-      }
+    auto pn = std::find_if(plan["nodes"].begin(), plan["nodes"].end(),
+                           [&](const json& p) { return p["name"] == n["name"]; });
+    if (pn == plan["nodes"].end()) {
+      ADD_FAILURE() << "node " << n["name"] << " is not in the saved plan";
+      continue;
+    }
+    auto want = pn->value("daemons", std::vector<std::string>{});
+    std::sort(want.begin(), want.end());
+    std::sort(running.begin(), running.end());
+    EXPECT_EQ(running, want) << "node " << n["name"];
   }
 }
 

@@ -318,6 +318,32 @@ TEST(ChecksEvaluate, FrrOnRecordedOspf) {
   EXPECT_EQ(twin::validators::evaluate_frr(c, broken).status, Status::kError);
 }
 
+// {} is FRR's "nothing to show": no data even for a `match: {}` that any object contains, and
+// an unreadable source is an error naming the node and the command.
+TEST(ChecksEvaluate, AnEmptyAnswerIsNoDataWhateverTheMatch) {
+  Check anything =
+      check_of("checks:\n  - frr: {node: r1, command: show ip ospf json, match: {}}\n");
+  auto empty = twin::validators::evaluate_frr(anything, twin::ok(json::object()));
+  EXPECT_EQ(empty.status, Status::kError);
+  EXPECT_EQ(empty.message, "ospfd on r1 returned no data for `show ip ospf json`");
+  EXPECT_EQ(twin::validators::evaluate_frr(anything, twin::ok(json())).status, Status::kError);
+  EXPECT_EQ(
+      twin::validators::evaluate_frr(anything, twin::ok(read_json(kData + "healthy/r1-ospf.json")))
+          .status,
+      Status::kPassed);
+  twin::Result<json> down{boost::system::in_place_error, twin::harness_error("ospfd.vty: refused")};
+  EXPECT_EQ(twin::validators::evaluate_frr(anything, down).message,
+            "r1: `show ip ospf json` failed: ospfd.vty: refused");
+  Check route = check_of("checks:\n  - route: {node: r1, prefix: 192.168.3.0/24}\n");
+  auto unread = twin::validators::evaluate_route(route, down);
+  EXPECT_EQ(unread.status, Status::kError);
+  EXPECT_EQ(unread.message,
+            "cannot read the routing table: r1: `show ip route json` failed: ospfd.vty: refused");
+  auto none = twin::validators::evaluate_route(route, twin::ok(json::object()));
+  EXPECT_EQ(none.status, Status::kError);
+  EXPECT_EQ(none.message, "zebra on r1 returned no routing table for `show ip route json`");
+}
+
 TEST(ChecksEvaluate, RouteOnRecordedTable) {
   auto table = twin::ok(read_json(kData + "healthy/r1-ip-route.json"));
   auto r = [&](const std::string& route) {

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -140,13 +141,26 @@ TEST(EvpnPlan, ARoutingTenantGetsAVrfAnL3VniAndAGateway) {
   EXPECT_EQ(p.find("red1")->routes.at(0).via, "10.10.1.1");
 }
 
+// A spine's recorded links (clos-2x4's spine1: lo and four ports, no VXLAN device) and its EVPN
+// summary; spine2 and leaf4 stand in with spine1's and leaf1's summaries (the same neighbor
+// names: swp1..4 on a spine, swp1 and swp2 on a leaf).
+EvpnFacts spine() {
+  EvpnFacts f;
+  f.summary = rec("good.spine1.evpn-summary.json");
+  f.links = twin::ok(
+      json::parse(twin_test::read(std::string(TWIN_TEST_DATA) + "/frr84/spine1-ip-link.json")));
+  return f;
+}
+
 TEST(EvpnValidator, RecordedVtepsPassAndUnprobedOnesAreErrors) {
   std::map<std::string, EvpnFacts> f;
   f["leaf1"] = vtep("good.leaf1");
   f["leaf2"] = vtep("good.leaf2");
-  f["spine1"].summary = rec("good.spine1.evpn-summary.json");
+  f["spine1"] = spine();
+  f["spine2"] = spine();
+  f["leaf4"].summary = rec("good.leaf1.evpn-summary.json");
   auto rs = twin::validators::evaluate_evpn(evpn_plan(), f);
-  for (const char* n : {"leaf1", "leaf2", "spine1"}) {
+  for (const char* n : {"leaf1", "leaf2"}) {
     auto mine = of(rs, n);
     ASSERT_FALSE(mine.empty()) << n;
     for (const auto& r : mine) EXPECT_EQ(r.status, Status::kPassed) << dump({r});
@@ -157,7 +171,17 @@ TEST(EvpnValidator, RecordedVtepsPassAndUnprobedOnesAreErrors) {
   EXPECT_EQ(of(rs, "leaf1", 2).size(), 2u);
   EXPECT_EQ(of(rs, "leaf1", 3).size(), 3u);
   EXPECT_EQ(of(rs, "leaf1", 4).size(), 2u);
-  EXPECT_EQ(of(rs, "spine1", 0).size(), 4u);
+  // spine1: its sessions toward leaf1, leaf2 and leaf4 are Established at both ends; toward
+  // leaf3, whose summary was not read, Established at spine1 alone proves nothing.
+  auto sessions = of(rs, "spine1", 0);
+  ASSERT_EQ(sessions.size(), 4u) << dump(sessions);
+  for (const auto& r : sessions)
+    EXPECT_EQ(r.status, r.peer == "swp3" ? Status::kError : Status::kPassed) << dump({r});
+  // No VXLAN device on a spine: one pass, for the router.
+  auto stray = of(rs, "spine1", 1);
+  ASSERT_EQ(stray.size(), 1u) << dump(stray);
+  EXPECT_EQ(stray[0].status, Status::kPassed);
+  EXPECT_EQ(stray[0].expected, "no VNI on spine1 (no tenant port)");
   for (const auto& r : of(rs, "leaf3")) EXPECT_EQ(r.status, Status::kError) << dump({r});
   EXPECT_FALSE(of(rs, "leaf3").empty());
   // Without tenants the family has nothing to say.
@@ -193,15 +217,13 @@ TEST(EvpnValidator, AMistypedVniFailsWhereItIsAndWhereItIsMissed) {
   EXPECT_EQ(flood[0].observed, "none");
   EXPECT_EQ(flood[0].expected, "10.255.1.3");
   EXPECT_EQ(flood[1].status, Status::kPassed);  // 20100 is untouched
-  bool red2 = false;
-  for (const auto& r : of(rs, "leaf1", 3))
-    if (r.peer == "VNI 10100 red2") {
-      red2 = true;
-      EXPECT_EQ(r.status, Status::kFailed);
-      EXPECT_THAT(r.message, HasSubstr("is missing in VNI 10100 on leaf1, expected remote via "
+  const auto macs = of(rs, "leaf1", 3);
+  auto red2 = std::find_if(macs.begin(), macs.end(),
+                           [](const TestResult& r) { return r.peer == "VNI 10100 red2"; });
+  ASSERT_NE(red2, macs.end()) << dump(macs);
+  EXPECT_EQ(red2->status, Status::kFailed);
+  EXPECT_THAT(red2->message, HasSubstr("is missing in VNI 10100 on leaf1, expected remote via "
                                        "10.255.1.3 (EVPN type 2)"));
-    }
-  EXPECT_TRUE(red2);
 }
 
 TEST(EvpnValidator, APortInAnotherTenantsBridgeIsNamed) {
@@ -265,7 +287,122 @@ TEST(EvpnValidator, ASessionOnlyOneEndActivatesFailsAtBothEnds) {
   EXPECT_EQ(leaf[0].message,
             "spine1 does not activate l2vpn evpn toward leaf1 (no swp1 in its EVPN summary): the "
             "session carries no EVPN route either way");
-  EXPECT_EQ(leaf[1].status, Status::kPassed);  // toward spine2: not probed, not judged
+  // Toward spine2, whose summary was not read: Established at leaf1 is not a pass.
+  EXPECT_EQ(leaf[1].status, Status::kError);
+  EXPECT_EQ(leaf[1].observed, "Established here, spine2 unknown");
+  EXPECT_EQ(leaf[1].message,
+            "Established on leaf1, but whether spine2 activates l2vpn evpn toward it is unknown: "
+            "spine2: `show bgp l2vpn evpn summary json` not probed");
+}
+
+// The audit's case: spine2's bgpd could not be asked. leaf1's session toward it is an error
+// naming spine2 and the command, never a pass on leaf1's word.
+TEST(EvpnValidator, AnUnreadablePeerSummaryIsAnErrorNotAPass) {
+  std::map<std::string, EvpnFacts> f;
+  f["leaf1"].summary = rec("good.leaf1.evpn-summary.json");
+  f["spine1"] = spine();
+  f["spine2"].summary = twin::harness_error("bgpd.vty: connection refused");
+  auto leaf = of(twin::validators::evaluate_evpn(evpn_plan(), f), "leaf1", 0);
+  ASSERT_EQ(leaf.size(), 2u);
+  EXPECT_EQ(leaf[0].peer, "swp1");
+  EXPECT_EQ(leaf[0].status, Status::kPassed);
+  EXPECT_EQ(leaf[1].peer, "swp2");
+  EXPECT_EQ(leaf[1].status, Status::kError);
+  EXPECT_EQ(leaf[1].message,
+            "Established on leaf1, but whether spine2 activates l2vpn evpn toward it is unknown: "
+            "spine2: `show bgp l2vpn evpn summary json` failed: bgpd.vty: connection refused");
+  // Not Established at leaf1 is a failure whatever the peer says.
+  json down = *rec("good.leaf1.evpn-summary.json");
+  down["peers"]["swp2"]["state"] = "Active";
+  f["leaf1"].summary = twin::ok(down);
+  auto failed = of(twin::validators::evaluate_evpn(evpn_plan(), f), "leaf1", 0);
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(failed[1].status, Status::kFailed);
+  EXPECT_EQ(failed[1].message, "l2vpn evpn toward spine2 is Active");
+}
+
+// The audit's case: leaf1's zebra has the flood list and the MACs right, but the kernel FDB
+// could not be read (or came back empty, which a running kernel never is: each port has its
+// own entries). Each flood-list and mac-learned result is an error naming the command.
+TEST(EvpnValidator, AnUnreadableFdbMakesZebrasWordAnErrorNotAPass) {
+  for (bool empty : {false, true}) {
+    SCOPED_TRACE(empty ? "[]" : "unreadable");
+    std::map<std::string, EvpnFacts> f;
+    f["leaf1"] = vtep("good.leaf1");
+    f["leaf1"].fdb = empty ? twin::ok(json::array())
+                           : twin::Result<json>(twin::harness_error("netns tw-evpn-leaf1: bridge: "
+                                                                    "exit 255"));
+    auto rs = twin::validators::evaluate_evpn(evpn_plan(), f);
+    const std::string why = empty ? "leaf1: `bridge -j fdb show` returned an empty list"
+                                  : "leaf1: `bridge -j fdb show` failed: netns tw-evpn-leaf1: "
+                                    "bridge: exit 255";
+    auto flood = of(rs, "leaf1", 2);
+    ASSERT_EQ(flood.size(), 2u) << dump(flood);
+    for (const auto& r : flood) {
+      EXPECT_EQ(r.status, Status::kError) << dump({r});
+      EXPECT_THAT(r.message, HasSubstr("but whether the kernel floods to them is unknown: " + why));
+    }
+    EXPECT_EQ(flood[0].observed, "10.255.1.3");  // zebra's own answer is kept
+    auto macs = of(rs, "leaf1", 3);
+    ASSERT_EQ(macs.size(), 3u) << dump(macs);
+    for (const auto& r : macs) {
+      EXPECT_EQ(r.status, Status::kError) << dump({r});
+      EXPECT_THAT(r.observed, HasSubstr("FDB unknown"));
+      EXPECT_THAT(r.message, HasSubstr("but whether the kernel installed it is unknown: " + why));
+    }
+    // Zebra's own view still stands where it is wrong: vni-typo's leaf1 misses leaf3 in VNI
+    // 10100, a failure whatever the kernel says.
+    f["leaf1"] = vtep("vni-typo.leaf1");
+    f["leaf1"].fdb = twin::ok(json::array());
+    auto typo = of(twin::validators::evaluate_evpn(evpn_plan(), f), "leaf1", 2);
+    ASSERT_EQ(typo.size(), 2u);
+    EXPECT_EQ(typo[0].status, Status::kFailed);
+    EXPECT_EQ(typo[1].status, Status::kError);
+  }
+}
+
+// Zebra's VNIs unread: each L2 VNI's flood list is an error of its own, not left out.
+TEST(EvpnValidator, UnreadableVnisLeaveNoFloodListOut) {
+  std::map<std::string, EvpnFacts> f;
+  f["leaf1"] = vtep("good.leaf1");
+  f["leaf1"].vnis = twin::harness_error("zebra.vty: timed out");
+  auto rs = twin::validators::evaluate_evpn(evpn_plan(), f);
+  auto flood = of(rs, "leaf1", 2);
+  ASSERT_EQ(flood.size(), 2u) << dump(flood);
+  EXPECT_EQ(flood[0].peer, "VNI 10100");
+  EXPECT_EQ(flood[1].peer, "VNI 20100");
+  for (const auto& r : flood) {
+    EXPECT_EQ(r.status, Status::kError);
+    EXPECT_EQ(r.message,
+              "cannot read zebra's remote VTEPs: leaf1: `show evpn vni json` failed: zebra.vty: "
+              "timed out");
+  }
+  auto present = of(rs, "leaf1", 1);
+  ASSERT_EQ(present.size(), 1u);
+  EXPECT_EQ(present[0].status, Status::kError);
+  // The kernel's devices are another source: still judged.
+  for (const auto& r : of(rs, "leaf1", 4)) EXPECT_EQ(r.status, Status::kPassed) << dump({r});
+}
+
+// `ip -d link` that came back empty (a namespace always has lo) is no data for the devices,
+// on a VTEP and on a spine alike.
+TEST(EvpnValidator, AnEmptyLinkListIsNoData) {
+  std::map<std::string, EvpnFacts> f;
+  f["leaf1"] = vtep("good.leaf1");
+  f["leaf1"].links = twin::ok(json::array());
+  f["spine1"] = spine();
+  f["spine1"].links = twin::ok(json::array());
+  auto rs = twin::validators::evaluate_evpn(evpn_plan(), f);
+  auto bridge = of(rs, "leaf1", 4);
+  ASSERT_EQ(bridge.size(), 1u);
+  EXPECT_EQ(bridge[0].status, Status::kError);
+  EXPECT_EQ(bridge[0].message,
+            "cannot read the devices: leaf1: `ip -j -d link show` returned an empty list");
+  auto stray = of(rs, "spine1", 1);
+  ASSERT_EQ(stray.size(), 1u);
+  EXPECT_EQ(stray[0].status, Status::kError);
+  EXPECT_EQ(stray[0].message,
+            "cannot look for stray VNIs: spine1: `ip -j -d link show` returned an empty list");
 }
 
 TEST(EvpnValidator, AFullFrameRefusedByAVtepSaysWhereThePathMtuIsHeld) {
@@ -534,7 +671,7 @@ TEST(EvpnPlan, GeneratedFabricSessionsCarryEvpnWhereThereAreTenants) {
 }
 
 // A router no tenant makes a VTEP (spine1) must have no VXLAN device: leaf1's recorded links
-// there are stray VNIs, each named; with nothing recorded for it, nothing is said.
+// there are stray VNIs, each named; with nothing recorded for it, that is an error, not silence.
 TEST(EvpnValidator, AVniOnASpineIsStray) {
   std::map<std::string, EvpnFacts> f;
   f["spine1"].links = rec("good.leaf1.link.json");
@@ -544,7 +681,11 @@ TEST(EvpnValidator, AVniOnASpineIsStray) {
   EXPECT_THAT(rs[0].message, HasSubstr("VNI 10100 is on spine1 (vx10100), which no tenant network "
                                        "makes a VTEP: a stray VNI"));
   f.erase("spine1");
-  EXPECT_TRUE(of(twin::validators::evaluate_evpn(evpn_plan(), f), "spine1", 1).empty());
+  auto unread = of(twin::validators::evaluate_evpn(evpn_plan(), f), "spine1", 1);
+  ASSERT_EQ(unread.size(), 1u);
+  EXPECT_EQ(unread[0].status, Status::kError);
+  EXPECT_EQ(unread[0].message,
+            "cannot look for stray VNIs: spine1: `ip -j -d link show` not probed");
 }
 
 // A declared move whose server keeps its old address: one network, two subnets.

@@ -119,16 +119,25 @@ TEST(Bgp, RecordedNodesPassAndUnprobedNodesAreErrors) {
   EXPECT_EQ(rid->test_name, "router-id-unique");
   EXPECT_EQ(rid->observed, "10.255.1.4");
 
-  // spine2 4 + leaf2 2 + leaf3 2 sessions, each an error: no data is never a pass.
-  EXPECT_EQ(others.size(), 8u) << show(others);
+  // spine2 4 + leaf2 2 + leaf3 2 sessions, and each node's router-id, each an error: no data
+  // is never a pass, and no node drops out of router-id-unique.
+  EXPECT_EQ(others.size(), 8u + 3u) << show(others);
   for (const auto& r : others) {
     EXPECT_EQ(r.status, Status::kError) << show(r);
-    EXPECT_EQ(r.test, 0);
     EXPECT_EQ(r.observed, "no data");
-    EXPECT_EQ(r.message, "cannot read BGP state: not probed");
+    EXPECT_THAT(r.message, HasSubstr(r.node + ": `show bgp summary json` not probed")) << show(r);
   }
-  EXPECT_NE(find(others, 0, "spine2", "swp4"), nullptr);
+  const auto* s4 = find(others, 0, "spine2", "swp4");
+  ASSERT_NE(s4, nullptr);
+  EXPECT_EQ(s4->message, "cannot read BGP state: spine2: `show bgp summary json` not probed");
   EXPECT_NE(find(others, 0, "leaf3", "swp2"), nullptr);
+  for (const char* n : {"spine2", "leaf2", "leaf3"}) {
+    const auto* rid = find(others, 2, n, "");
+    ASSERT_NE(rid, nullptr) << n;
+    EXPECT_EQ(rid->test_name, "router-id-unique");
+    EXPECT_EQ(rid->message, std::string("cannot read the router-id: ") + n +
+                                ": `show bgp summary json` not probed");
+  }
 }
 
 TEST(Bgp, ShutdownSessionFails) {
@@ -158,12 +167,44 @@ TEST(Bgp, EmptyObjectIsAnErrorNeverAPass) {
   sums.emplace("leaf1", twin::ok(json::object()));
   auto rs = twin::validators::evaluate_bgp(plan(), sums);
   auto leaf1 = where(rs, [](const TestResult& r) { return r.node == "leaf1"; });
-  ASSERT_EQ(leaf1.size(), 2u) << show(rs);  // one per expected session
+  ASSERT_EQ(leaf1.size(), 3u) << show(rs);  // one per expected session, and its router-id
+  const std::string why =
+      "leaf1: bgpd returned {} for `show bgp summary json` (no `router bgp` instance, or no "
+      "neighbor)";
   for (const auto& r : leaf1) {
     EXPECT_EQ(r.status, Status::kError) << show(r);
-    EXPECT_EQ(r.message, "cannot read BGP state: bgpd returned {} (no `router bgp` instance)");
+    EXPECT_EQ(r.message,
+              (r.test == 2 ? "cannot read the router-id: " : "cannot read BGP state: ") + why);
   }
+  ASSERT_NE(find(leaf1, 2, "leaf1", ""), nullptr);
   for (const auto& r : rs) EXPECT_NE(r.status, Status::kPassed) << show(r);
+}
+
+// A node the topology gives no session whose bgpd has no neighbor ({}): nothing to check for
+// sessions, and router-id-unique says why it is not judged instead of leaving it out.
+TEST(Bgp, EmptyObjectOfANodeWithoutSessionsSkipsItsRouterId) {
+  auto p = plan();
+  std::erase_if(p.sessions, [](const auto& s) { return s.node == "leaf1"; });
+  Data sums;
+  sums.emplace("leaf1", twin::ok(json::object()));
+  auto rs = twin::validators::evaluate_bgp(p, sums);
+  auto leaf1 = where(rs, [](const TestResult& r) { return r.node == "leaf1"; });
+  ASSERT_EQ(leaf1.size(), 1u) << show(rs);
+  EXPECT_EQ(leaf1[0].test, 2);
+  EXPECT_EQ(leaf1[0].status, Status::kSkipped);
+  EXPECT_EQ(leaf1[0].message,
+            "bgpd on leaf1 has no neighbor: its summary shows no router-id, and no BGP peer "
+            "meets it");
+  // The same node unreadable is an error, not a skip.
+  sums.erase("leaf1");
+  sums.emplace("leaf1", twin::harness_error("bgpd.vty: connection refused"));
+  const auto unread = twin::validators::evaluate_bgp(p, sums);
+  const auto* err = find(unread, 2, "leaf1", "");
+  ASSERT_NE(err, nullptr);
+  EXPECT_EQ(err->status, Status::kError);
+  EXPECT_EQ(err->message,
+            "cannot read the router-id: leaf1: `show bgp summary json` failed: bgpd.vty: "
+            "connection refused");
 }
 
 TEST(Bgp, ProbeErrorIsAnError) {
@@ -173,7 +214,9 @@ TEST(Bgp, ProbeErrorIsAnError) {
   const auto* r = find(rs, 0, "leaf1", "swp2");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, Status::kError);
-  EXPECT_EQ(r->message, "cannot read BGP state: vtysh timed out after 10 s");
+  EXPECT_EQ(r->message,
+            "cannot read BGP state: leaf1: `show bgp summary json` failed: vtysh timed out after "
+            "10 s");
 }
 
 TEST(Bgp, MissingNeighborFails) {
@@ -197,7 +240,10 @@ TEST(Bgp, DuplicateRouterIdFailsTest2) {
   sums.emplace("spine1", twin::ok(spine1));
   sums.emplace("leaf4", rec("leaf4-bgp-summary.json"));
   auto rs = twin::validators::evaluate_bgp(plan(), sums);
-  auto t2 = where(rs, [](const TestResult& r) { return r.test == 2; });
+  // The nodes not recorded are errors (BgpRecorded... above); the recorded ones are judged.
+  auto t2 = where(rs, [](const TestResult& r) {
+    return r.test == 2 && (r.node == "spine1" || r.node == "leaf1" || r.node == "leaf4");
+  });
   // spine1: differs from the topology, and shared; leaf1: shared; leaf4: unique.
   ASSERT_EQ(t2.size(), 4u) << show(t2);
   auto failed = where(t2, [](const TestResult& r) { return r.status == Status::kFailed; });
@@ -255,7 +301,7 @@ TEST(Routes, Leaf1FibCompleteWithFullEcmp) {
   ASSERT_EQ(others.size(), 5u) << show(others);
   for (const auto& r : others) {
     EXPECT_EQ(r.status, Status::kError);
-    EXPECT_EQ(r.message, "cannot read the FIB: not probed");
+    EXPECT_EQ(r.message, "cannot read the FIB: " + r.node + ": routes not probed");
   }
 }
 
@@ -342,10 +388,12 @@ TEST(Routes, RunJudgesEachNodeFromBothTablesAndNamesWhatItCouldNotRead) {
   auto spine1 = where(rs, [](const TestResult& r) { return r.node == "spine1"; });
   ASSERT_EQ(spine1.size(), 1u) << show(rs);
   EXPECT_EQ(spine1[0].status, Status::kError);
-  EXPECT_EQ(spine1[0].message, "cannot read the FIB: netlink: interrupted");
+  EXPECT_EQ(spine1[0].message,
+            "cannot read the FIB: spine1: `ip -j route show` failed: netlink: interrupted");
   auto leaf2 = where(rs, [](const TestResult& r) { return r.node == "leaf2"; });
   ASSERT_EQ(leaf2.size(), 1u) << show(rs);
-  EXPECT_EQ(leaf2[0].message, "cannot read the FIB: `ip -j route` did not return a list");
+  EXPECT_EQ(leaf2[0].message,
+            "cannot read the FIB: leaf2: `ip -j -6 route show` did not return a list");
   // Results come in plan order, each node's together.
   std::vector<std::string> order;
   for (const auto& r : rs)
@@ -356,6 +404,30 @@ TEST(Routes, RunJudgesEachNodeFromBothTablesAndNamesWhatItCouldNotRead) {
   EXPECT_EQ(order, frr);
   // Both tables of every FRR node were read, whatever the first answered.
   for (const auto& n : frr) EXPECT_EQ(probe.reads[n], 2) << n;
+}
+
+// `ip` printing nothing is read as []: both tables empty is no data (a running kernel always
+// has IPv6's own routes), while an empty IPv4 table beside a real IPv6 one is a FIB that lost
+// its IPv4 routes, judged as such.
+TEST(Routes, NoRouteAtAllIsNoDataButOneEmptyFamilyIsJudged) {
+  Data fibs;
+  fibs.emplace("leaf1", twin::ok(json::array()));
+  auto rs = where(twin::validators::evaluate_routes(plan(), fibs),
+                  [](const TestResult& r) { return r.node == "leaf1"; });
+  ASSERT_EQ(rs.size(), 1u) << show(rs);
+  EXPECT_EQ(rs[0].status, Status::kError);
+  EXPECT_EQ(rs[0].message, "cannot read the FIB: leaf1: the kernel listed no route at all");
+
+  fibs.erase("leaf1");
+  fibs.emplace("leaf1", rec("leaf1-ip6-route.json"));
+  auto v6only = where(twin::validators::evaluate_routes(plan(), fibs),
+                      [](const TestResult& r) { return r.node == "leaf1"; });
+  const auto* v4 = find(v6only, 0, "leaf1", "10.255.1.4/32");
+  ASSERT_NE(v4, nullptr) << show(v6only);
+  EXPECT_EQ(v4->status, Status::kFailed);
+  const auto* v6 = find(v6only, 0, "leaf1", "fd00:255::104/128");
+  ASSERT_NE(v6, nullptr);
+  EXPECT_EQ(v6->status, Status::kPassed);
 }
 
 TEST(Routes, NexthopCount) {
@@ -466,6 +538,36 @@ TEST(Mtu, BothEndsWrongAndInterfaceMissing) {
   EXPECT_EQ(rs[1].message, "interface missing on leaf1:swp2");
 }
 
+// Every namespace has lo: an interface list that came back empty is no data, an error naming
+// the node and the command, not "interface missing" (a failure) on each of its links.
+TEST(Mtu, AnEmptyInterfaceListIsNoData) {
+  auto d = all_links();
+  d.erase("spine1");
+  d.emplace("spine1", twin::ok(json::array()));
+  auto rs = twin::validators::evaluate_link_mtu(plan(), d);
+  int spine1 = 0;
+  for (const auto& r : rs) {
+    if (r.peer.find("spine1:") == std::string::npos) {
+      EXPECT_EQ(r.status, Status::kPassed) << show(r);
+      continue;
+    }
+    ++spine1;
+    EXPECT_EQ(r.status, Status::kError) << show(r);
+    EXPECT_EQ(r.message,
+              "cannot read the MTUs of this link: spine1: `ip -j link show` listed no interface, "
+              "not even lo");
+  }
+  EXPECT_EQ(spine1, 4);  // its four leaf links
+  d.erase("spine1");
+  d.emplace("spine1", twin::harness_error("netns tw-rec-spine1: ip: exit 1"));
+  const auto unread = twin::validators::evaluate_link_mtu(plan(), d);
+  ASSERT_EQ(unread[0].peer, "leaf1:swp1 <-> spine1:swp1");
+  EXPECT_EQ(unread[0].status, Status::kError);
+  EXPECT_EQ(unread[0].message,
+            "cannot read the MTUs of this link: spine1: `ip -j link show` failed: netns "
+            "tw-rec-spine1: ip: exit 1");
+}
+
 Data recorded_addrs() {
   Data d;
   d.emplace("leaf1", rec("leaf1-ip-addr.json"));
@@ -514,8 +616,29 @@ TEST(Mtu, LinkDfProbesPingThePeersLinkLocalAtFullMtu) {
   EXPECT_EQ(unprobed.size(), 10u);
   for (const auto& r : unprobed) {
     EXPECT_EQ(r.status, Status::kError) << show(r);
-    EXPECT_EQ(r.message, "cannot read the peer's addresses");
+    EXPECT_THAT(r.message, StartsWith("cannot read the peer's addresses: "));
+    EXPECT_THAT(r.message, HasSubstr(": `ip -j addr show` not probed"));
   }
+  const auto* toward_spine2 = find(unprobed, 1, "leaf1", "swp2 -> spine2:swp1");
+  ASSERT_NE(toward_spine2, nullptr);
+  EXPECT_EQ(toward_spine2->message,
+            "cannot read the peer's addresses: spine2: `ip -j addr show` not probed");
+}
+
+TEST(Mtu, LinkDfTowardAnEmptyAddressListIsAnError) {
+  auto addrs = recorded_addrs();
+  addrs.erase("spine1");
+  addrs.emplace("spine1", twin::ok(json::array()));
+  std::vector<TestResult> unprobed;
+  auto ps = twin::validators::link_df_probes(plan(), addrs, &unprobed);
+  EXPECT_EQ(find_probe(ps, "leaf1", "swp1 -> spine1:swp1"), nullptr);
+  const auto* r = find(unprobed, 1, "leaf1", "swp1 -> spine1:swp1");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, Status::kError);
+  EXPECT_EQ(r->observed, "no data");
+  EXPECT_EQ(r->message,
+            "cannot read the peer's addresses: spine1: `ip -j addr show` listed no interface, not "
+            "even lo");
 }
 
 TEST(Mtu, LinkDfFallsBackToIpv4BelowIpv6MinimumMtu) {

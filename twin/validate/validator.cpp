@@ -246,6 +246,18 @@ std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::stri
   return n ? n->state : "";
 }
 
+std::string source_failed(const std::string& node, const std::string& command,
+                          const std::string& why) {
+  return node + ": `" + command + "` failed: " + why;
+}
+
+std::string ip_command(const std::vector<std::string>& args) {
+  const bool fdb = !args.empty() && args[0] == "fdb";
+  std::string out = fdb ? "bridge -j" : "ip -j";
+  for (const auto& a : args) out += " " + a;
+  return out;
+}
+
 bool is_ipv6(const std::string& a) { return a.find(':') != std::string::npos; }
 
 std::string address_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }

@@ -154,6 +154,15 @@ std::vector<std::string> advertised_loopbacks(const plan::Node& node);
 // advertised_loopbacks) in the family: the one a node pings from; "" when none is.
 std::string first_of_family(const std::vector<std::string>& loopbacks, bool v6);
 
+// How a result's message names a source that gave no data: "leaf1: `bridge -j fdb show`
+// failed: <why>". A family reports it as Status::kError (missing data is never a pass).
+std::string source_failed(const std::string& node, const std::string& command,
+                          const std::string& why);
+// The command LabProbe::ip_json runs for `args`, as a message names it: {"-d", "link", "show"}
+// -> "ip -j -d link show"; {"fdb", "show"} -> "bridge -j fdb show" (iproute2 reads the FDB with
+// `bridge`).
+std::string ip_command(const std::vector<std::string>& args);
+
 // "fd00::1/128" or "fd00::1" -> true; IPv4 -> false.
 bool is_ipv6(const std::string& address_or_prefix);
 // "10.0.0.1/32" -> "10.0.0.1".

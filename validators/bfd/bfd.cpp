@@ -15,10 +15,13 @@ std::vector<TestResult> evaluate_bfd(const plan::Plan& plan,
     const std::string subject = e.peer_address.empty() ? e.interface : e.peer_address;
     const std::string expected = "up with " + e.peer_node;
     auto it = peers.find(e.node);
+    // [] is data (bfdd has no session); anything but a list is not.
     if (it == peers.end() || !it->second || !it->second->is_array()) {
-      std::string why = it == peers.end() ? "not probed"
-                        : !it->second     ? it->second.error().message
-                                          : "`show bfd peers json` did not return a list";
+      const std::string cmd = "show bfd peers json";
+      std::string why = it == peers.end() ? e.node + ": `" + cmd + "` not probed"
+                        : !it->second
+                            ? validate::source_failed(e.node, cmd, it->second.error().message)
+                            : e.node + ": `" + cmd + "` did not return a list";
       out.push_back(make_result("bfd", 0, "peer-up", Status::kError, e.node, subject, expected,
                                 "no data", "cannot read BFD state: " + why));
       continue;

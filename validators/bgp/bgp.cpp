@@ -18,6 +18,24 @@ bool has_bgpd(const plan::Node& n) { return plan::has_bgp_instance(n); }
 std::string where(const plan::ExpectedSession& s) {
   return s.peer_address.empty() ? "on " + s.interface : s.peer_address;
 }
+
+constexpr const char* kSummary = "show bgp summary json";
+
+// Why `node`'s summary holds no data ("" when it does): not probed, the probe's error, or an
+// answer with nothing in it.
+std::string no_data(const std::string& node,
+                    const std::map<std::string, Result<nlohmann::json>>& sums) {
+  auto it = sums.find(node);
+  if (it == sums.end()) return node + ": `" + kSummary + "` not probed";
+  if (!it->second) return validate::source_failed(node, kSummary, it->second.error().message);
+  const auto& j = *it->second;
+  if (j.is_null()) return node + ": bgpd printed nothing for `" + kSummary + "`";
+  if (!j.is_object()) return node + ": `" + kSummary + "` did not return an object";
+  if (j.empty())
+    return node + ": bgpd returned {} for `" + kSummary +
+           "` (no `router bgp` instance, or no neighbor)";
+  return "";
+}
 }  // namespace
 
 std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
@@ -39,17 +57,13 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
     std::set<std::string> expected_keys;
     for (const auto& s : plan.sessions)
       if (s.node == n.name) expected_keys.insert(s.key());
-    bool no_data =
-        it == sums.end() || !it->second || !it->second->is_object() || it->second->empty();
+    const std::string why = no_data(n.name, sums);
     // FRR prints {} for `show bgp summary json` when the instance has no neighbor at all:
     // that is data ("no sessions") for a node the topology gives none, and no data otherwise.
-    if (no_data && expected_keys.empty() && it != sums.end() && it->second &&
+    if (!why.empty() && expected_keys.empty() && it != sums.end() && it->second &&
         it->second->is_object())
       continue;
-    if (no_data) {
-      std::string why = it == sums.end() ? "not probed"
-                        : !it->second    ? it->second.error().message
-                                         : "bgpd returned {} (no `router bgp` instance)";
+    if (!why.empty()) {
       for (const auto& s : plan.sessions)
         if (s.node == n.name)
           out.push_back(make_result("bgp", 0, "session-established", Status::kError, n.name,
@@ -156,13 +170,29 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
     }
   }
 
-  // Test 2: router-ids.
+  // Test 2: router-ids. A node whose summary holds no data is an error, not left out: its
+  // router-id could be anyone's.
   std::map<std::string, std::vector<std::string>> by_rid;
   for (const auto& n : plan.nodes) {
     if (!has_bgpd(n)) continue;
     auto it = sums.find(n.name);
-    if (it == sums.end() || !it->second || !it->second->is_object() || it->second->empty())
+    const std::string expected = n.router_id.empty() ? "a router-id" : n.router_id;
+    if (const std::string why = no_data(n.name, sums); !why.empty()) {
+      bool sessions = false;
+      for (const auto& s : plan.sessions) sessions |= s.node == n.name;
+      // {} from a node the topology gives no session: bgpd has no neighbor, so its summary
+      // shows no router-id, and no peer meets it to be confused by a duplicate.
+      if (!sessions && it != sums.end() && it->second && it->second->is_object())
+        out.push_back(make_result("bgp", 2, "router-id-unique", Status::kSkipped, n.name, "",
+                                  expected, "no neighbor",
+                                  "bgpd on " + n.name +
+                                      " has no neighbor: its summary shows no router-id, and no "
+                                      "BGP peer meets it"));
+      else
+        out.push_back(make_result("bgp", 2, "router-id-unique", Status::kError, n.name, "",
+                                  expected, "no data", "cannot read the router-id: " + why));
       continue;
+    }
     std::string rid;
     for (const char* af : kFamilies)
       if (it->second->is_object() && it->second->contains(af) && (*it->second)[af].is_object() &&
@@ -171,9 +201,8 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
         break;
       }
     if (rid.empty()) {
-      out.push_back(make_result("bgp", 2, "router-id-unique", Status::kError, n.name, "",
-                                n.router_id.empty() ? "a router-id" : n.router_id, "no data",
-                                "no routerId in the BGP summary"));
+      out.push_back(make_result("bgp", 2, "router-id-unique", Status::kError, n.name, "", expected,
+                                "no data", n.name + ": no routerId in `" + kSummary + "`"));
       continue;
     }
     by_rid[rid].push_back(n.name);

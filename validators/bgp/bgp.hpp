@@ -4,7 +4,9 @@
 //                          every configured neighbor is Established
 //   1 prefixes-received    every Established expected session received >= 1 prefix in each
 //                          address family the lab routes, when the peer originates prefixes
-//   2 router-id-unique     router-ids differ across nodes and match the topology's
+//   2 router-id-unique     router-ids differ across nodes and match the topology's; a node
+//                          whose summary holds no data is an error (skipped when bgpd has no
+//                          neighbor and the topology gives it none: no router-id to read)
 // Source: `show bgp summary json` (FRR 8.4: {"ipv4Unicast": {"routerId", "peers": {"swp1":
 // {"state", "pfxRcd", "hostname", ...}}}, "ipv6Unicast": {...}}; `{}` = no BGP instance).
 #include <map>

@@ -190,12 +190,16 @@ TestResult evaluate_route(const Check& c, const Result<nlohmann::json>& table) {
   if (!c.protocol.empty()) expected += ", from " + c.protocol;
   if (c.nexthops)
     expected += ", " + std::to_string(c.nexthops) + " next hop" + (c.nexthops == 1 ? "" : "s");
+  const std::string command =
+      c.prefix.find(':') == std::string::npos ? "show ip route json" : "show ipv6 route json";
   if (!table)
     return result(c, Status::kError, expected, "no data",
-                  "cannot read " + c.node + "'s routing table: " + table.error().message);
+                  "cannot read the routing table: " +
+                      validate::source_failed(c.node, command, table.error().message));
+  // zebra always lists the connected routes of the node's addresses: {} is no data.
   if (!table->is_object() || table->empty())
     return result(c, Status::kError, expected, brief(*table),
-                  "zebra on " + c.node + " returned no routing table");
+                  "zebra on " + c.node + " returned no routing table for `" + command + "`");
   auto it = table->find(c.prefix);
   if (it == table->end() || !it->is_array() || it->empty())
     return result(c, Status::kFailed, expected, "absent",
@@ -247,9 +251,11 @@ TestResult evaluate_frr(const Check& c, const Result<nlohmann::json>& output) {
   std::string expected = "contains " + brief(match);
   if (!output)
     return result(c, Status::kError, expected, "no data",
-                  "cannot run `" + c.command + "` on " + c.node + ": " + output.error().message);
-  if (output->is_null() || (output->is_object() && output->empty() && !match.empty()))
-    return result(c, Status::kError, expected, "{}",
+                  validate::source_failed(c.node, c.command, output.error().message));
+  // FRR answers {} (or nothing) where it has nothing to show: no data, even for a `match: {}`
+  // that anything would contain.
+  if (output->is_null() || (output->is_object() && output->empty()))
+    return result(c, Status::kError, expected, output->is_null() ? "nothing" : "{}",
                   c.daemon + " on " + c.node + " returned no data for `" + c.command + "`");
   if (auto m = json_subset_mismatch(match, *output))
     return result(c, Status::kFailed, expected, *m, c.node + " `" + c.command + "`: " + *m);

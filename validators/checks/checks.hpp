@@ -10,7 +10,8 @@
 //            many next hops
 //   2 frr    `frr: {node, command, match}`: the `show ... json` command's output contains
 //            `match` (objects: every key, recursively; lists: each expected element matches
-//            some element; scalars equal); a failure names the first path that differs
+//            some element; scalars equal); a failure names the first path that differs;
+//            an answer of {} (or nothing) is an error, whatever `match` is
 // A failing check is retried for its `wait:` (Validator::retry_window). A lab without checks
 // gets no result from this family.
 #include <nlohmann/json.hpp>

@@ -49,17 +49,58 @@ std::vector<Attachment> attachments(const plan::Plan& plan) {
   return out;
 }
 
-// The facts' JSON when the probe answered; else the reason it did not.
-const nlohmann::json* data(const std::optional<Result<nlohmann::json>>& f, std::string* why) {
+// The sources, as messages name them.
+constexpr const char* kSummary = "show bgp l2vpn evpn summary json";
+constexpr const char* kVnis = "show evpn vni json";
+constexpr const char* kMacs = "show evpn mac vni all json";
+constexpr const char* kLinks = "ip -j -d link show";
+constexpr const char* kFdb = "bridge -j fdb show";
+
+// The facts' JSON when the probe answered; else, in `why`, what failed: "leaf1: `<command>`
+// failed: <error>".
+const nlohmann::json* data(const std::optional<Result<nlohmann::json>>& f, const std::string& node,
+                           const char* command, std::string* why) {
   if (!f) {
-    *why = "not probed";
+    *why = node + ": `" + command + "` not probed";
     return nullptr;
   }
   if (!*f) {
-    *why = f->error().message;
+    *why = validate::source_failed(node, command, f->error().message);
     return nullptr;
   }
   return &**f;
+}
+
+// The same for the kernel's lists (`ip -d link`, `bridge fdb`), which are never empty on a
+// node that runs (lo; each port's own multicast entries): anything but a non-empty list is a
+// read that returned nothing (`ip` printing nothing is read as []).
+const nlohmann::json* kernel_list(const std::optional<Result<nlohmann::json>>& f,
+                                  const std::string& node, const char* command, std::string* why) {
+  const nlohmann::json* j = data(f, node, command, why);
+  if (!j) return nullptr;
+  if (!j->is_array() || j->empty()) {
+    *why = node + ": `" + command + "` returned " + (j->is_array() ? "an empty list" : "no list");
+    return nullptr;
+  }
+  return j;
+}
+
+// The neighbor names each end's EVPN summary lists the session under: `s` seen from its peer
+// (planner's derive_evpn pairs them the same way), "" when the plan has no such session.
+std::string reverse_key(const plan::Plan& plan, const plan::ExpectedSession& s) {
+  const plan::Node* n = plan.find(s.node);
+  std::string peer_if;
+  if (n)
+    for (const auto& i : n->interfaces)
+      if (i.name == s.interface) peer_if = i.peer_interface;
+  for (const auto& r : plan.sessions) {
+    if (r.node != s.peer_node || r.peer_node != s.node) continue;
+    if (s.peer_address.empty() && r.peer_address.empty() && !peer_if.empty() &&
+        r.interface == peer_if)
+      return r.key();
+    if (!s.peer_address.empty() && !r.peer_address.empty()) return r.key();
+  }
+  return "";
 }
 
 std::string joined(const std::set<std::string>& s) {
@@ -88,12 +129,18 @@ void sessions(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& fa
     const plan::Node* peer = plan.find(s.peer_node);
     if (!n || !peer || !s.evpn) continue;
     auto f = facts.find(s.node);
-    std::string why;
-    const nlohmann::json* sum = f == facts.end() ? nullptr : data(f->second.summary, &why);
+    std::string why = s.node + ": `" + kSummary + "` not probed";
+    const nlohmann::json* sum =
+        f == facts.end() ? nullptr : data(f->second.summary, s.node, kSummary, &why);
+    // null: bgpd printed nothing (an instance with no l2vpn evpn neighbor prints {}).
+    if (sum && sum->is_null()) {
+      why = s.node + ": bgpd printed nothing for `" + kSummary + "`";
+      sum = nullptr;
+    }
     if (!sum) {
       out.push_back(make_result(kFamily, 0, "evpn-session", Status::kError, s.node, s.key(),
                                 "l2vpn evpn Established", "no data",
-                                "cannot read the EVPN summary: " + (why.empty() ? "not probed" : why)));
+                                "cannot read the EVPN summary: " + why));
       continue;
     }
     const nlohmann::json* p = nullptr;
@@ -109,22 +156,36 @@ void sessions(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& fa
     std::string state = p->value("state", "unknown");
     bool up = state == "Established";
     // One end's summary lists the neighbor once it activates l2vpn evpn itself, negotiated or
-    // not (RFC 4760: both must advertise the AFI/SAFI): the other end must list it too.
-    std::string peer_if;
-    for (const auto& i : n->interfaces)
-      if (i.name == s.interface) peer_if = i.peer_interface;
+    // not (RFC 4760: both must advertise the AFI/SAFI): the other end must list it too. Its
+    // summary unread, Established here proves nothing: an error, not a pass.
+    const std::string peer_key = reverse_key(plan, s);
     auto pf = facts.find(s.peer_node);
-    std::string pwhy;
-    const nlohmann::json* psum = pf == facts.end() ? nullptr : data(pf->second.summary, &pwhy);
-    bool peer_lists = !psum || peer_if.empty() || !psum->is_object() ||
-                      (psum->contains("peers") && (*psum)["peers"].is_object() &&
-                       (*psum)["peers"].contains(peer_if));
+    std::string pwhy = s.peer_node + ": `" + kSummary + "` not probed";
+    const nlohmann::json* psum =
+        pf == facts.end() ? nullptr : data(pf->second.summary, s.peer_node, kSummary, &pwhy);
+    if (psum && !psum->is_object()) {
+      pwhy = s.peer_node + ": `" + kSummary + "` returned no object";
+      psum = nullptr;
+    }
+    if (up && (!psum || peer_key.empty())) {
+      out.push_back(make_result(
+          kFamily, 0, "evpn-session", Status::kError, s.node, s.key(),
+          "l2vpn evpn Established with " + s.peer_node,
+          state + " here, " + s.peer_node + " unknown",
+          "Established on " + s.node + ", but whether " + s.peer_node +
+              " activates l2vpn evpn toward it is unknown: " +
+              (psum ? "the plan has no session of " + s.peer_node + " toward " + s.node : pwhy)));
+      continue;
+    }
+    bool peer_lists = psum && psum->contains("peers") && (*psum)["peers"].is_object() &&
+                      (*psum)["peers"].contains(peer_key);
     if (up && !peer_lists) {
       out.push_back(make_result(kFamily, 0, "evpn-session", Status::kFailed, s.node, s.key(),
                                 "l2vpn evpn Established with " + s.peer_node, "not negotiated",
                                 s.peer_node + " does not activate l2vpn evpn toward " + s.node +
-                                    " (no " + peer_if + " in its EVPN summary): the session "
-                                    "carries no EVPN route either way"));
+                                    " (no " + peer_key +
+                                    " in its EVPN summary): the session carries no EVPN route "
+                                    "either way"));
       continue;
     }
     out.push_back(make_result(kFamily, 0, "evpn-session", up ? Status::kPassed : Status::kFailed,
@@ -139,24 +200,38 @@ void vtep_tests(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& 
   for (const auto& n : plan.nodes) {
     if (n.vnis.empty()) {
       // No tenant makes this router a VTEP (a spine): any VXLAN device it has is stray (its
-      // zebra, without advertise-all-vni, does not even list it). Read from the kernel where
-      // it was probed (routers with BGP); no data says nothing here.
+      // zebra, without advertise-all-vni, does not even list it). Read from the kernel of each
+      // router with BGP (EvpnValidator::run probes them): one that could not be read is an
+      // error, one with no VXLAN device a pass.
+      if (!plan::has_bgp_instance(n)) continue;
       auto f = facts.find(n.name);
-      std::string why;
-      const nlohmann::json* lj = f == facts.end() ? nullptr : data(f->second.links, &why);
-      if (!lj || !lj->is_array()) continue;
+      std::string why = n.name + ": `" + kLinks + "` not probed";
+      const nlohmann::json* lj =
+          f == facts.end() ? nullptr : kernel_list(f->second.links, n.name, kLinks, &why);
+      if (!lj) {
+        out.push_back(make_result(kFamily, 1, "vni-present", Status::kError, n.name, "",
+                                  "no VNI on " + n.name + " (no tenant port)", "no data",
+                                  "cannot look for stray VNIs: " + why));
+        continue;
+      }
+      bool stray = false;
       for (const auto& l : *lj) {
+        if (!l.is_object()) continue;
         const auto li = l.value("linkinfo", nlohmann::json::object());
         if (li.value("info_kind", "") != "vxlan") continue;
         std::string dev = l.value("ifname", "");
         const auto data_of = li.value("info_data", nlohmann::json::object());
         std::string key = std::to_string(data_of.value("id", 0));
+        stray = true;
         out.push_back(make_result(
             kFamily, 1, "vni-present", Status::kFailed, n.name, "VNI " + key,
             "no VNI on " + n.name + " (no tenant port)", "present on " + dev,
             "VNI " + key + " is on " + n.name + " (" + dev +
                 "), which no tenant network makes a VTEP: a stray VNI"));
       }
+      if (!stray)
+        out.push_back(make_result(kFamily, 1, "vni-present", Status::kPassed, n.name, "",
+                                  "no VNI on " + n.name + " (no tenant port)", "none", ""));
       continue;
     }
     auto f = facts.find(n.name);
@@ -165,11 +240,11 @@ void vtep_tests(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& 
     std::string why;
 
     // 1 vni-present
-    const nlohmann::json* vj = data(fx.vnis, &why);
+    const nlohmann::json* vj = data(fx.vnis, n.name, kVnis, &why);
     std::map<std::string, const nlohmann::json*> have;
     if (!vj) {
-      out.push_back(make_result(kFamily, 1, "vni-present", Status::kError, n.name, "",
-                                "its VNIs", "no data", "cannot read `show evpn vni json`: " + why));
+      out.push_back(make_result(kFamily, 1, "vni-present", Status::kError, n.name, "", "its VNIs",
+                                "no data", "cannot read the VNIs: " + why));
     } else if (vj->is_null()) {
       // zebra printed nothing: EVPN is off there, so it knows no VNI at all.
       for (const auto& v : n.vnis)
@@ -209,39 +284,58 @@ void vtep_tests(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& 
         }
     }
 
-    // 2 flood-list and 3 mac-learned: per L2 VNI of this VTEP.
+    // 2 flood-list and 3 mac-learned: per L2 VNI of this VTEP. Zebra's word is half of each:
+    // the kernel FDB unread, a test zebra passes is an error, never a pass.
     std::string fdb_why;
-    const nlohmann::json* fdb = data(fx.fdb, &fdb_why);
+    const nlohmann::json* fdb = kernel_list(fx.fdb, n.name, kFdb, &fdb_why);
     std::string mac_why;
-    const nlohmann::json* macs = data(fx.macs, &mac_why);
+    const nlohmann::json* macs = data(fx.macs, n.name, kMacs, &mac_why);
+    // The FDB entries of one VXLAN device (entries that are not objects are skipped).
+    auto fdb_of = [&](const std::string& dev) {
+      std::vector<const nlohmann::json*> es;
+      if (fdb)
+        for (const auto& e : *fdb)
+          if (e.is_object() && e.value("ifname", "") == dev) es.push_back(&e);
+      return es;
+    };
     for (const auto& v : n.vnis) {
       if (v.l3()) continue;
       const std::string key = std::to_string(v.vni);
       std::set<std::string> want_remote;
       for (const auto& a : att)
         if (a.vni->vni == v.vni && a.leaf != &n && a.up) want_remote.insert(a.vni->local);
-      if (vj) {
+      const auto vx_fdb = fdb_of(v.vxlan);
+      if (!vj) {
+        out.push_back(make_result(kFamily, 2, "flood-list", Status::kError, n.name, "VNI " + key,
+                                  joined(want_remote), "no data",
+                                  "cannot read zebra's remote VTEPs: " + why));
+      } else {
         std::set<std::string> got;
         if (auto it = have.find(key); it != have.end() && it->second->contains("remoteVteps"))
           for (const auto& r : (*it->second)["remoteVteps"])
             if (r.is_string()) got.insert(r.get<std::string>());
         std::set<std::string> kernel;
-        if (fdb)
-          for (const auto& e : *fdb)
-            if (e.value("ifname", "") == v.vxlan && e.value("mac", "") == "00:00:00:00:00:00" &&
-                e.contains("dst"))
-              kernel.insert(e.value("dst", ""));
-        bool ok = got == want_remote && (!fdb || kernel == want_remote);
+        for (const auto* e : vx_fdb)
+          if (e->value("mac", "") == "00:00:00:00:00:00" && e->contains("dst"))
+            kernel.insert(e->value("dst", ""));
+        Status st = Status::kPassed;
         std::string msg;
-        if (got != want_remote)
+        if (got != want_remote) {
+          st = Status::kFailed;
           msg = "remote VTEPs of VNI " + key + " on " + n.name + " are " + joined(got) +
                 ", expected " + joined(want_remote) +
                 " (EVPN type 3: BUM traffic of the network reaches only those)";
-        else if (!ok)
+        } else if (!fdb) {
+          st = Status::kError;
+          msg = "zebra has the remote VTEPs of VNI " + key +
+                ", but whether the kernel floods to them is unknown: " + fdb_why;
+        } else if (kernel != want_remote) {
+          st = Status::kFailed;
           msg = "zebra has the remote VTEPs, but the kernel floods VNI " + key + " to " +
                 joined(kernel) + " (FDB of " + v.vxlan + ")";
-        out.push_back(make_result(kFamily, 2, "flood-list", ok ? Status::kPassed : Status::kFailed,
-                                  n.name, "VNI " + key, joined(want_remote), joined(got), msg));
+        }
+        out.push_back(make_result(kFamily, 2, "flood-list", st, n.name, "VNI " + key,
+                                  joined(want_remote), joined(got), msg));
       }
       for (const auto& a : att) {
         if (a.vni->vni != v.vni || a.leaf == &n || !a.up) continue;
@@ -249,7 +343,7 @@ void vtep_tests(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& 
         if (!macs) {
           out.push_back(make_result(kFamily, 3, "mac-learned", Status::kError, n.name, subject,
                                     a.mac + " via " + a.vni->local, "no data",
-                                    "cannot read `show evpn mac vni all json`: " + mac_why));
+                                    "cannot read zebra's MACs: " + mac_why));
           continue;
         }
         std::string observed = "missing";
@@ -261,40 +355,45 @@ void vtep_tests(const plan::Plan& plan, const std::map<std::string, EvpnFacts>& 
           observed = type == "remote" ? "remote via " + m.value("remoteVtep", "?") : type;
           in_zebra = type == "remote" && m.value("remoteVtep", "") == a.vni->local;
         }
-        bool in_kernel = !fdb;
-        if (fdb)
-          for (const auto& e : *fdb)
-            if (e.value("ifname", "") == v.vxlan && e.value("mac", "") == a.mac &&
-                e.value("dst", "") == a.vni->local)
-              in_kernel = true;
-        bool ok = in_zebra && in_kernel;
+        bool in_kernel = false;
+        for (const auto* e : vx_fdb)
+          if (e->value("mac", "") == a.mac && e->value("dst", "") == a.vni->local) in_kernel = true;
+        Status st = Status::kPassed;
         std::string msg;
-        if (!in_zebra)
+        std::string seen = observed;
+        if (!in_zebra) {
+          st = Status::kFailed;
           msg = a.server->name + "'s MAC " + a.mac + " (behind " + a.leaf->name + ":" + a.port +
                 ") is " + observed + " in VNI " + key + " on " + n.name + ", expected remote via " +
                 a.vni->local + " (EVPN type 2)";
-        else if (!in_kernel)
+        } else if (!fdb) {
+          st = Status::kError;
+          seen = observed + ", FDB unknown";
+          msg = "zebra knows " + a.server->name + "'s MAC " + a.mac +
+                ", but whether the kernel installed it is unknown: " + fdb_why;
+        } else if (!in_kernel) {
+          st = Status::kFailed;
+          seen = observed + ", not in the FDB";
           msg = "zebra knows " + a.server->name + "'s MAC " + a.mac + ", but the kernel FDB of " +
                 v.vxlan + " has no entry toward " + a.vni->local;
-        out.push_back(make_result(kFamily, 3, "mac-learned", ok ? Status::kPassed : Status::kFailed,
-                                  n.name, subject, "remote via " + a.vni->local,
-                                  in_zebra && !in_kernel ? observed + ", not in the FDB" : observed,
-                                  msg));
+        }
+        out.push_back(make_result(kFamily, 3, "mac-learned", st, n.name, subject,
+                                  "remote via " + a.vni->local, seen, msg));
       }
     }
 
     // 4 vni-bridge
     std::string link_why;
-    const nlohmann::json* links = data(fx.links, &link_why);
+    const nlohmann::json* links = kernel_list(fx.links, n.name, kLinks, &link_why);
     if (!links) {
       out.push_back(make_result(kFamily, 4, "vni-bridge", Status::kError, n.name, "",
                                 "its VXLAN devices and bridges", "no data",
-                                "cannot read `ip -d link`: " + link_why));
+                                "cannot read the devices: " + link_why));
       continue;
     }
     std::map<std::string, const nlohmann::json*> dev;
     for (const auto& l : *links)
-      if (l.contains("ifname")) dev[l.value("ifname", "")] = &l;
+      if (l.is_object() && l.contains("ifname")) dev[l.value("ifname", "")] = &l;
     // Which bridge (and so which network) each device is in, to name a port's real network.
     std::map<std::string, const plan::Vni*> by_bridge;
     for (const auto& v : n.vnis) by_bridge[v.bridge] = &v;

@@ -2,10 +2,13 @@
 // evpn validator family: the overlay of a lab with tenants (topology `tenants:`), NetQ-style.
 // Tests:
 //   0 evpn-session   every fabric session between generated configs has l2vpn evpn negotiated
-//                    and Established (`show bgp l2vpn evpn summary json`: peers.<key>.state)
+//                    and Established (`show bgp l2vpn evpn summary json`: peers.<key>.state),
+//                    both ends listing it: Established at one end whose peer's summary could not
+//                    be read is an error
 //   1 vni-present    each VTEP has exactly the VNIs the tenants put on it: one missing, or one
 //                    no tenant network puts there (a mistyped VNI), fails; so does any VNI on a
-//                    router no tenant makes a VTEP (a spine)
+//                    router no tenant makes a VTEP (a spine; one per such router with BGP,
+//                    an error when its devices could not be read)
 //                    (`show evpn vni json`: {"<vni>": {"vni", "type": "L2"|"L3", ...}}; nothing at
 //                    all when EVPN is off in zebra, which fails every VNI of the VTEP)
 //   2 flood-list     per L2 VNI, the remote VTEPs (EVPN type 3, RFC 8365 §9) are exactly the
@@ -19,6 +22,8 @@
 //                    (`ip -j -d link show`: linkinfo.info_data.id, master)
 //   5 overlay-mtu    a DF ping between servers of one network on different VTEPs at the
 //                    servers' MTU: the underlay carries full frames plus VXLAN's 50 bytes
+// Tests 2 and 3 need both zebra and the kernel: with zebra right and the FDB unread (or empty:
+// the kernel always lists its ports' own entries) the result is an error, never a pass.
 // Families without tenants in the plan return nothing.
 #include <map>
 #include <nlohmann/json.hpp>

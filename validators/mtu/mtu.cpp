@@ -33,6 +33,21 @@ const nlohmann::json* find_ifname(const Result<nlohmann::json>& r, const std::st
     if (l.is_object() && l.value("ifname", "") == ifname) return &l;
   return nullptr;
 }
+// Why `node`'s answer to `ip -j <args>` (a list of its interfaces) holds no data; "" when it
+// does. Every namespace has lo: an empty list is a read that returned nothing.
+std::string no_interfaces(const std::map<std::string, Result<nlohmann::json>>& answers,
+                          const std::string& node, const std::vector<std::string>& args) {
+  const std::string cmd = validate::ip_command(args);
+  auto it = answers.find(node);
+  if (it == answers.end()) return node + ": `" + cmd + "` not probed";
+  if (!it->second) return validate::source_failed(node, cmd, it->second.error().message);
+  if (!it->second->is_array()) return node + ": `" + cmd + "` did not return a list";
+  if (it->second->empty()) return node + ": `" + cmd + "` listed no interface, not even lo";
+  return "";
+}
+const std::vector<std::string> kLinkShow = {"link", "show"};
+const std::vector<std::string> kAddrShow = {"addr", "show"};
+
 int intended_mtu(const plan::Plan& plan, const std::string& node, const std::string& ifname,
                  int fallback) {
   if (const auto* n = plan.find(node))
@@ -55,15 +70,16 @@ std::vector<TestResult> evaluate_link_mtu(
   std::vector<TestResult> out;
   for (const auto& l : plan.links) {
     std::string subject = l.a_node + ":" + l.a_interface + " <-> " + l.b_node + ":" + l.b_interface;
-    auto ia = links.find(l.a_node);
-    auto ib = links.find(l.b_node);
-    if (ia == links.end() || ib == links.end() || !ia->second || !ib->second ||
-        !ia->second->is_array() || !ib->second->is_array()) {
+    std::string why = no_interfaces(links, l.a_node, kLinkShow);
+    if (why.empty()) why = no_interfaces(links, l.b_node, kLinkShow);
+    if (!why.empty()) {
       out.push_back(make_result("mtu", 0, "link-mtu", Status::kError, l.a_node, subject,
                                 std::to_string(l.mtu), "no data",
-                                "cannot read interface MTUs of this link"));
+                                "cannot read the MTUs of this link: " + why));
       continue;
     }
+    auto ia = links.find(l.a_node);
+    auto ib = links.find(l.b_node);
     const auto* a = find_ifname(ia->second, l.a_interface);
     const auto* b = find_ifname(ib->second, l.b_interface);
     auto mtu_of = [](const nlohmann::json* j) { return j ? j->value("mtu", -1) : -1; };
@@ -163,13 +179,13 @@ std::vector<PingProbe> link_df_probes(const plan::Plan& plan,
         p.request.payload_bytes = l.mtu - 28;
       } else {
         if (skipped) {
-          auto it = addrs.find(to);
-          bool no_data = it == addrs.end() || !it->second;
+          const std::string why = no_interfaces(addrs, to, kAddrShow);
+          const bool no_data = !why.empty();
           skipped->push_back(make_result(
               "mtu", 1, "link-df", no_data ? Status::kError : Status::kFailed, from, subject,
               "reply with DF at " + std::to_string(l.mtu) + " bytes",
               no_data ? "no data" : "no address on peer",
-              no_data ? "cannot read the peer's addresses"
+              no_data ? "cannot read the peer's addresses: " + why
                       : to + ":" + to_if + " has no IPv6 link-local or IPv4 address to ping"));
         }
         continue;
@@ -317,8 +333,8 @@ std::vector<TestResult> MtuValidator::run(validate::Context& ctx) {
   for (const auto& n : ctx.plan.nodes) nodes.push_back(&n);
   std::vector<std::optional<Result<nlohmann::json>>> links(nodes.size()), addrs(nodes.size());
   validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
-    links[i] = ctx.probe.ip_json(*nodes[i], {"link", "show"});
-    addrs[i] = ctx.probe.ip_json(*nodes[i], {"addr", "show"});
+    links[i] = ctx.probe.ip_json(*nodes[i], kLinkShow);
+    addrs[i] = ctx.probe.ip_json(*nodes[i], kAddrShow);
   });
   std::map<std::string, Result<nlohmann::json>> lm, am;
   for (size_t i = 0; i < nodes.size(); ++i) {

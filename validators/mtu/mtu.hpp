@@ -8,6 +8,8 @@
 //   2 path-mtu    between FRR loopbacks, a DF ping at the smallest link MTU on the shortest
 //                 paths crosses the fabric (sampled beyond Context::max_pairs)
 // Sizes: MTU excludes the Ethernet header; ICMP payload = MTU - 28 (IPv4) or - 48 (IPv6).
+// An interface list that could not be read, or is empty (every namespace has lo), is an error
+// naming the node and command, for each link (test 0) or probe (test 1) it leaves unjudged.
 #include <map>
 #include <nlohmann/json.hpp>
 

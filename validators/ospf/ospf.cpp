@@ -16,16 +16,47 @@ namespace {
 
 const char* kFamily = "ospf";
 
-// The JSON object a probe returned, or nullptr when it failed or is not an object.
-const nlohmann::json* object_of(const Result<nlohmann::json>& r) {
-  if (!r || !r->is_object()) return nullptr;
-  return &*r;
+// The sources, and the key FRR 8.4 always prints in each when it has the state to show: an
+// answer without it (`{}` from an ospfd with no `router ospf`, null when it printed nothing)
+// holds no data. "" for a source keyed by interface (ospf6d) or prefix (zebra), which is then
+// no data when it is empty: every router has interfaces, and connected routes for their
+// addresses.
+struct Source {
+  const char* command;
+  const char* key;
+};
+constexpr Source kNeighbors{"show ip ospf neighbor json", "neighbors"};
+constexpr Source kInterfaces{"show ip ospf interface json", "interfaces"};
+constexpr Source kInstance{"show ip ospf json", "routerId"};
+constexpr Source kRoutes{"show ip route json", ""};
+constexpr Source kNeighbors6{"show ipv6 ospf6 neighbor json", "neighbors"};
+constexpr Source kInterfaces6{"show ipv6 ospf6 interface json", ""};
+
+bool has_data(const Result<nlohmann::json>& r, const Source& src) {
+  return r && r->is_object() && (*src.key ? r->contains(src.key) : !r->empty());
+}
+
+// Why `r`, `node`'s answer to `src`, holds no data; "" when it does.
+std::string no_data(const std::string& node, const Result<nlohmann::json>& r, const Source& src) {
+  if (has_data(r, src)) return "";
+  if (!r) return validate::source_failed(node, src.command, r.error().message);
+  if (r->is_null()) return node + ": nothing printed for `" + src.command + "`";
+  std::string got = r->dump();
+  if (got.size() > 40) got = got.substr(0, 37) + "...";
+  return node + ": `" + src.command + "` returned " + got +
+         (*src.key ? " (no \"" + std::string(src.key) + "\")" : "");
+}
+
+// The JSON object a probe returned, or nullptr when it holds no data.
+const nlohmann::json* object_of(const Result<nlohmann::json>& r, const Source& src) {
+  return has_data(r, src) ? &*r : nullptr;
 }
 
 const nlohmann::json* interface_json(const OspfObservation* o, const std::string& ifname,
                                     int version) {
   if (!o) return nullptr;
-  const auto* j = object_of(version == 3 ? o->interfaces6 : o->interfaces);
+  const auto* j = version == 3 ? object_of(o->interfaces6, kInterfaces6)
+                               : object_of(o->interfaces, kInterfaces);
   if (j && version == 3) {  // keyed by interface at the top
     auto it = j->find(ifname);
     return it == j->end() || !it->is_object() || !it->value("attachedToArea", false) ? nullptr
@@ -38,7 +69,7 @@ const nlohmann::json* interface_json(const OspfObservation* o, const std::string
 }
 
 std::string router_id_of(const OspfObservation* o) {
-  const auto* j = o ? object_of(o->instance) : nullptr;
+  const auto* j = o ? object_of(o->instance, kInstance) : nullptr;
   return j ? j->value("routerId", "") : "";
 }
 
@@ -47,7 +78,9 @@ std::string router_id_of(const OspfObservation* o) {
 using Neighbor = validate::OspfNeighbor;
 std::optional<Neighbor> neighbor_on(const OspfObservation* o, const std::string& ifname,
                                     int version) {
-  const auto* j = o ? object_of(version == 3 ? o->neighbors6 : o->neighbors) : nullptr;
+  const auto* j = !o             ? nullptr
+                  : version == 3 ? object_of(o->neighbors6, kNeighbors6)
+                                 : object_of(o->neighbors, kNeighbors);
   return j ? validate::find_ospf_neighbor(*j, ifname) : std::nullopt;
 }
 
@@ -76,6 +109,20 @@ Params params_of(const nlohmann::json& i, int version) {
   return p;
 }
 
+// "r1:eth1 has no area, hello" for the fields `p` lacks (FRR 8.4 prints each of them for every
+// OSPF interface); "" when it has them all.
+std::string missing_fields(const Params& p, const std::string& at) {
+  std::vector<std::string> none;
+  if (p.area.empty()) none.push_back("area");
+  if (p.hello_ms < 0) none.push_back("hello");
+  if (p.dead_s < 0) none.push_back("dead interval");
+  if (p.network_type.empty()) none.push_back("network type");
+  if (p.mtu < 0) none.push_back("MTU");
+  std::string out;
+  for (const auto& f : none) out += (out.empty() ? "" : ", ") + f;
+  return out.empty() ? "" : at + " has no " + out;
+}
+
 // Mismatches between this end (`here`, on node:ifname) and its peer's end, worded for a
 // network engineer: "area 0.0.0.0 here, 0.0.0.1 on r2:eth1".
 std::vector<std::string> mismatches(const Params& here, const Params& there,
@@ -99,15 +146,19 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 }
 
 // Why an adjacency is not Full, from what both ends printed.
+// `there_why`: why the peer's interfaces hold no data ("" when they do).
 std::string diagnose(const plan::ExpectedAdjacency& a, const nlohmann::json* here_if,
-                     const nlohmann::json* there_if, const std::optional<Neighbor>& nbr,
-                     const OspfObservation* here, const OspfObservation* there) {
+                     const nlohmann::json* there_if, const std::string& there_why,
+                     const std::optional<Neighbor>& nbr, const OspfObservation* here,
+                     const OspfObservation* there) {
   const std::string peer_at = a.peer_node + ":" + a.peer_interface;
   if (!here_if) return "OSPF does not run on " + a.interface;
   std::vector<std::string> why;
   Params p = params_of(*here_if, a.version);
   if (p.passive) why.push_back(a.interface + " is passive");
-  if (!there_if) {
+  if (!there_why.empty()) {
+    why.push_back("the peer's end is unknown (" + there_why + ")");
+  } else if (!there_if) {
     why.push_back("OSPF does not run on " + peer_at);
   } else {
     Params q = params_of(*there_if, a.version);
@@ -127,6 +178,13 @@ std::string diagnose(const plan::ExpectedAdjacency& a, const nlohmann::json* her
   if (!why.empty()) return join(why, "; ");
   if (!nbr) return "no OSPF neighbor on " + a.interface;
   return "neighbor " + nbr->router_id + " is " + nbr->state;
+}
+
+// Why `node`'s interfaces of `version` hold no data ("" when they do).
+std::string interfaces_missing(const OspfObservation* o, const std::string& node, int version) {
+  if (!o) return node + ": OSPF not probed";
+  return version == 3 ? no_data(node, o->interfaces6, kInterfaces6)
+                      : no_data(node, o->interfaces, kInterfaces);
 }
 
 bool installed(const nlohmann::json* routes, const std::string& prefix) {
@@ -163,13 +221,11 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     const auto* there = find(observed, a.peer_node);
     const std::string subject = v3 ? a.interface + " (OSPFv3)" : a.interface;
     const std::string peer_at = a.peer_node + ":" + a.peer_interface;
-    const auto* nbrs = here ? &(v3 ? here->neighbors6 : here->neighbors) : nullptr;
-    const auto* ifs = here ? &(v3 ? here->interfaces6 : here->interfaces) : nullptr;
-    if (!here || !object_of(*nbrs) || !object_of(*ifs)) {
-      std::string why = !here    ? "not probed"
-                        : !*nbrs ? nbrs->error().message
-                        : !*ifs  ? ifs->error().message
-                                 : "not a JSON object";
+    std::string why = !here ? a.node + ": OSPF not probed"
+                      : v3  ? no_data(a.node, here->neighbors6, kNeighbors6)
+                            : no_data(a.node, here->neighbors, kNeighbors);
+    if (why.empty()) why = interfaces_missing(here, a.node, a.version);
+    if (!why.empty()) {
       for (int t : {0, 1})
         out.push_back(make_result(kFamily, t, t == 0 ? "adjacency-full" : "interfaces-agree",
                                   Status::kError, a.node, subject,
@@ -179,19 +235,20 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     }
     const auto* here_if = interface_json(here, a.interface, a.version);
     const auto* there_if = interface_json(there, a.peer_interface, a.version);
+    const std::string there_why = interfaces_missing(there, a.peer_node, a.version);
     auto nbr = neighbor_on(here, a.interface, a.version);
     bool is_full = nbr && validate::ospf_full(nbr->state);
     out.push_back(make_result(
-        kFamily, 0, "adjacency-full", is_full ? Status::kPassed : Status::kFailed, a.node,
-        subject, "Full with " + a.peer_node, nbr ? nbr->state : "no neighbor",
+        kFamily, 0, "adjacency-full", is_full ? Status::kPassed : Status::kFailed, a.node, subject,
+        "Full with " + a.peer_node, nbr ? nbr->state : "no neighbor",
         is_full ? "adjacency with " + a.peer_node + " on " + a.interface + " is Full"
                 : "adjacency with " + a.peer_node + " on " + a.interface + " is not Full: " +
-                      diagnose(a, here_if, there_if, nbr, here, there)));
+                      diagnose(a, here_if, there_if, there_why, nbr, here, there)));
 
-    if (!there || !object_of(v3 ? there->interfaces6 : there->interfaces)) {
-      out.push_back(make_result(kFamily, 1, "interfaces-agree", Status::kError, a.node, subject,
-                                "agree with " + peer_at, "no data",
-                                "cannot read OSPF interfaces of " + a.peer_node));
+    if (!there_why.empty()) {
+      out.push_back(make_result(
+          kFamily, 1, "interfaces-agree", Status::kError, a.node, subject, "agree with " + peer_at,
+          "no data", "cannot read the OSPF interfaces of " + a.peer_node + ": " + there_why));
       continue;
     }
     if (!here_if || !there_if) {
@@ -202,6 +259,16 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
       continue;
     }
     Params p = params_of(*here_if, a.version), q = params_of(*there_if, a.version);
+    // A field neither end printed would compare equal: missing, it is no data, not agreement.
+    std::string lacking = missing_fields(p, a.node + ":" + a.interface);
+    if (lacking.empty()) lacking = missing_fields(q, peer_at);
+    if (!lacking.empty()) {
+      out.push_back(make_result(kFamily, 1, "interfaces-agree", Status::kError, a.node, subject,
+                                "agree with " + peer_at, "no data",
+                                "cannot compare the ends: " + lacking + " in `" +
+                                    (v3 ? kInterfaces6 : kInterfaces).command + "`"));
+      continue;
+    }
     auto m = mismatches(p, q, peer_at);
     if (p.passive) m.insert(m.begin(), a.interface + " is passive");
     if (q.passive) m.insert(m.begin(), peer_at + " is passive");
@@ -222,8 +289,10 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     const auto* o = find(observed, n.name);
     std::string rid = router_id_of(o);
     if (rid.empty()) {
+      std::string why = o ? no_data(n.name, o->instance, kInstance) : n.name + ": OSPF not probed";
+      if (why.empty()) why = n.name + ": no routerId in `" + kInstance.command + "`";
       out.push_back(make_result(kFamily, 2, "router-id-unique", Status::kError, n.name, "",
-                                "a router-id", "no data", "no routerId in `show ip ospf json`"));
+                                "a router-id", "no data", "cannot read the router-id: " + why));
       continue;
     }
     by_rid[rid].push_back(n.name);
@@ -259,8 +328,19 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
   for (const auto& n : plan.nodes) {
     if (!runs_ospf(n)) continue;
     const auto* o = find(observed, n.name);
-    const auto* j = o ? object_of(o->interfaces) : nullptr;
-    if (!j || !j->contains("interfaces") || !(*j)["interfaces"].is_object()) continue;
+    const auto* j = o ? object_of(o->interfaces, kInterfaces) : nullptr;
+    if (!j || !(*j)["interfaces"].is_object()) {
+      // Neither the networks it runs OSPF on (which every router of its areas must install)
+      // nor its areas (whose networks it must install) are known: one error says so, rather
+      // than its networks and its own FIB dropping out of the test.
+      std::string why = interfaces_missing(o, n.name, 2);
+      if (why.empty()) why = n.name + ": `" + kInterfaces.command + "` has no interface list";
+      out.push_back(make_result(
+          kFamily, 3, "networks-installed", Status::kError, n.name, "",
+          "its OSPF networks installed, and its areas' networks in its FIB", "no data",
+          "cannot tell which networks " + n.name + " runs OSPF on, or in which areas: " + why));
+      continue;
+    }
     for (const auto& [ifname, i] : (*j)["interfaces"].items()) {
       if (!i.is_object() || !i.value("ospfEnabled", true)) continue;
       auto pfx = IpPrefix::parse(i.value("ipAddress", "") + "/" +
@@ -279,15 +359,18 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
   for (const auto& n : plan.nodes) {
     if (!runs_ospf(n)) continue;
     const auto* o = find(observed, n.name);
-    const auto* routes = o ? object_of(o->routes) : nullptr;
+    const auto* routes = o ? object_of(o->routes, kRoutes) : nullptr;
+    const std::string routes_why = routes ? ""
+                                   : o    ? no_data(n.name, o->routes, kRoutes)
+                                          : n.name + ": OSPF not probed";
     for (const auto& [prefix, net] : nets) {
       bool shares = std::any_of(net.areas.begin(), net.areas.end(),
                                 [&](const std::string& a) { return areas_of[n.name].count(a); });
       if (!shares) continue;
       if (!routes) {
-        out.push_back(make_result(kFamily, 3, "networks-installed", Status::kError, n.name,
-                                  prefix, "installed", "no data",
-                                  "cannot read the routing table"));
+        out.push_back(make_result(kFamily, 3, "networks-installed", Status::kError, n.name, prefix,
+                                  "installed", "no data",
+                                  "cannot read the routing table: " + routes_why));
         continue;
       }
       bool ok = installed(routes, prefix);

@@ -22,7 +22,10 @@
 // tests/data/frr84/ospf6/): `show ipv6 ospf6 neighbor json` {"neighbors": [{"neighborId",
 // "state", "interfaceName"}]} and `show ipv6 ospf6 interface json` {"eth1": {"areaId",
 // "operatingAsType", "timerIntervalsConfigHello" (s), "timerIntervalsConfigDead",
-// "interfaceMtu", ...}}.
+// "interfaceMtu", ...}}. An answer without the key FRR prints when it has the state (`{}` from
+// an ospfd with no `router ospf`), or an empty interface list or routing table, is no data: an
+// error naming the node and command, never a pass; a router whose interfaces are unknown is one
+// test-3 error (its networks and areas unknown), not left out.
 #include <map>
 #include <nlohmann/json.hpp>
 

@@ -60,19 +60,34 @@ TestResult unreadable(const std::string& node, const std::string& why) {
                      "every expected prefix", "no data", "cannot read the FIB: " + why);
 }
 
+// A route table and the command that read it (for the message).
+struct Table {
+  const Result<nlohmann::json>* routes;
+  std::string command;
+};
+
 // Folds a node's route tables (IPv4's first) into `fib`; the error for the node when one could
-// not be read or is not a list, the first read error winning.
-std::optional<TestResult> read_fib(const plan::Node& n,
-                                   std::initializer_list<const Result<nlohmann::json>*> tables,
+// not be read or is not a list, the first read error winning, or when every table is empty.
+std::optional<TestResult> read_fib(const plan::Node& n, std::initializer_list<Table> tables,
                                    Fib& fib) {
-  for (const auto* t : tables)
-    if (!*t) return unreadable(n.name, t->error().message);
+  for (const auto& t : tables)
+    if (!*t.routes)
+      return unreadable(n.name,
+                        validate::source_failed(n.name, t.command, t.routes->error().message));
+  bool any = false;
   // Two tables: IPv4's, then IPv6's; one: both families in one list.
   size_t k = 0;
-  for (const auto* t : tables) {
-    if (!(*t)->is_array()) return unreadable(n.name, "`ip -j route` did not return a list");
-    add_routes(**t, tables.size() == 2 ? std::optional<bool>(k++ == 1) : std::nullopt, fib);
+  for (const auto& t : tables) {
+    if (!(*t.routes)->is_array())
+      return unreadable(n.name, n.name + ": `" + t.command + "` did not return a list");
+    any |= !(*t.routes)->empty();
+    add_routes(**t.routes, tables.size() == 2 ? std::optional<bool>(k++ == 1) : std::nullopt,
+               fib);
   }
+  // A running node's kernel always has routes: IPv6's own on lo and on each port (fe80::/64),
+  // whatever routing does. Empty tables are a read that returned nothing (`ip` printing
+  // nothing is read as []), not a FIB that lost every route.
+  if (!any) return unreadable(n.name, n.name + ": the kernel listed no route at all");
   return std::nullopt;
 }
 
@@ -117,11 +132,11 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
     if (n.kind != topology::NodeKind::kFrr) continue;
     auto it = fibs.find(n.name);
     if (it == fibs.end()) {
-      out.push_back(unreadable(n.name, "not probed"));
+      out.push_back(unreadable(n.name, n.name + ": routes not probed"));
       continue;
     }
     Fib fib;
-    if (auto e = read_fib(n, {&it->second}, fib))
+    if (auto e = read_fib(n, {{&it->second, validate::ip_command({"route", "show"})}}, fib))
       out.push_back(std::move(*e));
     else
       check_node(plan, paths, n, fib, out);
@@ -140,10 +155,12 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
   validate::parallel_for(nodes.size(), ctx.parallel, [&](size_t i) {
     const plan::Node& n = *nodes[i];
     // Both tables are read whatever the first gave: each read is evidence where it is kept.
-    auto v4 = ctx.probe.ip_json(n, {"route", "show"});
-    auto v6 = ctx.probe.ip_json(n, {"-6", "route", "show"});
+    const std::vector<std::string> a4 = {"route", "show"}, a6 = {"-6", "route", "show"};
+    auto v4 = ctx.probe.ip_json(n, a4);
+    auto v6 = ctx.probe.ip_json(n, a6);
     Fib fib;
-    if (auto e = read_fib(n, {&v4, &v6}, fib)) {
+    if (auto e =
+            read_fib(n, {{&v4, validate::ip_command(a4)}, {&v6, validate::ip_command(a6)}}, fib)) {
       per_node[i].push_back(std::move(*e));
       return;
     }

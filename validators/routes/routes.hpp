@@ -6,7 +6,8 @@
 //                   reaches another leaf over every spine); fewer is lost redundancy, a failure
 // Expectations come from plan::expected_paths (eBGP path-vector fixpoint). Source: the kernel,
 // `ip -j route show` and `ip -j -6 route show` (iproute2 JSON: "dst", and "nexthops": [...]
-// for multipath routes, else "gateway"/"via" + "dev").
+// for multipath routes, else "gateway"/"via" + "dev"). A table that could not be read, or both
+// empty (a running kernel always has IPv6's own routes), is one error for the node.
 #include <map>
 #include <nlohmann/json.hpp>
 
