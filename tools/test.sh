@@ -38,6 +38,7 @@ fi
 echo
 summary=$(jq -nr --arg required "${TWIN_REQUIRE:-}" '
   def kind: .binary | sub("^twin_"; "") | sub("_tests$"; "");
+  def col: (kind + "           ")[0:11];
   def why: .reason // "" | gsub("\\s+"; " ") | .[0:400];
   def counts: "\(length) run, \(map(select(.status == "passed")) | length) passed, " +
     "\(map(select(.status == "failed")) | length) failed, " +
@@ -55,15 +56,15 @@ summary=$(jq -nr --arg required "${TWIN_REQUIRE:-}" '
   | ($tests | map(select(.status == "failed"))) as $failed
   | (if ($skipped | length) > 0 then
        "skipped tests (\($skipped | length)), with their reasons:",
-       ($skipped | sort_by(kind, .test)[] | "  \(kind)  \(.test): \(why)")
+       ($skipped | sort_by(kind, .test)[] | "  \(col)  \(.test): \(why)")
      else empty end),
     (if ($failed | length) > 0 then
        "failed tests (\($failed | length)):",
-       ($failed | sort_by(kind, .test)[] | "  \(kind)  \(.test): \(why)")
+       ($failed | sort_by(kind, .test)[] | "  \(col)  \(.test): \(why)")
      else empty end),
     (if ($outside | length) > 0 then
        "failed outside any test (\($outside | length)):",
-       ($outside[] | "  \(kind)  \(.where): \(why)")
+       ($outside[] | "  \(col)  \(.where): \(why)")
      else empty end),
     (if $required != "" then
        "required (TWIN_REQUIRE=\($required)): a test that misses one of them fails, not skips"
