@@ -4,23 +4,46 @@ python3-selenium) for the serve integration suite: the graph shows every node an
 link named by --down is drawn down, a click on a node opens its panel, a command run from
 that panel answers, and the node's terminal (twin shell in a pty, xterm.js) runs what is typed
 into it inside that node. Saves a screenshot. Prints one JSON object; exits 0 when every check held,
-1 when one failed, 77 when the browser stack is missing (the suite then skips, with the reason).
+1 when one failed or the browser did not work (Chromium crashing, a WebDriver error: {"error"}),
+77 only when a piece of the browser stack is not installed ({"skip": which}; the test then skips,
+or fails where TWIN_REQUIRE lists browser). Run it with Debian's /usr/bin/python3, which has
+python3-selenium.
 
 Usage: browser_check.py URL LAB --nodes N --links N [--down LINK_ID] [--node NAME] [--screenshot F]
+       browser_check.py --prerequisites   (only: is the browser stack installed?)
 """
 import argparse
 import json
+import os
 import sys
 import time
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
 
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
-except ImportError as e:  # the suite skips, saying why
-    print(json.dumps({"skip": "python3-selenium is not installed: %s" % e}))
-    sys.exit(77)
+    SELENIUM_MISSING = ""
+except ImportError as e:
+    SELENIUM_MISSING = "python3-selenium is not installed (tools/install-deps.sh --browser): %s" % e
+
+
+def missing():
+    """Which piece of the browser stack is not installed, or "" when none."""
+    if SELENIUM_MISSING:
+        return SELENIUM_MISSING
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not os.access(path, os.X_OK):
+            return "no %s (%s: tools/install-deps.sh --browser)" % (path, package)
+    return ""
+
+
+def brief(e):
+    """An exception's text without chromedriver's stack of unnamed addresses."""
+    return str(e).split("\nStacktrace:")[0].strip()[:2000]
 
 
 def wait(pred, timeout=20.0):
@@ -38,24 +61,35 @@ def wait(pred, timeout=20.0):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("url")
-    ap.add_argument("lab")
-    ap.add_argument("--nodes", type=int, required=True)
-    ap.add_argument("--links", type=int, required=True)
+    ap.add_argument("--prerequisites", action="store_true")
+    ap.add_argument("url", nargs="?")
+    ap.add_argument("lab", nargs="?")
+    ap.add_argument("--nodes", type=int)
+    ap.add_argument("--links", type=int)
     ap.add_argument("--down", default="")
     ap.add_argument("--node", default="leaf1")
     ap.add_argument("--screenshot", default="")
     a = ap.parse_args()
+    why = missing()
+    if why:
+        print(json.dumps({"skip": why}))
+        sys.exit(77)
+    if a.prerequisites:
+        print(json.dumps({"ok": True}))
+        sys.exit(0)
+    if not a.url or not a.lab or a.nodes is None or a.links is None:
+        ap.error("URL, LAB, --nodes and --links are required")
     o = Options()
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
                 "--disable-dev-shm-usage"):
         o.add_argument(arg)
-    o.binary_location = "/usr/bin/chromium"
+    o.binary_location = CHROMIUM
+    # Everything is installed, so a browser that does not start is broken, not absent: a failure.
     try:
-        d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+        d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
     except Exception as e:
-        print(json.dumps({"skip": "cannot start Chromium with chromedriver: %s" % str(e)[:300]}))
-        sys.exit(77)
+        print(json.dumps({"error": "Chromium did not start under chromedriver: %s" % brief(e)}))
+        sys.exit(1)
     out = {"checks": {}}
     ok = True
 
@@ -117,8 +151,14 @@ def main():
             out["screenshot"] = a.screenshot
         out["console_errors"] = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]
         check("no script errors", not out["console_errors"])
+    except Exception as e:  # a WebDriver error, the browser gone: the checks so far, and why
+        out["error"] = "%s: %s" % (type(e).__name__, brief(e))
+        ok = False
     finally:
-        d.quit()
+        try:
+            d.quit()
+        except Exception:  # a crashed browser cannot be quit; the error above says why
+            pass
     out["ok"] = ok
     print(json.dumps(out))
     sys.exit(0 if ok else 1)

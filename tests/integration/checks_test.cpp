@@ -35,7 +35,7 @@ const json* check_result(const json& rep, const std::string& name) {
 }  // namespace
 
 TEST(Checks, DeclaredChecksPassFailWithTheirReasonAndPassAgain) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   const std::string lab = chk_lab("tri");
   auto up = twin("up " + kClab + " --name " + lab);
   ASSERT_EQ(up.code, 0) << up.out << up.err;
@@ -88,7 +88,7 @@ TEST(Checks, DeclaredChecksPassFailWithTheirReasonAndPassAgain) {
 }
 
 TEST(Checks, ABadCheckStopsUpWithItsPlaceAndCreatesNothing) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   fs::path dir = fs::temp_directory_path() / ("twin-chk-" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "lab.yaml") << R"(version: 1

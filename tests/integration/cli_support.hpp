@@ -5,14 +5,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
-#include <iostream>
-#include <map>
 #include <fstream>
 #include <functional>
+#include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -112,6 +114,68 @@ inline std::vector<json> failures(const json& report, const std::string& validat
 
 inline bool root() { return geteuid() == 0; }
 
+// What a test can need from the machine beyond the build: root (namespaces, FRR), vm (libvirt,
+// QEMU, the test-vm image), browser (Chromium, chromedriver, python3-selenium), vrf (the
+// kernel's VRF devices). Without one a test skips, saying why; TWIN_REQUIRE lists those a run
+// must have (.ci/run: browser,vm, what it installs), and there a missing one is a failure, so
+// coverage the CI paid for cannot turn into a quiet skip.
+inline const std::vector<std::string> kCapabilities{"root", "vm", "browser", "vrf"};
+
+// TWIN_REQUIRE's names, split at commas and spaces.
+inline std::vector<std::string> required_capabilities() {
+  const char* env = std::getenv("TWIN_REQUIRE");
+  std::string list = env ? env : "";
+  std::replace(list.begin(), list.end(), ',', ' ');
+  std::istringstream words(list);
+  std::vector<std::string> out;
+  for (std::string w; words >> w;) out.push_back(w);
+  return out;
+}
+
+inline bool known_capability(const std::string& name) {
+  return std::find(kCapabilities.begin(), kCapabilities.end(), name) != kCapabilities.end();
+}
+
+inline bool required(const std::string& capability) {
+  for (const auto& c : required_capabilities())
+    if (c == capability) return true;
+  return false;
+}
+
+// A name in TWIN_REQUIRE that no test knows would require nothing, silently: refuse the run.
+class RequiredCapabilitiesKnown : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    for (const auto& c : required_capabilities())
+      if (!known_capability(c))
+        FAIL() << "TWIN_REQUIRE names '" << c
+               << "', which no test knows (they know: " << ::testing::PrintToString(kCapabilities)
+               << ")";
+  }
+};
+inline ::testing::Environment* const kRequiredCapabilitiesKnown =
+    ::testing::AddGlobalTestEnvironment(new RequiredCapabilitiesKnown);
+
+}  // namespace twin_it
+
+// Skips the test for want of `capability` (one of twin_it::kCapabilities), giving `reason`; fails
+// it instead when TWIN_REQUIRE lists the capability. Returns from the calling function, as
+// GTEST_SKIP and FAIL do.
+#define TWIN_SKIP_WITHOUT(capability, reason)                                               \
+  do {                                                                                      \
+    const std::string twin_capability_ = (capability);                                      \
+    const std::string twin_reason_ = (reason);                                              \
+    if (!::twin_it::known_capability(twin_capability_)) {                                   \
+      FAIL() << "TWIN_SKIP_WITHOUT: unknown capability " << twin_capability_;               \
+    } else if (::twin_it::required(twin_capability_)) {                                     \
+      FAIL() << "required capability " << twin_capability_ << " missing: " << twin_reason_; \
+    } else {                                                                                \
+      GTEST_SKIP() << twin_reason_;                                                         \
+    }                                                                                       \
+  } while (0)
+
+namespace twin_it {
+
 // How many results each (validator, test) has in a report, whatever their status.
 inline std::map<std::pair<std::string, int>, int> result_counts(const json& report) {
   std::map<std::pair<std::string, int>, int> n;
@@ -151,7 +215,7 @@ struct SharedLab {
     if (!lab.empty()) expect_down_clean(lab);
   }
   void require() const {
-    if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+    if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
     ASSERT_TRUE(up_ok) << "the shared " << lab << " lab did not come up";
   }
 };

@@ -136,7 +136,7 @@ TEST_F(EvpnLab, ZUnderlayBelowTheOverlaysNeedsFailsOnlyFullFrames) {
 }
 
 TEST(EvpnL3Vni, ARoutingTenantNeedsVrfAndIsRefusedCleanlyWithoutIt) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
   std::ifstream in(kRepo + "/topologies/evpn-2x4.yaml");
   std::string text((std::istreambuf_iterator<char>(in)), {});
   const std::string red = "  red:\n    networks:\n      web: {vni: 10100, ports: [leaf1:swp3, leaf3:swp3]}";
@@ -158,8 +158,9 @@ TEST(EvpnL3Vni, ARoutingTenantNeedsVrfAndIsRefusedCleanlyWithoutIt) {
               std::string::npos)
         << r.err;
     EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
-    GTEST_SKIP() << "this kernel has no VRF: routing between a tenant's networks (L3 VNI) is "
-                    "planned and unit-tested, not run here";
+    TWIN_SKIP_WITHOUT("vrf",
+                      "this kernel has no VRF: routing between a tenant's networks (L3 VNI) is "
+                      "planned and unit-tested, not run here");
   }
   ASSERT_EQ(r.code, 0) << r.err;
   json j = validate(lab, "evpn,reachability", 20);

@@ -456,7 +456,7 @@ TEST_F(Gate, NoRollbackLeavesTheBrokenStateForInspection) {
 }
 
 TEST(GateRun, OneShotScenarioUpApplyVerdictDown) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
   std::string lab = unique_lab("run");
   std::string junit = "/tmp/twin-gate-run-" + std::to_string(getpid()) + ".xml";
   auto r = twin_it::twin("run " + kScenarios + "/approve-service-prefix.yaml --name " + lab +

@@ -45,7 +45,7 @@ class Clos : public ::testing::Test {
     EXPECT_EQ(leftovers(lab_), std::vector<std::string>{});
   }
   void SetUp() override {
-    if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+    if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
     ASSERT_TRUE(up_ok_) << up_out_;
   }
   static CmdResult exec(const std::string& node, const std::string& cmd) {
@@ -267,7 +267,7 @@ TEST_F(Clos, SameLabNameTwiceIsRefused) {
 // ---- separate labs
 
 TEST(Lab, TwoNodeUpValidateDownLeavesNothing) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("two");
   auto up = twin("up " + kRepo + "/topologies/two-node.yaml --name " + lab);
   ASSERT_EQ(up.code, 0) << up.err;
@@ -293,7 +293,7 @@ TEST(Lab, TwoNodeUpValidateDownLeavesNothing) {
 }
 
 TEST(Lab, MissingLinkMakesTheLabDegraded) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("gone");
   auto up = twin("up " + kRepo + "/topologies/two-node.yaml --name " + lab);
   ASSERT_EQ(up.code, 0) << up.err;
@@ -314,7 +314,7 @@ TEST(Lab, MissingLinkMakesTheLabDegraded) {
 }
 
 TEST(Lab, UnconvergedBgpKeepsTheLabAndExitsOne) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("nc");
   std::string dir = "/tmp/" + lab;
   fs::create_directories(dir);
@@ -354,7 +354,7 @@ TEST(Lab, InvalidLabNamesAreRefusedBeforeAnything) {
 }
 
 TEST(Lab, OwnConfigLabPasses) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("own");
   auto up = twin("up " + kRepo + "/topologies/own-config/lab.yaml --name " + lab);
   ASSERT_EQ(up.code, 0) << up.err;
@@ -370,7 +370,7 @@ TEST(Lab, OwnConfigLabPasses) {
 // twin asks for them (a Router Solicitation out of each port once the node's daemons run), so
 // the gate's restart check of r1 finds the session back within its 6 s window.
 TEST(Lab, RestartedNodeAsksItsNeighboursForAdvertisements) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("rs");
   std::string dir = "/tmp/" + lab;
   fs::create_directories(dir + "/images");
@@ -410,7 +410,7 @@ TEST(Lab, RestartedNodeAsksItsNeighboursForAdvertisements) {
 }
 
 TEST(Lab, BadTopologyCreatesNothing) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("bad");
   std::string file = "/tmp/" + lab + ".yaml";
   std::ofstream(file) << "version: 1\nname: " << lab
@@ -425,7 +425,7 @@ TEST(Lab, BadTopologyCreatesNothing) {
 }
 
 TEST(Lab, DownAfterUpWasKilledLeavesNothing) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("kill");
   // Kill `twin up` with SIGKILL once its daemons are starting: no cleanup of its own runs.
   pid_t pid = fork();
@@ -446,7 +446,7 @@ TEST(Lab, DownAfterUpWasKilledLeavesNothing) {
 }
 
 TEST(Lab, SigtermDuringUpCleansUp) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("term");
   pid_t pid = fork();
   if (pid == 0) {

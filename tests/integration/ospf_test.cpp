@@ -49,7 +49,7 @@ class OspfTriangle : public ::testing::Test {
     EXPECT_EQ(leftovers(lab_), std::vector<std::string>{});
   }
   void SetUp() override {
-    if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+    if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
     ASSERT_TRUE(up_ok_) << up_out_;
   }
   static CmdResult vtysh(const std::string& node, const std::string& commands) {
@@ -133,7 +133,7 @@ TEST_F(OspfTriangle, PassiveTransitInterfaceIsNamed) {
 // The same lab from its containerlab file, as published labs write it: up unchanged, the same
 // expectations and the same passing verdict, nothing left behind.
 TEST(OspfClab, TheContainerlabFileRunsUnchanged) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   const std::string lab = unique_lab("ospfclab");
   LabGuard guard{lab};
   auto up = twin("up " + kRepo + "/topologies/ospf-triangle/ospf-triangle.clab.yml --name " + lab);
@@ -151,7 +151,7 @@ TEST(OspfClab, TheContainerlabFileRunsUnchanged) {
 // A typo in a user's frr.conf is FRR's own parser's finding, at the file's line, before any
 // namespace exists: exit 2, nothing created (real vtysh -C).
 TEST(OspfClab, ALineFrrRejectsStopsUpAtItsPlace) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   const std::string lab = unique_lab("ospftypo");
   const fs::path dir = fs::temp_directory_path() / lab;
   fs::remove_all(dir);
@@ -171,7 +171,7 @@ TEST(OspfClab, ALineFrrRejectsStopsUpAtItsPlace) {
 // OSPFv3 only (the two-router lab JSON was recorded from): up waits for the ospf6d
 // adjacencies, and the ospf family checks them.
 TEST(Ospf6Lab, UpWaitsForOspfv3AndTheFamilyChecksIt) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   const std::string lab = unique_lab("ospf6");
   LabGuard guard{lab};
   auto up = twin("up " + kRepo + "/tests/data/frr84/ospf6/lab.yaml --name " + lab);
@@ -190,7 +190,7 @@ TEST(Ospf6Lab, UpWaitsForOspfv3AndTheFamilyChecksIt) {
 // each waits out its wait timer (the dead interval) before electing a DR: `up` must say it is
 // waiting for that timer, and wait for it rather than fail.
 TEST(OspfDefaults, UpSaysItWaitsForTheWaitTimerAndConverges) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   fs::path dir = fs::temp_directory_path() / ("twin-ospf-defaults-" + std::to_string(getpid()));
   fs::create_directories(dir);
   for (int i : {1, 2}) {
@@ -223,7 +223,7 @@ TEST(OspfDefaults, UpSaysItWaitsForTheWaitTimerAndConverges) {
 // BFD from the users' configs on real bfdd (each node its own control socket): the configured
 // peers are up, and a peer shut down on one side is reported with FRR's diagnostic.
 TEST(BfdLab, ConfiguredPeersAreUpAndAShutdownIsCaught) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   const std::string lab = unique_lab("bfd");
   LabGuard guard{lab};
   auto up = twin("up " + kRepo + "/tests/data/frr84/bfd/lab/lab.yaml --name " + lab);

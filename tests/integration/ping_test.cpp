@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/integration/cli_support.hpp"
+
 namespace {
 
 using twin::runtime::ping_many;
@@ -71,7 +73,8 @@ class PingTest : public testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) {
-      GTEST_SKIP() << "needs root: creates network namespaces and opens raw ICMP sockets";
+      TWIN_SKIP_WITHOUT("root",
+                        "needs root: creates network namespaces and opens raw ICMP sockets");
     }
     static int counter = 0;
     const std::string prefix =

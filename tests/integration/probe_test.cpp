@@ -39,7 +39,7 @@ class Probes : public ::testing::Test {
     EXPECT_EQ(twin_it::leftovers(lab_), std::vector<std::string>{});
   }
   void SetUp() override {
-    if (!twin_it::root()) GTEST_SKIP() << "needs root (network namespaces)";
+    if (!twin_it::root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
     ASSERT_TRUE(up_ok_) << up_out_;
   }
   static inline std::string lab_;

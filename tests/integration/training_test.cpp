@@ -91,7 +91,7 @@ class TrainingClos : public ::testing::TestWithParam<Course> {
     EXPECT_EQ(leftovers(lab()), std::vector<std::string>{});
   }
   void SetUp() override {
-    if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+    if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
   }
   static const std::string& lab() {
     static const std::string name = unique_lab("ex");
@@ -148,7 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
 // Hints one at a time and counted, the likely-cause rules after the authored ones, the
 // attempt's record as JSON and CSV, and stop: the record stays, the lab goes.
 TEST(TrainingHints, AreCountedThenTheRulesSpeakAndTheRecordOutlivesStop) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
   std::string l = unique_lab("hint");
   LabGuard guard{l};
   int code = -1;
@@ -197,7 +197,7 @@ TEST(TrainingHints, AreCountedThenTheRulesSpeakAndTheRecordOutlivesStop) {
 
 // The exercises on the other labs, each on its own lab, built and stopped here.
 TEST(TrainingOtherLabs, OspfAreaAndVniTypoRunTheirWholeLife) {
-  if (!root()) GTEST_SKIP() << "needs root (network namespaces, FRR)";
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
   struct Other {
     Course c;
     std::vector<std::string> nodes;

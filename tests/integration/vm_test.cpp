@@ -6,7 +6,7 @@
 //
 // The suite starts libvirtd and virtlogd without systemd when none answers
 // (tools/libvirt-daemons.sh) and stops what it started. Without libvirt, QEMU or the test-vm
-// image every test skips and says which is missing.
+// image every test skips and says which is missing (fails where TWIN_REQUIRE lists vm).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -26,15 +26,18 @@ namespace {
 
 const std::string kImageDir = "/var/lib/twin/images/test-vm";
 
-// Why VM tests cannot run here, or "" when they can.
-std::string missing_for_vms() {
-  if (!twin_it::root()) return "needs root (network namespaces, taps, qemu:///system)";
+// What VM tests miss here: the capability (cli_support.hpp) and why, or an empty reason.
+struct Missing {
+  std::string capability, reason;
+};
+Missing missing_for_vms() {
+  if (!twin_it::root()) return {"root", "needs root (network namespaces, taps, qemu:///system)"};
   for (const char* b : {"/usr/sbin/libvirtd", "/usr/sbin/virtlogd", "/usr/bin/qemu-system-x86_64"})
     if (!fs::exists(b))
-      return std::string("no ") + b + " (VM support: sudo tools/install-deps.sh --vm)";
+      return {"vm", std::string("no ") + b + " (VM support: sudo tools/install-deps.sh --vm)"};
   if (!fs::exists(kImageDir + "/vmlinuz") || !fs::exists(kImageDir + "/initrd.img"))
-    return "no test-vm image in " + kImageDir + " (sudo tools/build-test-vm-image)";
-  return "";
+    return {"vm", "no test-vm image in " + kImageDir + " (sudo tools/build-test-vm-image)"};
+  return {};
 }
 
 }  // namespace
@@ -43,12 +46,12 @@ class MixedVmLab : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     skip_ = missing_for_vms();
-    if (!skip_.empty()) return;
+    if (!skip_.reason.empty()) return;
     if (!twin::runtime::Hypervisor::open("qemu:///system")) {
       auto r = twin_it::sh(twin_it::kRepo + "/tools/libvirt-daemons.sh start");
       started_daemons_ = r.code == 0;
       if (!started_daemons_) {
-        skip_ = "libvirtd does not start: " + r.out + r.err;
+        skip_ = {"vm", "libvirtd does not start: " + r.out + r.err};
         return;
       }
     }
@@ -93,10 +96,11 @@ class MixedVmLab : public ::testing::Test {
     if (started_daemons_) twin_it::sh(twin_it::kRepo + "/tools/libvirt-daemons.sh stop");
   }
   void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    if (!skip_.reason.empty()) TWIN_SKIP_WITHOUT(skip_.capability, skip_.reason);
     ASSERT_TRUE(up_ok_) << up_out_;
   }
-  static inline std::string skip_, lab_, up_out_;
+  static inline Missing skip_;
+  static inline std::string lab_, up_out_;
   static inline bool up_ok_ = false, started_daemons_ = false;
   static inline std::vector<std::string> taps_, domains_;
 };
@@ -189,7 +193,7 @@ TEST_F(MixedVmLab, StatusShowsTheDomainAndTheHostKeepsNoLabAddress) {
 
 // Bad input loses nothing: a VM image that is missing fails before anything is created.
 TEST(VmInput, MissingImageFileIsNamedAndNothingIsCreated) {
-  if (!twin_it::root()) GTEST_SKIP() << "needs root (twin up)";
+  if (!twin_it::root()) TWIN_SKIP_WITHOUT("root", "needs root (twin up)");
   auto dir = fs::temp_directory_path() / ("twin-vm-missing-" + std::to_string(::getpid()));
   fs::create_directories(dir / "images");
   std::ofstream(dir / "images" / "lost-vm.yaml")
