@@ -1,12 +1,14 @@
-// Unit tests for twin/core: IpPrefix (parse, str, network, contains) and the mapping of error
-// kinds to exit codes (DESIGN.md §3).
+// Unit tests for twin/core: IpPrefix (parse, str, network, contains), the mapping of error
+// kinds to exit codes (DESIGN.md §3), and quoted input escaped for a terminal.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/error.hpp"
 #include "twin/core/ip.hpp"
+#include "twin/core/util.hpp"
 
 namespace {
 
@@ -154,6 +156,36 @@ TEST(Error, ResultValueOnErrorThrowsWithTheMessage) {
   }
   twin::Result<int> good = 7;
   EXPECT_EQ(good.value(), 7);
+}
+
+// ---------------------------------------------------------------------------------------
+// Quoted input on a terminal
+
+TEST(Printable, EscapesWhatDrivesATerminal) {
+  using twin::printable;
+  EXPECT_EQ(printable("\x1b[2J\x1b]0;pwned\x07"), "\\x1b[2J\\x1b]0;pwned\\x07");
+  EXPECT_EQ(printable("a\rb\x7f"), "a\\x0db\\x7f");
+  EXPECT_EQ(printable("line1\nline2"), "line1\\x0aline2");
+  EXPECT_EQ(printable("line1\nline2", true), "line1\nline2");
+  EXPECT_EQ(printable("tab\there"), "tab\there");
+  // C1: U+009B (CSI) as UTF-8, and a lone 0x9b byte an 8-bit terminal reads as CSI.
+  EXPECT_EQ(printable("x\xc2\x9b" "31m"), "x\\u009b31m");
+  EXPECT_EQ(printable("x\x9b" "31m"), "x\\x9b31m");
+  // Other UTF-8 stays: names, and twin's own dashes.
+  EXPECT_EQ(printable("r\xc3\xa9seau \xe2\x80\x94 ok"), "r\xc3\xa9seau \xe2\x80\x94 ok");
+  EXPECT_EQ(printable("\xe2\x80"), "\\xe2\\x80");  // a cut sequence
+}
+
+TEST(Printable, DiagnosticsQuoteInputEscaped) {
+  twin::Diagnostics d;
+  d.add({"lab.yaml", 3, 5, "nodes.r\x1b[31m", "unknown node 'x\x1b]8;;http://evil\x07'",
+         "did you mean '\x9b'?"});
+  std::string out = d.format();
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_EQ(out,
+            "lab.yaml:3:5: error: nodes.r\\x1b[31m: unknown node 'x\\x1b]8;;http://evil\\x07' "
+            "(hint: did you mean '\\x9b'?)\n");
 }
 
 }  // namespace

@@ -489,6 +489,18 @@ TEST(LoaderErrors, LinkFromAnInterfaceToItself) {
   EXPECT_EQ(d.hint, "a link joins two different interfaces");
 }
 
+TEST(LoaderErrors, AValueWithTerminalEscapesIsQuotedEscaped) {
+  auto l = load(
+      "version: 1\nname: x\nnodes:\n"
+      "  r1: {asn: 65001, loopback: 10.0.0.1/32}\n"
+      "links:\n"
+      "  - endpoints: [r1:swp1, \"r9\\e[2J:swp1\"]\n");
+  EXPECT_FALSE(l.topo.has_value());
+  std::string out = l.diags.format();
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_THAT(out, HasSubstr("r9\\x1b[2J"));
+}
+
 TEST(LoaderErrors, InterfaceNameOf16Bytes) {
   auto d =
       only_problem(std::string(kTwoRouters) + "  - endpoints: [r1:abcdefghijklmnop, r2:eth1]\n");

@@ -34,7 +34,9 @@ namespace {
 std::function<void(const std::string&)> progress_printer() {
   auto start = Clock::now();
   return [start](const std::string& line) {
-    std::cerr << "twin: [" << static_cast<int>(ms_since(start)) << " ms] " << line << "\n";
+    // Lines name steps and nodes from the change file: escaped, like every quoted input.
+    std::cerr << "twin: [" << static_cast<int>(ms_since(start)) << " ms] " << printable(line)
+              << "\n";
   };
 }
 
@@ -144,12 +146,13 @@ int emit(const replay::ApplyResult& r, const state::State& st, const replay::Cha
     report::write_apply_json(std::cout, r, more, 2);
     std::cout << "\n";
   } else {
-    std::cout << report::render_apply_text(r, o.verbose);
+    // The report quotes the change (step names, FRR lines, messages): escaped for a terminal.
+    std::cout << printable(report::render_apply_text(r, o.verbose), true);
     if (scenario)
-      std::cout << "SCENARIO " << scenario->name << ": "
-                << (scenario->met
-                        ? "the gate decided as expected (" + scenario->expected_verdict + ")"
-                        : "UNEXPECTED — " + scenario->mismatch)
+      std::cout << printable("SCENARIO " + scenario->name + ": " +
+                             (scenario->met ? "the gate decided as expected (" +
+                                                  scenario->expected_verdict + ")"
+                                            : "UNEXPECTED — " + scenario->mismatch))
                 << "\n";
   }
   if (!o.junit.empty()) {
@@ -249,7 +252,7 @@ int run_apply(const ApplyOptions& o) {
   if (o.dry_run) {
     auto text = replay::dry_run(*st, *cs, runner);
     if (!text) return fail_json(o, text.error().message, exit_code(text.error()));
-    std::cout << *text;
+    std::cout << printable(*text, true);  // quotes the change: escaped for a terminal
     return 0;
   }
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
@@ -394,8 +397,10 @@ int run_drill(const DrillOptions& o) {
   auto elements = replay::drill_elements(st->plan, o.links, o.nodes, diags);
   if (!elements) {
     for (const auto& d : diags.items())
-      std::cerr << "twin: " << d.field << ": " << d.message
-                << (d.hint.empty() ? "" : " (hint: " + d.hint + ")") << "\n";
+      std::cerr << "twin: "
+                << printable(d.field + ": " + d.message +
+                             (d.hint.empty() ? "" : " (hint: " + d.hint + ")"))
+                << "\n";
     return 2;
   }
   if (elements->empty()) return fail("nothing to drill: the lab has no link or node selected", 2);

@@ -40,7 +40,7 @@ int run_convert(const ConvertOptions& o) {
   if (!t) {
     std::cerr << d.format();
     std::cerr << "twin: " << d.items().size() << " problem" << (d.items().size() == 1 ? "" : "s")
-              << " in " << o.file << "; nothing was written\n";
+              << " in " << printable(o.file) << "; nothing was written\n";
     return 2;
   }
   const bool to_stdout = o.output.empty() || o.output == "-";

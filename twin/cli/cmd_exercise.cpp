@@ -104,7 +104,7 @@ int run_exercise(const ExerciseOptions& o) {
   env.families = validators::family_names();
   env.progress = [&](const std::string& line) {
     std::cerr << "twin: [" << std::fixed << std::setprecision(1) << ms_since(start_time) / 1000.0
-              << "s] " << line << "\n";
+              << "s] " << printable(line) << "\n";
   };
   if (o.action == "start") {
     auto ex = training::find_exercise(course_dir(o), o.exercise, env.families);

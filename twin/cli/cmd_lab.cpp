@@ -17,7 +17,7 @@
 namespace twin::cli {
 
 int fail(const std::string& message, int code) {
-  std::cerr << "twin: " << message << "\n";
+  std::cerr << "twin: " << printable(message, true) << "\n";
   return code;
 }
 
@@ -51,7 +51,7 @@ std::optional<topology::Topology> load(const std::string& file, const std::strin
   if (!t) {
     std::cerr << diags.format();
     std::cerr << "twin: " << diags.items().size() << " problem"
-              << (diags.items().size() == 1 ? "" : "s") << " in " << file
+              << (diags.items().size() == 1 ? "" : "s") << " in " << printable(file)
               << "; nothing was created\n";
   }
   return t;

@@ -191,7 +191,8 @@ void record_event(const std::string& lab, const std::string& kind, const nlohman
 void record_event(const std::string& lab, const std::string& kind, const nlohmann::json& fields,
                   const std::function<void(std::ostream&)>& write_report);
 
-// Prints an error line "twin: <message>" on stderr and returns its exit code.
+// Prints an error line "twin: <message>" on stderr (control characters escaped: a message may
+// quote an input) and returns its exit code.
 int fail(const std::string& message, int code);
 
 }  // namespace twin::cli

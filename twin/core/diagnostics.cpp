@@ -7,6 +7,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "twin/core/util.hpp"
+
 namespace twin {
 
 namespace {
@@ -20,12 +22,13 @@ std::string format_sorted(const std::vector<Diagnostic>& items, const char* seve
   std::ostringstream out;
   for (const Diagnostic* p : sorted) {
     const Diagnostic& d = *p;
-    out << d.file;
+    // Every part may quote an input file (a value, a config line): printed escaped, one line.
+    out << printable(d.file);
     if (d.line > 0) out << ':' << d.line << ':' << d.column;
     out << ": " << severity << ": ";
-    if (!d.field.empty()) out << d.field << ": ";
-    out << d.message;
-    if (!d.hint.empty()) out << " (hint: " << d.hint << ")";
+    if (!d.field.empty()) out << printable(d.field) << ": ";
+    out << printable(d.message);
+    if (!d.hint.empty()) out << " (hint: " << printable(d.hint) << ")";
     out << '\n';
   }
   return out.str();
