@@ -1,11 +1,13 @@
 // Unit tests for twin/core: IpPrefix (parse, str, network, contains), the mapping of error
-// kinds to exit codes (DESIGN.md §3), and quoted input escaped for a terminal.
+// kinds to exit codes (DESIGN.md §3), quoted input escaped for a terminal, and command-line
+// numbers checked against their range before conversion.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/duration.hpp"
 #include "twin/core/error.hpp"
 #include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
@@ -186,6 +188,31 @@ TEST(Printable, DiagnosticsQuoteInputEscaped) {
   EXPECT_EQ(out,
             "lab.yaml:3:5: error: nodes.r\\x1b[31m: unknown node 'x\\x1b]8;;http://evil\\x07' "
             "(hint: did you mean '\\x9b'?)\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// Command-line numbers
+
+TEST(NumberRange, CheckedOnTheTextWithReadableBounds) {
+  using twin::number_problem;
+  const twin::NumberRange timeout{1, 86400, false, "seconds"};
+  EXPECT_EQ(number_problem("300", timeout), "");
+  EXPECT_EQ(number_problem("0.5e3", timeout), "");
+  EXPECT_EQ(number_problem("1e308", timeout),
+            "expected a number from 1 to 86400 seconds, got '1e308'");
+  for (const char* bad : {"1e309", "inf", "nan", "-1", "0", "abc", "", "1s", "0x10"})
+    EXPECT_EQ(number_problem(bad, timeout),
+              std::string("expected a number from 1 to 86400 seconds, got '") + bad + "'")
+        << bad;
+  const twin::NumberRange parallel{1, 64, true, ""};
+  EXPECT_EQ(number_problem("64", parallel), "");
+  for (const char* bad : {"65", "1.5", "1e1", "99999999999999999999", "-0x1"})
+    EXPECT_EQ(number_problem(bad, parallel),
+              std::string("expected a whole number from 1 to 64, got '") + bad + "'")
+        << bad;
+  // A bound prints as written, never as 300 digits.
+  EXPECT_EQ(number_problem("1e8", {0.1, 1e7, false, ""}),
+            "expected a number from 0.1 to 10000000, got '1e8'");
 }
 
 }  // namespace

@@ -3,10 +3,12 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <iostream>
 
 #include "twin/cli/commands.hpp"
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/duration.hpp"
 #include "twin/core/util.hpp"
 #include "validators/registry.hpp"
 
@@ -15,6 +17,17 @@ void on_signal(int) {
   ++twin::g_interrupt_count;
   twin::g_interrupted = true;
 }
+
+// A number option's range, checked on its text before CLI11 converts it (core/duration.hpp,
+// number_problem): `--timeout 1e308` is refused with readable bounds instead of overflowing a
+// duration.
+CLI::Validator range(double lo, double hi, const char* unit = "", bool integer = false) {
+  twin::NumberRange r{lo, hi, integer, unit};
+  char desc[64];
+  std::snprintf(desc, sizeof desc, "%.10g..%.10g", lo, hi);
+  return CLI::Validator([r](std::string& s) { return twin::number_problem(s, r); }, desc);
+}
+CLI::Validator whole(double lo, double hi) { return range(lo, hi, "", true); }
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,14 +73,14 @@ int main(int argc, char** argv) {
                     "seconds for the whole bring-up, convergence included (with VMs: at least "
                     "their longest ready-timeout + 120 unless given)")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(range(1, 86400, "seconds"));
   u->add_option("--converge-timeout", up.converge_timeout_s,
                 "seconds to wait for every BGP session to be Established")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(range(0, 3600, "seconds"));
   u->add_option("--parallel", up.parallel, "nodes started at once")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+      ->check(whole(1, 64));
   u->add_option("--libvirt-uri", up.libvirt_uri,
                 "libvirt connection for VM nodes (default: $TWIN_LIBVIRT_URI or qemu:///system)");
   u->add_flag("--json", up.json, "print the summary as JSON");
@@ -122,7 +135,7 @@ int main(int argc, char** argv) {
   con->add_option("--quiet", console.quiet_s,
                   "with piped input: seconds without output after which to stop")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(range(0.1, 3600, "seconds"));
   con->callback([&] { code = twin::cli::run_console(console); });
 
   twin::cli::GraphOptions graph;
@@ -148,8 +161,9 @@ int main(int argc, char** argv) {
   ev->add_flag("--history", events.history, "print the lab's recorded history first");
   ev->add_option("--interval", events.interval_s, "seconds between two looks at the lab")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 60.0));
-  ev->add_option("--count", events.count, "stop after N events (0: follow until Ctrl-C)")->check(CLI::NonNegativeNumber);
+      ->check(range(0.1, 60, "seconds"));
+  ev->add_option("--count", events.count, "stop after N events (0: follow until Ctrl-C)")
+      ->check(whole(0, 1e6));
   ev->callback([&] { code = twin::cli::run_events(events); });
 
   twin::cli::ServeOptions serve;
@@ -172,7 +186,7 @@ int main(int argc, char** argv) {
   hi->add_option("lab", history.lab, "lab name (default: the only running lab)");
   hi->add_option("--lab", history.lab, "lab name");
   hi->add_option("--kind", history.kind, "only events of this kind (validate, apply, run, ...)");
-  hi->add_option("--limit", history.limit, "the newest N events")->check(CLI::NonNegativeNumber);
+  hi->add_option("--limit", history.limit, "the newest N events")->check(whole(0, 1e6));
   hi->add_flag("--json", history.json, "print JSON");
   hi->callback([&] { code = twin::cli::run_history(history); });
 
@@ -192,14 +206,14 @@ int main(int argc, char** argv) {
   v->add_option("--converge-timeout", val.converge_timeout_s,
                 "seconds a failing test is retried before it counts as failed")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(range(0, 3600, "seconds"));
   v->add_option("--max-pairs", val.max_pairs,
                 "probe at most N node pairs per family (evenly sampled); 0 = every pair")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole(0, 1e7));
   v->add_option("--parallel", val.parallel, "nodes probed at once")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole(1, 256));
   v->callback([&] { code = twin::cli::run_validate(val); });
 
   // The probe stream's flags, shared by apply, run and drill (`max_outage_help` says what a
@@ -213,7 +227,7 @@ int main(int argc, char** argv) {
                   "flows the probe stream measures at most (server pairs first, then sampled "
                   "loopback pairs)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 4096));
+        ->check(whole(1, 4096));
     c->add_flag("--no-probe-stream", a.no_probe_stream, "do not measure traffic");
   };
   auto gate_flags = [&stream_flags](CLI::App* c, twin::cli::ApplyOptions& a) {
@@ -237,7 +251,7 @@ int main(int argc, char** argv) {
     c->add_option("--converge-timeout", a.converge_timeout_s,
                   "seconds a failing test is retried before it counts as failed")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(range(0, 3600, "seconds"));
   };
   twin::cli::ApplyOptions apply;
   auto* a = app.add_subcommand(
@@ -292,7 +306,8 @@ int main(int argc, char** argv) {
   dr->add_option("--converge-timeout", drill.converge_timeout_s,
                  "seconds to wait for the network to settle after each failure and restore "
                  "(1 to 600)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(range(1, 600, "seconds"));
   dr->callback([&] {
     // Given but empty is a mistake (an unset shell variable), not "the default".
     drill.links_given = dr->count("--links") > 0;
@@ -305,20 +320,30 @@ int main(int argc, char** argv) {
   g->require_subcommand(1);
   auto* gc = g->add_subcommand(
       "clos", "A leaf-spine fabric (eBGP unnumbered), optionally 3-tier with super-spines");
-  gc->add_option("--spines", gen.spines, "spines (per pod)")->capture_default_str();
-  gc->add_option("--leaves", gen.leaves, "leaves (per pod)")->capture_default_str();
+  gc->add_option("--spines", gen.spines, "spines (per pod)")
+      ->capture_default_str()
+      ->check(whole(0, 100000));
+  gc->add_option("--leaves", gen.leaves, "leaves (per pod)")
+      ->capture_default_str()
+      ->check(whole(0, 100000));
   gc->add_option("--servers-per-leaf", gen.servers_per_leaf, "servers behind each leaf")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 100000));
   gc->add_option("--mtu", gen.mtu, "fabric link MTU in bytes (server links use 1500)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 1000000));
   gc->add_option("--super-spines", gen.super_spines,
                  "super-spines joining the pods' spines (3-tier)")
-      ->capture_default_str();
-  gc->add_option("--pods", gen.pods, "pods (with --super-spines)")->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 100000));
+  gc->add_option("--pods", gen.pods, "pods (with --super-spines)")
+      ->capture_default_str()
+      ->check(whole(0, 100000));
   gc->add_option("--tenants", gen.tenants,
                  "EVPN tenants the servers are dealt to (one VXLAN network each; 0 = routed "
                  "servers)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 100000));
   gc->add_option("--name", gen.name, "lab name")->capture_default_str();
   gc->add_option("-o,--output", gen.output, "write to FILE instead of stdout");
   gc->callback([&] { code = twin::cli::run_gen_clos(gen); });
