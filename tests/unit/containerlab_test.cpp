@@ -269,6 +269,20 @@ TEST(Containerlab, NameGivesALabNameTheFileCannot) {
   EXPECT_EQ(t->name, "srl-frr");
 }
 
+TEST(Containerlab, ALinkBetweenTwoPortsOfOneNodeIsRefusedAtItsLine) {
+  // containerlab deploys it (a NOS may join two of its VRFs so); a twin node has one routing
+  // table, so the cable would carry nothing.
+  const std::string text =
+      "name: c\ntopology:\n  nodes:\n    h1: {kind: linux}\n    h2: {kind: linux}\n"
+      "  links:\n    - endpoints: [\"h1:eth1\", \"h2:eth1\"]\n"
+      "    - endpoints: [\"h1:eth2\", \"h1:eth3\"]\n";
+  Diagnostics d;
+  EXPECT_FALSE(twin::topology::load_topology_text(text, "c.clab.yml", ".", d));
+  ASSERT_EQ(d.items().size(), 1u) << dump(d);
+  EXPECT_EQ(d.items()[0].line, 8);
+  EXPECT_EQ(d.items()[0].message, "link joins two ports of the same node, h1:eth2 and h1:eth3");
+}
+
 TEST(Containerlab, ARefusedNodeIsReportedOnceNotAgainAtItsNeighboursExec) {
   const std::string text =
       "name: c\ntopology:\n  nodes:\n    r3: {kind: ceos}\n    h2:\n      kind: linux\n"

@@ -502,13 +502,7 @@ class Loader {
                   "endpoints are " + l.a.node + " and " + l.b.node);
             continue;
           }
-          if (l.a.node == l.b.node) {
-            error(kv.first, af,
-                  "addresses cannot be given per node on a link between two "
-                  "interfaces of the same node",
-                  "");
-            continue;
-          }
+          if (l.a.node == l.b.node) continue;  // a link looped back: refused whole
           auto ps = as_prefixes(kv.second, af, false, &places_.link_addresses.back()[node]);
           auto& dst = l.addresses[node];
           dst.insert(dst.end(), ps.begin(), ps.end());
