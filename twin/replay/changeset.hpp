@@ -195,6 +195,11 @@ struct Intent {
   std::vector<TenantPortRef> tenant_ports;
 };
 
+// Steps a change set may have. An orchestrator's change is tens of steps (a node's lines are
+// one `frr` step); ten thousand is far beyond that, and bounds the work a file can ask for (each
+// step may load a topology or run FRR's parser).
+inline constexpr size_t kMaxSteps = 10'000;
+
 struct ChangeSet {
   std::string file;  // absolute path of the change file ("" for a change built in memory)
   std::string dir;   // its folder: relative paths resolve against it

@@ -105,6 +105,13 @@ std::optional<ChangeSet> ChangeSetLoader::load() {
     r_.error(v, "expected a list of steps, " + found(v.node), "");
   } else if (v.node.size() == 0) {
     r_.error(v, "no steps; expected at least one", "");
+  } else if (v.node.size() > kMaxSteps) {
+    // Not parsed: each step may load a topology or run FRR's parser over a file.
+    r_.error(v,
+             std::to_string(v.node.size()) + " steps; a change set has at most " +
+                 std::to_string(kMaxSteps),
+             "split the change into several change sets, or give a node's lines as one "
+             "`frr: {add: |}` block");
   } else {
     for (size_t i = 0; i < v.node.size(); ++i) cs.steps.push_back(parse_step(item(v, i)));
   }
