@@ -424,7 +424,10 @@ TEST(Lab, BadTopologyCreatesNothing) {
   fs::remove(file);
 }
 
-TEST(Lab, DownAfterUpWasKilledLeavesNothing) {
+// `up` killed half-way leaves a lab whose state file says "creating": `status` says it is
+// incomplete and exits 1 (not 0 because the namespaces made so far look healthy), and `down`
+// removes it from the state file alone.
+TEST(Lab, UpKilledHalfWayIsIncompleteAndDownLeavesNothing) {
   if (!root()) GTEST_SKIP() << "needs root (network namespaces)";
   std::string lab = unique_lab("kill");
   // Kill `twin up` with SIGKILL once its daemons are starting: no cleanup of its own runs.
@@ -442,6 +445,17 @@ TEST(Lab, DownAfterUpWasKilledLeavesNothing) {
   int st = 0;
   waitpid(pid, &st, 0);
   ASSERT_TRUE(fs::exists("/run/twin/" + lab + "/state.json"));
+  LabGuard guard{lab};
+  auto status = twin("status --lab " + lab);
+  EXPECT_EQ(status.code, 1) << status.out << status.err;
+  EXPECT_NE(status.out.find("lab is incomplete: its `twin up` has not finished"), std::string::npos)
+      << status.out;
+  auto js = twin("status --lab " + lab + " --json");
+  EXPECT_EQ(js.code, 1);
+  auto j = json::parse(js.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << js.out;
+  EXPECT_EQ(j.value("status", ""), "creating");
+  EXPECT_EQ(j.value("incomplete", false), true);
   expect_down_clean(lab);
 }
 

@@ -247,12 +247,13 @@ int run_status(const StatusOptions& o) {
   auto r = engine::status(*lab);
   if (!r) return fail(r.error().message, exit_code(r.error()));
   const auto& j = *r;
-  // Degraded (a daemon dead, a VM not running, a namespace, link or interface missing): exit 1,
-  // so scripts can check health.
+  // Degraded (a daemon dead, a VM not running, a namespace, link or interface missing) or
+  // incomplete (its `up` never finished): exit 1, so scripts can check health.
   bool degraded = engine::degraded(j);
+  bool incomplete = j.value("incomplete", false);
   if (o.json) {
     std::cout << j.dump(2) << "\n";
-    return degraded ? 1 : 0;
+    return degraded || incomplete ? 1 : 0;
   }
   std::cout << "lab " << j["lab"].get<std::string>() << " (" << j["status"].get<std::string>()
             << ", since " << j["created_at"].get<std::string>() << ")\n\nnodes:\n";
@@ -287,7 +288,14 @@ int run_status(const StatusOptions& o) {
   if (degraded)
     std::cout << "\nlab is degraded: a daemon is dead, a VM is not running, or a namespace, "
                  "link or interface is missing\n";
-  return degraded ? 1 : 0;
+  if (incomplete)
+    std::cout << "\nlab is incomplete: "
+              << (j["status"] == "failed"
+                      ? "its `twin up` failed and left it for inspection (--keep-on-failure)"
+                      : "its `twin up` has not finished (killed half-way, or still running)")
+              << "; what it made is in the state file: `twin down --lab " << *lab
+              << "` removes it\n";
+  return degraded || incomplete ? 1 : 0;
 }
 
 int run_list(bool json) {
