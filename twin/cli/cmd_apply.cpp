@@ -103,13 +103,13 @@ void emit_input_error(const Diagnostics& diags, const ApplyOptions& o, const std
 
 int load_change(const std::string& file, const std::string& configs, const plan::Plan& plan,
                 proc::ProcessRunner& runner, std::optional<replay::ChangeSet>* out,
-                const ApplyOptions& o) {
+                const ApplyOptions& o, const InputPolicy& policy) {
   Diagnostics diags;
   replay::ChangeSet partial;
   if (!configs.empty())
-    *out = replay::change_set_from_configs(configs, plan, diags);
+    *out = replay::change_set_from_configs(configs, plan, diags, &policy);
   else
-    *out = replay::load_change_set(file, plan, diags, &partial);
+    *out = replay::load_change_set(file, plan, diags, &partial, &policy);
   // FRR's checks run on what could be parsed even when the file has other problems: every
   // problem is reported in one run.
   const replay::ChangeSet& checked = *out ? **out : partial;
@@ -244,11 +244,13 @@ int run_apply(const ApplyOptions& o) {
   std::string problem;
   auto outage = outage_options(o, "", &problem);
   if (!outage) return fail_json(o, problem, 2);
+  auto policy = input_policy(o.inputs, {o.change.empty() ? o.configs : o.change});
+  if (!policy) return fail_json(o, policy.error().message, 2);
   auto st = state::load_lab(o.lab);
   if (!st) return fail_json(o, st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
-  if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o); c) return c;
+  if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o, *policy); c) return c;
   if (o.dry_run) {
     auto text = replay::dry_run(*st, *cs, runner);
     if (!text) return fail_json(o, text.error().message, exit_code(text.error()));
@@ -277,10 +279,13 @@ int run_scenario(const RunOptions& ro) {
                          std::to_string(topology::kMaxLabName) +
                          " of A-Z a-z 0-9 _ - starting with a letter or digit",
                      2);
+  // One policy for the scenario and everything it leads to: its checkout root, --allow-path.
+  auto policy = input_policy(o.inputs, {ro.scenario});
+  if (!policy) return fail_json(o, policy.error().message, 2);
   Diagnostics diags;
-  auto sc = replay::load_scenario(ro.scenario, diags);
+  auto sc = replay::load_scenario(ro.scenario, diags, &*policy);
   std::optional<topology::Topology> topo;
-  if (sc) topo = topology::load_topology(sc->topology, diags, ro.name);
+  if (sc) topo = topology::load_topology(sc->topology, diags, ro.name, &*policy);
   proc::SystemRunner runner;
   if (topo)
     if (auto c = runtime::check_own_configs(*topo, runner, diags); !c)
@@ -297,7 +302,7 @@ int run_scenario(const RunOptions& ro) {
   // Check the change against the plan before anything is created.
   plan::Plan plan = plan::make_plan(*topo, ro.name);
   std::optional<replay::ChangeSet> cs;
-  if (int c = load_change(sc->change, "", plan, runner, &cs, o); c) return c;
+  if (int c = load_change(sc->change, "", plan, runner, &cs, o, *policy); c) return c;
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
 
   auto progress = progress_printer();

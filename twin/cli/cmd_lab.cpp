@@ -21,15 +21,32 @@ int fail(const std::string& message, int code) {
   return code;
 }
 
+Result<InputPolicy> input_policy(const InputOptions& o, const std::vector<std::string>& inputs) {
+  if (o.input_root.empty()) return InputPolicy::for_inputs(inputs, o.allow_paths);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(o.input_root, ec))
+    return usage_error("--input-root " + o.input_root + ": no such folder");
+  auto allowed = InputPolicy::for_inputs({}, o.allow_paths);
+  if (!allowed) return allowed.error();
+  InputPolicy p = InputPolicy::only(o.input_root, "the request's folder");
+  for (const auto& r : allowed->roots()) p = p.with_roots({r.dir}, r.why);
+  return p;
+}
+
 namespace {
 
 // With `json`, a topology that does not load is printed on stdout as
 // {"error": "...", "diagnostics": [{"file","line","column","field","message","hint"}]}: what
 // `twin serve` returns to an API client (plan --json).
 std::optional<topology::Topology> load(const std::string& file, const std::string& name,
-                                       bool json = false) {
+                                       const InputOptions& inputs, bool json = false) {
+  auto policy = input_policy(inputs, {file});
+  if (!policy) {
+    fail(policy.error().message, 2);
+    return std::nullopt;
+  }
   Diagnostics diags;
-  auto t = topology::load_topology(file, diags, name);
+  auto t = topology::load_topology(file, diags, name, &*policy);
   // FRR's parser on the user's own configs now, so a typo is exit 2 before anything exists.
   if (t) {
     proc::SystemRunner runner;
@@ -82,7 +99,7 @@ bool bad_name(const std::string& name) {
 
 int run_plan(const PlanOptions& o) {
   if (bad_name(o.name)) return 2;
-  auto t = load(o.file, o.name, o.json);
+  auto t = load(o.file, o.name, o.inputs, o.json);
   if (!t) return 2;
   auto p = plan::make_plan(*t, o.name);
   if (o.json)
@@ -94,7 +111,7 @@ int run_plan(const PlanOptions& o) {
 
 int run_up(const UpOptions& o) {
   if (bad_name(o.name)) return 2;
-  auto t = load(o.file, o.name);
+  auto t = load(o.file, o.name, o.inputs);
   if (!t) return 2;
   engine::UpOptions eo;
   eo.name = o.name;

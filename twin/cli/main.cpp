@@ -28,6 +28,17 @@ CLI::Validator range(double lo, double hi, const char* unit = "", bool integer =
   return CLI::Validator([r](std::string& s) { return twin::number_problem(s, r); }, desc);
 }
 CLI::Validator whole(double lo, double hi) { return range(lo, hi, "", true); }
+
+// Which host files a command's inputs may name (README.md, "Which files inputs may name").
+void input_flags(CLI::App* c, twin::cli::InputOptions& in) {
+  c->add_option("--allow-path", in.allow_paths,
+                "also let the inputs name files under DIR (repeatable); by default only under "
+                "the input's checkout root (its nearest folder with .git, else its own folder)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  // twin serve's jobs: the request's folder is the only root.
+  c->add_option("--input-root", in.input_root)->group("");
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,6 +67,7 @@ int main(int argc, char** argv) {
   p->add_option("file", plan.file, "topology file")->required();
   p->add_option("--name,--lab", plan.name, "lab name (overrides the file's `name`)");
   p->add_flag("--json", plan.json, "print the plan as JSON");
+  input_flags(p, plan.inputs);
   p->callback([&] { code = twin::cli::run_plan(plan); });
 
   twin::cli::UpOptions up;
@@ -84,6 +96,7 @@ int main(int argc, char** argv) {
   u->add_option("--libvirt-uri", up.libvirt_uri,
                 "libvirt connection for VM nodes (default: $TWIN_LIBVIRT_URI or qemu:///system)");
   u->add_flag("--json", up.json, "print the summary as JSON");
+  input_flags(u, up.inputs);
   u->callback([&] {
     up.timeout_explicit = up_timeout->count() > 0;
     code = twin::cli::run_up(up);
@@ -149,6 +162,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   gr->add_option("--output,-o", graph.output, "write to FILE instead of standard output");
   gr->add_flag("--no-live", graph.no_live, "a running lab's plan only, without reading its state");
+  input_flags(gr, graph.inputs);
   gr->callback([&] { code = twin::cli::run_graph(graph); });
 
   twin::cli::EventsOptions events;
@@ -252,6 +266,7 @@ int main(int argc, char** argv) {
                   "seconds a failing test is retried before it counts as failed")
         ->capture_default_str()
         ->check(range(0, 3600, "seconds"));
+    input_flags(c, a.inputs);
   };
   twin::cli::ApplyOptions apply;
   auto* a = app.add_subcommand(
@@ -356,6 +371,7 @@ int main(int argc, char** argv) {
                  "write to FILE instead of stdout (config paths become relative to its folder)");
   cv->add_flag("--force", conv.force, "overwrite FILE if it exists");
   cv->add_option("--name", conv.name, "the lab's name in the output (default: the file's `name`)");
+  input_flags(cv, conv.inputs);
   cv->callback([&] { code = twin::cli::run_convert(conv); });
 
   twin::cli::ExerciseOptions exo;
@@ -373,6 +389,7 @@ int main(int argc, char** argv) {
   };
   auto* exl = exercise_action("list", "The course: every exercise with its level and time budget");
   exl->add_option("--dir", exo.dir, "course folder (default: the repository's scenarios/exercises)");
+  input_flags(exl, exo.inputs);
   auto* exs = exercise_action("start",
                               "Bring the exercise's lab up (or reuse it), inject its fault, print "
                               "the ticket");
@@ -381,6 +398,7 @@ int main(int argc, char** argv) {
   exs->add_option("--name,--lab", exo.lab,
                   "the lab's name (default: the topology's); one per trainee in a classroom");
   exs->add_option("--dir", exo.dir, "course folder (default: the repository's scenarios/exercises)");
+  input_flags(exs, exo.inputs);
   for (auto [name, help] : std::vector<std::pair<const char*, const char*>>{
            {"status", "The running exercise: time, hints and checks used"},
            {"check", "Grade the lab: solved (exit 0), or the symptoms that remain (exit 1)"},

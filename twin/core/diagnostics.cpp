@@ -97,21 +97,4 @@ std::string join_some(const std::vector<std::string>& names, size_t max) {
   return join_names(head) + " and " + std::to_string(names.size() - max) + " more";
 }
 
-std::optional<std::string> read_input_file(const std::string& path, const std::string& what,
-                                           const std::string& dir_hint, Diagnostics& diags) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    diags.add({path, 0, 0, "", "is a directory, not a " + what, dir_hint});
-    return std::nullopt;
-  }
-  std::ifstream in(path);
-  if (!in) {
-    diags.add({path, 0, 0, "", "cannot read " + what + ": " + std::strerror(errno), ""});
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace twin
