@@ -8,19 +8,17 @@
 #include <fstream>
 #include <string>
 
+#include "tests/integration/cli_support.hpp"
 #include "twin/proc/runner.hpp"
 
 namespace fs = std::filesystem;
 
-namespace {
-bool root() { return geteuid() == 0; }
-}  // namespace
 
 // What a lab's daemons and vtysh run in (proc::Command::writable): the whole file system
 // read-only but their own folder, so a config line naming a file of this machine cannot write
 // it, whatever twin's list of such commands misses.
 TEST(Lab, ConfinedProgramsWriteOnlyTheirOwnFolder) {
-  if (!root()) GTEST_SKIP() << "needs root (mount namespaces)";
+  if (!twin_it::root()) TWIN_SKIP_WITHOUT("root", "needs root (mount namespaces)");
   const fs::path dir = fs::temp_directory_path() / ("twin-confined-" + std::to_string(getpid()));
   const fs::path outside = fs::temp_directory_path() / ("twin-outside-" + std::to_string(getpid()));
   fs::create_directories(dir);

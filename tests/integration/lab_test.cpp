@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -424,7 +425,10 @@ TEST(Lab, BadTopologyCreatesNothing) {
   fs::remove(file);
 }
 
-TEST(Lab, DownAfterUpWasKilledLeavesNothing) {
+// `up` killed half-way leaves a lab whose state file says "creating": `status` says it is
+// incomplete and exits 1 (not 0 because the namespaces made so far look healthy), and `down`
+// removes it from the state file alone.
+TEST(Lab, UpKilledHalfWayIsIncompleteAndDownLeavesNothing) {
   if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("kill");
   // Kill `twin up` with SIGKILL once its daemons are starting: no cleanup of its own runs.
@@ -442,7 +446,126 @@ TEST(Lab, DownAfterUpWasKilledLeavesNothing) {
   int st = 0;
   waitpid(pid, &st, 0);
   ASSERT_TRUE(fs::exists("/run/twin/" + lab + "/state.json"));
+  LabGuard guard{lab};
+  auto status = twin("status --lab " + lab);
+  EXPECT_EQ(status.code, 1) << status.out << status.err;
+  EXPECT_NE(status.out.find("lab is incomplete: its `twin up` has not finished"), std::string::npos)
+      << status.out;
+  auto js = twin("status --lab " + lab + " --json");
+  EXPECT_EQ(js.code, 1);
+  auto j = json::parse(js.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << js.out;
+  EXPECT_EQ(j.value("status", ""), "creating");
+  EXPECT_EQ(j.value("incomplete", false), true);
   expect_down_clean(lab);
+}
+
+// ---- Which host files inputs may name (README "Which files inputs may name"): a pull
+// request's scenario must not make `twin run` read a host file and print it in the job's log.
+namespace {
+
+// A checkout (it holds .git) with a scenario, its topology and change, and a folder outside it
+// holding a "secret": r1's config, whose second line FRR's parser would reject and quote.
+struct Checkout {
+  std::string dir = "/tmp/twin-it-inputs-" + std::to_string(getpid());
+  std::string secret_dir = dir + "-outside";
+  static constexpr const char* kSecret = "hunter2-the-secret-line";
+  Checkout() {
+    fs::remove_all(dir);
+    fs::remove_all(secret_dir);
+    fs::create_directories(dir + "/.git");
+    fs::create_directories(secret_dir);
+    std::ofstream(secret_dir + "/r1.conf") << "frr defaults datacenter\n" << kSecret << "\n";
+    std::ofstream(secret_dir + "/ok.conf")
+        << "frr defaults datacenter\ninterface lo\n ip address 10.9.0.1/32\nexit\n";
+  }
+  ~Checkout() {
+    fs::remove_all(dir);
+    fs::remove_all(secret_dir);
+  }
+  // The lab, with r1's config at `config` (as the topology names it); the scenario runs it.
+  std::string lab(const std::string& config) const {
+    std::ofstream(dir + "/lab.yaml")
+        << "version: 1\nname: x\nnodes:\n  r1: {asn: 65001, loopback: 10.9.0.1/32, config: "
+        << config << "}\n  r2: {asn: 65002, loopback: 10.9.0.2/32}\nlinks:\n"
+        << "  - endpoints: [r1:e1, r2:e1]\n";
+    std::ofstream(dir + "/change.yaml")
+        << "version: 1\nname: c\nsteps:\n  - {name: settle, wait: {until: converged}}\n";
+    std::ofstream(dir + "/scenario.yaml")
+        << "version: 1\nname: s\ntopology: lab.yaml\nchange: change.yaml\n";
+    return dir + "/lab.yaml";
+  }
+};
+
+}  // namespace
+
+TEST(Lab, RunAndPlanRefuseAFileOutsideTheCheckoutWithoutPrintingIt) {
+  Checkout c;
+  std::string lab = c.lab(c.secret_dir + "/r1.conf");
+  std::string name = unique_lab("out");
+  for (const std::string& cmd : {"plan " + lab, "run " + c.dir + "/scenario.yaml --name " + name,
+                                 "run " + c.dir + "/scenario.yaml --json --name " + name}) {
+    auto r = twin(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.out << r.err;
+    EXPECT_EQ((r.out + r.err).find(Checkout::kSecret), std::string::npos) << cmd << r.out << r.err;
+    // By name: the place of the field, the file, where files may lie, the flag.
+    EXPECT_NE(r.err.find(lab + ":4:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("config file '" + c.secret_dir + "/r1.conf' lies outside"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(c.dir + " (the checkout root of "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--allow-path " + c.secret_dir), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(leftovers(name), std::vector<std::string>{});
+  // A symlink in the checkout that leads out is outside too.
+  fs::create_symlink(c.secret_dir + "/r1.conf", c.dir + "/r1.conf");
+  auto linked = twin("plan " + c.lab("r1.conf"));
+  EXPECT_EQ(linked.code, 2) << linked.err;
+  EXPECT_NE(linked.err.find("resolves to " + c.secret_dir + "/r1.conf"), std::string::npos)
+      << linked.err;
+  EXPECT_EQ((linked.out + linked.err).find(Checkout::kSecret), std::string::npos);
+}
+
+TEST(Lab, AllowPathLetsInputsNameAFolder) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (FRR's parser checks own configs)");
+  Checkout c;
+  std::string lab = c.lab(c.secret_dir + "/ok.conf");
+  EXPECT_EQ(twin("plan " + lab).code, 2);
+  auto allowed = twin("plan " + lab + " --allow-path " + c.secret_dir);
+  EXPECT_EQ(allowed.code, 0) << allowed.err;
+  EXPECT_NE(allowed.out.find("config: " + c.secret_dir + "/ok.conf"), std::string::npos)
+      << allowed.out;
+  // Allowed, the file is read — and FRR's rejection quotes its line: what the policy keeps out
+  // of a log unless the job means it.
+  auto quoted = twin("plan " + c.lab(c.secret_dir + "/r1.conf") + " --allow-path " + c.secret_dir +
+                     " --allow-path " + c.dir);
+  EXPECT_EQ(quoted.code, 2);
+  EXPECT_NE(quoted.err.find(Checkout::kSecret), std::string::npos) << quoted.err;
+  auto missing = twin("plan " + lab + " --allow-path " + c.dir + "/nope");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("--allow-path " + c.dir + "/nope: no such folder"), std::string::npos)
+      << missing.err;
+}
+
+TEST(Lab, AFifoIsNotARegularFileAndNothingHangs) {
+  Checkout c;
+  ASSERT_EQ(::mkfifo((c.dir + "/r1.conf").c_str(), 0600), 0);
+  // A FIFO named by the topology, and given as the topology itself; `timeout` fails the test
+  // instead of hanging it if twin opened one.
+  auto named = sh("timeout 30 " + kTwin + " plan " + c.lab("r1.conf"));
+  EXPECT_EQ(named.code, 2) << named.err;
+  EXPECT_NE(named.err.find("config file '" + c.dir + "/r1.conf' is not a regular file (a FIFO)"),
+            std::string::npos)
+      << named.err;
+  EXPECT_EQ(named.err.find("does not exist"), std::string::npos) << named.err;
+  auto input = sh("timeout 30 " + kTwin + " plan " + c.dir + "/r1.conf");
+  EXPECT_EQ(input.code, 2) << input.err;
+  EXPECT_NE(input.err.find("is not a regular file (a FIFO)"), std::string::npos) << input.err;
+  // And a device given on the command line: refused, not read until memory runs out.
+  auto zero = sh("timeout 30 " + kTwin + " plan /dev/zero");
+  EXPECT_EQ(zero.code, 2) << zero.err;
+  EXPECT_NE(zero.err.find("is not a regular file (a character device)"), std::string::npos)
+      << zero.err;
 }
 
 TEST(Lab, SigtermDuringUpCleansUp) {

@@ -1001,6 +1001,19 @@ TEST(ChangeSetErrors, TopLevel) {
   EXPECT_EQ(no_steps.message, "no steps; expected at least one");
 }
 
+TEST(ChangeSetErrors, AtMostTenThousandSteps) {
+  auto steps = [](size_t n) {
+    std::string s = "version: 1\nname: x\nsteps:\n";
+    for (size_t i = 0; i < n; ++i) s += "  - {name: s" + std::to_string(i) + ", wait: {}}\n";
+    return s;
+  };
+  EXPECT_EQ(twin::replay::kMaxSteps, 10000u);
+  // One over: one diagnostic at the list, and not one per step (none is parsed).
+  auto over = only_problem(steps(twin::replay::kMaxSteps + 1));
+  expect_at(over, 4, 3, "steps");
+  EXPECT_EQ(over.message, "10001 steps; a change set has at most 10000");
+}
+
 TEST(ChangeSetErrors, SeveralProblemsAtOnce) {
   auto l = load(R"(version: 2
 name: t

@@ -15,6 +15,7 @@
 
 #include "tests/unit/support.hpp"
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/input_policy.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/replay/scenario.hpp"
 #include "twin/topology/containerlab.hpp"
@@ -203,8 +204,11 @@ TEST(Containerlab, ConvertedFilePlansLikeTheSource) {
     EXPECT_EQ(yaml.rfind("# converted from " + src.filename().string() + " by twin convert\n", 0),
               0u);
     auto out = dir.write("lab.yaml", yaml);
+    // Its configs stay in the repository: allowed, as `twin up --allow-path` would.
+    auto policy = twin::InputPolicy::for_inputs({out.string()}, {kRepo.string()});
+    ASSERT_TRUE(policy);
     Diagnostics d2;
-    auto back = load_topology(out.string(), d2);
+    auto back = load_topology(out.string(), d2, "", &*policy);
     ASSERT_TRUE(back) << dump(d2) << yaml;
     EXPECT_TRUE(d2.warnings().empty());
     EXPECT_EQ(plan_json(*back), plan_json(*t));
@@ -227,10 +231,13 @@ TEST(Containerlab, AScenarioMayNameAContainerlabFile) {
   auto sc_path = dir.write("s.yaml", "version: 1\nname: s\ntopology: " +
                                          (kTriangle / "ospf-triangle.clab.yml").string() +
                                          "\nchange: " + some_change.string() + "\n");
+  // The scenario lies outside the repository it names: allowed (`twin run --allow-path`).
+  auto policy = twin::InputPolicy::for_inputs({sc_path.string()}, {kRepo.string()});
+  ASSERT_TRUE(policy);
   Diagnostics d;
-  auto sc = twin::replay::load_scenario(sc_path.string(), d);
+  auto sc = twin::replay::load_scenario(sc_path.string(), d, &*policy);
   ASSERT_TRUE(sc) << dump(d);
-  auto t = load_topology(sc->topology, d);  // what twin run does with it
+  auto t = load_topology(sc->topology, d, "", &*policy);  // what twin run does with it
   ASSERT_TRUE(t) << dump(d);
   EXPECT_EQ(t->name, "ospf-triangle");
 }
@@ -267,6 +274,20 @@ TEST(Containerlab, NameGivesALabNameTheFileCannot) {
   auto t = twin::topology::load_topology_text(text, "x.clab.yml", ".", ok, "srl-frr");
   ASSERT_TRUE(t) << dump(ok);
   EXPECT_EQ(t->name, "srl-frr");
+}
+
+TEST(Containerlab, ALinkBetweenTwoPortsOfOneNodeIsRefusedAtItsLine) {
+  // containerlab deploys it (a NOS may join two of its VRFs so); a twin node has one routing
+  // table, so the cable would carry nothing.
+  const std::string text =
+      "name: c\ntopology:\n  nodes:\n    h1: {kind: linux}\n    h2: {kind: linux}\n"
+      "  links:\n    - endpoints: [\"h1:eth1\", \"h2:eth1\"]\n"
+      "    - endpoints: [\"h1:eth2\", \"h1:eth3\"]\n";
+  Diagnostics d;
+  EXPECT_FALSE(twin::topology::load_topology_text(text, "c.clab.yml", ".", d));
+  ASSERT_EQ(d.items().size(), 1u) << dump(d);
+  EXPECT_EQ(d.items()[0].line, 8);
+  EXPECT_EQ(d.items()[0].message, "link joins two ports of the same node, h1:eth2 and h1:eth3");
 }
 
 TEST(Containerlab, ARefusedNodeIsReportedOnceNotAgainAtItsNeighboursExec) {

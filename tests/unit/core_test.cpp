@@ -1,12 +1,16 @@
-// Unit tests for twin/core: IpPrefix (parse, str, network, contains) and the mapping of error
-// kinds to exit codes (DESIGN.md §3).
+// Unit tests for twin/core: IpPrefix (parse, str, network, contains), the mapping of error
+// kinds to exit codes (DESIGN.md §3), quoted input escaped for a terminal, and command-line
+// numbers checked against their range before conversion.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
+#include "twin/core/diagnostics.hpp"
+#include "twin/core/duration.hpp"
 #include "twin/core/error.hpp"
 #include "twin/core/ip.hpp"
+#include "twin/core/util.hpp"
 
 namespace {
 
@@ -154,6 +158,61 @@ TEST(Error, ResultValueOnErrorThrowsWithTheMessage) {
   }
   twin::Result<int> good = 7;
   EXPECT_EQ(good.value(), 7);
+}
+
+// ---------------------------------------------------------------------------------------
+// Quoted input on a terminal
+
+TEST(Printable, EscapesWhatDrivesATerminal) {
+  using twin::printable;
+  EXPECT_EQ(printable("\x1b[2J\x1b]0;pwned\x07"), "\\x1b[2J\\x1b]0;pwned\\x07");
+  EXPECT_EQ(printable("a\rb\x7f"), "a\\x0db\\x7f");
+  EXPECT_EQ(printable("line1\nline2"), "line1\\x0aline2");
+  EXPECT_EQ(printable("line1\nline2", true), "line1\nline2");
+  EXPECT_EQ(printable("tab\there"), "tab\there");
+  // C1: U+009B (CSI) as UTF-8, and a lone 0x9b byte an 8-bit terminal reads as CSI.
+  EXPECT_EQ(printable("x\xc2\x9b" "31m"), "x\\u009b31m");
+  EXPECT_EQ(printable("x\x9b" "31m"), "x\\x9b31m");
+  // Other UTF-8 stays: names, and twin's own dashes.
+  EXPECT_EQ(printable("r\xc3\xa9seau \xe2\x80\x94 ok"), "r\xc3\xa9seau \xe2\x80\x94 ok");
+  EXPECT_EQ(printable("\xe2\x80"), "\\xe2\\x80");  // a cut sequence
+}
+
+TEST(Printable, DiagnosticsQuoteInputEscaped) {
+  twin::Diagnostics d;
+  d.add({"lab.yaml", 3, 5, "nodes.r\x1b[31m", "unknown node 'x\x1b]8;;http://evil\x07'",
+         "did you mean '\x9b'?"});
+  std::string out = d.format();
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_EQ(out,
+            "lab.yaml:3:5: error: nodes.r\\x1b[31m: unknown node 'x\\x1b]8;;http://evil\\x07' "
+            "(hint: did you mean '\\x9b'?)\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// Command-line numbers
+
+TEST(NumberRange, CheckedOnTheTextWithReadableBounds) {
+  using twin::number_problem;
+  const twin::NumberRange timeout{1, 86400, false, "seconds"};
+  EXPECT_EQ(number_problem("300", timeout), "");
+  EXPECT_EQ(number_problem("0.5e3", timeout), "");
+  EXPECT_EQ(number_problem("1e308", timeout),
+            "expected a number from 1 to 86400 seconds, got '1e308'");
+  for (const char* bad : {"1e309", "inf", "nan", "-1", "0", "abc", "", "1s", "0x10"})
+    EXPECT_EQ(number_problem(bad, timeout),
+              std::string("expected a number from 1 to 86400 seconds, got '") + bad + "'")
+        << bad;
+  const twin::NumberRange parallel{1, 64, true, ""};
+  EXPECT_EQ(number_problem("64", parallel), "");
+  for (const char* bad : {"65", "1.5", "1e1", "99999999999999999999", "-0x1"})
+    EXPECT_EQ(number_problem(bad, parallel),
+              std::string("expected a whole number from 1 to 64, got '") + bad + "'")
+        << bad;
+  // A bound prints as written, never as 300 digits.
+  EXPECT_EQ(number_problem("1e8", {0.1, 1e7, false, ""}),
+            "expected a number from 0.1 to 10000000, got '1e8'");
 }
 
 }  // namespace

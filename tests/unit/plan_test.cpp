@@ -340,6 +340,8 @@ TEST(Plan, RenderMatchesGolden) {
 }
 
 TEST(Plan, NodeLoopedToItselfHasNoSession) {
+  // The loader refuses such a link; a topology built in memory may still hold one, and the
+  // planner must not make a router peer with itself.
   auto t = load_text(R"(version: 1
 name: x
 nodes:
@@ -347,8 +349,11 @@ nodes:
   r2: {asn: 65002, loopback: 10.0.0.2/32}
 links:
   - endpoints: [r1:eth1, r2:eth1]
-  - endpoints: [r1:eth2, r1:eth3]
 )");
+  twin::topology::Link loop;
+  loop.a = {"r1", "eth2", {}};
+  loop.b = {"r1", "eth3", {}};
+  t.links.push_back(loop);
   auto p = twin::plan::make_plan(t);
   ASSERT_EQ(p.sessions.size(), 2u);
   EXPECT_EQ(p.sessions[0].interface, "eth1");

@@ -204,7 +204,7 @@ TEST_F(ApiTest, UpChecksTheTopologyFirstAndReturnsItsDiagnostics) {
 TEST_F(ApiTest, RefersOnlyToFilesSentWithTheRequest) {
   for (const char* t : {R"({"topology": "nodes:\n  a: {config: /etc/shadow}\n"})",
                         R"({"topology": "nodes:\n  a:\n    image: ../../../etc/passwd\n"})",
-                        R"({"topology": "nodes:\n  a:\n    config: \"~root/x\"\n"})",
+                        R"({"topology": "nodes:\n  a:\n    daemons-file: /usr/share/doc/x\n"})",
                         R"({"topology": "x: 1", "files": {"../up": "x"}})",
                         R"({"topology": "x: 1", "files": {"/etc/x": "x"}})",
                         R"({"topology": "x: 1", "files": {"t.yaml": "a: [frr/../../x]"}})"}) {
@@ -225,6 +225,12 @@ TEST(OutsideReference, ReadsYamlAsTheLoadersDo) {
   EXPECT_EQ(outside_reference("a:\n  - b: 'frr/../../../etc'\n"), "line 2: frr/../../../etc");
   EXPECT_EQ(outside_reference("--- \na: 1\n---\nb: ..\n"), "line 4: ..");
   EXPECT_EQ(outside_reference("{{{ not yaml"), "");  // the loader reports it, with its place
+  // The CLI's rule (InputPolicy): twin expands no "~", and the image search path is allowed.
+  EXPECT_EQ(outside_reference("a: ~root/x\n"), "");
+  EXPECT_EQ(outside_reference("image: " + std::string(TWIN_DATA_DIR) + "/images/frr-8.4.yaml\n"),
+            "");
+  EXPECT_EQ(outside_reference("image: " + std::string(TWIN_DATA_DIR) + "/README.md\n"),
+            "line 1: " + std::string(TWIN_DATA_DIR) + "/README.md");
   EXPECT_TRUE(twin::serve::safe_relative_path("frr/leaf1.conf"));
   EXPECT_FALSE(twin::serve::safe_relative_path("frr/../x"));
   EXPECT_FALSE(twin::serve::safe_relative_path(".hidden"));

@@ -274,20 +274,6 @@ links:
   EXPECT_EQ(l.topo->nodes[1].gateways.at(0).str(), "10.0.1.1/32");
 }
 
-TEST(LoaderValid, NodeLoopedToItselfNeedsNoIpv6) {
-  // Two interfaces of one FRR node: no BGP session (a router does not peer with itself), so
-  // the IPv6 minimum MTU does not apply.
-  auto l = load(R"(version: 1
-name: x
-nodes:
-  r1: {asn: 65001, loopback: 10.0.0.1/32}
-links:
-  - endpoints: [r1:eth1, r1:eth2]
-    mtu: 1000
-)");
-  ASSERT_TRUE(l.topo.has_value()) << dump(l.diags);
-}
-
 TEST(LoaderValid, ImageSearchPathOrder) {
   ::unsetenv("TWIN_IMAGES");
   EXPECT_EQ(twin::topology::image_search_path("/lab"),
@@ -487,6 +473,28 @@ TEST(LoaderErrors, LinkFromAnInterfaceToItself) {
   expect_at(d, 7, 26, "links[0].endpoints");
   EXPECT_EQ(d.message, "link from r1:eth1 to itself");
   EXPECT_EQ(d.hint, "a link joins two different interfaces");
+}
+
+TEST(LoaderErrors, LinkBetweenTwoPortsOfOneNode) {
+  // containerlab accepts it; a twin node is one routing table, so nothing would cross it.
+  for (const char* more : {"", "    addresses: {r1: 10.0.9.1/24}\n", "    mtu: 1000\n"}) {
+    auto d = only_problem(std::string(kTwoRouters) + "  - endpoints: [r1:eth1, r1:eth2]\n" + more);
+    expect_at(d, 7, 5, "links[0].endpoints");
+    EXPECT_EQ(d.message, "link joins two ports of the same node, r1:eth1 and r1:eth2");
+    EXPECT_THAT(d.hint, HasSubstr("one routing table"));
+  }
+}
+
+TEST(LoaderErrors, AValueWithTerminalEscapesIsQuotedEscaped) {
+  auto l = load(
+      "version: 1\nname: x\nnodes:\n"
+      "  r1: {asn: 65001, loopback: 10.0.0.1/32}\n"
+      "links:\n"
+      "  - endpoints: [r1:swp1, \"r9\\e[2J:swp1\"]\n");
+  EXPECT_FALSE(l.topo.has_value());
+  std::string out = l.diags.format();
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_THAT(out, HasSubstr("r9\\x1b[2J"));
 }
 
 TEST(LoaderErrors, InterfaceNameOf16Bytes) {

@@ -332,8 +332,12 @@ TEST(Session, AFaultWithATopologyStepIsRefusedBeforeAnythingIsBuilt) {
   swap("topology: topo.yaml", "topology: " + kRoot + "/topologies/clos-2x4.yaml");
   swap("fault: fault.yaml", "fault: " + kRoot + "/scenarios/clos-2x4/changes/add-leaf5.yaml");
   swap("fix: fix.yaml", "fix: " + kCourse + "/fixes/wrong-asn.yaml");
+  // The exercise lies outside the repository it names: allowed (`--allow-path`).
+  std::string file = s.write(text);
+  auto policy = twin::InputPolicy::for_inputs({file}, {kRoot});
+  ASSERT_TRUE(policy);
   twin::Diagnostics d;
-  auto ex = twin::training::load_exercise(s.write(text), families(), d);
+  auto ex = twin::training::load_exercise(file, families(), d, &*policy);
   ASSERT_TRUE(ex) << all(d);
   twin::proc::SystemRunner runner;
   twin::training::SessionEnv env{runner, twin::validators::make_validators, families(), {}, 2};

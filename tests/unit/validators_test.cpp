@@ -1028,6 +1028,13 @@ class ScriptedValidator : public twin::validate::Validator {
   size_t runs_ = 0;
 };
 
+// A family with nothing to test in this lab (no declared checks, no OSPF).
+class EmptyValidator : public twin::validate::Validator {
+ public:
+  std::string name() const override { return "checks"; }
+  std::vector<TestResult> run(twin::validate::Context&) override { return {}; }
+};
+
 // A 30 s window retried every millisecond, progress lines collected in `progress`.
 twin::validate::RunOptions retrying_options(std::vector<std::string>* progress) {
   twin::validate::RunOptions opts;
@@ -1035,6 +1042,21 @@ twin::validate::RunOptions retrying_options(std::vector<std::string>* progress) 
   opts.retry_interval = std::chrono::milliseconds(1);
   opts.progress = [progress](const std::string& s) { progress->push_back(s); };
   return opts;
+}
+
+TEST(RunValidation, AFamilyThatRanNoTestSaysSoNotPassed) {
+  FakeProbe probe;
+  twin::validate::Context ctx{plan(), probe};
+  std::vector<std::unique_ptr<twin::validate::Validator>> vs;
+  vs.push_back(std::make_unique<EmptyValidator>());
+  vs.push_back(
+      std::make_unique<ScriptedValidator>("skipping", std::vector<Status>{Status::kSkipped}));
+  vs.push_back(std::make_unique<ScriptedValidator>("steady", std::vector<Status>{Status::kPassed}));
+  std::vector<std::string> progress;
+  auto report = twin::validate::run_validation(ctx, vs, retrying_options(&progress));
+  EXPECT_EQ(progress, (std::vector<std::string>{"checks: no tests (attempt 1)",
+                                                "skipping: no tests (attempt 1)",
+                                                "steady: passed (attempt 1)"}));
 }
 
 TEST(RunValidation, FailingThenPassingEndsPassed) {

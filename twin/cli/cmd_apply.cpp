@@ -34,7 +34,9 @@ namespace {
 std::function<void(const std::string&)> progress_printer() {
   auto start = Clock::now();
   return [start](const std::string& line) {
-    std::cerr << "twin: [" << static_cast<int>(ms_since(start)) << " ms] " << line << "\n";
+    // Lines name steps and nodes from the change file: escaped, like every quoted input.
+    std::cerr << "twin: [" << static_cast<int>(ms_since(start)) << " ms] " << printable(line)
+              << "\n";
   };
 }
 
@@ -101,13 +103,13 @@ void emit_input_error(const Diagnostics& diags, const ApplyOptions& o, const std
 
 int load_change(const std::string& file, const std::string& configs, const plan::Plan& plan,
                 proc::ProcessRunner& runner, std::optional<replay::ChangeSet>* out,
-                const ApplyOptions& o) {
+                const ApplyOptions& o, const InputPolicy& policy) {
   Diagnostics diags;
   replay::ChangeSet partial;
   if (!configs.empty())
-    *out = replay::change_set_from_configs(configs, plan, diags);
+    *out = replay::change_set_from_configs(configs, plan, diags, &policy);
   else
-    *out = replay::load_change_set(file, plan, diags, &partial);
+    *out = replay::load_change_set(file, plan, diags, &partial, &policy);
   // FRR's checks run on what could be parsed even when the file has other problems: every
   // problem is reported in one run.
   const replay::ChangeSet& checked = *out ? **out : partial;
@@ -144,12 +146,13 @@ int emit(const replay::ApplyResult& r, const state::State& st, const replay::Cha
     report::write_apply_json(std::cout, r, more, 2);
     std::cout << "\n";
   } else {
-    std::cout << report::render_apply_text(r, o.verbose);
+    // The report quotes the change (step names, FRR lines, messages): escaped for a terminal.
+    std::cout << printable(report::render_apply_text(r, o.verbose), true);
     if (scenario)
-      std::cout << "SCENARIO " << scenario->name << ": "
-                << (scenario->met
-                        ? "the gate decided as expected (" + scenario->expected_verdict + ")"
-                        : "UNEXPECTED — " + scenario->mismatch)
+      std::cout << printable("SCENARIO " + scenario->name + ": " +
+                             (scenario->met ? "the gate decided as expected (" +
+                                                  scenario->expected_verdict + ")"
+                                            : "UNEXPECTED — " + scenario->mismatch))
                 << "\n";
   }
   if (!o.junit.empty()) {
@@ -241,15 +244,17 @@ int run_apply(const ApplyOptions& o) {
   std::string problem;
   auto outage = outage_options(o, "", &problem);
   if (!outage) return fail_json(o, problem, 2);
+  auto policy = input_policy(o.inputs, {o.change.empty() ? o.configs : o.change});
+  if (!policy) return fail_json(o, policy.error().message, 2);
   auto st = state::load_lab(o.lab);
   if (!st) return fail_json(o, st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
-  if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o); c) return c;
+  if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o, *policy); c) return c;
   if (o.dry_run) {
     auto text = replay::dry_run(*st, *cs, runner);
     if (!text) return fail_json(o, text.error().message, exit_code(text.error()));
-    std::cout << *text;
+    std::cout << printable(*text, true);  // quotes the change: escaped for a terminal
     return 0;
   }
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
@@ -274,10 +279,13 @@ int run_scenario(const RunOptions& ro) {
                          std::to_string(topology::kMaxLabName) +
                          " of A-Z a-z 0-9 _ - starting with a letter or digit",
                      2);
+  // One policy for the scenario and everything it leads to: its checkout root, --allow-path.
+  auto policy = input_policy(o.inputs, {ro.scenario});
+  if (!policy) return fail_json(o, policy.error().message, 2);
   Diagnostics diags;
-  auto sc = replay::load_scenario(ro.scenario, diags);
+  auto sc = replay::load_scenario(ro.scenario, diags, &*policy);
   std::optional<topology::Topology> topo;
-  if (sc) topo = topology::load_topology(sc->topology, diags, ro.name);
+  if (sc) topo = topology::load_topology(sc->topology, diags, ro.name, &*policy);
   proc::SystemRunner runner;
   if (topo)
     if (auto c = runtime::check_own_configs(*topo, runner, diags); !c)
@@ -294,7 +302,7 @@ int run_scenario(const RunOptions& ro) {
   // Check the change against the plan before anything is created.
   plan::Plan plan = plan::make_plan(*topo, ro.name);
   std::optional<replay::ChangeSet> cs;
-  if (int c = load_change(sc->change, "", plan, runner, &cs, o); c) return c;
+  if (int c = load_change(sc->change, "", plan, runner, &cs, o, *policy); c) return c;
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
 
   auto progress = progress_printer();
@@ -394,8 +402,10 @@ int run_drill(const DrillOptions& o) {
   auto elements = replay::drill_elements(st->plan, o.links, o.nodes, diags);
   if (!elements) {
     for (const auto& d : diags.items())
-      std::cerr << "twin: " << d.field << ": " << d.message
-                << (d.hint.empty() ? "" : " (hint: " + d.hint + ")") << "\n";
+      std::cerr << "twin: "
+                << printable(d.field + ": " + d.message +
+                             (d.hint.empty() ? "" : " (hint: " + d.hint + ")"))
+                << "\n";
     return 2;
   }
   if (elements->empty()) return fail("nothing to drill: the lab has no link or node selected", 2);

@@ -16,14 +16,16 @@ namespace fs = std::filesystem;
 namespace twin::cli {
 
 int run_convert(const ConvertOptions& o) {
+  auto policy = input_policy(o.inputs, {o.file});
+  if (!policy) return fail(policy.error().message, 2);
   Diagnostics d;
-  auto text = read_input_file(o.file, "containerlab file", "give the .clab.yml file", d);
+  auto text = read_input_file(*policy, o.file, "containerlab file", "give the .clab.yml file", d);
   if (text && !topology::looks_like_containerlab(*text, o.file))
     return fail(o.file + " is not a containerlab file (no top-level `topology:` with nodes)", 2);
   std::optional<topology::Topology> t;
   if (!o.name.empty() && !topology::valid_lab_name(o.name))
     return fail("invalid --name '" + o.name + "'", 2);
-  if (text) t = topology::load_containerlab(o.file, d, o.name);
+  if (text) t = topology::load_containerlab(o.file, d, o.name, &*policy);
   if (t) {
     proc::SystemRunner runner;
     if (auto c = runtime::check_own_configs(*t, runner, d); !c) return fail(c.error().message, 3);
@@ -32,15 +34,16 @@ int run_convert(const ConvertOptions& o) {
   // The companion checks file goes into the twin file as its `checks:` section, verbatim.
   const std::string companion = topology::companion_checks_path(o.file);
   std::optional<std::string> checks_text;
-  if (t && fs::exists(companion)) {
-    checks_text = read_input_file(companion, "checks file", "", d);
-    if (!checks_text || !topology::load_checks_file(companion, *t, d)) t.reset();
+  std::error_code ec;
+  if (t && fs::symlink_status(companion, ec).type() != fs::file_type::not_found) {
+    checks_text = read_input_file(*policy, companion, "checks file", "", d);
+    if (!checks_text || !topology::load_checks_file(companion, *t, d, *policy)) t.reset();
   }
   std::cerr << d.format_warnings();
   if (!t) {
     std::cerr << d.format();
     std::cerr << "twin: " << d.items().size() << " problem" << (d.items().size() == 1 ? "" : "s")
-              << " in " << o.file << "; nothing was written\n";
+              << " in " << printable(o.file) << "; nothing was written\n";
     return 2;
   }
   const bool to_stdout = o.output.empty() || o.output == "-";
@@ -48,8 +51,10 @@ int run_convert(const ConvertOptions& o) {
   std::string yaml = topology::to_twin_yaml(*t, o.file, out_dir.string());
   if (checks_text) yaml += "\n# From " + companion + ":\n" + *checks_text;
   // What we write must load: check it with the same loader `up` uses.
+  // (Its config paths lead back to the containerlab file's folder.)
   Diagnostics check;
-  if (!topology::load_topology_text(yaml, "<converted>", out_dir.string(), check))
+  InputPolicy converted = policy->with_roots({out_dir.string()}, "the output's folder");
+  if (!topology::load_topology_text(yaml, "<converted>", out_dir.string(), check, "", &converted))
     return fail("the converted topology does not load (a bug in twin convert):\n" + check.format(),
                 3);
   if (to_stdout) {

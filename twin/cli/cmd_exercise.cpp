@@ -1,5 +1,6 @@
 // twin exercise: troubleshooting exercises for trainees (training/session.hpp).
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,17 @@ namespace {
 
 std::string course_dir(const ExerciseOptions& o) {
   return o.dir.empty() ? std::string(TWIN_DATA_DIR) + "/scenarios/exercises" : o.dir;
+}
+
+// The folders an exercise's files may come from besides its checkout root: --allow-path, and
+// for twin's own course twin's data folder (its lab topologies and change sets), which is no
+// checkout once installed. Absolute: later commands (check, reset) may run elsewhere.
+std::vector<std::string> allowed(const ExerciseOptions& o) {
+  std::vector<std::string> out;
+  for (const auto& a : o.inputs.allow_paths)
+    out.push_back(std::filesystem::absolute(a).lexically_normal().string());
+  if (o.dir.empty()) out.push_back(TWIN_DATA_DIR);
+  return out;
 }
 
 std::string minutes(double s) {
@@ -43,7 +55,7 @@ int emit(const ExerciseOptions& o, const nlohmann::json& j, const std::string& t
 }
 
 int list(const ExerciseOptions& o) {
-  auto course = training::load_course(course_dir(o), validators::family_names());
+  auto course = training::load_course(course_dir(o), validators::family_names(), allowed(o));
   if (course.empty())
     return fail("no exercises in " + course_dir(o) + " (--dir gives another course folder)", 2);
   nlohmann::json j = nlohmann::json::array();
@@ -104,10 +116,11 @@ int run_exercise(const ExerciseOptions& o) {
   env.families = validators::family_names();
   env.progress = [&](const std::string& line) {
     std::cerr << "twin: [" << std::fixed << std::setprecision(1) << ms_since(start_time) / 1000.0
-              << "s] " << line << "\n";
+              << "s] " << printable(line) << "\n";
   };
   if (o.action == "start") {
-    auto ex = training::find_exercise(course_dir(o), o.exercise, env.families);
+    env.allow_paths = allowed(o);
+    auto ex = training::find_exercise(course_dir(o), o.exercise, env.families, env.allow_paths);
     if (!ex) return fail(ex.error().message, exit_code(ex.error()));
     auto r = training::start(*ex, o.lab, env);
     if (!r) return fail(r.error().message, exit_code(r.error()));

@@ -38,8 +38,10 @@ int run_graph(const GraphOptions& o) {
     return fail("--format '" + o.format + "': expected dot, svg, mermaid or json", 2);
   graph::Graph g;
   if (!o.target.empty() && looks_like_file(o.target)) {
+    auto policy = input_policy(o.inputs, {o.target});
+    if (!policy) return fail(policy.error().message, 2);
     Diagnostics diags;
-    auto t = topology::load_topology(o.target, diags, "");
+    auto t = topology::load_topology(o.target, diags, "", &*policy);
     std::cerr << diags.format_warnings();
     if (!t) {
       std::cerr << diags.format();

@@ -17,8 +17,20 @@
 namespace twin::cli {
 
 int fail(const std::string& message, int code) {
-  std::cerr << "twin: " << message << "\n";
+  std::cerr << "twin: " << printable(message, true) << "\n";
   return code;
+}
+
+Result<InputPolicy> input_policy(const InputOptions& o, const std::vector<std::string>& inputs) {
+  if (o.input_root.empty()) return InputPolicy::for_inputs(inputs, o.allow_paths);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(o.input_root, ec))
+    return usage_error("--input-root " + o.input_root + ": no such folder");
+  auto allowed = InputPolicy::for_inputs({}, o.allow_paths);
+  if (!allowed) return allowed.error();
+  InputPolicy p = InputPolicy::only(o.input_root, "the request's folder");
+  for (const auto& r : allowed->roots()) p = p.with_roots({r.dir}, r.why);
+  return p;
 }
 
 namespace {
@@ -27,9 +39,14 @@ namespace {
 // {"error": "...", "diagnostics": [{"file","line","column","field","message","hint"}]}: what
 // `twin serve` returns to an API client (plan --json).
 std::optional<topology::Topology> load(const std::string& file, const std::string& name,
-                                       bool json = false) {
+                                       const InputOptions& inputs, bool json = false) {
+  auto policy = input_policy(inputs, {file});
+  if (!policy) {
+    fail(policy.error().message, 2);
+    return std::nullopt;
+  }
   Diagnostics diags;
-  auto t = topology::load_topology(file, diags, name);
+  auto t = topology::load_topology(file, diags, name, &*policy);
   // FRR's parser on the user's own configs now, so a typo is exit 2 before anything exists.
   if (t) {
     proc::SystemRunner runner;
@@ -51,7 +68,7 @@ std::optional<topology::Topology> load(const std::string& file, const std::strin
   if (!t) {
     std::cerr << diags.format();
     std::cerr << "twin: " << diags.items().size() << " problem"
-              << (diags.items().size() == 1 ? "" : "s") << " in " << file
+              << (diags.items().size() == 1 ? "" : "s") << " in " << printable(file)
               << "; nothing was created\n";
   }
   return t;
@@ -82,7 +99,7 @@ bool bad_name(const std::string& name) {
 
 int run_plan(const PlanOptions& o) {
   if (bad_name(o.name)) return 2;
-  auto t = load(o.file, o.name, o.json);
+  auto t = load(o.file, o.name, o.inputs, o.json);
   if (!t) return 2;
   auto p = plan::make_plan(*t, o.name);
   if (o.json)
@@ -94,7 +111,7 @@ int run_plan(const PlanOptions& o) {
 
 int run_up(const UpOptions& o) {
   if (bad_name(o.name)) return 2;
-  auto t = load(o.file, o.name);
+  auto t = load(o.file, o.name, o.inputs);
   if (!t) return 2;
   engine::UpOptions eo;
   eo.name = o.name;
@@ -247,12 +264,13 @@ int run_status(const StatusOptions& o) {
   auto r = engine::status(*lab);
   if (!r) return fail(r.error().message, exit_code(r.error()));
   const auto& j = *r;
-  // Degraded (a daemon dead, a VM not running, a namespace, link or interface missing): exit 1,
-  // so scripts can check health.
+  // Degraded (a daemon dead, a VM not running, a namespace, link or interface missing) or
+  // incomplete (its `up` never finished): exit 1, so scripts can check health.
   bool degraded = engine::degraded(j);
+  bool incomplete = j.value("incomplete", false);
   if (o.json) {
     std::cout << j.dump(2) << "\n";
-    return degraded ? 1 : 0;
+    return degraded || incomplete ? 1 : 0;
   }
   std::cout << "lab " << j["lab"].get<std::string>() << " (" << j["status"].get<std::string>()
             << ", since " << j["created_at"].get<std::string>() << ")\n\nnodes:\n";
@@ -287,7 +305,14 @@ int run_status(const StatusOptions& o) {
   if (degraded)
     std::cout << "\nlab is degraded: a daemon is dead, a VM is not running, or a namespace, "
                  "link or interface is missing\n";
-  return degraded ? 1 : 0;
+  if (incomplete)
+    std::cout << "\nlab is incomplete: "
+              << (j["status"] == "failed"
+                      ? "its `twin up` failed and left it for inspection (--keep-on-failure)"
+                      : "its `twin up` has not finished (killed half-way, or still running)")
+              << "; what it made is in the state file: `twin down --lab " << *lab
+              << "` removes it\n";
+  return degraded || incomplete ? 1 : 0;
 }
 
 int run_list(bool json) {

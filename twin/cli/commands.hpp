@@ -8,12 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "twin/core/input_policy.hpp"
+
 namespace twin::cli {
+
+// Which host files a command's inputs may name (core/input_policy.hpp): the checkout root of
+// each input, plus these.
+struct InputOptions {
+  std::vector<std::string> allow_paths;  // --allow-path DIR, repeatable
+  // Hidden --input-root DIR: DIR is the only root (no checkout root is looked for). twin serve
+  // gives its jobs the request's folder, which holds everything a request may name.
+  std::string input_root;
+};
 
 struct PlanOptions {
   std::string file;
   std::string name;
   bool json = false;
+  InputOptions inputs;
 };
 int run_plan(const PlanOptions& o);
 
@@ -28,6 +40,7 @@ struct UpOptions {
   int parallel = 4;
   bool json = false;
   std::string libvirt_uri;  // "" = $TWIN_LIBVIRT_URI or qemu:///system
+  InputOptions inputs;
 };
 int run_up(const UpOptions& o);
 
@@ -106,6 +119,7 @@ struct ApplyOptions {
   int probe_flows = 32;
   bool no_probe_stream = false;
   double converge_timeout_s = 10;  // a rejected change waits this long
+  InputOptions inputs;             // apply: the change set or --configs DIR; run: the scenario
 };
 int run_apply(const ApplyOptions& o);
 
@@ -147,6 +161,7 @@ struct ConvertOptions {
   std::string output;  // "" or "-" = stdout
   bool force = false;  // overwrite an existing output file
   std::string name;    // lab name for the output ("" = the file's)
+  InputOptions inputs;
 };
 int run_convert(const ConvertOptions& o);
 
@@ -155,6 +170,7 @@ struct GraphOptions {
   std::string format = "svg";  // dot | svg | mermaid | json
   std::string output;          // "" or "-" = stdout
   bool no_live = false;        // a running lab's plan only, without reading its state
+  InputOptions inputs;         // when `target` is a topology file
 };
 int run_graph(const GraphOptions& o);
 
@@ -191,6 +207,7 @@ struct ExerciseOptions {
   bool json = false;
   bool csv = false;    // results
   bool apply = false;  // solution --apply
+  InputOptions inputs;  // start, list (--allow-path; kept in the attempt for later commands)
 };
 int run_exercise(const ExerciseOptions& o);
 
@@ -203,7 +220,12 @@ void record_event(const std::string& lab, const std::string& kind, const nlohman
 void record_event(const std::string& lab, const std::string& kind, const nlohmann::json& fields,
                   const std::function<void(std::ostream&)>& write_report);
 
-// Prints an error line "twin: <message>" on stderr and returns its exit code.
+// Prints an error line "twin: <message>" on stderr (control characters escaped: a message may
+// quote an input) and returns its exit code.
 int fail(const std::string& message, int code);
+
+// The policy of a command whose inputs are `inputs` (core/input_policy.hpp). Errors (kUsage):
+// an --allow-path or --input-root that is no folder.
+Result<InputPolicy> input_policy(const InputOptions& o, const std::vector<std::string>& inputs);
 
 }  // namespace twin::cli

@@ -3,10 +3,12 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <iostream>
 
 #include "twin/cli/commands.hpp"
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/duration.hpp"
 #include "twin/core/util.hpp"
 #include "validators/registry.hpp"
 
@@ -14,6 +16,28 @@ namespace {
 void on_signal(int) {
   ++twin::g_interrupt_count;
   twin::g_interrupted = true;
+}
+
+// A number option's range, checked on its text before CLI11 converts it (core/duration.hpp,
+// number_problem): `--timeout 1e308` is refused with readable bounds instead of overflowing a
+// duration.
+CLI::Validator range(double lo, double hi, const char* unit = "", bool integer = false) {
+  twin::NumberRange r{lo, hi, integer, unit};
+  char desc[64];
+  std::snprintf(desc, sizeof desc, "%.10g..%.10g", lo, hi);
+  return CLI::Validator([r](std::string& s) { return twin::number_problem(s, r); }, desc);
+}
+CLI::Validator whole(double lo, double hi) { return range(lo, hi, "", true); }
+
+// Which host files a command's inputs may name (README.md, "Which files inputs may name").
+void input_flags(CLI::App* c, twin::cli::InputOptions& in) {
+  c->add_option("--allow-path", in.allow_paths,
+                "also let the inputs name files under DIR (repeatable); by default only under "
+                "the input's checkout root (its nearest folder with .git, else its own folder)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  // twin serve's jobs: the request's folder is the only root.
+  c->add_option("--input-root", in.input_root)->group("");
 }
 }  // namespace
 
@@ -43,6 +67,7 @@ int main(int argc, char** argv) {
   p->add_option("file", plan.file, "topology file")->required();
   p->add_option("--name,--lab", plan.name, "lab name (overrides the file's `name`)");
   p->add_flag("--json", plan.json, "print the plan as JSON");
+  input_flags(p, plan.inputs);
   p->callback([&] { code = twin::cli::run_plan(plan); });
 
   twin::cli::UpOptions up;
@@ -60,17 +85,18 @@ int main(int argc, char** argv) {
                     "seconds for the whole bring-up, convergence included (with VMs: at least "
                     "their longest ready-timeout + 120 unless given)")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(range(1, 86400, "seconds"));
   u->add_option("--converge-timeout", up.converge_timeout_s,
                 "seconds to wait for every BGP session to be Established")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(range(0, 3600, "seconds"));
   u->add_option("--parallel", up.parallel, "nodes started at once")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+      ->check(whole(1, 64));
   u->add_option("--libvirt-uri", up.libvirt_uri,
                 "libvirt connection for VM nodes (default: $TWIN_LIBVIRT_URI or qemu:///system)");
   u->add_flag("--json", up.json, "print the summary as JSON");
+  input_flags(u, up.inputs);
   u->callback([&] {
     up.timeout_explicit = up_timeout->count() > 0;
     code = twin::cli::run_up(up);
@@ -136,7 +162,7 @@ int main(int argc, char** argv) {
   con->add_option("--quiet", console.quiet_s,
                   "with piped input: seconds without output after which to stop")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(range(0.1, 3600, "seconds"));
   con->callback([&] { code = twin::cli::run_console(console); });
 
   twin::cli::GraphOptions graph;
@@ -150,6 +176,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   gr->add_option("--output,-o", graph.output, "write to FILE instead of standard output");
   gr->add_flag("--no-live", graph.no_live, "a running lab's plan only, without reading its state");
+  input_flags(gr, graph.inputs);
   gr->callback([&] { code = twin::cli::run_graph(graph); });
 
   twin::cli::EventsOptions events;
@@ -162,8 +189,9 @@ int main(int argc, char** argv) {
   ev->add_flag("--history", events.history, "print the lab's recorded history first");
   ev->add_option("--interval", events.interval_s, "seconds between two looks at the lab")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 60.0));
-  ev->add_option("--count", events.count, "stop after N events (0: follow until Ctrl-C)")->check(CLI::NonNegativeNumber);
+      ->check(range(0.1, 60, "seconds"));
+  ev->add_option("--count", events.count, "stop after N events (0: follow until Ctrl-C)")
+      ->check(whole(0, 1e6));
   ev->callback([&] { code = twin::cli::run_events(events); });
 
   twin::cli::ServeOptions serve;
@@ -186,7 +214,7 @@ int main(int argc, char** argv) {
   hi->add_option("lab", history.lab, "lab name (default: the only running lab)");
   hi->add_option("--lab", history.lab, "lab name");
   hi->add_option("--kind", history.kind, "only events of this kind (validate, apply, run, ...)");
-  hi->add_option("--limit", history.limit, "the newest N events")->check(CLI::NonNegativeNumber);
+  hi->add_option("--limit", history.limit, "the newest N events")->check(whole(0, 1e6));
   hi->add_flag("--json", history.json, "print JSON");
   hi->callback([&] { code = twin::cli::run_history(history); });
 
@@ -206,14 +234,14 @@ int main(int argc, char** argv) {
   v->add_option("--converge-timeout", val.converge_timeout_s,
                 "seconds a failing test is retried before it counts as failed")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(range(0, 3600, "seconds"));
   v->add_option("--max-pairs", val.max_pairs,
                 "probe at most N node pairs per family (evenly sampled); 0 = every pair")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole(0, 1e7));
   v->add_option("--parallel", val.parallel, "nodes probed at once")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole(1, 256));
   v->callback([&] { code = twin::cli::run_validate(val); });
 
   // The probe stream's flags, shared by apply, run and drill (`max_outage_help` says what a
@@ -227,7 +255,7 @@ int main(int argc, char** argv) {
                   "flows the probe stream measures at most (server pairs first, then sampled "
                   "loopback pairs)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 4096));
+        ->check(whole(1, 4096));
     c->add_flag("--no-probe-stream", a.no_probe_stream, "do not measure traffic");
   };
   auto gate_flags = [&stream_flags](CLI::App* c, twin::cli::ApplyOptions& a) {
@@ -251,7 +279,8 @@ int main(int argc, char** argv) {
     c->add_option("--converge-timeout", a.converge_timeout_s,
                   "seconds a failing test is retried before it counts as failed")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(range(0, 3600, "seconds"));
+    input_flags(c, a.inputs);
   };
   twin::cli::ApplyOptions apply;
   auto* a = app.add_subcommand(
@@ -306,7 +335,8 @@ int main(int argc, char** argv) {
   dr->add_option("--converge-timeout", drill.converge_timeout_s,
                  "seconds to wait for the network to settle after each failure and restore "
                  "(1 to 600)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(range(1, 600, "seconds"));
   dr->callback([&] {
     // Given but empty is a mistake (an unset shell variable), not "the default".
     drill.links_given = dr->count("--links") > 0;
@@ -319,20 +349,30 @@ int main(int argc, char** argv) {
   g->require_subcommand(1);
   auto* gc = g->add_subcommand(
       "clos", "A leaf-spine fabric (eBGP unnumbered), optionally 3-tier with super-spines");
-  gc->add_option("--spines", gen.spines, "spines (per pod)")->capture_default_str();
-  gc->add_option("--leaves", gen.leaves, "leaves (per pod)")->capture_default_str();
+  gc->add_option("--spines", gen.spines, "spines (per pod)")
+      ->capture_default_str()
+      ->check(whole(0, 100000));
+  gc->add_option("--leaves", gen.leaves, "leaves (per pod)")
+      ->capture_default_str()
+      ->check(whole(0, 100000));
   gc->add_option("--servers-per-leaf", gen.servers_per_leaf, "servers behind each leaf")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 100000));
   gc->add_option("--mtu", gen.mtu, "fabric link MTU in bytes (server links use 1500)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 1000000));
   gc->add_option("--super-spines", gen.super_spines,
                  "super-spines joining the pods' spines (3-tier)")
-      ->capture_default_str();
-  gc->add_option("--pods", gen.pods, "pods (with --super-spines)")->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 100000));
+  gc->add_option("--pods", gen.pods, "pods (with --super-spines)")
+      ->capture_default_str()
+      ->check(whole(0, 100000));
   gc->add_option("--tenants", gen.tenants,
                  "EVPN tenants the servers are dealt to (one VXLAN network each; 0 = routed "
                  "servers)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 100000));
   gc->add_option("--name", gen.name, "lab name")->capture_default_str();
   gc->add_option("-o,--output", gen.output, "write to FILE instead of stdout");
   gc->callback([&] { code = twin::cli::run_gen_clos(gen); });
@@ -345,6 +385,7 @@ int main(int argc, char** argv) {
                  "write to FILE instead of stdout (config paths become relative to its folder)");
   cv->add_flag("--force", conv.force, "overwrite FILE if it exists");
   cv->add_option("--name", conv.name, "the lab's name in the output (default: the file's `name`)");
+  input_flags(cv, conv.inputs);
   cv->callback([&] { code = twin::cli::run_convert(conv); });
 
   twin::cli::ExerciseOptions exo;
@@ -362,6 +403,7 @@ int main(int argc, char** argv) {
   };
   auto* exl = exercise_action("list", "The course: every exercise with its level and time budget");
   exl->add_option("--dir", exo.dir, "course folder (default: the repository's scenarios/exercises)");
+  input_flags(exl, exo.inputs);
   auto* exs = exercise_action("start",
                               "Bring the exercise's lab up (or reuse it), inject its fault, print "
                               "the ticket");
@@ -370,6 +412,7 @@ int main(int argc, char** argv) {
   exs->add_option("--name,--lab", exo.lab,
                   "the lab's name (default: the topology's); one per trainee in a classroom");
   exs->add_option("--dir", exo.dir, "course folder (default: the repository's scenarios/exercises)");
+  input_flags(exs, exo.inputs);
   for (auto [name, help] : std::vector<std::pair<const char*, const char*>>{
            {"status", "The running exercise: time, hints and checks used"},
            {"check", "Grade the lab: solved (exit 0), or the symptoms that remain (exit 1)"},

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "twin/core/util.hpp"
+
 namespace twin {
 
 namespace {
@@ -20,12 +22,13 @@ std::string format_sorted(const std::vector<Diagnostic>& items, const char* seve
   std::ostringstream out;
   for (const Diagnostic* p : sorted) {
     const Diagnostic& d = *p;
-    out << d.file;
+    // Every part may quote an input file (a value, a config line): printed escaped, one line.
+    out << printable(d.file);
     if (d.line > 0) out << ':' << d.line << ':' << d.column;
     out << ": " << severity << ": ";
-    if (!d.field.empty()) out << d.field << ": ";
-    out << d.message;
-    if (!d.hint.empty()) out << " (hint: " << d.hint << ")";
+    if (!d.field.empty()) out << printable(d.field) << ": ";
+    out << printable(d.message);
+    if (!d.hint.empty()) out << " (hint: " << printable(d.hint) << ")";
     out << '\n';
   }
   return out.str();
@@ -92,23 +95,6 @@ std::string join_some(const std::vector<std::string>& names, size_t max) {
   if (names.size() <= max) return join_names(names);
   std::vector<std::string> head(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(max));
   return join_names(head) + " and " + std::to_string(names.size() - max) + " more";
-}
-
-std::optional<std::string> read_input_file(const std::string& path, const std::string& what,
-                                           const std::string& dir_hint, Diagnostics& diags) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    diags.add({path, 0, 0, "", "is a directory, not a " + what, dir_hint});
-    return std::nullopt;
-  }
-  std::ifstream in(path);
-  if (!in) {
-    diags.add({path, 0, 0, "", "cannot read " + what + ": " + std::strerror(errno), ""});
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace twin

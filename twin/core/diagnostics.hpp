@@ -48,12 +48,6 @@ class Diagnostics {
   std::vector<Diagnostic> warnings_;
 };
 
-// Reads a user's input file for a loader (`what`: "topology file", "change file"). A folder or
-// an unreadable file becomes one diagnostic without a place: "is a directory, not a <what>"
-// (with `dir_hint`) or "cannot read <what>: <reason>". nullopt then.
-std::optional<std::string> read_input_file(const std::string& path, const std::string& what,
-                                           const std::string& dir_hint, Diagnostics& diags);
-
 // The closest candidate to `word` by edit distance, or "" when none is close enough to be a
 // plausible typo (distance > max(2, |word|/3)).
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);

@@ -1,6 +1,11 @@
 #include "twin/core/duration.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <regex>
+
+#include "twin/core/util.hpp"
 
 namespace twin {
 
@@ -33,6 +38,32 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& text,
   if (ms <= 0) return fail("duration '" + text + "' is zero; expected a positive duration", "");
   if (ms > kMaxDurationMs) return fail("duration '" + text + "' is longer than 24h", "");
   return std::chrono::milliseconds(ms);
+}
+
+std::string number_problem(const std::string& text, const NumberRange& r) {
+  auto bound = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return std::string(buf);
+  };
+  std::string expected = std::string("expected ") + (r.integer ? "a whole number" : "a number") +
+                         " from " + bound(r.lo) + " to " + bound(r.hi) +
+                         (*r.unit ? std::string(" ") + r.unit : std::string()) + ", got '" +
+                         printable(text) + "'";
+  double v = 0;
+  if (r.integer) {
+    // Digits only (no exponent, no fraction); more than 15 of them is beyond any bound here
+    // and beyond what a double holds exactly.
+    static const std::regex kWhole("[-+]?[0-9]{1,15}");
+    if (!std::regex_match(text, kWhole)) return expected;
+    v = static_cast<double>(std::stoll(text));
+  } else {
+    static const std::regex kReal("[-+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?");
+    if (!std::regex_match(text, kReal)) return expected;
+    v = std::strtod(text.c_str(), nullptr);
+    if (!std::isfinite(v)) return expected;
+  }
+  return v < r.lo || v > r.hi ? expected : "";
 }
 
 }  // namespace twin

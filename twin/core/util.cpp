@@ -95,6 +95,43 @@ Result<void> write_file_atomically(const std::string& path, const std::string& c
   return {};
 }
 
+std::string printable(std::string_view text, bool keep_newlines) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  auto escape = [&](const char* prefix, unsigned char c) {
+    out += prefix;
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\t' || (c == '\n' && keep_newlines)) {
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      escape("\\x", c);
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else {
+      // A UTF-8 sequence: its length from the lead byte, then its continuation bytes.
+      size_t len = c >= 0xf5 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+      bool valid = len > 0 && i + len <= text.size();
+      for (size_t k = 1; valid && k < len; ++k)
+        valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+      if (!valid) {
+        escape("\\x", c);  // a lone byte: 0x9b alone is CSI to an 8-bit terminal
+      } else if (c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+        escape("\\u00", static_cast<unsigned char>(text[i + 1]));  // C1 control, U+0080..U+009F
+        ++i;
+      } else {
+        out.append(text.substr(i, len));
+        i += len - 1;
+      }
+    }
+  }
+  return out;
+}
+
 std::string trim_end(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;

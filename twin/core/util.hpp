@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "twin/core/error.hpp"
@@ -89,6 +90,13 @@ struct TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 };
+
+// `text` safe to print on a terminal: every control character an input file could carry to
+// drive the terminal (ESC and the other C0 controls, DEL, and C1 — U+0080..U+009F, or a lone
+// byte 0x80..0x9F that is no UTF-8) becomes `\xHH` (`\u00HH` for C1 in UTF-8), so a quoted
+// value shows what it holds. Tab stays; newlines stay only with `keep_newlines` (a whole
+// report); other UTF-8 (names, twin's own "—") is kept as it is. Pure.
+std::string printable(std::string_view text, bool keep_newlines = false);
 
 // `s` without trailing newlines and spaces (program output in messages).
 std::string trim_end(std::string s);

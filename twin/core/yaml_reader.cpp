@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "twin/core/duration.hpp"
@@ -146,6 +147,26 @@ void Reader::check_keys(const Value& map, const std::vector<std::string>& allowe
       error(mark_of(kv.first), field, "field '" + key + "' given twice", "keep one of them");
     }
   }
+}
+
+std::optional<std::string> Reader::named_file(const Value& v, const std::string& path,
+                                              const InputPolicy& policy, const std::string& what,
+                                              const Say& missing, const Say& directory) {
+  auto bad = policy.check(path, what);
+  if (!bad) {
+    std::error_code ec;
+    auto c = std::filesystem::weakly_canonical(path, ec);
+    return ec ? std::filesystem::absolute(path).lexically_normal().string() : c.string();
+  }
+  using Kind = InputProblem::Kind;
+  const Say* own = bad->kind == Kind::kMissing     ? &missing
+                   : bad->kind == Kind::kDirectory ? &directory
+                                                   : nullptr;
+  if (own && !own->message.empty())
+    error(v, own->message, own->hint);
+  else
+    error(v, bad->message, bad->hint);
+  return std::nullopt;
 }
 
 std::optional<std::string> Reader::string(const Value& v) {

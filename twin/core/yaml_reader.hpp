@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/input_policy.hpp"
 
 namespace twin::yaml {
 
@@ -110,6 +111,19 @@ class Reader {
   std::optional<std::string> choice(const Value& v, const std::vector<std::string>& choices);
   // A duration (core/duration.hpp): "500ms", "2s", "1.5s", "1m".
   std::optional<std::chrono::milliseconds> duration(const Value& v);
+
+  // A message and hint a loader words itself (see named_file).
+  struct Say {
+    std::string message, hint;
+  };
+  // The file value `v` names (`path`, as the loader resolved it against its folder) when
+  // `policy` lets twin read it: its canonical path. Otherwise nullopt after one diagnostic at
+  // `v`: a missing file with `missing`, a folder with `directory` (each format's own wording;
+  // the policy's when empty), anything else — outside the roots, a FIFO or device, too large —
+  // with the policy's words, which name the roots and --allow-path.
+  std::optional<std::string> named_file(const Value& v, const std::string& path,
+                                        const InputPolicy& policy, const std::string& what,
+                                        const Say& missing = {}, const Say& directory = {});
 
   // True for a non-empty list; reports anything else ("expected a list of <what>, <found>",
   // "empty list; ...") with the hint "e.g. <example>".

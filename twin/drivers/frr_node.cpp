@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/frr_config.hpp"
@@ -72,7 +73,7 @@ Result<void> write_frr_files(const plan::Node& n) {
   if (ec) return harness_error("creating " + n.run_dir + ": " + ec.message());
   std::string config = n.frr_config;
   if (!n.config_generated) {
-    auto text = read_file(n.config_source);
+    auto text = read_regular_file(n.config_source);  // the loader checked it; the cap holds
     if (!text) return text.error();
     // What the user's lines would write or read on this machine lands in the node's run
     // folder (the plan's notes name each).

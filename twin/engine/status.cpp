@@ -148,6 +148,9 @@ Result<nlohmann::json> status(const std::string& lab) {
   nlohmann::json j;
   j["lab"] = lab;
   j["status"] = st->status;
+  // Only a finished `up` says "up": "creating" is an `up` killed half-way (or still running),
+  // "failed" one kept by --keep-on-failure. Either lab is not what its plan says.
+  j["incomplete"] = st->status != "up";
   j["created_at"] = st->created_at;
   j["topology"] = plan.topology_file;
   j["nodes"] = nlohmann::json::array();

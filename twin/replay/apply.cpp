@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/replay/gate.hpp"
@@ -69,7 +70,7 @@ std::string sha256_hex(const std::string& data) {
 }
 
 std::string sha256_file(const std::string& path) {
-  auto text = read_file(path);
+  auto text = read_regular_file(path);
   return text ? sha256_hex(*text) : "";
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/input_policy.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/model.hpp"
 
@@ -208,6 +209,11 @@ struct Intent {
   std::vector<TenantPortRef> tenant_ports;
 };
 
+// Steps a change set may have. An orchestrator's change is tens of steps (a node's lines are
+// one `frr` step); ten thousand is far beyond that, and bounds the work a file can ask for (each
+// step may load a topology or run FRR's parser).
+inline constexpr size_t kMaxSteps = 10'000;
+
 struct ChangeSet {
   std::string file;  // absolute path of the change file ("" for a change built in memory)
   std::string dir;   // its folder: relative paths resolve against it
@@ -225,20 +231,27 @@ struct ChangeSet {
 // topology file that fails to load (its own diagnostics are passed through). Returns nullopt
 // and fills `diags` with every problem when there is any; `partial` (may be null) then receives
 // what could be parsed, so FRR's own checks can report their problems in the same run.
+// The file and every file it names (configs, topologies) pass `policy` (core/input_policy.hpp;
+// null: the checkout root of `path`); more than kMaxSteps steps is one diagnostic.
 std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Plan& plan,
-                                         Diagnostics& diags, ChangeSet* partial = nullptr);
+                                         Diagnostics& diags, ChangeSet* partial = nullptr,
+                                         const InputPolicy* policy = nullptr);
 // Same, from text already in memory (`file` names it in diagnostics; relative paths resolve
-// against `dir`).
+// against `dir`; null `policy`: the checkout root of `dir`).
 std::optional<ChangeSet> load_change_set_text(const std::string& text, const std::string& file,
                                               const std::string& dir, const plan::Plan& plan,
-                                              Diagnostics& diags, ChangeSet* partial = nullptr);
+                                              Diagnostics& diags, ChangeSet* partial = nullptr,
+                                              const InputPolicy* policy = nullptr);
 
 // Per-node rendered configs for `twin apply --configs DIR`: DIR/<node>.conf or
 // DIR/<node>/frr.conf for any FRR node of the plan; one frr replace step per node found, in
 // plan order. Unknown files (a .conf whose name is no node) are diagnostics; a node without a
 // file is left alone.
+// `dir` and the files in it pass `policy` (null: the checkout root of `dir`), with symlinks
+// resolved: a <node>.conf that is a link out of the roots is refused by name.
 std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const plan::Plan& plan,
-                                                 Diagnostics& diags);
+                                                 Diagnostics& diags,
+                                                 const InputPolicy* policy = nullptr);
 
 // The `no` form of frr.conf-syntax lines (FrrStep::remove): contexts kept, leaves negated
 // ("no network 10.1.9.0/24"), a leaf already starting with "no " un-negated. Pure.

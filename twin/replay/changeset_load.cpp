@@ -55,12 +55,13 @@ bool changes_network(StepKind k) {
 }
 
 ChangeSetLoader::ChangeSetLoader(std::string text, std::string file, std::string dir,
-                                 const plan::Plan& plan, Diagnostics& d)
+                                 const plan::Plan& plan, Diagnostics& d, InputPolicy policy)
     : text_(std::move(text)),
       file_(std::move(file)),
       dir_(std::move(dir)),
       d_(d),
       r_(file_, d),
+      policy_(std::move(policy)),
       cur_(&plan) {
   all_plans_.push_back(&plan);
 }
@@ -105,6 +106,13 @@ std::optional<ChangeSet> ChangeSetLoader::load() {
     r_.error(v, "expected a list of steps, " + found(v.node), "");
   } else if (v.node.size() == 0) {
     r_.error(v, "no steps; expected at least one", "");
+  } else if (v.node.size() > kMaxSteps) {
+    // Not parsed: each step may load a topology or run FRR's parser over a file.
+    r_.error(v,
+             std::to_string(v.node.size()) + " steps; a change set has at most " +
+                 std::to_string(kMaxSteps),
+             "split the change into several change sets, or give a node's lines as one "
+             "`frr: {add: |}` block");
   } else {
     for (size_t i = 0; i < v.node.size(); ++i) cs.steps.push_back(parse_step(item(v, i)));
   }
@@ -529,21 +537,26 @@ std::optional<PrefixRef> ChangeSetLoader::prefix_ref(const Value& it) {
 
 std::optional<ChangeSet> load_change_set_text(const std::string& text, const std::string& file,
                                               const std::string& dir, const plan::Plan& plan,
-                                              Diagnostics& diags, ChangeSet* partial) {
+                                              Diagnostics& diags, ChangeSet* partial,
+                                              const InputPolicy* policy) {
   std::string abs_dir = dir.empty() ? fs::current_path().string() : fs::absolute(dir).string();
-  ChangeSetLoader l(text, file, abs_dir, plan, diags);
+  ChangeSetLoader l(text, file, abs_dir, plan, diags,
+                    policy ? *policy : InputPolicy::for_input(abs_dir));
   auto cs = l.load();
   if (!cs && partial && l.partial_) *partial = std::move(*l.partial_);
   return cs;
 }
 
 std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Plan& plan,
-                                         Diagnostics& diags, ChangeSet* partial) {
-  auto text = read_input_file(path, "change file", "give the change set's YAML file", diags);
+                                         Diagnostics& diags, ChangeSet* partial,
+                                         const InputPolicy* policy) {
+  InputPolicy own = policy ? *policy : InputPolicy::for_input(path);
+  auto text = read_input_file(own, path, "change file", "give the change set's YAML file", diags);
   if (!text) return std::nullopt;
   // Diagnostics name the file as the user wrote it; the change set keeps the absolute path.
   fs::path abs = fs::absolute(path);
-  auto cs = load_change_set_text(*text, path, abs.parent_path().string(), plan, diags, partial);
+  auto cs =
+      load_change_set_text(*text, path, abs.parent_path().string(), plan, diags, partial, &own);
   if (cs) cs->file = abs.string();
   return cs;
 }

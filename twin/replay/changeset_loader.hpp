@@ -39,7 +39,7 @@ struct End {
 class ChangeSetLoader {
  public:
   ChangeSetLoader(std::string text, std::string file, std::string dir, const plan::Plan& plan,
-                  Diagnostics& d);
+                  Diagnostics& d, InputPolicy policy);
 
   // The change set, or nullopt when `d` gained diagnostics.
   std::optional<ChangeSet> load();
@@ -90,7 +90,8 @@ class ChangeSetLoader {
   // indicator, which is where yaml-cpp's mark points; blank first lines are part of the text.
   int text_line(const YAML::Node& n) const;
 
-  // A path relative to the change file's folder, naming an existing regular file; absolute.
+  // A path relative to the change file's folder, naming a regular file the policy lets twin
+  // read; canonical.
   std::optional<std::string> existing_file(const Value& v, const std::string& path,
                                            const std::string& what);
 
@@ -118,6 +119,7 @@ class ChangeSetLoader {
   std::string text_, file_, dir_;
   Diagnostics& d_;
   yaml::Reader r_;
+  InputPolicy policy_;            // which files the change may name
   const plan::Plan* cur_;         // the lab as of the current step
   std::deque<plan::Plan> owned_;  // plans of topology steps
   Plans all_plans_;               // the running lab's, then owned_

@@ -57,20 +57,11 @@ std::optional<std::string> ChangeSetLoader::existing_file(const Value& v, const 
     return std::nullopt;
   }
   fs::path p = fs::path(path).is_absolute() ? fs::path(path) : fs::path(dir_) / path;
-  std::error_code ec;
-  auto st = fs::status(p, ec);
-  if (!fs::exists(st)) {
-    r_.error(v, what + " '" + path + "' does not exist",
-             "looked for " + p.lexically_normal().string() +
-                 "; paths are relative to the change file's folder");
-    return std::nullopt;
-  }
-  if (!fs::is_regular_file(st)) {
-    r_.error(v, what + " '" + path + "' is not a regular file", "");
-    return std::nullopt;
-  }
-  auto abs = fs::weakly_canonical(p, ec);
-  return ec ? fs::absolute(p).lexically_normal().string() : abs.string();
+  return r_.named_file(v, p.string(), policy_, what,
+                       {what + " '" + path + "' does not exist",
+                        "looked for " + p.lexically_normal().string() +
+                            "; paths are relative to the change file's folder"},
+                       {what + " '" + path + "' is not a regular file", ""});
 }
 
 Step ChangeSetLoader::parse_step(const Value& sv) {

@@ -8,11 +8,19 @@ namespace fs = std::filesystem;
 namespace twin::replay {
 
 std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const plan::Plan& plan,
-                                                 Diagnostics& diags) {
+                                                 Diagnostics& diags, const InputPolicy* policy) {
   std::error_code ec;
+  const InputPolicy own = policy ? *policy : InputPolicy::for_input(dir);
   if (!fs::is_directory(dir, ec)) {
     diags.add({dir, 0, 0, "", fs::exists(dir, ec) ? "is not a folder" : "no such folder",
                "give the folder holding <node>.conf or <node>/frr.conf files"});
+    return std::nullopt;
+  }
+  if (!own.inside(dir)) {
+    diags.add({dir, 0, 0, "",
+               "resolves to " + fs::weakly_canonical(dir, ec).string() +
+                   ", outside the folders inputs may name files under: " + own.where(),
+               "allow it with --allow-path"});
     return std::nullopt;
   }
   fs::path root = fs::absolute(dir).lexically_normal();
@@ -34,7 +42,12 @@ std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const p
   cs.name = "configs from " + root.filename().string();
   for (const auto& node : frr_nodes) {
     fs::path flat = root / (node + ".conf"), nested = root / node / "frr.conf";
-    bool has_flat = fs::is_regular_file(flat, ec), has_nested = fs::is_regular_file(nested, ec);
+    // Anything by the name (a FIFO too: refused below rather than passed over).
+    auto there = [&](const fs::path& p) {
+      return fs::symlink_status(p, ec).type() != fs::file_type::not_found &&
+             !fs::is_directory(p, ec);
+    };
+    bool has_flat = there(flat), has_nested = there(nested);
     if (has_flat && has_nested) {
       diags.add({nested.string(), 0, 0, "",
                  "both " + node + ".conf and " + node + "/frr.conf exist for node " + node,
@@ -42,6 +55,11 @@ std::optional<ChangeSet> change_set_from_configs(const std::string& dir, const p
       continue;
     }
     if (!has_flat && !has_nested) continue;
+    // A config that is a link out of the roots, a FIFO or too large: refused by name, unread.
+    if (auto bad = own.check((has_flat ? flat : nested).string(), "config of node " + node)) {
+      diags.add({(has_flat ? flat : nested).string(), 0, 0, "", bad->message, bad->hint});
+      continue;
+    }
     Step s;
     s.name = "replace config of " + node;
     s.body = FrrStep{};

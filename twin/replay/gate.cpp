@@ -126,7 +126,7 @@ class Gate {
       const FrrStep& f = st.frr();
       text += f.add + f.remove;
       if (!f.replace.empty())
-        if (auto r = read_file(f.replace)) text += *r;
+        if (auto r = read_regular_file(f.replace)) text += *r;
     }
     return text;
   }

@@ -1,6 +1,8 @@
 #include "twin/replay/scenario.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -23,12 +25,19 @@ const std::vector<std::string> kVerdicts = {"approve", "reject"};
 
 }  // namespace
 
-std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
+std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d,
+                                      const InputPolicy* policy) {
   size_t before = d.items().size();
   std::string abs = fs::absolute(path).lexically_normal().string();
-  auto text = read_file(abs);
+  const InputPolicy own = policy ? *policy : InputPolicy::for_input(abs);
+  InputProblem problem;
+  auto text = own.read(abs, "scenario", &problem);
   if (!text) {
-    d.add({abs, 0, 0, "", "cannot read the scenario: " + text.error().message, ""});
+    d.add({abs, 0, 0, "",
+           problem.kind == InputProblem::Kind::kMissing
+               ? "cannot read the scenario: cannot read " + abs + ": " + std::strerror(ENOENT)
+               : problem.message,
+           problem.hint});
     return std::nullopt;
   }
   yaml::Reader r(
@@ -69,10 +78,11 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d) {
     if (!n) continue;
     std::string p =
         fs::path(*n).is_absolute() ? *n : (fs::path(s.dir) / *n).lexically_normal().string();
-    if (!fs::is_regular_file(p))
-      r.error(v, std::string(key) + " file " + p + " does not exist",
-              "paths are relative to the scenario's folder");
-    (std::string(key) == "topology" ? s.topology : s.change) = p;
+    // Kept as named (the report shows it); its loader reads it under the same policy.
+    if (r.named_file(v, p, own, std::string(key) + " file",
+                     {std::string(key) + " file " + p + " does not exist",
+                      "paths are relative to the scenario's folder"}))
+      (std::string(key) == "topology" ? s.topology : s.change) = p;
   }
   if (auto v = field(root, "per-step", "per-step"))
     if (r.string(v)) s.per_step = r.boolean(v).value_or(false);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/input_policy.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::replay {
@@ -41,7 +42,10 @@ struct Scenario {
 // Loads and checks a scenario file: version 1, name, topology and change files that exist,
 // expect.verdict one of approve|reject, reason one of the categories of diff.hpp's Reason.
 // Every problem is reported with file:line:column; nullopt when there is any.
-std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags);
+// The scenario and the files it names pass `policy` (core/input_policy.hpp; null: the checkout
+// root of `path`); the caller loads its topology and change under the same policy.
+std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags,
+                                      const InputPolicy* policy = nullptr);
 
 // Whether `first_reason_category` / `first_reason_message` / `verdict` / `failing_step` and
 // the messages of all reasons meet `e`; `why` gets the first mismatch ("expected verdict

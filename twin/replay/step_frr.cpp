@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
 #include "twin/replay/changeset_keys.hpp"
@@ -94,7 +95,7 @@ namespace {
 // driver's reload then says why).
 std::string step_text(const FrrStep& b) {
   if (!b.replace.empty()) {
-    auto t = read_file(b.replace);
+    auto t = read_regular_file(b.replace);  // checked against the policy when loaded
     return t ? *t : "";
   }
   return b.add;  // a removal needs no daemon that does not run already

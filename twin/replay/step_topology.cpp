@@ -27,7 +27,7 @@ void ChangeSetLoader::parse_topology(const Value& v, TopologyStep& out) {
   if (!abs) return;
   out.file = *abs;
   size_t before = d_.items().size();
-  out.topo = topology::load_topology(*abs, d_);  // its diagnostics name its own file
+  out.topo = topology::load_topology(*abs, d_, "", &policy_);  // diagnostics name its file
   if (!out.topo) {
     size_t n = d_.items().size() - before;
     r_.error(fv,

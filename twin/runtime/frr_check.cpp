@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
 
@@ -84,7 +85,7 @@ Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunn
   for (size_t i = 0; i < paths.size(); ++i) {
     if ((*checked)[i].empty()) continue;
     std::vector<std::string> lines;
-    if (auto text = read_file(paths[i])) {
+    if (auto text = read_regular_file(paths[i])) {
       std::istringstream in(*text);
       for (std::string l; std::getline(in, l);) lines.push_back(l);
     }

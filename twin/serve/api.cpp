@@ -1,13 +1,14 @@
 #include "twin/serve/api.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <regex>
 #include <set>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "twin/core/util.hpp"
 #include "twin/topology/loader.hpp"
@@ -235,9 +236,21 @@ std::string job_body(const JobView& j) {
 }
 
 namespace {
+// Where a request's files are taken to lie for the check: only a value's place relative to it
+// matters (the job's folder, <jobs root>/<id>, holds the same files at the same places). It
+// need not exist: below it a path is read as written.
+constexpr const char* kRequestFolder = "/run/twin-serve/request";
+
+const InputPolicy& request_policy() {
+  static const InputPolicy p =
+      InputPolicy::only(kRequestFolder, "what the request sent")
+          .with_roots(topology::image_search_path(""), "image search path");
+  return p;
+}
+
 bool outside(const std::string& v) {
-  return v.starts_with("/") || v.starts_with("~") || v == ".." || v.starts_with("../") ||
-         v.find("/../") != std::string::npos || v.ends_with("/..");
+  return !v.empty() &&
+         !request_policy().inside((std::filesystem::path(kRequestFolder) / v).string());
 }
 std::string first_outside(const YAML::Node& n) {
   if (n.IsScalar()) {

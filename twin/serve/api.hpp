@@ -21,9 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "twin/core/input_policy.hpp"
+
 namespace twin::serve {
 
-inline constexpr size_t kMaxBody = 4u << 20;  // bytes: a topology with its configs fits
+// Bytes: a topology with its configs fits. The CLI's cap on an input file, so nothing the API
+// accepts is refused by the job it starts for being too large.
+inline constexpr size_t kMaxBody = kMaxInputBytes;
 
 struct Request {
   std::string method;                         // "GET", "POST", ...
@@ -137,8 +141,12 @@ class Api {
 };
 
 // Whether a YAML text (topology, change set, scenario) refers to a path outside what was sent
-// with it: a value starting with '/' or '~', or a path segment "..". The first offending
-// "line N: value" or "" when clean. Used on everything the API receives.
+// with it: any value that, read as a path in the request's folder, lies outside it by the CLI's
+// own rule (core/input_policy.hpp, InputPolicy::inside, with the image search path allowed as
+// for the CLI) — an absolute path elsewhere, or one that climbs out with "..". The first
+// offending "line N: value" or "" when clean. Used on everything the API receives, so such a
+// request is refused (400) before a job starts; the job runs with the request's folder as its
+// only root (--input-root), under the same policy.
 std::string outside_reference(const std::string& yaml_text);
 // A file name sent with a request: relative, no "..", no empty or hidden segments, at most 200
 // characters of A-Z a-z 0-9 . _ - /.

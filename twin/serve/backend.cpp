@@ -225,7 +225,10 @@ std::optional<nlohmann::json> SystemBackend::check_topology(const std::string& t
   Files all = files;
   all["topology.yaml"] = topology;
   if (auto e = write_files(tmp.path, all)) return *err = *e, std::nullopt;
-  std::vector<std::string> argv{self_, "plan", tmp.path + "/topology.yaml", "--json"};
+  // The request's folder is the only root (and the image search path): its files may name
+  // each other and nothing else, whatever lies above the folder.
+  std::vector<std::string> argv{self_,    "plan",         tmp.path + "/topology.yaml",
+                                "--json", "--input-root", tmp.path};
   if (!name.empty()) argv.insert(argv.end(), {"--name", name});
   proc::SystemRunner runner;
   auto r = runner.run({argv, "", std::chrono::seconds(60)});
@@ -266,6 +269,9 @@ JobView SystemBackend::start_job(const std::string& kind, const std::string& lab
   job->view.state = "running";
   std::vector<std::string> argv{self_};
   for (const auto& a : args) argv.push_back(a.starts_with("@") ? dir + "/" + a.substr(1) : a);
+  // Commands that read what the request sent: its folder is their only root.
+  if (kind == "up" || kind == "run" || kind == "apply")
+    argv.insert(argv.end(), {"--input-root", dir});
   job->view.argv = argv;
   if (auto e = write_files(dir, files)) {
     job->view.state = "failed";

@@ -142,6 +142,19 @@ class Checker {
               "a link joins two different interfaces");
         continue;
       }
+      // containerlab allows a cable between two ports of one node (a NOS can join two of its
+      // VRFs with it, or test an L2 loop). A twin node is one namespace with one routing table
+      // (VRFs are refused), so both ends would be local addresses of the same table: nothing
+      // crosses the cable, BGP cannot peer with itself, and no validator can tell it works.
+      if (l.a.node == l.b.node) {
+        error(l.mark, f + ".endpoints",
+              "link joins two ports of the same node, " + l.a.node + ":" + l.a.interface + " and " +
+                  l.a.node + ":" + l.b.interface,
+              "a twin node is one network namespace with one routing table, so a cable looped "
+              "back into it carries nothing; join two nodes (a host node can stand in for a "
+              "test port)");
+        continue;
+      }
       for (Endpoint* e : {&l.a, &l.b}) {
         auto key = std::make_pair(e->node, e->interface);
         if (auto it = used.find(key); it != used.end()) {

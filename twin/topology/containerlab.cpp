@@ -161,8 +161,12 @@ class ClabLoader {
  public:
   std::string lab_name;  // set by the caller: overrides the file's `name`
 
-  ClabLoader(std::string file, std::string dir, Diagnostics& d)
-      : file_(std::move(file)), dir_(std::move(dir)), d_(d), r_(file_, d) {}
+  ClabLoader(std::string file, std::string dir, Diagnostics& d, InputPolicy policy)
+      : file_(std::move(file)),
+        dir_(std::move(dir)),
+        d_(d),
+        r_(file_, d),
+        policy_(std::move(policy)) {}
 
   std::optional<Topology> load(const std::string& text) {
     auto doc = r_.document(text, "expected a containerlab topology: a mapping with name and topology",
@@ -299,9 +303,16 @@ class ClabLoader {
     return r_.string(at(f.value, f.path));
   }
 
+  // A host path as named, made absolute against the file's folder (not resolved: a refusal
+  // says where a symlink leads).
   std::string abs_path(const std::string& p) const {
     fs::path q = fs::path(p).is_absolute() ? fs::path(p) : fs::path(dir_) / p;
-    return fs::weakly_canonical(q).string();
+    return fs::absolute(q).lexically_normal().string();
+  }
+  static std::string canonical(const std::string& p) {
+    std::error_code ec;
+    auto c = fs::weakly_canonical(p, ec);
+    return ec ? p : c.string();
   }
 
   void read_node(const YAML::Node& key, const YAML::Node& body) {
@@ -397,17 +408,30 @@ class ClabLoader {
       std::string daemons_file;
       Mark daemons_at = n.mark;
       std::string daemons_field = f;
+      // A file in a bound /etc/frr: "" when it is not there, else its path once the policy
+      // lets it be read (a refusal is reported at the bind).
+      auto in_etc = [&](const char* file) -> std::optional<std::string> {
+        if (!etc) return std::nullopt;
+        std::string p = (fs::path(etc->host) / file).string();
+        auto bad = policy_.check(p, std::string("bound ") + file);
+        if (bad && bad->kind == InputProblem::Kind::kMissing) return std::nullopt;
+        if (bad) {
+          error(etc->at, etc->path, bad->message, bad->hint);
+          return "";
+        }
+        return canonical(p);
+      };
+      std::optional<std::string> etc_conf = in_etc("frr.conf");
       if (conf) {
         n.config = conf->host;
-      } else if (etc && fs::is_regular_file(fs::path(etc->host) / "frr.conf")) {
-        n.config = (fs::path(etc->host) / "frr.conf").string();
+      } else if (etc_conf) {
+        n.config = *etc_conf;
       } else if (auto s = scalar(startup)) {
-        n.config = abs_path(*s);
-        if (!fs::is_regular_file(n.config)) {
-          error(startup.value, startup.path, "startup-config '" + n.config + "' does not exist",
-                "paths are relative to the containerlab file's folder");
-          n.config.clear();
-        }
+        std::string p = abs_path(*s);
+        if (auto file = r_.named_file(at(startup.value, startup.path), p, policy_, "startup-config",
+                                      {"startup-config '" + p + "' does not exist",
+                                       "paths are relative to the containerlab file's folder"}))
+          n.config = *file;
       } else {
         error(key, f,
               "FRR node " + name + " has no frr.conf: twin needs the router's own configuration",
@@ -418,8 +442,8 @@ class ClabLoader {
         daemons_file = daemons->host;
         daemons_at = mark_of(daemons->at);
         daemons_field = daemons->path;
-      } else if (etc && fs::is_regular_file(fs::path(etc->host) / "daemons")) {
-        daemons_file = (fs::path(etc->host) / "daemons").string();
+      } else if (auto etc_daemons = in_etc("daemons"); etc_daemons && !etc_daemons->empty()) {
+        daemons_file = *etc_daemons;
         daemons_at = mark_of(etc->at);
         daemons_field = etc->path;
       }
@@ -436,8 +460,11 @@ class ClabLoader {
         warn(startup.value, startup.path, "startup-config is ignored on a linux host", "");
     }
     std::vector<std::string> looked;
-    std::string profile = find_image_profile(n.image, dir_, &looked);
-    if (profile.empty())
+    std::optional<InputProblem> refused;
+    std::string profile = find_image_profile(n.image, dir_, policy_, &looked, &refused);
+    if (refused)
+      error(key, f, refused->message, refused->hint);
+    else if (profile.empty())
       error(key, f, "twin's image profile " + n.image + " is missing (looked in " +
                         join_names(looked) + ")", "");
     else if (auto p = load_image_profile(n.image, profile, d_))
@@ -482,17 +509,29 @@ class ClabLoader {
         if (!taken.insert(c).second) continue;
         Bind b{abs_path(parts[0]), c, list[i], p};
         bool wanted = c == "/etc/frr/frr.conf" || c == "/etc/frr/daemons" || c == "/etc/frr";
-        if (wanted && !fs::exists(b.host)) {
-          error(list[i], p, "bound file '" + b.host + "' does not exist",
-                "host paths are relative to the containerlab file's folder");
-          continue;
-        }
-        if ((c == "/etc/frr") != fs::is_directory(b.host) && wanted) {
-          error(list[i], p,
-                "'" + b.host + "' is " + (c == "/etc/frr" ? "not a folder" : "a folder") +
-                    " but is bound onto " + c,
-                "");
-          continue;
+        if (wanted) {
+          // twin reads these: the policy's rules, a folder for /etc/frr, a file otherwise.
+          bool folder = c == "/etc/frr";
+          auto bad = policy_.check(b.host, folder ? "bound folder" : "bound file");
+          using Kind = InputProblem::Kind;
+          if (bad && bad->kind == Kind::kMissing) {
+            error(list[i], p, "bound file '" + b.host + "' does not exist",
+                  "host paths are relative to the containerlab file's folder");
+            continue;
+          }
+          bool is_folder = bad && bad->kind == Kind::kDirectory;
+          if (bad && bad->kind != Kind::kDirectory) {
+            error(list[i], p, bad->message, bad->hint);
+            continue;
+          }
+          if (folder != is_folder) {
+            error(list[i], p,
+                  "'" + b.host + "' is " + (folder ? "not a folder" : "a folder") +
+                      " but is bound onto " + c,
+                  "");
+            continue;
+          }
+          b.host = canonical(b.host);
         }
         out.push_back(std::move(b));
       }
@@ -520,7 +559,7 @@ class ClabLoader {
   // in twin's format).
   void loopbacks_from_config(Node& n) {
     if (n.config.empty()) return;
-    auto text = read_file(n.config);
+    auto text = read_regular_file(n.config);  // checked against the policy when named
     if (!text) return;  // read_own_configs reports it
     FrrConf c = parse_frr_conf(*text, n.config);
     if (auto lo = c.addresses.find("lo"); lo != c.addresses.end())
@@ -693,6 +732,7 @@ class ClabLoader {
   std::string file_, dir_;
   Diagnostics& d_;
   yaml::Reader r_;
+  InputPolicy policy_;
   Topology t_;
   Places places_;
   YAML::Node defaults_, kinds_, groups_;
@@ -723,18 +763,21 @@ bool looks_like_containerlab(const std::string& text, const std::string& file) {
 
 std::optional<Topology> load_containerlab_text(const std::string& text, const std::string& file,
                                                const std::string& dir, Diagnostics& diags,
-                                               const std::string& lab_name) {
-  ClabLoader l(file, dir, diags);
+                                               const std::string& lab_name,
+                                               const InputPolicy* policy) {
+  ClabLoader l(file, dir, diags,
+               policy ? *policy : InputPolicy::for_input(dir.empty() ? "." : dir));
   l.lab_name = lab_name;
   return l.load(text);
 }
 
 std::optional<Topology> load_containerlab(const std::string& path, Diagnostics& diags,
-                                          const std::string& lab_name) {
-  auto text = read_input_file(path, "containerlab file", "give the .clab.yml file", diags);
+                                          const std::string& lab_name, const InputPolicy* policy) {
+  InputPolicy own = policy ? *policy : InputPolicy::for_input(path);
+  auto text = read_input_file(own, path, "containerlab file", "give the .clab.yml file", diags);
   if (!text) return std::nullopt;
   fs::path abs = fs::absolute(path);
-  auto t = load_containerlab_text(*text, path, abs.parent_path().string(), diags, lab_name);
+  auto t = load_containerlab_text(*text, path, abs.parent_path().string(), diags, lab_name, &own);
   if (t) t->file = abs.string();
   return t;
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/input_policy.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::topology {
@@ -20,12 +21,16 @@ bool looks_like_containerlab(const std::string& text, const std::string& file);
 
 // Loads a containerlab file: like load_topology, nullopt with every problem in `diags` (file:
 // line:column), and warnings for fields twin ignores. The result has passed the same checks as
-// a twin topology (check_topology, read_own_configs).
+// a twin topology (check_topology, read_own_configs). The files it names (startup-config, the
+// binds twin reads, image profiles) pass `policy` (null: the checkout root of `path`, or of
+// `dir`), as load_topology's do.
 std::optional<Topology> load_containerlab(const std::string& path, Diagnostics& diags,
-                                          const std::string& lab_name = "");
+                                          const std::string& lab_name = "",
+                                          const InputPolicy* policy = nullptr);
 std::optional<Topology> load_containerlab_text(const std::string& text, const std::string& file,
                                                const std::string& dir, Diagnostics& diags,
-                                               const std::string& lab_name = "");
+                                               const std::string& lab_name = "",
+                                               const InputPolicy* policy = nullptr);
 
 // `t` written in twin's topology format: a header naming `source`, every value explicit
 // (kinds, images, MTUs, gateways), file paths relative to `out_dir` (the output file's folder).

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/topology/frr_conf.hpp"
 
@@ -78,7 +79,7 @@ std::vector<DaemonSetting> parse_daemons_file(const std::string& text, const std
 std::vector<DaemonSetting> read_daemons_file(const std::string& file,
                                              const std::string& topology_file, Mark where,
                                              const std::string& field, Diagnostics& diags) {
-  auto text = read_file(file);
+  auto text = read_regular_file(file);  // the loader checked it against the policy
   if (!text) {
     diags.add({topology_file, where.line, where.column, field,
                "cannot read daemons file '" + file + "': " + text.error().message, ""});

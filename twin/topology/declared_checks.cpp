@@ -331,8 +331,10 @@ std::string companion_checks_path(const std::string& clab_path) {
   return (p.parent_path() / (name + ".checks.yaml")).string();
 }
 
-bool load_checks_file(const std::string& path, Topology& t, Diagnostics& diags) {
-  auto text = read_input_file(path, "checks file", "give the YAML file holding `checks:`", diags);
+bool load_checks_file(const std::string& path, Topology& t, Diagnostics& diags,
+                      const InputPolicy& policy) {
+  auto text =
+      read_input_file(policy, path, "checks file", "give the YAML file holding `checks:`", diags);
   if (!text) return false;
   size_t before = diags.items().size();
   yaml::Reader r(path, diags, {.say_what_was_found = false});

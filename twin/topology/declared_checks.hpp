@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/input_policy.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::yaml {
@@ -34,9 +35,10 @@ std::vector<Check> read_checks(yaml::Reader& r, const yaml::Value& list, const T
 // same folder; ".clab.yaml", ".yml" and ".yaml" are stripped the same way).
 std::string companion_checks_path(const std::string& clab_path);
 
-// Reads the checks file `path` (a mapping with one key, `checks`) into t.checks. False after
-// diagnostics.
-bool load_checks_file(const std::string& path, Topology& t, Diagnostics& diags);
+// Reads the checks file `path` (a mapping with one key, `checks`) into t.checks, if `policy`
+// lets it be read (a containerlab file's companion lies beside it). False after diagnostics.
+bool load_checks_file(const std::string& path, Topology& t, Diagnostics& diags,
+                      const InputPolicy& policy);
 
 // The FRR daemon that answers `command` ("show ip ospf neighbor json" -> "ospfd"); "" when
 // twin cannot tell.

@@ -110,17 +110,28 @@ std::vector<std::string> image_search_path(const std::string& topology_dir) {
 }
 
 std::string find_image_profile(const std::string& name, const std::string& topology_dir,
-                               std::vector<std::string>* looked) {
+                               const InputPolicy& policy, std::vector<std::string>* looked,
+                               std::optional<InputProblem>* refused) {
+  const InputPolicy allowed = policy.with_roots(image_search_path(""), "image search path");
+  // The first file there decides; a missing one is only a place looked in. A name has no '/',
+  // so a search folder's missing file reveals nothing (and the folder may not exist at all).
+  auto found = [&](const fs::path& p, bool by_name) -> std::optional<std::string> {
+    looked->push_back(p.string());
+    std::error_code ec;
+    if (by_name && fs::symlink_status(p, ec).type() == fs::file_type::not_found)
+      return std::nullopt;
+    auto bad = allowed.check(p.string(), "image profile");
+    if (!bad) return fs::weakly_canonical(p).string();
+    if (bad->kind == InputProblem::Kind::kMissing) return std::nullopt;
+    *refused = *bad;
+    return "";
+  };
   if (name.find('/') != std::string::npos) {
     fs::path p = fs::path(name).is_absolute() ? fs::path(name) : fs::path(topology_dir) / name;
-    looked->push_back(p.string());
-    return fs::is_regular_file(p) ? p.string() : "";
+    return found(p, false).value_or("");
   }
-  for (const auto& d : image_search_path(topology_dir)) {
-    fs::path p = fs::path(d) / (name + ".yaml");
-    looked->push_back(p.string());
-    if (fs::is_regular_file(p)) return fs::weakly_canonical(p).string();
-  }
+  for (const auto& d : image_search_path(topology_dir))
+    if (auto f = found(fs::path(d) / (name + ".yaml"), true)) return *f;
   return "";
 }
 
@@ -139,11 +150,13 @@ std::vector<std::string> known_images(const std::string& topology_dir) {
 
 std::optional<ImageProfile> load_image_profile(const std::string& name, const std::string& path,
                                                Diagnostics& diags) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  auto text = read_regular_file(path);
+  if (!text) {
+    diags.add({path, 0, 0, "", text.error().message, ""});
+    return std::nullopt;
+  }
   yaml::Reader r(path, diags, {.say_what_was_found = false});
-  auto doc = r.document(ss.str(), "expected an image profile mapping");
+  auto doc = r.document(*text, "expected an image profile mapping");
   if (!doc) return std::nullopt;
   const YAML::Node& root = doc->node;
   size_t before = r.problems();

@@ -46,11 +46,12 @@ class Loader {
  public:
   std::string lab_name;  // set by the caller: overrides the file's `name`
 
-  Loader(std::string file, std::string dir, Diagnostics& d)
+  Loader(std::string file, std::string dir, Diagnostics& d, InputPolicy policy)
       : file_(std::move(file)),
         dir_(std::move(dir)),
         d_(d),
-        r_(file_, d, {.say_what_was_found = false}) {}
+        r_(file_, d, {.say_what_was_found = false}),
+        policy_(std::move(policy)) {}
 
   std::optional<Topology> load(const std::string& text) {
     auto doc = r_.document(text, "expected a mapping with version, name, nodes and links",
@@ -196,7 +197,12 @@ class Loader {
       return it->second ? &*it->second : nullptr;
     auto& slot = images_[name];
     std::vector<std::string> looked;
-    std::string path = find_image_profile(name, dir_, &looked);
+    std::optional<InputProblem> refused;
+    std::string path = find_image_profile(name, dir_, policy_, &looked, &refused);
+    if (refused) {
+      error(where, field, refused->message, refused->hint);
+      return nullptr;
+    }
     if (path.empty()) {
       std::vector<std::string> known = known_images(dir_);
       error(where, field, "unknown image '" + name + "' (looked in " + join_names(looked) + ")",
@@ -204,7 +210,30 @@ class Loader {
       return nullptr;
     }
     slot = load_image_profile(name, path, d_);
+    if (slot && !vm_files_allowed(*slot, where, field)) slot.reset();
     return slot ? &*slot : nullptr;
+  }
+
+  // A profile the input brought (from the topology's folder, or named by path) names the VM's
+  // kernel, initrd and disk: they must lie where the input's files may, as QEMU reads them and
+  // libvirt may take them over. Profiles from the image search path are the operator's.
+  bool vm_files_allowed(const ImageProfile& p, const YAML::Node& where, const std::string& field) {
+    InputPolicy operators = InputPolicy().with_roots(image_search_path(""), "image search path");
+    if (p.backend != Backend::kLibvirt || operators.inside(p.file)) return true;
+    bool ok = true;
+    for (const auto& [what, file] : {std::pair<const char*, std::string>{"kernel", p.vm.kernel},
+                                     {"initrd", p.vm.initrd},
+                                     {"disk", p.vm.disk}}) {
+      if (file.empty() || policy_.inside(file)) continue;
+      error(where, field,
+            "image " + p.name + " (" + p.file + ") names its VM's " + what + " " + file +
+                ", outside the folders inputs may name files under: " + policy_.where(),
+            "put the image's files under one of them, install the profile on the image search "
+            "path, or allow the folder with --allow-path " +
+                fs::path(file).parent_path().string());
+      ok = false;
+    }
+    return ok;
   }
 
   Node parse_node(const std::string& name, const YAML::Node& key, const YAML::Node& body,
@@ -280,14 +309,12 @@ class Loader {
       if (auto c = body["config"]) {
         if (auto s = r_.string(at(c, f + ".config"))) {
           fs::path p = fs::path(*s).is_absolute() ? fs::path(*s) : fs::path(dir_) / *s;
-          if (fs::is_directory(p))
-            error(c, f + ".config", "config '" + p.string() + "' is a directory",
-                  "give the node's integrated frr.conf file");
-          else if (!fs::is_regular_file(p))
-            error(c, f + ".config", "config file '" + p.string() + "' does not exist",
-                  "paths are relative to the topology file's folder");
-          else
-            n.config = fs::weakly_canonical(p).string();
+          if (auto file = r_.named_file(at(c, f + ".config"), p.string(), policy_, "config file",
+                                        {"config file '" + p.string() + "' does not exist",
+                                         "paths are relative to the topology file's folder"},
+                                        {"config '" + p.string() + "' is a directory",
+                                         "give the node's integrated frr.conf file"}))
+            n.config = *file;
         }
       }
       if (auto g = body["gateway"])
@@ -296,12 +323,12 @@ class Loader {
       if (auto df = body["daemons-file"]) {
         if (auto s = r_.string(at(df, f + ".daemons-file"))) {
           fs::path p = fs::path(*s).is_absolute() ? fs::path(*s) : fs::path(dir_) / *s;
-          if (!fs::is_regular_file(p))
-            error(df, f + ".daemons-file", "daemons file '" + p.string() + "' does not exist",
-                  "paths are relative to the topology file's folder");
-          else
-            n.daemon_settings = read_daemons_file(fs::weakly_canonical(p).string(), file_,
-                                                  mark_of(df), f + ".daemons-file", d_);
+          if (auto file =
+                  r_.named_file(at(df, f + ".daemons-file"), p.string(), policy_, "daemons file",
+                                {"daemons file '" + p.string() + "' does not exist",
+                                 "paths are relative to the topology file's folder"}))
+            n.daemon_settings =
+                read_daemons_file(*file, file_, mark_of(df), f + ".daemons-file", d_);
           if (!body["config"] && node_kind_from(kind) != NodeKind::kHost)
             error(df, f + ".daemons-file",
                   "a daemons file needs the node's own `config:`: the generated configuration "
@@ -502,13 +529,7 @@ class Loader {
                   "endpoints are " + l.a.node + " and " + l.b.node);
             continue;
           }
-          if (l.a.node == l.b.node) {
-            error(kv.first, af,
-                  "addresses cannot be given per node on a link between two "
-                  "interfaces of the same node",
-                  "");
-            continue;
-          }
+          if (l.a.node == l.b.node) continue;  // a link looped back: refused whole
           auto ps = as_prefixes(kv.second, af, false, &places_.link_addresses.back()[node]);
           auto& dst = l.addresses[node];
           dst.insert(dst.end(), ps.begin(), ps.end());
@@ -523,6 +544,7 @@ class Loader {
   Diagnostics& d_;
   yaml::Reader r_;
   Places places_;
+  InputPolicy policy_;
   std::map<std::string, std::optional<ImageProfile>> images_;
 };
 
@@ -530,30 +552,36 @@ class Loader {
 
 std::optional<Topology> load_topology_text(const std::string& text, const std::string& file,
                                            const std::string& dir, Diagnostics& diags,
-                                           const std::string& lab_name) {
+                                           const std::string& lab_name, const InputPolicy* policy) {
+  InputPolicy own = policy ? *policy : InputPolicy::for_input(dir.empty() ? "." : dir);
   // A containerlab file is recognised by its shape, whatever its name.
   if (looks_like_containerlab(text, file))
-    return load_containerlab_text(text, file, dir, diags, lab_name);
-  Loader l(file, dir, diags);
+    return load_containerlab_text(text, file, dir, diags, lab_name, &own);
+  Loader l(file, dir, diags, own);
   l.lab_name = lab_name;
   return l.load(text);
 }
 
 std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags,
-                                      const std::string& lab_name) {
-  auto text = read_input_file(path, "topology file",
+                                      const std::string& lab_name, const InputPolicy* policy) {
+  InputPolicy own = policy ? *policy : InputPolicy::for_input(path);
+  auto text = read_input_file(own, path, "topology file",
                               "give the YAML file, e.g. topologies/clos-2x4.yaml", diags);
   if (!text) return std::nullopt;
   // Diagnostics name the file as the user wrote it; the model keeps the absolute path.
   fs::path abs = fs::absolute(path);
-  auto t = load_topology_text(*text, path, abs.parent_path().string(), diags, lab_name);
+  auto t = load_topology_text(*text, path, abs.parent_path().string(), diags, lab_name, &own);
   if (t) t->file = abs.string();
   // A containerlab file has no place for twin's checks: they come from its companion file
   // `<name>.checks.yaml` beside it, when there is one.
   // (Read once the lab loaded: checks name its nodes.)
   if (t && looks_like_containerlab(*text, path)) {
     std::string companion = companion_checks_path(path);
-    if (fs::exists(companion) && !load_checks_file(companion, *t, diags)) return std::nullopt;
+    // (A companion that is there but may not be read is refused like any named file.)
+    std::error_code ec;
+    if (fs::symlink_status(companion, ec).type() != fs::file_type::not_found &&
+        !load_checks_file(companion, *t, diags, own))
+      return std::nullopt;
   }
   return t;
 }

@@ -1,12 +1,14 @@
 #pragma once
 // Topology file → Topology, with every problem reported at once (DESIGN.md §3).
-// Never logs, never touches the system beyond reading the topology, its image profiles and
-// checking that referenced config files exist.
+// Never logs, never touches the system beyond reading the topology, its image profiles and the
+// files it names — each through an InputPolicy (core/input_policy.hpp): a file outside the
+// policy's roots is refused by name at the field that names it, never read.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/input_policy.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::topology {
@@ -19,14 +21,19 @@ std::vector<std::string> image_search_path(const std::string& topology_dir);
 // found (file:line:column, field, expectation, hint); the Topology is returned only when
 // `diags` gained nothing. A non-empty `lab_name` (`--name`) is the lab's name: the file's
 // `name` is then neither required nor checked (a containerlab name twin cannot use is fine).
+// `policy` says which files the topology (and the file itself) may name; null: the checkout root
+// of `path` alone (InputPolicy::for_input). Image profiles may also come from the image search
+// path's folders.
 std::optional<Topology> load_topology(const std::string& path, Diagnostics& diags,
-                                      const std::string& lab_name = "");
+                                      const std::string& lab_name = "",
+                                      const InputPolicy* policy = nullptr);
 
 // Same, from text already in memory; `file` names it in diagnostics and relative paths resolve
-// against `dir`. Used by tests and by `twin up -` (stdin).
+// against `dir` (null `policy`: the checkout root of `dir`). Used by tests and by `twin gen`.
 std::optional<Topology> load_topology_text(const std::string& text, const std::string& file,
                                            const std::string& dir, Diagnostics& diags,
-                                           const std::string& lab_name = "");
+                                           const std::string& lab_name = "",
+                                           const InputPolicy* policy = nullptr);
 
 // True if `name` is a valid lab name: 1..kMaxLabName of A-Z a-z 0-9 _ -, starting with a letter
 // or digit. Lab names become path components (/run/twin/<lab>): anything else is refused.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/topology/frr_conf.hpp"
 
@@ -11,7 +12,7 @@ void read_own_configs(Topology& t, Diagnostics& diags) {
   for (auto& n : t.nodes) {
     if (n.config.empty()) continue;
     std::string field = "nodes." + n.name + ".config";
-    auto text = read_file(n.config);
+    auto text = read_regular_file(n.config);  // the loader checked it against the policy
     if (!text) {
       diags.add({t.file, n.mark.line, n.mark.column, field,
                  "cannot read config '" + n.config + "': " + text.error().message, ""});

@@ -12,11 +12,12 @@ namespace fs = std::filesystem;
 namespace twin::training {
 
 std::optional<Exercise> load_exercise(const std::string& path,
-                                      const std::vector<std::string>& families,
-                                      Diagnostics& d) {
+                                      const std::vector<std::string>& families, Diagnostics& d,
+                                      const InputPolicy* policy) {
   size_t before = d.items().size();
   std::string abs = fs::absolute(path).lexically_normal().string();
-  auto text = read_input_file(abs, "exercise file", "give an exercise's .yaml file", d);
+  const InputPolicy own = policy ? *policy : InputPolicy::for_input(abs);
+  auto text = read_input_file(own, abs, "exercise file", "give an exercise's .yaml file", d);
   if (!text) return std::nullopt;
   yaml::Reader r(abs, d);
   auto doc = r.document(*text,
@@ -25,6 +26,7 @@ std::optional<Exercise> load_exercise(const std::string& path,
                         "see scenarios/exercises/ for examples");
   if (!doc) return std::nullopt;
   Exercise e;
+  e.policy = own;
   e.file = abs;
   e.dir = fs::path(abs).parent_path().string();
   e.mark = yaml::mark_of(doc->node);
@@ -61,10 +63,10 @@ std::optional<Exercise> load_exercise(const std::string& path,
     if (!n) return;
     std::string p =
         fs::path(*n).is_absolute() ? *n : (fs::path(e.dir) / *n).lexically_normal().string();
-    if (!fs::is_regular_file(p))
-      r.error(v, std::string(what) + " file " + p + " does not exist",
-              "paths are relative to the exercise's folder");
-    out = p;
+    if (r.named_file(v, p, own, std::string(what) + " file",
+                     {std::string(what) + " file " + p + " does not exist",
+                      "paths are relative to the exercise's folder"}))
+      out = p;
   };
   if (auto v = required("topology", "the path of the lab's topology file"))
     file_field(v, "topology", e.topology);
@@ -117,14 +119,20 @@ std::optional<Exercise> load_exercise(const std::string& path,
 }
 
 std::vector<CourseEntry> load_course(const std::string& dir,
-                                     const std::vector<std::string>& families) {
+                                     const std::vector<std::string>& families,
+                                     const std::vector<std::string>& allow) {
   std::vector<CourseEntry> out;
   std::error_code ec;
   for (const auto& f : fs::directory_iterator(dir, ec)) {
     if (!f.is_regular_file() || f.path().extension() != ".yaml") continue;
     CourseEntry c;
     c.file = f.path().string();
-    c.exercise = load_exercise(c.file, families, c.diags);
+    auto policy = InputPolicy::for_inputs({c.file}, allow);
+    if (!policy) {
+      c.diags.add({c.file, 0, 0, "", policy.error().message, ""});
+    } else {
+      c.exercise = load_exercise(c.file, families, c.diags, &*policy);
+    }
     out.push_back(std::move(c));
   }
   std::sort(out.begin(), out.end(), [](const CourseEntry& a, const CourseEntry& b) {
@@ -136,17 +144,20 @@ std::vector<CourseEntry> load_course(const std::string& dir,
 }
 
 Result<Exercise> find_exercise(const std::string& dir, const std::string& name_or_path,
-                               const std::vector<std::string>& families) {
+                               const std::vector<std::string>& families,
+                               const std::vector<std::string>& allow) {
   auto loaded = [&](const std::string& file) -> Result<Exercise> {
+    auto policy = InputPolicy::for_inputs({file}, allow);
+    if (!policy) return policy.error();
     Diagnostics d;
-    auto e = load_exercise(file, families, d);
+    auto e = load_exercise(file, families, d, &*policy);
     if (!e) return Error{ErrorKind::kInput, "exercise " + file + " does not load:\n" + d.format()};
     return *e;
   };
   if (name_or_path.find('/') != std::string::npos || fs::is_regular_file(name_or_path))
     return loaded(name_or_path);
   std::vector<std::string> names;
-  for (auto& c : load_course(dir, families)) {
+  for (auto& c : load_course(dir, families, allow)) {
     std::string stem = fs::path(c.file).stem().string();
     if (c.exercise && c.exercise->name == name_or_path) return *c.exercise;
     if (!c.exercise && stem == name_or_path) return loaded(c.file);

@@ -12,6 +12,7 @@
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/error.hpp"
+#include "twin/core/input_policy.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::training {
@@ -32,6 +33,8 @@ struct Exercise {
   std::string fix;                 // absolute path of the fix's change set
   std::string explanation;
   topology::Mark mark;
+  // What it was loaded under: its topology and change sets load under the same policy.
+  InputPolicy policy;
 };
 
 // The fields of an exercise file, as the loader accepts them (the schema test holds them equal
@@ -44,9 +47,11 @@ inline constexpr int kMaxDifficulty = 5;
 
 // Loads and checks an exercise file: version 1, a name of letters, digits, '-' and '_', topology,
 // fault and fix files that exist, criteria among `families` (the validator registry's), at least
-// one hint. Every problem goes to `diags`; nullopt when there is any.
+// one hint. Every problem goes to `diags`; nullopt when there is any. The file and those it
+// names pass `policy` (core/input_policy.hpp; null: the checkout root of `path`).
 std::optional<Exercise> load_exercise(const std::string& path,
-                                      const std::vector<std::string>& families, Diagnostics& diags);
+                                      const std::vector<std::string>& families, Diagnostics& diags,
+                                      const InputPolicy* policy = nullptr);
 
 // The exercises of a course folder (every *.yaml directly in it), each loaded; ordered by
 // difficulty, then file name. Files that do not load are returned with their diagnostics, so a
@@ -56,13 +61,16 @@ struct CourseEntry {
   std::optional<Exercise> exercise;
   Diagnostics diags;
 };
+// `allow` (--allow-path) folders are allowed besides each file's checkout root.
 std::vector<CourseEntry> load_course(const std::string& dir,
-                                     const std::vector<std::string>& families);
+                                     const std::vector<std::string>& families,
+                                     const std::vector<std::string>& allow = {});
 
 // The exercise `name_or_path` of the course in `dir`: a file path, or an exercise's name.
 // Errors (kUsage): no such exercise (naming the nearest names), or it does not load (with
 // its diagnostics).
 Result<Exercise> find_exercise(const std::string& dir, const std::string& name_or_path,
-                               const std::vector<std::string>& families);
+                               const std::vector<std::string>& families,
+                               const std::vector<std::string>& allow = {});
 
 }  // namespace twin::training

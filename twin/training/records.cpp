@@ -16,32 +16,38 @@ std::string training_dir() {
 }
 
 nlohmann::json to_json(const Attempt& a) {
-  return {{"id", a.id},
-          {"lab", a.lab},
-          {"exercise", a.exercise},
-          {"title", a.title},
-          {"exercise_file", a.exercise_file},
-          {"topology", a.topology},
-          {"difficulty", a.difficulty},
-          {"time_budget_s", a.time_budget_s},
-          {"started_at", a.started_at},
-          {"ended_at", a.ended_at},
-          {"started_epoch_s", a.started_epoch_s},
-          {"state", a.state},
-          {"time_to_solve_s", a.time_to_solve_s < 0 ? nlohmann::json(nullptr)
-                                                   : nlohmann::json(a.time_to_solve_s)},
-          {"within_budget", a.time_to_solve_s < 0 ? nlohmann::json(nullptr)
-                                                 : nlohmann::json(a.time_to_solve_s <=
-                                                                  a.time_budget_s)},
-          {"hints_used", a.hints_used},
-          {"checks", a.checks},
-          {"resets", a.resets},
-          {"solution_shown", a.solution_shown},
-          {"solution_applied", a.solution_applied}};
+  nlohmann::json j = {
+      {"id", a.id},
+      {"lab", a.lab},
+      {"exercise", a.exercise},
+      {"title", a.title},
+      {"exercise_file", a.exercise_file},
+      {"topology", a.topology},
+      {"difficulty", a.difficulty},
+      {"time_budget_s", a.time_budget_s},
+      {"started_at", a.started_at},
+      {"ended_at", a.ended_at},
+      {"started_epoch_s", a.started_epoch_s},
+      {"state", a.state},
+      {"time_to_solve_s",
+       a.time_to_solve_s < 0 ? nlohmann::json(nullptr) : nlohmann::json(a.time_to_solve_s)},
+      {"within_budget", a.time_to_solve_s < 0
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json(a.time_to_solve_s <= a.time_budget_s)},
+      {"hints_used", a.hints_used},
+      {"checks", a.checks},
+      {"resets", a.resets},
+      {"solution_shown", a.solution_shown},
+      {"solution_applied", a.solution_applied}};
+  if (!a.allow_paths.empty()) j["allow_paths"] = a.allow_paths;
+  return j;
 }
 
 Attempt attempt_from_json(const nlohmann::json& j) {
   Attempt a;
+  if (j.contains("allow_paths") && j["allow_paths"].is_array())
+    for (const auto& p : j["allow_paths"])
+      if (p.is_string()) a.allow_paths.push_back(p.get<std::string>());
   a.id = j.value("id", "");
   a.lab = j.value("lab", "");
   a.exercise = j.value("exercise", "");

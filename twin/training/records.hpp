@@ -32,6 +32,8 @@ struct Attempt {
   int resets = 0;
   bool solution_shown = false;  // `solution` was asked before it was solved
   bool solution_applied = false;
+  // `exercise start --allow-path` folders: later commands reload the exercise under them too.
+  std::vector<std::string> allow_paths;
 };
 nlohmann::json to_json(const Attempt& a);
 Attempt attempt_from_json(const nlohmann::json& j);

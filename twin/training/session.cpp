@@ -7,16 +7,17 @@
 #include <set>
 #include <sstream>
 
+#include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
+#include "twin/plan/plan.hpp"
 #include "twin/replay/causes.hpp"
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/gate.hpp"
 #include "twin/replay/watch.hpp"
-#include "twin/plan/plan.hpp"
 #include "twin/state/state.hpp"
-#include "twin/validate/system_probe.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/validate/system_probe.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -155,10 +156,10 @@ std::string first_failure(const validate::Report& r) {
   return "";
 }
 
-Result<replay::ChangeSet> load_changes(const std::string& file, const plan::Plan& plan,
-                                       const char* what) {
+Result<replay::ChangeSet> load_changes(const Exercise& ex, const std::string& file,
+                                       const plan::Plan& plan, const char* what) {
   Diagnostics d;
-  auto cs = replay::load_change_set(file, plan, d);
+  auto cs = replay::load_change_set(file, plan, d, nullptr, &ex.policy);
   if (!cs)
     return input_error(std::string("the exercise's ") + what + " does not load:\n" + d.format());
   return *cs;
@@ -229,7 +230,7 @@ Result<Prepared> prepare(const Exercise& ex, const topology::Topology& topo,
                            first_failure(base.report) +
                            " (`twin validate --lab " + lab + "` shows everything)");
     }
-    auto fault = load_changes(ex.fault, st->plan, "fault");
+    auto fault = load_changes(ex, ex.fault, st->plan, "fault");
     if (!fault) return fault.error();
     std::map<std::string, std::set<std::string>> extra;  // the fault's own kernel settings
     for (const auto& s : fault->steps)
@@ -281,9 +282,12 @@ std::string id_stamp() {
   return out.substr(0, 14);
 }
 
-Result<Exercise> exercise_of(const Attempt& a, const SessionEnv& env) {
+// The attempt's exercise, loaded under the roots it was started with.
+Result<Exercise> reload(const Attempt& a, const std::vector<std::string>& families) {
+  auto policy = InputPolicy::for_inputs({a.exercise_file}, a.allow_paths);
+  if (!policy) return policy.error();
   Diagnostics d;
-  auto ex = load_exercise(a.exercise_file, env.families, d);
+  auto ex = load_exercise(a.exercise_file, families, d, &*policy);
   if (!ex) return input_error("exercise file " + a.exercise_file + " no longer loads:\n" + d.format());
   return *ex;
 }
@@ -313,7 +317,7 @@ Result<std::string> resolve_session(const std::string& lab) {
 Result<StartResult> start(const Exercise& ex, const std::string& lab_name, SessionEnv& env) {
   auto t0 = Clock::now();
   Diagnostics d;
-  auto topo = topology::load_topology(ex.topology, d, lab_name);
+  auto topo = topology::load_topology(ex.topology, d, lab_name, &ex.policy);
   if (!topo) return input_error("the exercise's topology does not load:\n" + d.format());
   std::string lab = lab_name.empty() ? topo->name : lab_name;
   auto old = load(lab);
@@ -331,7 +335,7 @@ Result<StartResult> start(const Exercise& ex, const std::string& lab_name, Sessi
   {
     plan::Plan plan = plan::make_plan(*topo, lab_name);
     for (const auto& [file, what] : {std::pair{ex.fault, "fault"}, std::pair{ex.fix, "fix"}}) {
-      auto cs = load_changes(file, plan, what);
+      auto cs = load_changes(ex, file, plan, what);
       if (!cs) return cs.error();
       for (const auto& st : cs->steps)
         if (st.kind() == replay::StepKind::kTopology)
@@ -363,6 +367,7 @@ Result<StartResult> start(const Exercise& ex, const std::string& lab_name, Sessi
   a.exercise = ex.name;
   a.title = ex.title;
   a.exercise_file = ex.file;
+  a.allow_paths = env.allow_paths;
   a.topology = ex.topology;
   a.difficulty = ex.difficulty;
   a.time_budget_s = static_cast<double>(ex.time_budget.count()) / 1000.0;
@@ -383,7 +388,7 @@ Result<CheckResult> check(const std::string& lab, SessionEnv& env,
   auto t0 = Clock::now();
   auto s = load_running(lab);
   if (!s) return s.error();
-  auto ex = exercise_of(s->attempt, env);
+  auto ex = reload(s->attempt, env.families);
   if (!ex) return ex.error();
   auto st = state::load_state(lab);
   if (!st)
@@ -411,7 +416,7 @@ Result<CheckResult> check(const std::string& lab, SessionEnv& env,
 Result<HintResult> hint(const std::string& lab, SessionEnv& env) {
   auto s = load_running(lab);
   if (!s) return s.error();
-  auto ex = exercise_of(s->attempt, env);
+  auto ex = reload(s->attempt, env.families);
   if (!ex) return ex.error();
   HintResult out;
   Attempt& a = s->attempt;
@@ -453,10 +458,10 @@ Result<ResetResult> reset(const std::string& lab, SessionEnv& env) {
   auto t0 = Clock::now();
   auto s = load_running(lab);
   if (!s) return s.error();
-  auto ex = exercise_of(s->attempt, env);
+  auto ex = reload(s->attempt, env.families);
   if (!ex) return ex.error();
   Diagnostics d;
-  auto topo = topology::load_topology(ex->topology, d, lab);
+  auto topo = topology::load_topology(ex->topology, d, lab, &ex->policy);
   if (!topo) return input_error("the exercise's topology does not load:\n" + d.format());
   auto p = prepare(*ex, *topo, lab, &s->ref, env);
   if (!p) return p.error();
@@ -474,11 +479,11 @@ Result<ResetResult> reset(const std::string& lab, SessionEnv& env) {
 Result<SolutionResult> solution(const std::string& lab, bool apply, SessionEnv& env) {
   auto s = load_running(lab);
   if (!s) return s.error();
-  auto ex = exercise_of(s->attempt, env);
+  auto ex = reload(s->attempt, env.families);
   if (!ex) return ex.error();
   SolutionResult out;
   auto shown = [](const std::string& file) {
-    auto r = read_file(file);
+    auto r = read_regular_file(file);
     std::string text = r ? *r : std::string();
     std::istringstream in(text);
     std::string line, kept;
@@ -494,7 +499,7 @@ Result<SolutionResult> solution(const std::string& lab, bool apply, SessionEnv& 
   if (apply) {
     auto st = state::load_state(lab);
     if (!st) return usage_error("lab " + lab + " is not running; `twin exercise reset` rebuilds it");
-    auto fix = load_changes(ex->fix, st->plan, "fix");
+    auto fix = load_changes(*ex, ex->fix, st->plan, "fix");
     if (!fix) return fix.error();
     auto lock = state::lock_lab(lab, [&] { say(env, "lab " + lab + " is busy: waiting"); });
     if (!lock) return lock.error();
@@ -566,10 +571,8 @@ Result<StopResult> stop(const std::string& lab, proc::ProcessRunner& runner) {
 Result<StatusResult> status(const std::string& lab, const std::vector<std::string>& families) {
   auto s = load_running(lab);
   if (!s) return s.error();
-  Diagnostics d;
-  auto ex = load_exercise(s->attempt.exercise_file, families, d);
-  if (!ex) return input_error("exercise file " + s->attempt.exercise_file + " no longer loads:\n" +
-                              d.format());
+  auto ex = reload(s->attempt, families);
+  if (!ex) return ex.error();
   StatusResult out;
   out.attempt = s->attempt;
   out.exercise = *ex;

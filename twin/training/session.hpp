@@ -33,6 +33,8 @@ struct SessionEnv {
   std::vector<std::string> families;  // the registry's names (exercises' criteria name them)
   std::function<void(const std::string&)> progress;  // may be empty
   int parallel = 4;
+  // `start --allow-path`: recorded in the attempt, so later commands load under them too.
+  std::vector<std::string> allow_paths;
 };
 
 struct StartResult {

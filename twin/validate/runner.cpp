@@ -105,16 +105,21 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       }
       deadline[i] = until.value_or(t0 + opts.converge_timeout);
       if (opts.progress) {
-        int bad = 0;
-        for (const auto& r : latest[i])
+        int bad = 0, ran = 0;
+        for (const auto& r : latest[i]) {
           bad += r.status == Status::kFailed || r.status == Status::kError;
+          ran += r.status != Status::kSkipped;
+        }
         // A line when the count moves, or every 5 s while it does not: a fault that stays for
         // the whole window is news once, not at every retry (hundreds of lines in 30 s).
         bool moved = bad != last_bad[i] || ok;
         if (moved || time.now() - last_said[i] >= std::chrono::seconds(5)) {
-          opts.progress(validators[i]->name() + ": " +
-                        (ok ? "passed" : std::to_string(bad) + " not passing yet") +
-                        " (attempt " + std::to_string(attempts[i]) + ")");
+          // A family with nothing to test (no declared checks, no OSPF) passed nothing.
+          std::string what = !ok        ? std::to_string(bad) + " not passing yet"
+                             : ran == 0 ? "no tests"
+                                        : "passed";
+          opts.progress(validators[i]->name() + ": " + what + " (attempt " +
+                        std::to_string(attempts[i]) + ")");
           last_bad[i] = bad;
           last_said[i] = time.now();
         }
