@@ -45,8 +45,10 @@ def run(twin, *args):
 
 
 def verdict_time(j):
-    """Seconds from the start to the verdict: the whole report less what follows the verdict
-    (the rollback's restore and its proving validation)."""
+    """Seconds from the start to the verdict: the report's verdict_ms, or for a build without it
+    the whole report less what follows the verdict (the rollback's restore and its proof)."""
+    if "verdict_ms" in j:
+        return j["verdict_ms"] / 1000.0
     total = j.get("duration_ms", 0) / 1000.0
     rb = j.get("rollback") or {}
     return total - (rb.get("duration_ms", 0) / 1000.0) if j.get("rollback_ran") else total

@@ -204,6 +204,23 @@ TEST_P(IbgpRrScenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
 INSTANTIATE_TEST_SUITE_P(IbgpRr, IbgpRrScenario, ::testing::ValuesIn(scenario_files("ibgp-rr")),
                          scenario_name);
 
+// OSPF as users run it (topologies/ospf-6: FRR's default timers, point-to-point and broadcast
+// links): traffic engineering declared and not, a default route declared and not, one-sided
+// mismatches rejected without waiting out the 40 s dead interval, a latent duplicate router-id;
+// the lab proven back at its baseline after each.
+struct Ospf6 {
+  static constexpr const char* kTopology = "ospf-6/lab.yaml";
+  static constexpr const char* kTag = "o6";
+};
+class Ospf6Scenario : public SharedLabSuite<Ospf6, ::testing::TestWithParam<std::string>> {};
+
+TEST_P(Ospf6Scenario, GivesItsExpectedVerdictAndRestoresTheBaseline) {
+  check_scenario(shared_.lab, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ospf6, Ospf6Scenario, ::testing::ValuesIn(scenario_files("ospf-6")),
+                         scenario_name);
+
 // Numbered eBGP from the users' own configs, no IGP (topologies/ebgp-diamond): routes are
 // expected along the configured sessions, ECMP where multipath-relax allows it, loopbacks from
 // the configs' `interface lo`; path MTU and the loopback mesh follow the same paths.

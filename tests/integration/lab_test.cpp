@@ -591,3 +591,40 @@ TEST(Lab, SigtermDuringUpCleansUp) {
   EXPECT_EQ(WEXITSTATUS(st), 130);
   EXPECT_EQ(leftovers(lab), std::vector<std::string>{});
 }
+
+// Two iBGP routers that announce their loopbacks (tests/data/labs/ibgp-pair): twin expects and
+// pings them, where it once passed on 9 tests having checked no route; and r1's `log file` to a
+// path of this machine is written in r1's run folder, said in a note.
+TEST(Lab, AnIbgpPairIsCheckedForItsRoutesAndItsLogFileStaysInTheLab) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
+  const std::string host_file = "/tmp/twin-ibgp-pair-r1.log";
+  std::error_code ec;
+  fs::remove(host_file, ec);
+  const std::string topo = kRepo + "/tests/data/labs/ibgp-pair/lab.yaml";
+  auto plan = twin("plan " + topo);
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("Reachability expected: 1 of 1 router pairs routed both ways"),
+            std::string::npos)
+      << plan.out;
+  EXPECT_NE(plan.out.find("`log file /tmp/twin-ibgp-pair-r1.log` writes"), std::string::npos)
+      << plan.out;
+  std::string lab = unique_lab("ibgp");
+  LabGuard guard{lab};
+  auto up = twin("up " + topo + " --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.err;
+  auto v = twin("validate --lab " + lab + " --json");
+  EXPECT_EQ(v.code, 0) << v.out.substr(0, 3000);
+  json rep = json::parse(v.out, nullptr, false);
+  auto n = result_counts(rep);
+  EXPECT_EQ((n[{"routes", 0}]), 2);        // each loopback in the other's FIB
+  EXPECT_EQ((n[{"reachability", 0}]), 1);  // one echo for the pair
+  EXPECT_EQ((n[{"node", 0}]), 4);          // zebra and bgpd on each router
+  bool noted = false;
+  for (const auto& note : rep["notes"])
+    noted |= note["node"] == "r1" &&
+             note["text"].get<std::string>().find(host_file) != std::string::npos;
+  EXPECT_TRUE(noted) << rep["notes"].dump(1);
+  EXPECT_FALSE(fs::exists(host_file)) << "the lab's FRR wrote a file of this machine";
+  EXPECT_TRUE(fs::exists("/run/twin/" + lab + "/r1/files/tmp_twin-ibgp-pair-r1.log"));
+  expect_down_clean(lab);
+}

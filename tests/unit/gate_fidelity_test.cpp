@@ -10,12 +10,15 @@
 #include "tests/unit/recorded.hpp"
 #include "tests/unit/support.hpp"
 #include "twin/core/ip.hpp"
+#include "twin/replay/causes.hpp"
 #include "twin/replay/changeset.hpp"
 #include "twin/replay/diff.hpp"
 #include "twin/replay/gate.hpp"
 #include "twin/replay/intent.hpp"
 #include "twin/replay/observation.hpp"
+#include "twin/topology/frr_conf.hpp"
 #include "twin/topology/loader.hpp"
+#include "validators/ospf/ospf.hpp"
 #include "validators/routes/routes.hpp"
 
 using nlohmann::json;
@@ -352,3 +355,203 @@ TEST(VtepDevices, AnInterfaceStepTakesAVxlanDeviceOrBridgeAndTheOverlayJudgesIt)
 }
 
 }  // namespace
+
+// ---- 4. OSPF authentication and router-ids, read from the running configs
+
+namespace ospf4 {
+
+using twin::topology::ospf_auth_mismatch;
+using twin::topology::ospf_auth_type;
+using twin::topology::parse_frr_conf;
+
+TEST(OspfAuth, TypesAndKeysFromTheConfigNeverQuotingAKey) {
+  auto md5 = parse_frr_conf(
+      "interface eth1\n ip ospf authentication message-digest\n"
+      " ip ospf message-digest-key 1 md5 s3cret\nexit\n",
+      "r5");
+  auto none = parse_frr_conf("interface eth2\n ip ospf area 0\nexit\n", "r6");
+  auto area = parse_frr_conf(
+      "interface eth2\n ip ospf message-digest-key 1 md5 s3cret\nexit\n"
+      "router ospf\n area 0 authentication message-digest\nexit\n",
+      "r6");
+  auto other_key = parse_frr_conf(
+      "interface eth2\n ip ospf authentication message-digest\n"
+      " ip ospf message-digest-key 1 md5 other\nexit\n",
+      "r6");
+  EXPECT_EQ(ospf_auth_type(md5, "eth1", "0.0.0.0"), "message-digest");
+  EXPECT_EQ(ospf_auth_type(none, "eth2", "0.0.0.0"), "none");
+  EXPECT_EQ(ospf_auth_type(area, "eth2", "0"), "message-digest");  // the area's
+  EXPECT_EQ(ospf_auth_mismatch(md5, "eth1", none, "eth2", "0.0.0.0", "r6:eth2"),
+            "authentication message-digest here, none on r6:eth2");
+  EXPECT_EQ(ospf_auth_mismatch(md5, "eth1", area, "eth2", "0.0.0.0", "r6:eth2"), "");
+  const auto keys = ospf_auth_mismatch(md5, "eth1", other_key, "eth2", "0.0.0.0", "r6:eth2");
+  EXPECT_EQ(keys, "message-digest key 1 differs here and on r6:eth2");
+  EXPECT_EQ(keys.find("s3cret"), std::string::npos);
+  EXPECT_EQ(keys.find("other"), std::string::npos);
+  auto simple = parse_frr_conf(
+      "interface eth1\n ip ospf authentication\n"
+      " ip ospf authentication-key abc\nexit\n",
+      "r1");
+  auto simple2 = parse_frr_conf(
+      "interface eth1\n ip ospf authentication\n"
+      " ip ospf authentication-key abd\nexit\n",
+      "r2");
+  EXPECT_EQ(ospf_auth_mismatch(simple, "eth1", simple2, "eth1", "0.0.0.0", "r2:eth1"),
+            "authentication keys differ (simple password) here and on r2:eth1");
+}
+
+TEST(OspfAuth, TheLikelyCauseNamesBothEnds) {
+  const auto& plan = ospf6();
+  twin::replay::CauseFacts facts;
+  facts.nodes["r5"].config =
+      "interface eth1\n ip ospf authentication message-digest\n"
+      " ip ospf message-digest-key 1 md5 s3cret\nexit\n";
+  facts.nodes["r6"].config = "interface eth2\n ip ospf area 0\nexit\n";
+  auto causes = twin::replay::likely_causes(plan, facts);
+  const twin::replay::Cause* auth = nullptr;
+  for (const auto& c : causes)
+    if (c.rule == "ospf-auth") auth = &c;
+  ASSERT_NE(auth, nullptr);
+  EXPECT_THAT(auth->text, HasSubstr("OSPF authentication of r5:eth1 and r6:eth2 does not match"));
+  EXPECT_THAT(auth->evidence[0], HasSubstr("r5:eth1: authentication message-digest"));
+  for (const auto& e : auth->evidence) EXPECT_EQ(e.find("s3cret"), std::string::npos);
+}
+
+// The OSPF family over ospf-6 with every router's JSON as FRR 8.4 printed it, the running
+// configs as given.
+std::map<std::string, twin::validators::OspfObservation> observed(
+    const std::map<std::string, std::string>& configs) {
+  std::map<std::string, twin::validators::OspfObservation> out;
+  for (const auto& n : ospf6().nodes) {
+    if (n.kind != twin::topology::NodeKind::kFrr) continue;
+    auto& o = out[n.name];
+    json ifs = json::object();
+    for (const auto& oi : n.ospf_interfaces)
+      ifs[oi.name] = {{"area", "0.0.0.0"},   {"networkType", "POINTOPOINT"},
+                      {"timerMsecs", 10000}, {"timerDeadSecs", 40},
+                      {"mtuBytes", 1500},    {"timerPassiveIface", oi.passive}};
+    o.interfaces = twin::ok(json{{"interfaces", ifs}});
+    json nbrs = json::object();
+    for (const auto& a : ospf6().adjacencies)
+      if (a.node == n.name)
+        nbrs[a.peer_node + "-id"] =
+            json::array({{{"nbrState", "Full/-"}, {"ifaceName", a.interface + ":10.6.0.1"}}});
+    o.neighbors = twin::ok(json{{"neighbors", nbrs}});
+    o.instance = twin::ok(json{{"routerId", n.ospf_router_id}});
+    o.routes = twin::ok(json::object());
+    auto c = configs.find(n.name);
+    o.config = c == configs.end() ? twin::ok(std::string("hostname " + n.name + "\n"))
+                                  : twin::ok(c->second);
+  }
+  return out;
+}
+
+TEST(OspfFamily, AnAuthMismatchFailsAtOnceAndCannotConverge) {
+  auto obs = observed({{"r5",
+                        "interface eth1\n ip ospf authentication message-digest\n"
+                        " ip ospf message-digest-key 1 md5 s3cret\nexit\n"}});
+  auto rs = twin::validators::evaluate_ospf(ospf6(), obs);
+  const twin::validate::TestResult* agree = nullptr;
+  for (const auto& r : rs)
+    if (r.test == 1 && r.node == "r5" && r.peer == "eth1") agree = &r;
+  ASSERT_NE(agree, nullptr);
+  EXPECT_EQ(agree->status, twin::validate::Status::kFailed);
+  EXPECT_THAT(agree->message, HasSubstr("authentication message-digest here, none on r6:eth2"));
+  EXPECT_FALSE(agree->cannot_converge.empty());
+}
+
+TEST(OspfFamily, ARouterIdWaitingForARestartIsANoteOrALatentDuplicate) {
+  // r3 configured with a new, unique id it does not run yet: a note, no failure.
+  auto fresh = observed({{"r3", "router ospf\n ospf router-id 10.6.255.33\nexit\n"}});
+  const auto fresh_results = twin::validators::evaluate_ospf(ospf6(), fresh);
+  int router_ids = 0;
+  for (const auto& r : fresh_results) {
+    if (r.test != 2) continue;
+    ++router_ids;
+    EXPECT_EQ(r.status, twin::validate::Status::kPassed) << r.node << r.message;
+  }
+  EXPECT_EQ(router_ids, 6);
+  auto notes = twin::validators::ospf_notes(ospf6(), fresh);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].node, "r3");
+  EXPECT_THAT(notes[0].text, HasSubstr("runs OSPF router-id 10.6.255.3 but its config says "
+                                       "10.6.255.33"));
+  // r3 configured with r2's id: a duplicate once r3 restarts, failed now.
+  auto dup = observed({{"r3", "router ospf\n ospf router-id 10.6.255.2\nexit\n"}});
+  const auto results = twin::validators::evaluate_ospf(ospf6(), dup);
+  const twin::validate::TestResult* r3 = nullptr;
+  for (const auto& r : results)
+    if (r.test == 2 && r.node == "r3") r3 = &r;
+  ASSERT_NE(r3, nullptr);
+  EXPECT_EQ(r3->status, twin::validate::Status::kFailed);
+  EXPECT_THAT(r3->message, HasSubstr("OSPF router-id 10.6.255.2 is shared with r2 once ospfd "
+                                     "restarts on r3 (runs 10.6.255.3)"));
+  EXPECT_FALSE(r3->cannot_converge.empty());
+}
+
+}  // namespace ospf4
+
+// ---- 5. A reject that cannot converge does not wait out the dead interval
+
+TEST(EarlyReject, AMismatchBothEndsConfiguredIsRejectedWithoutTheDeadInterval) {
+  for (bool explained : {true, false}) {
+    SCOPED_TRACE(explained);
+    twin_test::FakeNetwork net;
+    net.good = twin_test::load_observations(std::string(TWIN_TEST_DATA) +
+                                            "/gate/withdraw-loopback/baseline.observe.jsonl");
+    net.bad = net.good;
+    net.good_report = twin_test::load_report(std::string(TWIN_TEST_DATA) +
+                                             "/gate/withdraw-loopback/baseline.results.json");
+    net.bad_report = net.good_report;
+    auto bad = twin::validate::make_result(
+        "ospf", 1, "interfaces-agree", twin::validate::Status::kFailed, "leaf1", "swp1", "agree",
+        "hello 5000 ms here, 10000 ms on spine1:swp1", "ends disagree");
+    if (explained) bad.cannot_converge = "OSPF ends disagree: hello";
+    net.bad_report.results.push_back(bad);
+    twin_test::FakeDriver driver{net};
+    twin_test::FakeRunner runner;
+    twin_test::FakeTime time;
+    twin_test::FakeLab lab;
+    lab.net = &net;
+    twin::state::State st;
+    st.lab = "rec";
+    st.plan = twin_test::recorded_clos_plan();
+    // leaf1 runs OSPF with spine1 on FRR's default dead interval, from their own configs: a
+    // 40 s settle floor.
+    for (const char* n : {"leaf1", "spine1"}) {
+      auto* node = st.plan.find(n);
+      node->config_generated = false;
+      node->ospf_interfaces.push_back({"swp1", "0.0.0.0", false, 2, 0, 40});
+    }
+    twin::plan::derive_expectations(st.plan);
+    ASSERT_FALSE(st.plan.adjacencies.empty());
+    twin::replay::ApplyOptions opts;
+    opts.parallel = 2;
+    twin::replay::GateEnv env{
+        runner,
+        [&](const twin::plan::Node&) -> const twin::drivers::NodeDriver& { return driver; },
+        time,
+        lab,
+        twin_test::recorded_validators(net),
+        {}};
+    twin::replay::ChangeSet cs;
+    cs.name = "hello";
+    twin::replay::Step s;
+    s.name = "hello 5 s on leaf1";
+    s.body = twin::replay::FrrStep{};
+    s.frr().nodes = {"leaf1"};
+    s.frr().add = "interface swp1\n ip ospf hello-interval 5\nexit\n";
+    cs.steps.push_back(s);
+    auto r = twin::replay::run_gate(st, cs, opts, env);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->verdict.decision, Decision::kReject);
+    if (explained) {
+      EXPECT_EQ(r->early_reject, "OSPF ends disagree: hello");
+      EXPECT_LT(r->verdict_ms, 6000.0);  // the early look's 3 s window, not the 40 s floor
+    } else {
+      EXPECT_TRUE(r->early_reject.empty());
+      EXPECT_GE(r->verdict_ms, 40000.0);
+    }
+    EXPECT_GT(r->duration_ms, r->verdict_ms);  // the rollback comes after the verdict
+  }
+}

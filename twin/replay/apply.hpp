@@ -80,6 +80,12 @@ struct ApplyResult {
   std::vector<Phase> per_step;     // with --per-step: one phase per applied step
   std::string first_failing_step;  // with --per-step: the step after which the verdict broke
   std::optional<Phase> after;
+  // The gate did not wait out the settle floor (an OSPF dead interval): an early look found a
+  // failure that cannot converge, said here ("" when it waited).
+  std::string early_reject;
+  // From the start of the run to the verdict (ms): what a pipeline waits for a decision; the
+  // rollback and its proof come after it (duration_ms).
+  double verdict_ms = 0;
   Diff diff;
   Verdict verdict;
   bool rolled_back = false;  // a rollback ran

@@ -8,6 +8,7 @@
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
+#include "twin/topology/frr_conf.hpp"
 #include "twin/topology/tenants.hpp"
 #include "twin/validate/system_probe.hpp"
 
@@ -428,6 +429,45 @@ void ospf_findings(const CauseFacts& facts, std::vector<Cause>& out) {
   }
 }
 
+// ---- ospf-auth (the two ends of an OSPF link cannot authenticate each other)
+
+void ospf_auth(const plan::Plan& plan, const CauseFacts& facts, std::vector<Cause>& out) {
+  std::map<std::string, topology::FrrConf> confs;
+  for (const auto& [node, f] : facts.nodes)
+    if (!f.config.empty()) confs.emplace(node, topology::parse_frr_conf(f.config, node));
+  std::set<std::string> seen;  // a link once, from either end
+  for (const auto& a : plan.adjacencies) {
+    if (a.version != 2) continue;
+    auto h = confs.find(a.node), t = confs.find(a.peer_node);
+    if (h == confs.end() || t == confs.end()) continue;
+    const std::string here = a.node + ":" + a.interface,
+                      there = a.peer_node + ":" + a.peer_interface;
+    if (!seen.insert(std::min(here, there) + " " + std::max(here, there)).second) continue;
+    std::string why = topology::ospf_auth_mismatch(h->second, a.interface, t->second,
+                                                   a.peer_interface, a.area, there);
+    if (why.empty()) continue;
+    auto said = [&](const topology::FrrConf& c, const std::string& node, const std::string& ifn) {
+      std::string s =
+          node + ":" + ifn + ": authentication " + topology::ospf_auth_type(c, ifn, a.area);
+      if (auto it = c.ospf_auth.find(ifn);
+          it != c.ospf_auth.end() && !it->second.md5_keys.empty()) {
+        std::string ids;
+        for (const auto& [id, key] : it->second.md5_keys)
+          ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+        s += " (message-digest key ids " + ids + ")";
+      }
+      return s + " (running config)";
+    };
+    out.push_back(
+        {"ospf-auth",
+         "OSPF authentication of " + here + " and " + there + " does not match (" + why +
+             "): each end drops the other's packets, "
+             "so the adjacency cannot form (RFC 2328 appendix D)",
+         {said(h->second, a.node, a.interface), said(t->second, a.peer_node, a.peer_interface)},
+         {a.node, a.peer_node}});
+  }
+}
+
 // ---- daemon-dead (what twin runs for the lab is not running)
 
 void dead_daemons(const CauseFacts& facts, std::vector<Cause>& out) {
@@ -677,6 +717,7 @@ std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts
   policies(plan, facts, out);
   kernel_state(plan, facts, out);
   ospf_findings(facts, out);
+  ospf_auth(plan, facts, out);
   static_overrides(plan, facts, out);
   evpn_not_advertised(plan, facts, out);
   const plan::Plan& meant = facts.intended ? *facts.intended : plan;

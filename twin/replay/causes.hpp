@@ -8,6 +8,9 @@
 // Rules (FRR's and the kernel's own words quoted in the evidence):
 //   daemon-dead         a daemon (or VM) twin runs for a node is not running (the node family's
 //                       unhealthy result): its exit status or last log line
+//   ospf-auth           the two ends of an expected OSPF adjacency disagree on authentication
+//                       (type, or the message-digest key one signs with), from their running
+//                       configs (FRR 8.4's JSON does not show it); keys are never quoted
 //   duplicate-address   one address on two nodes (not one the plan puts on both)
 //   bgp-notification    a session not Established whose last NOTIFICATION names why: hold
 //                       timer expired, maximum prefixes, bad BGP identifier, ... (FRR `show bgp

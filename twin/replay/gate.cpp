@@ -64,6 +64,12 @@ namespace {
 // --per-step validates step by step up to this many steps, and bisects longer changes.
 constexpr size_t kBisectAbove = 6;
 
+// A settle floor longer than this earns an early look for failures that cannot converge, and
+// that look's window: what cannot converge is final after its confirmation (RunOptions::
+// explained_hold, 2 s); the rest is not believed before the floor has passed.
+constexpr std::chrono::milliseconds kEarlyLookAbove{5000};
+constexpr std::chrono::milliseconds kEarlyLookWindow{3000};
+
 class Gate {
  public:
   Gate(const state::State& st, const ChangeSet& cs, const ApplyOptions& opts, GateEnv& env)
@@ -86,6 +92,10 @@ class Gate {
   }
   Phase validate_phase(const std::string& name, const plan::Plan& plan) {
     return watch_.validate(name, plan);
+  }
+  Phase validate_phase_within(const std::string& name, const plan::Plan& plan,
+                              std::chrono::milliseconds window) {
+    return watch_.validate(name, plan, window);
   }
   Result<void> snapshot();
   // `work` (a new TempDir) becomes work_dir_, readable by FRR's tools (snapshots are reloaded
@@ -773,6 +783,29 @@ Result<ApplyResult> Gate::run() {
   // 3. Converge, validate against the intent, diff.
   plan::Plan intended = intended_plan(st_.plan, cs_);
   if (!res_.after) {  // (with --per-step, the validation after the breaking step is reused)
+    const SettleFloor floor = settle_floor(intended, touched, time_.now());
+    // A long floor (OSPF's dead interval: 40 s on FRR's defaults) is needed before an approval,
+    // not before a reject that a failure explains by itself: both ends configured to disagree
+    // cannot converge, however long one waits. An early look settles that; anything else
+    // waits out the floor as before.
+    if (floor.ms > kEarlyLookAbove) {
+      say("early look: for what cannot converge, before waiting out " + floor.why + " (" +
+          std::to_string(floor.ms.count() / 1000) + " s)");
+      Phase look = validate_phase_within("after", intended, kEarlyLookWindow);
+      std::string why;
+      for (const auto& r : look.report.results)
+        if (r.status == validate::Status::kFailed && !r.cannot_converge.empty()) {
+          why = r.cannot_converge;
+          break;
+        }
+      if (!why.empty()) {
+        say("early look: not waiting for " + floor.why + ": " + why);
+        res_.early_reject = why;
+        res_.after = std::move(look);
+      }
+    }
+  }
+  if (!res_.after) {
     say("settling: " +
         settle(intended, settle_floor(intended, touched, time_.now()), nullptr, &touched));
     stop_stream();
@@ -802,7 +835,9 @@ Result<ApplyResult> Gate::run() {
     restart_check(intended, touched);
     if (interrupted()) return abort_interrupted(touched, "during the restart check");
   }
-  say(std::string("verdict: ") + to_string(res_.verdict.decision));
+  res_.verdict_ms = time_.ms_since(t0);
+  say(std::string("verdict: ") + to_string(res_.verdict.decision) + " after " +
+      std::to_string(static_cast<int>(res_.verdict_ms / 1000)) + " s");
   if (res_.verdict.decision != Decision::kApprove) {
     const Phase& seen = res_.restart_check && res_.restart_check->phase
                             ? *res_.restart_check->phase

@@ -192,6 +192,15 @@ LabWatch::LabWatch(GateEnv& env, int parallel, std::chrono::milliseconds converg
 LabWatch::~LabWatch() = default;
 
 Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
+  // On a quiet network a failure is real: retry briefly (a ping right after a route install),
+  // not for the whole convergence window.
+  return validate(name, plan,
+                  quiet_ ? std::min<std::chrono::milliseconds>(converge_timeout_, kQuietWindow)
+                         : converge_timeout_);
+}
+
+Phase LabWatch::validate(const std::string& name, const plan::Plan& plan,
+                         std::chrono::milliseconds window) {
   Phase ph;
   ph.name = name;
   // Each phase's probes are the change's evidence (<name>-probes.jsonl).
@@ -199,12 +208,8 @@ Phase LabWatch::validate(const std::string& name, const plan::Plan& plan) {
   validate::Context ctx{plan, probe, parallel_};
   ctx.ping_timeout = ping_timeout_;
   validate::RunOptions ro;
-  // On a quiet network a failure is real: retry briefly (a ping right after a route install),
-  // not for the whole convergence window.
-  ro.converge_timeout =
-      quiet_ ? std::min<std::chrono::milliseconds>(converge_timeout_, kQuietWindow)
-             : converge_timeout_;
-  ro.hold_riders = !quiet_;
+  ro.converge_timeout = window;
+  ro.hold_riders = !quiet_ && window == converge_timeout_;
   ro.time = &env_.time;
   auto validators = env_.validators({}, nullptr);
   auto t0 = env_.time.now();

@@ -88,6 +88,10 @@ class LabWatch {
   // reachability) for the diff. After a quiet settle() a failure is real, so results are retried
   // for a short window only (3 s) instead of the whole convergence window.
   Phase validate(const std::string& name, const plan::Plan& plan);
+  // The same with a convergence window of its own, and riders not held back: an early look
+  // at a network that has not settled (the gate's early reject), where only what cannot
+  // converge (TestResult::cannot_converge) is believed.
+  Phase validate(const std::string& name, const plan::Plan& plan, std::chrono::milliseconds window);
 
   // Waits until the network is quiet — which sessions are Established and every FIB's routes
   // with their next-hop counts unchanged for the quiet period (1 s), polled every `o.poll` —

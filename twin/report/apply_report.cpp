@@ -265,11 +265,14 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   }
   std::string v = replay::to_string(r.verdict.decision);
   for (auto& c : v) c = static_cast<char>(std::toupper(c));
-  o << "VERDICT: " << v;
+  o << "VERDICT: " << v << " (after " << seconds_text(r.verdict_ms) << ")";
   if (r.verdict.decision == replay::Decision::kApprove)
     o << " — every validator passed and nothing was lost that the change did not intend"
       << (r.intent_saved ? "; the lab's intended state now includes this change" : "");
   o << "\n";
+  if (!r.early_reject.empty())
+    o << "  decided without waiting for the network to settle: " << one_line(r.early_reject)
+      << " (a failure waiting cannot mend)\n";
   if (!r.configs_saved.empty()) {
     o << "  saved as startup config (a restart boots into the change):";
     for (const auto& n : r.configs_saved) o << " " << n;
@@ -380,6 +383,8 @@ nlohmann::json apply_json(const replay::ApplyResult& r,
                           {"detail", s.detail},
                           {"duration_ms", s.duration_ms}});
   j["first_failing_step"] = r.first_failing_step;
+  j["early_reject"] = r.early_reject;
+  j["verdict_ms"] = r.verdict_ms;
   j["diff"] = nlohmann::json::array();
   for (const auto& c : r.diff.changes) j["diff"].push_back(change_json(c, true));
   j["baseline"] = report_slot(r.baseline.report, slots);

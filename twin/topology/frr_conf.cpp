@@ -247,6 +247,22 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
           }
         } else if (starts(w, {"ip", "ospf", "hello-interval"}) && w.size() >= 4) {
           if (auto v = to_int(w[3]); v && !dead_set.count(iface)) c.ospf_dead_s[iface] = 4 * *v;
+        } else if (starts(w, {"ip", "ospf", "authentication-key"}) && w.size() >= 4) {
+          auto& a = c.ospf_auth[iface];
+          a.simple_key = w[3];
+          if (!a.line) a.line = lineno;
+        } else if (starts(w, {"ip", "ospf", "authentication"})) {
+          auto& a = c.ospf_auth[iface];
+          a.type = w.size() < 4 ? "simple" : w[3] == "key-chain" ? "key-chain" : w[3];
+          if (!a.line) a.line = lineno;
+        } else if (starts(w, {"ip", "ospf", "message-digest-key"}) && w.size() >= 6 &&
+                   w[4] == "md5") {
+          auto& a = c.ospf_auth[iface];
+          if (auto id = to_int(w[3])) {
+            a.md5_keys[*id] = w[5];
+            a.md5_youngest = *id;
+          }
+          if (!a.line) a.line = lineno;
         } else if (starts(w, {"ip", "ospf", "cost"}) && w.size() >= 4) {
           if (auto v = to_int(w[3])) c.ospf_costs[iface] = *v;
         } else if (starts(w, {"ip", "ospf", "passive"})) {
@@ -368,6 +384,9 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
           c.ospf_active.push_back(w[2]);
         else if (w[0] == "redistribute" && w.size() >= 2)
           c.redistribute["ospf"].push_back(w[1]);
+        else if (w[0] == "area" && w.size() >= 3 && w[2] == "authentication")
+          c.ospf_area_auth[normalize_area(w[1])] =
+              w.size() >= 4 && w[3] == "message-digest" ? "message-digest" : "simple";
         break;
       }
       case Block::kOspf6: {
@@ -431,6 +450,50 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
                                        }),
                         c.bgp_neighbors.end());
   return c;
+}
+
+std::string ospf_auth_type(const FrrConf& c, const std::string& ifname, const std::string& area) {
+  std::string t;
+  if (auto it = c.ospf_auth.find(ifname); it != c.ospf_auth.end()) t = it->second.type;
+  if (t.empty())
+    if (auto a = c.ospf_area_auth.find(normalize_area(area)); a != c.ospf_area_auth.end())
+      t = a->second;
+  return t.empty() || t == "null" ? "none" : t;
+}
+
+std::string ospf_auth_mismatch(const FrrConf& here, const std::string& here_if,
+                               const FrrConf& there, const std::string& there_if,
+                               const std::string& area, const std::string& there_name) {
+  const std::string a = ospf_auth_type(here, here_if, area);
+  const std::string b = ospf_auth_type(there, there_if, area);
+  if (a != b) return "authentication " + a + " here, " + b + " on " + there_name;
+  static const OspfAuthConf kNone;
+  auto conf = [](const FrrConf& c, const std::string& i) -> const OspfAuthConf& {
+    auto it = c.ospf_auth.find(i);
+    return it == c.ospf_auth.end() ? kNone : it->second;
+  };
+  const auto& x = conf(here, here_if);
+  const auto& y = conf(there, there_if);
+  if (a == "simple" && x.simple_key != y.simple_key)
+    return "authentication keys differ (simple password) here and on " + there_name;
+  if (a == "message-digest") {
+    // Each end signs with its youngest key; the other must hold that id with the same key
+    // (RFC 2328 D.3).
+    auto holds = [](const OspfAuthConf& signer, const OspfAuthConf& checker) {
+      if (signer.md5_youngest < 0) return false;
+      auto k = checker.md5_keys.find(signer.md5_youngest);
+      return k != checker.md5_keys.end() && k->second == signer.md5_keys.at(signer.md5_youngest);
+    };
+    if (!holds(x, y))
+      return x.md5_youngest < 0 ? "message-digest without a key here"
+                                : "message-digest key " + std::to_string(x.md5_youngest) +
+                                      " differs here and on " + there_name;
+    if (!holds(y, x))
+      return y.md5_youngest < 0 ? "message-digest without a key on " + there_name
+                                : "message-digest key " + std::to_string(y.md5_youngest) +
+                                      " differs here and on " + there_name;
+  }
+  return "";
 }
 
 }  // namespace twin::topology

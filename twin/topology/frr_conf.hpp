@@ -65,6 +65,17 @@ struct OspfNetworkConf {
   int line = 0;
 };
 
+// OSPFv2 authentication an interface sets itself (RFC 2328 appendix D; FRR's docs, "OSPFv2":
+// `ip ospf authentication [message-digest|null]`, `ip ospf authentication-key KEY`,
+// `ip ospf message-digest-key N md5 KEY`).
+struct OspfAuthConf {
+  std::string type;        // "" (not set here: the area's), "simple", "message-digest", "null"
+  std::string simple_key;  // authentication-key
+  std::map<int, std::string> md5_keys;  // key id -> key
+  int md5_youngest = -1;  // the key id configured last: FRR signs with it (ospf_auth.c)
+  int line = 0;           // where the interface's authentication is first set
+};
+
 struct StaticRouteConf {
   std::string prefix;  // "10.9.0.0/24"
   std::string via;     // next-hop address; "" for an interface or blackhole route
@@ -105,6 +116,8 @@ struct FrrConf {
   // `ip ospf hello-interval` (dead = 4 x hello then, RFC 2328 appendix C.3); 1 for
   // `dead-interval minimal`. Absent: FRR's default, 40 s.
   std::map<std::string, int> ospf_dead_s;
+  std::map<std::string, OspfAuthConf> ospf_auth;      // interface -> its own authentication
+  std::map<std::string, std::string> ospf_area_auth;  // area -> "simple" | "message-digest"
 
   // What the config originates: `network P` under router bgp (any unicast family), and the
   // sources of `redistribute SRC` per protocol and family: "bgp4" (router bgp, IPv4 unicast or
@@ -130,6 +143,17 @@ struct FrrConf {
   // reported by the loader as unsupported, with the line.
   std::vector<ConfLine> unsupported;
 };
+
+// The OSPFv2 authentication interface `ifname` of area `area` runs with under `c`: its own
+// `ip ospf authentication`, else its area's `area A authentication`, else "none"; "null" is
+// none too. Pure.
+std::string ospf_auth_type(const FrrConf& c, const std::string& ifname, const std::string& area);
+// Why two ends of an OSPFv2 link (each config, interface and area) cannot authenticate each
+// other, in words that name no key ("message-digest here, none on r6:eth1", "message-digest
+// key 1 differs"), or "" when they agree. Pure.
+std::string ospf_auth_mismatch(const FrrConf& here, const std::string& here_if,
+                               const FrrConf& there, const std::string& there_if,
+                               const std::string& area, const std::string& there_name);
 
 // Parses `text` (the content of `file`). Never fails: unknown commands are skipped.
 FrrConf parse_frr_conf(const std::string& text, const std::string& file);

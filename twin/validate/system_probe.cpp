@@ -81,6 +81,14 @@ Result<std::map<std::string, std::vector<ProcessHealth>>> SystemProbe::processes
   return out;
 }
 
+Result<std::string> SystemProbe::running_config(const plan::Node& node) {
+  auto t = Clock::now();
+  auto r = drivers_(node).running_config(node, runner_);
+  if (keep_)
+    record({node.name, "show running-config", r ? *r : "error: " + r.error().message, ms_since(t)});
+  return r;
+}
+
 void SystemProbe::record(ProbeRecord r) {
   std::lock_guard lk(mu_);
   records_.push_back(std::move(r));

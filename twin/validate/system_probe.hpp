@@ -38,6 +38,8 @@ class SystemProbe final : public LabProbe {
   // From the lab's state file (plan.lab) and each node's driver (process_health).
   Result<std::map<std::string, std::vector<ProcessHealth>>> processes(
       const plan::Plan& plan) override;
+  // Through the node's driver (its vty sockets).
+  Result<std::string> running_config(const plan::Node& node) override;
 
   // Copy of everything probed so far; empty unless constructed with Evidence::kKeep.
   std::vector<ProbeRecord> records() const;

@@ -15,6 +15,10 @@ Result<std::map<std::string, std::vector<ProcessHealth>>> LabProbe::processes(co
   return usage_error("this probe cannot see the lab's processes");
 }
 
+Result<std::string> LabProbe::running_config(const plan::Node&) {
+  return usage_error("this probe cannot read running configurations");
+}
+
 TestResult make_result(const std::string& validator, int test, const std::string& test_name,
                        Status status, const std::string& node, const std::string& peer,
                        const std::string& expected, const std::string& observed,

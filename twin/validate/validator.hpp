@@ -52,6 +52,11 @@ class LabProbe {
   // cannot see processes (the `node` family then skips, saying so).
   virtual Result<std::map<std::string, std::vector<ProcessHealth>>> processes(
       const plan::Plan& plan);
+  // The node's running FRR configuration (`show running-config` without vtysh's banner), for
+  // what FRR 8.4 prints in no JSON (OSPF authentication, a router-id waiting for a restart).
+  // The default is kUsage: a probe that cannot read it (the families then compare less, and
+  // say so).
+  virtual Result<std::string> running_config(const plan::Node& node);
 };
 
 struct Context {

@@ -14,9 +14,13 @@ std::vector<TestResult> evaluate_node(
     // A probe that cannot see processes at all (a recorded run) is not a lab whose processes
     // are unknown: say so, and let the other families judge.
     const bool unsupported = processes.error().kind == ErrorKind::kUsage;
-    out.push_back(make_result("node", 0, "daemons", unsupported ? Status::kSkipped : Status::kError,
-                              "", "", "every daemon running", "no data",
-                              "cannot read the lab's processes: " + processes.error().message));
+    out.push_back(
+        unsupported
+            ? make_result("node", 0, "daemons", Status::kSkipped, "", "", "every daemon running",
+                          "not observable", processes.error().message)
+            : make_result("node", 0, "daemons", Status::kError, "", "", "every daemon running",
+                          "no data",
+                          "cannot read the lab's processes: " + processes.error().message));
     return out;
   }
   for (const auto& n : plan.nodes) {

@@ -5,6 +5,7 @@
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
+#include "twin/topology/frr_conf.hpp"
 
 namespace twin::validators {
 
@@ -150,7 +151,7 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 std::string diagnose(const plan::ExpectedAdjacency& a, const nlohmann::json* here_if,
                      const nlohmann::json* there_if, const std::string& there_why,
                      const std::optional<Neighbor>& nbr, const OspfObservation* here,
-                     const OspfObservation* there) {
+                     const OspfObservation* there, const std::string& auth_why) {
   const std::string peer_at = a.peer_node + ":" + a.peer_interface;
   if (!here_if) return "OSPF does not run on " + a.interface;
   std::vector<std::string> why;
@@ -172,6 +173,7 @@ std::string diagnose(const plan::ExpectedAdjacency& a, const nlohmann::json* her
              std::to_string(p.mtu) + " here, " + std::to_string(q.mtu) + " on " + peer_at;
     why.insert(why.end(), m.begin(), m.end());
   }
+  if (!auth_why.empty()) why.push_back(auth_why);
   std::string rid = router_id_of(here), peer_rid = router_id_of(there);
   if (a.version == 2 && !rid.empty() && rid == peer_rid)
     why.push_back("duplicate router-id " + rid);
@@ -210,9 +212,64 @@ bool runs_ospf(const plan::Node& n, int version) {
                      [&](const plan::OspfInterface& i) { return i.version == version; });
 }
 
+namespace {
+
+// Each OSPF router's running configuration as FRR reads it (nodes whose config was not read
+// are absent).
+std::map<std::string, topology::FrrConf> configs_of(
+    const std::map<std::string, OspfObservation>& observed) {
+  std::map<std::string, topology::FrrConf> out;
+  for (const auto& [node, o] : observed)
+    if (o.config) out.emplace(node, topology::parse_frr_conf(*o.config, node + " running-config"));
+  return out;
+}
+
+// The router-id a node runs now and the one its configuration names ("" when unset or unread).
+struct RouterIds {
+  std::string running, configured;
+  // What it will run after ospfd's next start: the configured one, else the running one.
+  [[nodiscard]] const std::string& effective() const {
+    return configured.empty() ? running : configured;
+  }
+  [[nodiscard]] bool latent() const { return !configured.empty() && configured != running; }
+};
+
+}  // namespace
+
+std::vector<Note> ospf_notes(const plan::Plan& plan,
+                             const std::map<std::string, OspfObservation>& observed) {
+  const auto confs = configs_of(observed);
+  std::vector<Note> out;
+  for (const auto& n : plan.nodes) {
+    if (!runs_ospf(n)) continue;
+    auto c = confs.find(n.name);
+    const std::string running = router_id_of(find(observed, n.name));
+    if (c == confs.end() || running.empty() || c->second.ospf_router_id.empty() ||
+        c->second.ospf_router_id == running)
+      continue;
+    add_note(out, {"warning", n.name, "",
+                   "runs OSPF router-id " + running + " but its config says " +
+                       c->second.ospf_router_id +
+                       ": FRR takes the new id only when ospfd restarts (`clear ip ospf "
+                       "process`), so this validation judges the old one; --restart-check "
+                       "judges the network with the new"});
+  }
+  return out;
+}
+
 std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
                                       const std::map<std::string, OspfObservation>& observed) {
   std::vector<TestResult> out;
+  const auto confs = configs_of(observed);
+  // Why the two ends of `a` cannot authenticate each other ("" when they can, or when either
+  // end's configuration is unread).
+  auto auth_why = [&](const plan::ExpectedAdjacency& a) -> std::string {
+    if (a.version != 2) return "";
+    auto h = confs.find(a.node), t = confs.find(a.peer_node);
+    if (h == confs.end() || t == confs.end()) return "";
+    return topology::ospf_auth_mismatch(h->second, a.interface, t->second, a.peer_interface, a.area,
+                                        a.peer_node + ":" + a.peer_interface);
+  };
 
   // Tests 0 and 1, per expected adjacency end.
   for (const auto& a : plan.adjacencies) {
@@ -238,12 +295,14 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     const std::string there_why = interfaces_missing(there, a.peer_node, a.version);
     auto nbr = neighbor_on(here, a.interface, a.version);
     bool is_full = nbr && validate::ospf_full(nbr->state);
+    const std::string auth = auth_why(a);
     out.push_back(make_result(
         kFamily, 0, "adjacency-full", is_full ? Status::kPassed : Status::kFailed, a.node, subject,
         "Full with " + a.peer_node, nbr ? nbr->state : "no neighbor",
         is_full ? "adjacency with " + a.peer_node + " on " + a.interface + " is Full"
                 : "adjacency with " + a.peer_node + " on " + a.interface + " is not Full: " +
-                      diagnose(a, here_if, there_if, there_why, nbr, here, there)));
+                      diagnose(a, here_if, there_if, there_why, nbr, here, there, auth)));
+    const size_t full_at = out.size() - 1;
 
     if (!there_why.empty()) {
       out.push_back(make_result(
@@ -256,6 +315,10 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
       out.push_back(make_result(kFamily, 1, "interfaces-agree", Status::kFailed, a.node, subject,
                                 "OSPF on both ends", "not on " + missing,
                                 "OSPF does not run on " + missing));
+      // Configured so: no adjacency can form until a configuration changes.
+      out.back().cannot_converge = "OSPF does not run on " + missing;
+      if (out[full_at].status == Status::kFailed)
+        out[full_at].cannot_converge = out.back().cannot_converge;
       continue;
     }
     Params p = params_of(*here_if, a.version), q = params_of(*there_if, a.version);
@@ -272,22 +335,36 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     auto m = mismatches(p, q, peer_at);
     if (p.passive) m.insert(m.begin(), a.interface + " is passive");
     if (q.passive) m.insert(m.begin(), peer_at + " is passive");
+    if (!auth.empty()) m.push_back(auth);
     std::string summary = "area " + p.area + ", hello " + std::to_string(p.hello_ms) +
                           " ms, dead " + std::to_string(p.dead_s) + " s, " + p.network_type +
                           ", MTU " + std::to_string(p.mtu);
+    if (a.version == 2 && (!confs.count(a.node) || !confs.count(a.peer_node)))
+      summary += " (authentication not compared: a running config was not read)";
     out.push_back(make_result(kFamily, 1, "interfaces-agree",
                               m.empty() ? Status::kPassed : Status::kFailed, a.node, subject,
                               "agree with " + peer_at, m.empty() ? summary : join(m, "; "),
                               m.empty() ? "both ends: " + summary
                                         : "ends disagree: " + join(m, "; ")));
+    if (!m.empty()) {
+      // What both ends are configured with: no amount of waiting makes them agree (RFC 2328
+      // §10.5), so the gate need not hold a dead interval to know it.
+      out.back().cannot_converge = "OSPF ends disagree: " + join(m, "; ");
+      if (out[full_at].status == Status::kFailed)
+        out[full_at].cannot_converge = out.back().cannot_converge;
+    }
   }
 
-  // Test 2: router-ids.
+  // Test 2: router-ids, as each router will run after its next start: the configured one where
+  // its running config names another (a latent duplicate is one).
   std::map<std::string, std::vector<std::string>> by_rid;
+  std::map<std::string, RouterIds> ids;
   for (const auto& n : plan.nodes) {
     if (!runs_ospf(n)) continue;
     const auto* o = find(observed, n.name);
     std::string rid = router_id_of(o);
+    if (auto c = confs.find(n.name); c != confs.end() && !rid.empty())
+      ids[n.name] = {rid, c->second.ospf_router_id};
     if (rid.empty()) {
       std::string why = o ? no_data(n.name, o->instance, kInstance) : n.name + ": OSPF not probed";
       if (why.empty()) why = n.name + ": no routerId in `" + kInstance.command + "`";
@@ -295,8 +372,11 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
                                 "a router-id", "no data", "cannot read the router-id: " + why));
       continue;
     }
-    by_rid[rid].push_back(n.name);
-    if (!n.ospf_router_id.empty() && rid != n.ospf_router_id)
+    const RouterIds& id = ids[n.name];
+    by_rid[id.effective().empty() ? rid : id.effective()].push_back(n.name);
+    // Against the configuration it was planned with, where its running one is not read (a
+    // latent id is a note, ospf_notes).
+    if (!confs.count(n.name) && !n.ospf_router_id.empty() && rid != n.ospf_router_id)
       out.push_back(make_result(kFamily, 2, "router-id-unique", Status::kFailed, n.name, "",
                                 n.ospf_router_id, rid,
                                 "router-id " + rid + " differs from the configured " +
@@ -308,12 +388,21 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
       for (const auto& o : nodes)
         if (o != node) others.push_back(o);
       bool dup = !others.empty();
+      // Who takes the shared id only at a restart: say so (the network runs fine until then).
+      std::vector<std::string> waiting;
+      for (const auto& o : nodes)
+        if (ids[o].latent()) waiting.push_back(o + " (runs " + ids[o].running + ")");
+      std::string msg =
+          dup ? "OSPF router-id " + rid + " is shared with " + join_names(others) +
+                    (waiting.empty() ? std::string()
+                                     : " once ospfd restarts on " + join_names(waiting) +
+                                           ": its config names it, FRR takes it "
+                                           "at the next start")
+              : "";
       out.push_back(make_result(kFamily, 2, "router-id-unique",
                                 dup ? Status::kFailed : Status::kPassed, node, "", "unique",
-                                rid + (dup ? " (also " + join_names(others) + ")" : ""),
-                                dup ? "OSPF router-id " + rid + " is shared with " +
-                                          join_names(others)
-                                    : ""));
+                                rid + (dup ? " (also " + join_names(others) + ")" : ""), msg));
+      if (dup) out.back().cannot_converge = msg;
     }
 
   // Test 3: every OSPF network in the FIB of every OSPF router sharing an area with it. The
@@ -396,6 +485,7 @@ std::vector<TestResult> OspfValidator::run(validate::Context& ctx) {
       o.interfaces = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf interface json");
       o.instance = ctx.probe.frr_json(*nodes[i], "ospfd", "show ip ospf json");
       o.routes = ctx.probe.frr_json(*nodes[i], "zebra", "show ip route json");
+      o.config = ctx.probe.running_config(*nodes[i]);
     }
     if (runs_ospf(*nodes[i], 3)) {
       o.neighbors6 = ctx.probe.frr_json(*nodes[i], "ospf6d", "show ipv6 ospf6 neighbor json");
@@ -404,6 +494,7 @@ std::vector<TestResult> OspfValidator::run(validate::Context& ctx) {
   });
   std::map<std::string, OspfObservation> observed;
   for (size_t i = 0; i < nodes.size(); ++i) observed.emplace(nodes[i]->name, std::move(got[i]));
+  notes_ = ospf_notes(ctx.plan, observed);
   return evaluate_ospf(ctx.plan, observed);
 }
 
