@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/fakes.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/runner.hpp"
@@ -1035,11 +1036,13 @@ class EmptyValidator : public twin::validate::Validator {
   std::vector<TestResult> run(twin::validate::Context&) override { return {}; }
 };
 
-// A 30 s window retried every millisecond, progress lines collected in `progress`.
+// A 30 s window retried every 250 ms on a clock that moves only when slept on (no real time
+// passes), progress lines collected in `progress`.
 twin::validate::RunOptions retrying_options(std::vector<std::string>* progress) {
+  static twin_test::FakeTime time;
   twin::validate::RunOptions opts;
   opts.converge_timeout = std::chrono::seconds(30);
-  opts.retry_interval = std::chrono::milliseconds(1);
+  opts.time = &time;
   opts.progress = [progress](const std::string& s) { progress->push_back(s); };
   return opts;
 }
@@ -1170,10 +1173,12 @@ TEST(RunValidation, AlwaysFailingEndsFailedWhenTheWindowCloses) {
   std::vector<std::unique_ptr<twin::validate::Validator>> vs;
   vs.push_back(std::make_unique<ScriptedValidator>("broken", std::vector<Status>{Status::kFailed}));
   vs.push_back(std::make_unique<ScriptedValidator>("blind", std::vector<Status>{Status::kError}));
+  twin_test::FakeTime time;
   twin::validate::RunOptions opts;
   opts.converge_timeout = std::chrono::milliseconds(0);
-  opts.retry_interval = std::chrono::milliseconds(1);
+  opts.time = &time;
   auto report = twin::validate::run_validation(ctx, vs, opts);
+  EXPECT_EQ(time.slept(), std::chrono::milliseconds(0));  // no window: one attempt, no wait
   ASSERT_EQ(report.results.size(), 2u);
   EXPECT_EQ(report.results[0].status, Status::kFailed);
   EXPECT_EQ(report.results[0].attempts, 1);

@@ -427,10 +427,13 @@ class FakeGuest {
         std::string id = line.substr(0, sp), cmd = line.substr(sp + 1);
         std::string out = reply(cmd);
         std::string end = out + "\n\x1eTWIN-END " + id + " 3\n";
-        if (cmd.find("'never'") != std::string::npos)
-          std::this_thread::sleep_for(std::chrono::milliseconds(400));  // holds the line, silent
-        else
+        if (cmd.find("'never'") != std::string::npos) {
+          // Holds the line, silent, until the client gives up and closes it: no sleeping.
+          while (::read(c, &ch, 1) > 0) {
+          }
+        } else {
           (void)!::write(c, end.data(), end.size());
+        }
         ::close(c);
       }
     });
@@ -460,9 +463,10 @@ TEST_F(VmLab, AgentRunsOneLineAndReturnsOutputAndExitCode) {
   // The guest kills a command once the caller stops waiting (10 s by default).
   EXPECT_EQ(r->output, "ran: timeout -s KILL 10 sh -c 'ip link set eth1 mtu 1400'");
   EXPECT_FALSE(twin::runtime::agent_exec(sock, "two\nlines"));
-  auto slow = twin::runtime::agent_exec(sock, "never", std::chrono::milliseconds(200));
+  // A guest that never answers: the client's own timeout (1 ms, so the test waits for nothing).
+  auto slow = twin::runtime::agent_exec(sock, "never", std::chrono::milliseconds(1));
   ASSERT_FALSE(slow);
-  EXPECT_NE(slow.error().message.find("did not answer 'never' within 200 ms"), std::string::npos);
+  EXPECT_NE(slow.error().message.find("did not answer 'never' within 1 ms"), std::string::npos);
 }
 
 TEST_F(VmLab, AgentTablesParseAndMissingAgentIsNamed) {
