@@ -209,7 +209,14 @@ struct SharedLab {
     lab = unique_lab(tag);
     auto r = twin("up " + kRepo + "/topologies/" + topology + " --name " + lab);
     up_ok = r.code == 0;
-    if (!up_ok) std::cerr << tag << " lab did not come up: " << r.err;
+    if (!up_ok) {
+      std::cerr << tag << " lab did not come up: " << r.err;
+      return;
+    }
+    // `up` returns once daemons run; routes (ECMP after an OSPF DR election) may still be
+    // moving. Every suite's first test starts from a settled lab, whichever runs first.
+    auto v = twin("validate --lab " + lab + " --json --converge-timeout 90");
+    if (v.code != 0) std::cerr << tag << " lab did not settle to a passing validation\n";
   }
   void down() {
     if (!lab.empty()) expect_down_clean(lab);

@@ -1112,6 +1112,58 @@ TEST(Diff, OriginFromTheBgpPath) {
   EXPECT_EQ(twin::replay::origin_from_bgp_route(json::parse(R"({"paths":[]})"), p, "leaf1"), "");
 }
 
+// A probe that answers nothing: attribution falls back on the FIBs alone.
+class SilentProbe final : public twin::validate::LabProbe {
+ public:
+  twin::Result<json> frr_json(const twin::plan::Node&, const std::string&,
+                              const std::string&) override {
+    ++asked;
+    return twin::harness_error("no bgpd here");
+  }
+  twin::Result<json> ip_json(const twin::plan::Node&, const std::vector<std::string>&) override {
+    return twin::harness_error("not asked");
+  }
+  std::vector<twin::validate::PingResult> ping(
+      const twin::plan::Node&, const std::vector<twin::validate::PingRequest>&) override {
+    return {};
+  }
+  int asked = 0;
+};
+
+TEST(Diff, OriginOfADefaultNobodyInstallsIsWhereItsNextHopsLead) {
+  // OSPF's `default-information originate always` on leaf4: every other node routes 0.0.0.0/0
+  // toward it, leaf4 itself has no such route, and no BGP path names it.
+  NetState before, after;
+  for (const char* leaf : {"leaf1", "leaf2", "leaf3"}) {
+    after.fib[leaf] = {{"0.0.0.0/0", 2}};
+    after.fib_via[leaf]["0.0.0.0/0"] = {"swp1", "swp2"};
+  }
+  for (const char* spine : {"spine1", "spine2"}) {
+    after.fib[spine] = {{"0.0.0.0/0", 1}};
+    after.fib_via[spine]["0.0.0.0/0"] = {"swp4"};
+  }
+  Diff d = twin::replay::diff_states(before, after, clos(), clos());
+  ASSERT_EQ(d.count("prefix-gained", false), 5);
+  SilentProbe probe;
+  twin::replay::attribute_origins(d, before, after, clos(), probe);
+  EXPECT_GT(probe.asked, 0);  // BGP was asked first
+  for (const auto& c : d.changes) EXPECT_EQ(c.origin, "leaf4") << c.node;
+  Verdict v = twin::replay::decide({}, Report{}, d, nullptr);
+  ASSERT_FALSE(v.reasons.empty());
+  EXPECT_EQ(v.reasons[0].message,
+            "prefixes gained that the change does not declare: 1 (0.0.0.0/0 originated by leaf4, "
+            "in 5 FIBs)");
+  // A loop of next hops that never leaves the routers that route it names nobody.
+  NetState looped;
+  looped.fib["leaf1"] = {{"0.0.0.0/0", 1}};
+  looped.fib_via["leaf1"]["0.0.0.0/0"] = {"swp1"};
+  looped.fib["spine1"] = {{"0.0.0.0/0", 1}};
+  looped.fib_via["spine1"]["0.0.0.0/0"] = {"swp1"};
+  Diff l = twin::replay::diff_states(before, looped, clos(), clos());
+  twin::replay::attribute_origins(l, before, looped, clos(), probe);
+  for (const auto& c : l.changes) EXPECT_EQ(c.origin, "") << c.node;
+}
+
 TEST(Diff, PrefixLostIntendedOnlyWhenNoLongerExpected) {
   NetState before, after;
   before.fib["leaf2"] = {{"10.255.1.1/32", 2}, {"10.200.9.0/24", 1}};

@@ -384,6 +384,34 @@ void attribute_origins(Diff& diff, const NetState& before, const NetState& after
       if (b != before.other_routes.end() && b->second.count(prefix)) continue;
       origin[prefix] += (origin[prefix].empty() ? "" : ", ") + node;
     }
+    if (!origin[prefix].empty()) continue;
+    // Nor a local route (OSPF's `default-information originate always` installs nothing on
+    // the originator): follow the next hops from where it was learned; the node they lead to
+    // that does not route the prefix onward itself is where it enters.
+    std::set<std::string> ends;
+    for (const auto& start : nodes) {
+      std::vector<std::string> todo{start};
+      std::set<std::string> seen{start};
+      while (!todo.empty()) {
+        std::string n = todo.back();
+        todo.pop_back();
+        const plan::Node* pn = plan.find(n);
+        auto fv = after.fib_via.find(n);
+        if (!pn || fv == after.fib_via.end() || !fv->second.count(prefix)) continue;
+        for (const auto& dev : fv->second.at(prefix))
+          for (const auto& i : pn->interfaces) {
+            if (i.name != dev || i.peer_node.empty() || !seen.insert(i.peer_node).second) continue;
+            auto pv = after.fib_via.find(i.peer_node);
+            if (pv != after.fib_via.end() && pv->second.count(prefix) &&
+                !pv->second.at(prefix).empty())
+              todo.push_back(i.peer_node);
+            else if (const plan::Node* pe = plan.find(i.peer_node);
+                     pe && pe->kind == topology::NodeKind::kFrr)
+              ends.insert(i.peer_node);
+          }
+      }
+    }
+    for (const auto& e : ends) origin[prefix] += (origin[prefix].empty() ? "" : ", ") + e;
   }
   for (auto& c : diff.changes)
     if (c.category == "prefix-gained" && !c.intended)

@@ -103,7 +103,9 @@ std::string origin_from_bgp_route(const nlohmann::json& route, const plan::Plan&
                                   const std::string& asked);
 // Fills Change::origin of the unintended prefix-gained changes of `diff` (at most 16
 // prefixes; per prefix one or two nodes asked through `probe`); a prefix no BGP path explains
-// is attributed to the nodes where it newly became a local route (other_routes).
+// is attributed to the nodes where it newly became a local route (other_routes), and failing
+// that to the FRR nodes its next hops (fib_via) lead to that do not route it onward: where
+// OSPF's `default-information originate` enters a default without installing one.
 void attribute_origins(Diff& diff, const NetState& before, const NetState& after,
                        const plan::Plan& plan, validate::LabProbe& probe);
 
