@@ -895,6 +895,21 @@ TEST(Diff, BlindNodeInventsNoLossAndTheVerdictSaysWhy) {
   EXPECT_THAT(v.reasons[0].message, HasSubstr("no data after the change: leaf1: bgp: timeout"));
 }
 
+TEST(Diff, TheKernelsMulticastEntriesAreNoRoutes) {
+  // A 6.x guest kernel's main table, as `ip -j -6 route` prints it (and the test VM's
+  // twin-json): ff00::/8 of type multicast is neither a route nor a gap.
+  auto obs = load_observations(kGate + "/drain-spine2/baseline.observe.jsonl");
+  obs["leaf1"].routes6 = twin::ok(json::parse(R"([
+    {"type":"multicast","dst":"ff00::/8","dev":"swp1","protocol":"kernel","metric":256},
+    {"dst":"fe80::/64","dev":"swp1","protocol":"kernel","metric":256},
+    {"dst":"multicast","dev":"swp1"}])"));
+  NetState s = twin::replay::state_from_observations(obs);
+  EXPECT_FALSE(s.other_routes["leaf1"].count("ff00::/8"));
+  // A word where a destination belongs is still never read as one.
+  EXPECT_THAT(s.gaps,
+              ElementsAre("leaf1: routes: destination 'multicast' is not a prefix twin can read"));
+}
+
 TEST(Diff, FailedIpv6RouteProbeIsAGap) {
   auto obs = load_observations(kGate + "/drain-spine2/baseline.observe.jsonl");
   obs["leaf1"].routes6 = twin::harness_error("timeout");

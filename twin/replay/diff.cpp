@@ -30,6 +30,12 @@ void fold_routes(const Result<nlohmann::json>& routes, bool v6, const std::strin
     // but one that takes a routed prefix over is named when that prefix leaves the protocol.
     static const std::set<std::string> kRouting = {"bgp", "ospf", "isis"};
     if (!r.is_object() || !r.contains("dst") || !r["dst"].is_string()) continue;
+    // The kernel's own multicast, broadcast, local and anycast entries (a 6.x kernel puts
+    // `multicast ff00::/8` in the main table) forward nothing a change can move; iproute2 names
+    // any type other than unicast in "type".
+    static const std::set<std::string> kNotForwarding = {"multicast", "broadcast", "local",
+                                                         "anycast"};
+    if (kNotForwarding.count(r.value("type", ""))) continue;
     const auto prefix = route_dst_prefix(r["dst"].get<std::string>(), v6);
     if (!prefix) {
       gaps.push_back(node + ": routes: destination '" + r["dst"].get<std::string>() +
