@@ -29,7 +29,7 @@ CLI::Validator range(double lo, double hi, const char* unit = "", bool integer =
 }
 CLI::Validator whole(double lo, double hi) { return range(lo, hi, "", true); }
 
-// Which host files a command's inputs may name (README.md, "Which files inputs may name").
+// Which host files a command's inputs may name (docs/commands.md, "Which files inputs may name").
 void input_flags(CLI::App* c, twin::cli::InputOptions& in) {
   c->add_option("--allow-path", in.allow_paths,
                 "also let the inputs name files under DIR (repeatable); by default only under "
