@@ -10,7 +10,7 @@ For each class size N (cumulative: the labs of the smaller classes stay up):
              namespaces, veths and routes; noisy: page cache moves it)
   check      every trainee checks in turn, while the other N-1 labs run (median, max), and
              then all N at once (the worst moment of a class: median, max)
-The largest N whose checks in turn stay under 2 s is the figure README.md states.
+The largest N whose checks in turn stay under 2 s is the figure docs/training.md states.
 
 Needs root. Stops every exercise it started (and their labs) on any exit, Ctrl-C included.
 Its records go to a scratch TWIN_TRAINING_DIR, not the machine's.

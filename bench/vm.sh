@@ -4,7 +4,7 @@
 #   sudo bench/vm.sh [RUNS]        (default 3)
 # Per run: `up` total and "VMs ready" (domain start -> TWIN-READY on the console, as `up` waited
 # for it), the guest's own uptime at ready (kernel boot -> init done), the accelerator, QEMU's
-# PSS and RSS once ready, validate time, down time. Needs VM support (README, "VM nodes").
+# PSS and RSS once ready, validate time, down time. Needs VM support (docs/vm-nodes.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}

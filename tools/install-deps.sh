@@ -24,7 +24,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config
       graphviz libjs-d3 node-xterm esbuild jq)
 # twin graph -f svg (graphviz); twin serve's page: d3 3.5 (libjs-d3) and the terminal, Debian's
 # node-xterm bundled at build time by esbuild (its libjs-xterm does not load in a browser);
-# jq for the README's curl examples of the API.
+# jq for the curl examples of the API (docs/serve.md).
 if [ "$browser" = 1 ]; then
   pkgs+=(chromium chromium-driver python3-selenium)
 fi

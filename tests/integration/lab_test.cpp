@@ -460,7 +460,7 @@ TEST(Lab, UpKilledHalfWayIsIncompleteAndDownLeavesNothing) {
   expect_down_clean(lab);
 }
 
-// ---- Which host files inputs may name (README "Which files inputs may name"): a pull
+// ---- Which host files inputs may name (docs/commands.md, "Which files inputs may name"): a pull
 // request's scenario must not make `twin run` read a host file and print it in the job's log.
 namespace {
 

@@ -583,8 +583,8 @@ TEST(GateLogic, InterruptWhileApplyingRollsBackAndSaysSo) {
   EXPECT_FALSE(h.net.shows_bad());
 }
 
-// A rejected change's rollback is not given up at one SIGINT/SIGTERM (README: a second signal
-// stops it): the first lets it finish and the run ends as interrupted, rolled back; two stop
+// A rejected change's rollback is not given up at one SIGINT/SIGTERM (docs/gate.md: a second
+// signal stops it): the first lets it finish and the run ends as interrupted, rolled back; two stop
 // the restore and say the lab is not restored.
 TEST(GateLogic, OneInterruptDuringTheRollbackLetsItFinishTwoStopIt) {
   for (int signals : {1, 2}) {

@@ -1576,11 +1576,11 @@ const StringSet kExpectKeys = {"verdict", "reason", "reason-contains", "reasons-
 const StringSet kReasonCategories(twin::replay::reason_categories().begin(),
                                   twin::replay::reason_categories().end());
 
-// The README documents the one ranked list of reasons, in rank order.
-TEST(Verdict, TheReadmeListsTheReasonsInRankOrder) {
-  std::string readme = read(kRepo + "/README.md");
+// docs/gate.md documents the one ranked list of reasons, in rank order.
+TEST(Verdict, TheGatePageListsTheReasonsInRankOrder) {
+  std::string readme = read(kRepo + "/docs/gate.md");
   auto at = readme.find("<!-- reasons -->");
-  ASSERT_NE(at, std::string::npos) << "README.md lost its ranked list of reasons";
+  ASSERT_NE(at, std::string::npos) << "docs/gate.md lost its ranked list of reasons";
   std::vector<std::string> listed;
   std::regex row(R"(\n\| (\d+) \| `([a-z-]+)` \|)");
   auto end = readme.find("<!-- /reasons -->", at);
@@ -1646,7 +1646,7 @@ const std::string kGood = "version: 1\nname: s\ntopology: topo.yaml\nchange: cha
 
 TEST(Scenario, EveryShippedScenarioLoads) {
   auto files = shipped_scenarios();
-  // The twelve the README describes are there (more may be added).
+  // The twelve docs/scenarios.md describes are there (more may be added).
   StringSet names;
   for (const auto& f : files) names.insert(fs::path(f).stem().string());
   for (const char* n :

@@ -1,4 +1,4 @@
-// No data is never a pass (README "Validators"; DESIGN §3): every validator family of the
+// No data is never a pass (docs/validators.md; DESIGN §3): every validator family of the
 // registry, run over labs that make each of them produce tests, against a lab whose every
 // source fails (FRR's vty, `ip -j`, the prober) or answers with nothing ({}, null, [], no ping
 // result). No result may pass; each is an error naming what could not be read, or skipped for

@@ -1,7 +1,7 @@
 #pragma once
-// The CLI's subcommands, one file each; main.cpp binds CLI11 options to these structs (CLI11
-// is included only there: it costs seconds per translation unit). Each run_* returns the
-// process exit code documented in README.md.
+// The CLI's subcommands, one file each; app.cpp binds CLI11 options to these structs (CLI11
+// is included only through app.hpp: it costs seconds per translation unit). Each run_* returns the
+// process exit code documented in docs/troubleshooting.md ("Exit codes").
 #include <functional>
 #include <iosfwd>
 #include <nlohmann/json_fwd.hpp>

@@ -29,7 +29,7 @@ struct Error {
   }
 };
 
-// Exit code for an error, as documented in README.md ("Exit codes").
+// Exit code for an error, as documented in docs/troubleshooting.md ("Exit codes").
 int exit_code(const Error& e);
 
 template <class T>

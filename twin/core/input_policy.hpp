@@ -1,6 +1,6 @@
 #pragma once
-// Which host files an input may name, and the one way twin reads them (README.md, "Which files
-// inputs may name").
+// Which host files an input may name, and the one way twin reads them (docs/commands.md,
+// "Which files inputs may name").
 //
 // twin gates pull requests: `twin run SCENARIO` runs on files a pull request wrote, and those
 // files name more files (configs, daemons files, image profiles, binds, change sets,

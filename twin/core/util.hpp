@@ -33,8 +33,8 @@ struct InterruptShield {
 extern std::atomic<int> g_interrupt_count;
 // While a SecondInterruptShield lives, programs run on through the first SIGINT/SIGTERM that
 // arrives after it was raised, and stop at the second: a rollback is not given up at one Ctrl-C
-// (README: "a second signal stops the rollback"). interrupted() still reports the first, so the
-// caller knows afterwards. One at a time (not nestable).
+// (docs/gate.md: "a second signal stops the rollback"). interrupted() still reports the first,
+// so the caller knows afterwards. One at a time (not nestable).
 extern std::atomic<int> g_second_interrupt_base;  // g_interrupt_count when raised; -1: none
 struct SecondInterruptShield {
   SecondInterruptShield() { g_second_interrupt_base = base_; }

@@ -1,6 +1,6 @@
 #pragma once
 // A change set: what an orchestrator wants done to the network, as an ordered list of named
-// steps (format v1, documented in README.md "Change sets" and
+// steps (format v1, documented in docs/change-sets.md and
 // scenarios/schema/change.schema.json). Pure data plus its loader; the loader checks every
 // reference against the running lab's plan and reports every problem at once with
 // file:line:column (DESIGN.md §3). Nothing here touches the system; FRR's own syntax check of

@@ -133,8 +133,8 @@ struct Reason {
   std::vector<std::string> context;
 };
 
-// Every Reason::category, most severe first: the one ranked list (README "Verdict"), which
-// issues adding a reason extend. Scenarios name them.
+// Every Reason::category, most severe first: the one ranked list (docs/gate.md, "Verdict
+// reasons"), which issues adding a reason extend. Scenarios name them.
 const std::vector<std::string>& reason_categories();
 // A category's rank: its 1-based place in reason_categories() (an unknown one ranks last).
 int reason_rank(const std::string& category);

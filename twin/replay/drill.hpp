@@ -1,7 +1,7 @@
 #pragma once
-// `twin drill`: which single failure would hurt this fabric, and for how long (README "Failure
-// drills"). On a running lab whose baseline passes, each element in turn — a link taken down at
-// both ends, or a node's routing daemons stopped — is failed; the probe stream measures each
+// `twin drill`: which single failure would hurt this fabric, and for how long (docs/drills.md).
+// On a running lab whose baseline passes, each element in turn — a link taken down at both ends,
+// or a node's routing daemons stopped — is failed; the probe stream measures each
 // flow's outage; the network must settle at the state the design expects with that element
 // gone (the degraded plan: the link intended down, the node drained), and that state is
 // validated; then the element is restored and the baseline proven again before the next one.

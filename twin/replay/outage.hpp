@@ -1,5 +1,5 @@
 #pragma once
-// Hitless measurement (README "Traffic while a change runs"): from the first step until the
+// Hitless measurement (docs/gate.md, "Traffic while a change runs"): from the first step until the
 // network has settled, the gate streams ICMP echoes over a set of flows (runtime/
 // probe_stream.hpp) and reports, per flow, the echoes lost and the longest outage; with a
 // budget, a flow out longer than it rejects the change (reason `outage`). Which flows, and the

@@ -1,5 +1,5 @@
 #pragma once
-// A scenario: the one-shot CI gate's input for `twin run` (format v1, README.md "Scenarios",
+// A scenario: the one-shot CI gate's input for `twin run` (format v1, docs/scenarios.md,
 // scenarios/schema/scenario.schema.json). It names a topology and a change set, and optionally
 // what the gate is expected to decide, so a library of good changes and seeded faults can run
 // as tests.

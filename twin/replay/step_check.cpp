@@ -137,7 +137,7 @@ Result<void> apply_step(const CheckStep& b, StepRun& run, std::string* detail) {
       std::string t;
       for (const auto& x : b.tests) t += (t.empty() ? "" : ", ") + x;
       return t;
-    }() + ": no such test in this lab (see README.md, Validators, for the test numbers)");
+    }() + ": no such test in this lab (see docs/validators.md for the test numbers)");
   if (!problems.empty()) {
     std::string msg;
     for (size_t i = 0; i < problems.size() && i < 3; ++i) msg += (i ? "; " : "") + problems[i];

@@ -4,7 +4,7 @@
 // one runs twin's own commands; unit tests give a fake). Every error is JSON:
 // {"error": {"status": 400, "message": "...", "diagnostics": [...]}} and changes nothing.
 //
-// Security model (README "Web and API"):
+// Security model (docs/serve.md, "Security"):
 // - The server listens on loopback unless a token is configured (server.hpp refuses otherwise).
 // - With a token, every state-changing request (POST, DELETE), every command run in a node and
 //   every terminal needs `Authorization: Bearer <token>` (WebSocket: `?token=`); on a non-loopback
@@ -55,7 +55,7 @@ struct JobView {
   std::string state;  // "running" | "done" | "failed" | "cancelled"
   std::string started_at, ended_at;
   std::vector<std::string> progress;  // the command's stderr lines so far
-  int exit_code = -1;                 // the command's (README "Exit codes")
+  int exit_code = -1;                 // the command's (docs/troubleshooting.md, "Exit codes")
   nlohmann::json result;              // its stdout parsed, null when not JSON (yet), or:
   std::string result_file;            // where its stdout (checked to be JSON) is kept: a large
                                       // report (8x48 validate: ~10 MB) stays on disk, not in RAM

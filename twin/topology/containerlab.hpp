@@ -1,7 +1,7 @@
 #pragma once
 // containerlab topology files (*.clab.yml) → Topology, so a lab published for containerlab runs
 // in twin unchanged. What twin honours, ignores (with a warning) and refuses (with an error) is
-// tabled in README.md, "containerlab files". containerlab semantics followed: its topology
+// tabled in docs/own-labs.md, "containerlab files". containerlab semantics followed: its topology
 // definition (`name`, `topology.{defaults,kinds,groups,nodes,links}`; a node's field comes from
 // the node, else its group, else its kind's entry in `kinds`, else `defaults`), links in the
 // brief form (`endpoints: ["r1:eth1", "r2:eth1"]`) and the `type: veth` form, and paths

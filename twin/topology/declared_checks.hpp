@@ -1,9 +1,9 @@
 #pragma once
-// The `checks:` section: assertions a user declares about a lab without writing C++ (README.md
-// "Declared checks"). In twin's format it is a top-level list; beside a containerlab file it is
-// the companion file `<name>.checks.yaml` (a mapping holding `checks:`), read by
-// load_topology(). Each check is validated here against the topology's nodes (file:line:col);
-// the `checks` validator family (validators/checks/) asserts them.
+// The `checks:` section: assertions a user declares about a lab without writing C++
+// (docs/validators.md, "Declared checks"). In twin's format it is a top-level list; beside a
+// containerlab file it is the companion file `<name>.checks.yaml` (a mapping holding
+// `checks:`), read by load_topology(). Each check is validated here against the topology's
+// nodes (file:line:col); the `checks` validator family (validators/checks/) asserts them.
 #include <optional>
 #include <string>
 #include <vector>

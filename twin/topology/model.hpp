@@ -1,5 +1,5 @@
 #pragma once
-// The topology file as data (format v1, documented in README.md and
+// The topology file as data (format v1, documented in docs/topology.md and
 // topologies/schema/topology.schema.json). Pure data: loading and checking live in loader.hpp.
 #include <cstdint>
 #include <map>

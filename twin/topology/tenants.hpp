@@ -1,6 +1,6 @@
 #pragma once
-// The `tenants:` section: EVPN-VXLAN tenants and their L2 networks (README.md "Tenants and
-// EVPN"). Read and checked here at file:line:col, against the topology's nodes and links:
+// The `tenants:` section: EVPN-VXLAN tenants and their L2 networks (docs/tenants-evpn.md).
+// Read and checked here at file:line:col, against the topology's nodes and links:
 //   - a VNI (L2 or L3) used twice, in one tenant or two;
 //   - a port that is not a leaf's link to a server, or that is in two networks;
 //   - a network with no port (no VTEP);

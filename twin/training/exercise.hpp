@@ -1,5 +1,5 @@
 #pragma once
-// A troubleshooting exercise (format v1, README.md "Training",
+// A troubleshooting exercise (format v1, docs/training.md,
 // scenarios/schema/exercise.schema.json): a topology, a hidden fault (a change set applied
 // without being judged), the ticket a user would write about its symptom, the validator families
 // that must fail while the fault is in and pass once it is fixed, ordered hints, a fix (a change

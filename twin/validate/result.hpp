@@ -21,7 +21,7 @@ const char* to_string(Status s);
 
 struct TestResult {
   std::string validator;  // family (validators/registry.hpp), e.g. "bgp"
-  int test = 0;           // number within the family (stable, documented in README.md)
+  int test = 0;           // number within the family (stable, documented in docs/validators.md)
   std::string test_name;  // e.g. "session-established"
   Status status = Status::kError;
   std::string node;             // subject node ("" when the test is lab-wide)

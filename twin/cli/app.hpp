@@ -1,0 +1,47 @@
+#pragma once
+// The command line as CLI11 sees it: every subcommand with its options, bound to the options
+// structs of commands.hpp. Building it runs nothing and touches nothing; parsing runs the chosen
+// command's callback, which sets `code`. main.cpp parses it; a unit test walks it, so the docs'
+// command blocks name only subcommands and options that exist (tests/unit/docs_test.cpp).
+// CLI11 is included only here (it costs seconds per translation unit): by main.cpp, app.cpp and
+// that test.
+#include <CLI/CLI.hpp>
+
+#include "twin/cli/commands.hpp"
+
+namespace twin::cli {
+
+class Cli {
+ public:
+  Cli();
+  // The callbacks hold `this`: a Cli stays where it was built.
+  Cli(const Cli&) = delete;
+  Cli& operator=(const Cli&) = delete;
+
+  CLI::App app;
+  int code = 0;  // the command's exit code, once app.parse ran its callback
+
+ private:
+  PlanOptions plan;
+  UpOptions up;
+  DownOptions down;
+  StatusOptions status;
+  RestartOptions restart;
+  bool list_json = false;
+  ExecOptions exec;
+  ExecOptions shell;
+  ConsoleOptions console;
+  GraphOptions graph;
+  EventsOptions events;
+  ServeOptions serve;
+  HistoryOptions history;
+  ValidateOptions val;
+  ApplyOptions apply;
+  RunOptions run;
+  DrillOptions drill;
+  GenClosOptions gen;
+  ConvertOptions conv;
+  ExerciseOptions exo;
+};
+
+}  // namespace twin::cli
