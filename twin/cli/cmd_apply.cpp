@@ -309,7 +309,7 @@ int run_scenario(const RunOptions& ro) {
   progress("scenario " + sc->name + ": bringing up lab " + plan.lab);
   engine::UpOptions uo;
   uo.name = ro.name;
-  auto up = engine::up(*topo, uo, runner, progress);
+  auto up = engine::up(plan, uo, runner, progress);  // the plan the change was checked against
   if (!up) return fail_json(o, up.error().message, exit_code(up.error()));
   int code = 0;
   auto finish = [&](int c) {
