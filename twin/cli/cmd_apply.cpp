@@ -106,10 +106,11 @@ int load_change(const std::string& file, const std::string& configs, const plan:
                 const ApplyOptions& o, const InputPolicy& policy) {
   Diagnostics diags;
   replay::ChangeSet partial;
+  const std::vector<std::string> families = validators::family_names();  // check steps name them
   if (!configs.empty())
     *out = replay::change_set_from_configs(configs, plan, diags, &policy);
   else
-    *out = replay::load_change_set(file, plan, diags, &partial, &policy);
+    *out = replay::load_change_set(file, plan, diags, &partial, &policy, &families);
   // FRR's checks run on what could be parsed even when the file has other problems: every
   // problem is reported in one run.
   const replay::ChangeSet& checked = *out ? **out : partial;

@@ -39,7 +39,7 @@ struct End {
 class ChangeSetLoader {
  public:
   ChangeSetLoader(std::string text, std::string file, std::string dir, const plan::Plan& plan,
-                  Diagnostics& d, InputPolicy policy);
+                  Diagnostics& d, InputPolicy policy, const std::vector<std::string>* families);
 
   // The change set, or nullopt when `d` gained diagnostics.
   std::optional<ChangeSet> load();
@@ -120,6 +120,7 @@ class ChangeSetLoader {
   Diagnostics& d_;
   yaml::Reader r_;
   InputPolicy policy_;            // which files the change may name
+  const std::vector<std::string>* families_;  // check steps' test families (null: any name)
   const plan::Plan* cur_;         // the lab as of the current step
   std::deque<plan::Plan> owned_;  // plans of topology steps
   Plans all_plans_;               // the running lab's, then owned_

@@ -159,7 +159,7 @@ std::string first_failure(const validate::Report& r) {
 Result<replay::ChangeSet> load_changes(const Exercise& ex, const std::string& file,
                                        const plan::Plan& plan, const char* what) {
   Diagnostics d;
-  auto cs = replay::load_change_set(file, plan, d, nullptr, &ex.policy);
+  auto cs = replay::load_change_set(file, plan, d, nullptr, &ex.policy, &ex.families);
   if (!cs)
     return input_error(std::string("the exercise's ") + what + " does not load:\n" + d.format());
   return *cs;
