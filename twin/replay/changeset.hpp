@@ -64,12 +64,28 @@ struct TenantPortRef {
   std::string tenant, network;
   Mark mark;
 };
+// The kinds in StepBody's order; their YAML keys are changeset_keys.hpp's kStepKinds, in the same
+// order (the loader dispatches by that position, to_string reads it).
 enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology, kSysctl, kVxlan };
 // "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl" | "vxlan"
 const char* to_string(StepKind k);
 // Whether a step of this kind changes the network (wait and check only observe it): the gate
 // settles and validates after each changing step when it goes step by step.
-bool changes_network(StepKind k);
+constexpr bool changes_network(StepKind k) {
+  switch (k) {
+    case StepKind::kWait:
+    case StepKind::kCheck:
+      return false;
+    case StepKind::kFrr:
+    case StepKind::kInterface:
+    case StepKind::kLink:
+    case StepKind::kTopology:
+    case StepKind::kSysctl:
+    case StepKind::kVxlan:
+      return true;
+  }
+  return true;
+}
 
 // FRR configuration on one or more nodes. Exactly one of replace / add / remove per step.
 struct FrrStep {

@@ -19,11 +19,15 @@ inline const std::vector<std::string> kIntent = {
 inline const std::vector<std::string> kPrefix = {"node", "prefix"};  // intent.*-prefixes[i]
 inline const std::vector<std::string> kPath = {"node", "prefix", "prefixes", "ecmp",
                                                "next-hops"};  // intent.paths[i]
-// A step: its name and exactly one kind key.
+// A step: its name and exactly one kind key. The kinds in the order of StepKind and StepBody
+// (changeset.hpp): the loader makes the kind at a key's position, to_string(StepKind) reads it.
 inline const std::vector<std::string> kStepKinds = {"frr",   "interface", "link",   "wait",
                                                     "check", "topology",  "sysctl", "vxlan"};
-inline const std::vector<std::string> kStep = {"name",  "frr",   "interface", "link",  "wait",
-                                               "check", "topology", "sysctl", "vxlan"};
+inline const std::vector<std::string> kStep = [] {
+  std::vector<std::string> v{"name"};
+  v.insert(v.end(), kStepKinds.begin(), kStepKinds.end());
+  return v;
+}();
 inline const std::vector<std::string> kFrr = {"nodes", "node", "add", "remove", "replace"};
 inline const std::vector<std::string> kInterface = {
     "interfaces", "interface", "mtu", "state", "add-addresses", "remove-addresses"};

@@ -16,52 +16,18 @@ using yaml::found;
 using yaml::item;
 using yaml::mark_of;
 
-const char* to_string(StepKind k) {
-  switch (k) {
-    case StepKind::kFrr:
-      return "frr";
-    case StepKind::kInterface:
-      return "interface";
-    case StepKind::kLink:
-      return "link";
-    case StepKind::kWait:
-      return "wait";
-    case StepKind::kCheck:
-      return "check";
-    case StepKind::kTopology:
-      return "topology";
-    case StepKind::kSysctl:
-      return "sysctl";
-    case StepKind::kVxlan:
-      return "vxlan";
-  }
-  return "?";
-}
-
-bool changes_network(StepKind k) {
-  switch (k) {
-    case StepKind::kWait:
-    case StepKind::kCheck:
-      return false;
-    case StepKind::kFrr:
-    case StepKind::kInterface:
-    case StepKind::kLink:
-    case StepKind::kTopology:
-    case StepKind::kSysctl:
-    case StepKind::kVxlan:
-      return true;
-  }
-  return true;
-}
+const char* to_string(StepKind k) { return keys::kStepKinds.at(static_cast<size_t>(k)).c_str(); }
 
 ChangeSetLoader::ChangeSetLoader(std::string text, std::string file, std::string dir,
-                                 const plan::Plan& plan, Diagnostics& d, InputPolicy policy)
+                                 const plan::Plan& plan, Diagnostics& d, InputPolicy policy,
+                                 const std::vector<std::string>* families)
     : text_(std::move(text)),
       file_(std::move(file)),
       dir_(std::move(dir)),
       d_(d),
       r_(file_, d),
       policy_(std::move(policy)),
+      families_(families),
       cur_(&plan) {
   all_plans_.push_back(&plan);
 }
