@@ -2,9 +2,10 @@
 # order). Used twice: CMakeLists.txt links each module's library only to these, and the
 # check below (run at every build) fails when a source file includes a module not listed here,
 # so a wrong include is a build error naming the file and the include, not a review comment.
-set(TWIN_MODULES core proc topology plan graph state runtime wiring drivers validate validators
+set(TWIN_MODULES core options proc topology plan graph state runtime wiring drivers validate validators
     engine replay report training serve cli)
 set(TWIN_DEPS_core "")
+set(TWIN_DEPS_options core)
 set(TWIN_DEPS_proc core)
 set(TWIN_DEPS_topology core)
 set(TWIN_DEPS_plan core topology)
@@ -19,8 +20,8 @@ set(TWIN_DEPS_engine core proc topology plan graph state runtime wiring drivers 
 set(TWIN_DEPS_replay core proc topology plan state runtime drivers validate engine)
 set(TWIN_DEPS_report core topology plan state runtime validate replay)
 set(TWIN_DEPS_training core proc topology plan state runtime drivers validate engine replay)
-set(TWIN_DEPS_serve core proc topology plan graph state runtime drivers validate engine report)
-set(TWIN_DEPS_cli core proc topology plan graph state runtime wiring drivers validate validators
+set(TWIN_DEPS_serve core options proc topology plan graph state runtime drivers validate engine report)
+set(TWIN_DEPS_cli core options proc topology plan graph state runtime wiring drivers validate validators
     engine replay report training serve)
 
 # The folder that holds a module's sources, relative to the repository root.

@@ -3,9 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
+#include "twin/options/table.hpp"
 #include "twin/serve/api.hpp"
 #include "twin/serve/server.hpp"
 
@@ -184,6 +187,42 @@ TEST_F(ApiTest, ValidateApplyDrillAndDownAreJobsWithTheClisArguments) {
                                       "--no-probe-stream", "--converge-timeout", "20.000000"}));
   EXPECT_EQ(b.started[4].files.at("configs/leaf1.conf"), "hostname leaf1\n");
   EXPECT_EQ(b.started[4].files.at("configs/spine1/frr.conf"), "!");
+}
+
+// Every option the command table (twin/options/table.hpp) gives the API reaches the job as the
+// CLI spells it, with its value.
+TEST_F(ApiTest, EveryOptionTheTableGivesTheApiReachesTheJob) {
+  struct Op {
+    std::string target, command;
+    nlohmann::json base;
+  };
+  for (const auto& op :
+       std::vector<Op>{{"/api/labs", "up", {{"topology", "name: x\n"}}},
+                       {"/api/labs/g1/nodes/leaf1/restart", "restart", nlohmann::json::object()},
+                       {"/api/labs/g1/validate", "validate", nlohmann::json::object()},
+                       {"/api/labs/g1/apply", "apply", {{"change", "version: 1\nsteps: []\n"}}},
+                       {"/api/labs/g1/drill", "drill", nlohmann::json::object()},
+                       {"/api/run", "run", {{"scenario", "version: 1\n"}}}}) {
+    for (const twin::options::Option* o : twin::options::api_options(op.command)) {
+      SCOPED_TRACE(op.command + " " + o->api_field);
+      nlohmann::json rq = op.base;
+      std::vector<std::string> want{o->long_name()};
+      if (o->type == twin::options::Type::kFlag) {
+        rq[o->api_field] = true;
+      } else if (o->type == twin::options::Type::kNumber) {
+        rq[o->api_field] = o->api_range->lo;
+        want.push_back(std::to_string(o->api_range->lo));
+      } else {
+        rq[o->api_field] = "x1";
+        want.push_back("x1");
+      }
+      auto r = call(req("POST", op.target, rq.dump()));
+      ASSERT_EQ(r.status, 202) << r.body;
+      const auto& args = b.started.back().args;
+      auto at = std::search(args.begin(), args.end(), want.begin(), want.end());
+      EXPECT_NE(at, args.end()) << twin::join_names(args);
+    }
+  }
 }
 
 TEST_F(ApiTest, UpChecksTheTopologyFirstAndReturnsItsDiagnostics) {

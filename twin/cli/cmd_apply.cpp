@@ -106,10 +106,11 @@ int load_change(const std::string& file, const std::string& configs, const plan:
                 const ApplyOptions& o, const InputPolicy& policy) {
   Diagnostics diags;
   replay::ChangeSet partial;
+  const std::vector<std::string> families = validators::family_names();  // check steps name them
   if (!configs.empty())
     *out = replay::change_set_from_configs(configs, plan, diags, &policy);
   else
-    *out = replay::load_change_set(file, plan, diags, &partial, &policy);
+    *out = replay::load_change_set(file, plan, diags, &partial, &policy, &families);
   // FRR's checks run on what could be parsed even when the file has other problems: every
   // problem is reported in one run.
   const replay::ChangeSet& checked = *out ? **out : partial;
@@ -309,7 +310,7 @@ int run_scenario(const RunOptions& ro) {
   progress("scenario " + sc->name + ": bringing up lab " + plan.lab);
   engine::UpOptions uo;
   uo.name = ro.name;
-  auto up = engine::up(*topo, uo, runner, progress);
+  auto up = engine::up(plan, uo, runner, progress);  // the plan the change was checked against
   if (!up) return fail_json(o, up.error().message, exit_code(up.error()));
   int code = 0;
   auto finish = [&](int c) {

@@ -1,6 +1,8 @@
 #pragma once
 // The CLI's subcommands, one file each; app.cpp binds CLI11 options to these structs (CLI11
-// is included only through app.hpp: it costs seconds per translation unit). Each run_* returns the
+// is included only through app.hpp: it costs seconds per translation unit). Defaults are not
+// here: each option's default is the command table's (twin/options/table.cpp), written into the
+// struct when app.cpp binds it; a struct made otherwise holds zeros. Each run_* returns the
 // process exit code documented in docs/troubleshooting.md ("Exit codes").
 #include <functional>
 #include <iosfwd>
@@ -34,10 +36,10 @@ struct UpOptions {
   std::string name;
   bool keep_on_failure = false;
   bool no_wait = false;
-  double timeout_s = 300;
+  double timeout_s = 0;
   bool timeout_explicit = false;  // --timeout given (else VMs' ready-timeouts extend it)
-  double converge_timeout_s = 60;
-  int parallel = 4;
+  double converge_timeout_s = 0;
+  int parallel = 0;
   bool json = false;
   std::string libvirt_uri;  // "" = $TWIN_LIBVIRT_URI or qemu:///system
   InputOptions inputs;
@@ -63,7 +65,7 @@ struct RestartOptions {
   std::string node;
   std::string daemon;  // "" = every routing daemon of the node
   bool no_wait = false;
-  double converge_timeout_s = 60;  // waiting for the lab's sessions to be back
+  double converge_timeout_s = 0;  // waiting for the lab's sessions to be back
   bool json = false;
 };
 // twin restart: exit 0 restarted and converged; 1 restarted, not converged in time; 2 unknown
@@ -81,7 +83,7 @@ struct ConsoleOptions {
   std::string lab;
   std::string node;
   bool log = false;    // print the console log instead of attaching
-  double quiet_s = 2;  // stdin not a terminal: stop after this long without console output
+  double quiet_s = 0;  // stdin not a terminal: stop after this long without console output
 };
 int run_console(const ConsoleOptions& o);
 
@@ -92,9 +94,9 @@ struct ValidateOptions {
   std::string junit;
   std::string only;  // comma-separated families
   std::string artifacts;
-  double converge_timeout_s = 30;
+  double converge_timeout_s = 0;
   int max_pairs = 0;  // validate::Context::max_pairs
-  int parallel = 8;   // validate::Context::parallel
+  int parallel = 0;   // validate::Context::parallel
   bool causes = true; // on failure, the likely-cause rules (replay/causes.hpp) over what it saw
 };
 int run_validate(const ValidateOptions& o);
@@ -115,10 +117,10 @@ struct ApplyOptions {
   bool restart_check = false;     // apply: --restart-check
   bool no_restart_check = false;  // run: --no-restart-check (the check is on by default there)
   std::string max_outage;         // --max-outage DURATION: the probe stream's budget
-  std::string probe_interval = "10ms";
-  int probe_flows = 32;
+  std::string probe_interval;
+  int probe_flows = 0;
   bool no_probe_stream = false;
-  double converge_timeout_s = 10;  // a rejected change waits this long
+  double converge_timeout_s = 0;   // a rejected change waits this long
   InputOptions inputs;             // apply: the change set or --configs DIR; run: the scenario
 };
 int run_apply(const ApplyOptions& o);
@@ -133,10 +135,10 @@ struct DrillOptions {
   bool verbose = false;
   std::string junit;
   std::string max_outage;  // the probe stream, as apply's
-  std::string probe_interval = "10ms";
-  int probe_flows = 32;
+  std::string probe_interval;
+  int probe_flows = 0;
   bool no_probe_stream = false;
-  double converge_timeout_s = 30;
+  double converge_timeout_s = 0;
 };
 int run_drill(const DrillOptions& o);
 
@@ -149,8 +151,8 @@ struct RunOptions {
 int run_scenario(const RunOptions& o);
 
 struct GenClosOptions {
-  std::string name = "clos";
-  int spines = 2, leaves = 4, servers_per_leaf = 0, mtu = 9216, super_spines = 0, pods = 1;
+  std::string name;
+  int spines = 0, leaves = 0, servers_per_leaf = 0, mtu = 0, super_spines = 0, pods = 0;
   int tenants = 0;
   std::string output;  // "" or "-" = stdout
 };
@@ -167,7 +169,7 @@ int run_convert(const ConvertOptions& o);
 
 struct GraphOptions {
   std::string target;          // a topology file, or a lab ("" = the only running lab)
-  std::string format = "svg";  // dot | svg | mermaid | json
+  std::string format;          // dot | svg | mermaid | json
   std::string output;          // "" or "-" = stdout
   bool no_live = false;        // a running lab's plan only, without reading its state
   InputOptions inputs;         // when `target` is a topology file
@@ -178,13 +180,13 @@ struct EventsOptions {
   std::string lab;
   bool json = false;      // one JSON object per line
   bool history = false;   // the journal's past events first
-  double interval_s = 1;  // between two looks at the lab
+  double interval_s = 0;  // between two looks at the lab
   int count = 0;          // stop after this many events (0 = until Ctrl-C or `down`)
 };
 int run_events(const EventsOptions& o);
 
 struct ServeOptions {
-  std::string listen = "127.0.0.1:8080";  // ADDRESS:PORT; port 0 = any free one
+  std::string listen;                     // ADDRESS:PORT; port 0 = any free one
   std::string token_file;                 // required for a non-loopback address
   bool no_token = false;                  // loopback only: no token at all (else one is made)
   std::string web_dir;                    // "" = <data dir>/web

@@ -64,6 +64,11 @@ Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner);
 // are not Established and adjacencies not Full (converged = false).
 Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
                      proc::ProcessRunner& runner, const Progress& progress);
+// The same from the topology's plan (plan::make_plan), for a caller that made it already to check
+// its inputs against it (twin run, twin exercise start): the plan is made once. `opts.name` is
+// not read: the plan names its lab.
+Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner& runner,
+                     const Progress& progress);
 
 struct DownReport {
   int processes_killed = 0, namespaces_removed = 0, paths_removed = 0, vms_destroyed = 0;

@@ -42,8 +42,12 @@ std::string dead_processes(const state::State& st) {
 
 Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
                      proc::ProcessRunner& runner, const Progress& progress) {
+  return up(plan::make_plan(topo, opts.name), opts, runner, progress);
+}
+
+Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner& runner,
+                     const Progress& progress) {
   auto t0 = Clock::now();
-  plan::Plan plan = plan::make_plan(topo, opts.name);
   if (auto r = preflight(plan, runner); !r) return r.error();
   // `down` deletes every namespace it recorded: never record one that exists already (another
   // lab whose name composes to the same "tw-<lab>-<node>", or a leftover not ours).
@@ -187,6 +191,5 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
   sum.total_ms = ms_since(t0);
   return sum;
 }
-
 
 }  // namespace twin::engine

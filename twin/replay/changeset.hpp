@@ -64,12 +64,28 @@ struct TenantPortRef {
   std::string tenant, network;
   Mark mark;
 };
+// The kinds in StepBody's order; their YAML keys are changeset_keys.hpp's kStepKinds, in the same
+// order (the loader dispatches by that position, to_string reads it).
 enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology, kSysctl, kVxlan };
 // "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl" | "vxlan"
 const char* to_string(StepKind k);
 // Whether a step of this kind changes the network (wait and check only observe it): the gate
 // settles and validates after each changing step when it goes step by step.
-bool changes_network(StepKind k);
+constexpr bool changes_network(StepKind k) {
+  switch (k) {
+    case StepKind::kWait:
+    case StepKind::kCheck:
+      return false;
+    case StepKind::kFrr:
+    case StepKind::kInterface:
+    case StepKind::kLink:
+    case StepKind::kTopology:
+    case StepKind::kSysctl:
+    case StepKind::kVxlan:
+      return true;
+  }
+  return true;
+}
 
 // FRR configuration on one or more nodes. Exactly one of replace / add / remove per step.
 struct FrrStep {
@@ -233,15 +249,21 @@ struct ChangeSet {
 // what could be parsed, so FRR's own checks can report their problems in the same run.
 // The file and every file it names (configs, topologies) pass `policy` (core/input_policy.hpp;
 // null: the checkout root of `path`); more than kMaxSteps steps is one diagnostic.
+// `families`: the test families a `check` step may name — the validator registry's
+// (validators/registry.hpp family_names()), which replay may not include: the CLI and training
+// pass it, so it is the one list. Null: any family name of the format's spelling (lower-case
+// letters, digits, '-'), for callers that load change sets without running their checks.
 std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Plan& plan,
                                          Diagnostics& diags, ChangeSet* partial = nullptr,
-                                         const InputPolicy* policy = nullptr);
+                                         const InputPolicy* policy = nullptr,
+                                         const std::vector<std::string>* families = nullptr);
 // Same, from text already in memory (`file` names it in diagnostics; relative paths resolve
 // against `dir`; null `policy`: the checkout root of `dir`).
 std::optional<ChangeSet> load_change_set_text(const std::string& text, const std::string& file,
                                               const std::string& dir, const plan::Plan& plan,
                                               Diagnostics& diags, ChangeSet* partial = nullptr,
-                                              const InputPolicy* policy = nullptr);
+                                              const InputPolicy* policy = nullptr,
+                                              const std::vector<std::string>* families = nullptr);
 
 // Per-node rendered configs for `twin apply --configs DIR`: DIR/<node>.conf or
 // DIR/<node>/frr.conf for any FRR node of the plan; one frr replace step per node found, in

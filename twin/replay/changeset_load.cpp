@@ -16,52 +16,18 @@ using yaml::found;
 using yaml::item;
 using yaml::mark_of;
 
-const char* to_string(StepKind k) {
-  switch (k) {
-    case StepKind::kFrr:
-      return "frr";
-    case StepKind::kInterface:
-      return "interface";
-    case StepKind::kLink:
-      return "link";
-    case StepKind::kWait:
-      return "wait";
-    case StepKind::kCheck:
-      return "check";
-    case StepKind::kTopology:
-      return "topology";
-    case StepKind::kSysctl:
-      return "sysctl";
-    case StepKind::kVxlan:
-      return "vxlan";
-  }
-  return "?";
-}
-
-bool changes_network(StepKind k) {
-  switch (k) {
-    case StepKind::kWait:
-    case StepKind::kCheck:
-      return false;
-    case StepKind::kFrr:
-    case StepKind::kInterface:
-    case StepKind::kLink:
-    case StepKind::kTopology:
-    case StepKind::kSysctl:
-    case StepKind::kVxlan:
-      return true;
-  }
-  return true;
-}
+const char* to_string(StepKind k) { return keys::kStepKinds.at(static_cast<size_t>(k)).c_str(); }
 
 ChangeSetLoader::ChangeSetLoader(std::string text, std::string file, std::string dir,
-                                 const plan::Plan& plan, Diagnostics& d, InputPolicy policy)
+                                 const plan::Plan& plan, Diagnostics& d, InputPolicy policy,
+                                 const std::vector<std::string>* families)
     : text_(std::move(text)),
       file_(std::move(file)),
       dir_(std::move(dir)),
       d_(d),
       r_(file_, d),
       policy_(std::move(policy)),
+      families_(families),
       cur_(&plan) {
   all_plans_.push_back(&plan);
 }
@@ -248,7 +214,13 @@ bool ChangeSetLoader::test_name(const Value& v, const std::string& s, bool singl
   static const std::regex number(keys::kTestNumberPattern);
   auto dot = s.find('.');
   std::string fam = s.substr(0, dot);
-  const auto& families = keys::kTestFamilies;
+  static const std::regex spelling(keys::kFamilyPattern);
+  if (!families_ && !std::regex_match(fam, spelling)) {
+    r_.error(v, "'" + fam + "' is not a test family's name",
+             "families are lower-case words such as bgp or mtu");
+    return false;
+  }
+  const std::vector<std::string> families = families_ ? *families_ : std::vector<std::string>{fam};
   if (!has(families, fam)) {
     r_.error(v, "unknown test family '" + fam + "'",
              did_you_mean(fam, families, "expected one of: " + join_names(families)));
@@ -538,10 +510,11 @@ std::optional<PrefixRef> ChangeSetLoader::prefix_ref(const Value& it) {
 std::optional<ChangeSet> load_change_set_text(const std::string& text, const std::string& file,
                                               const std::string& dir, const plan::Plan& plan,
                                               Diagnostics& diags, ChangeSet* partial,
-                                              const InputPolicy* policy) {
+                                              const InputPolicy* policy,
+                                              const std::vector<std::string>* families) {
   std::string abs_dir = dir.empty() ? fs::current_path().string() : fs::absolute(dir).string();
   ChangeSetLoader l(text, file, abs_dir, plan, diags,
-                    policy ? *policy : InputPolicy::for_input(abs_dir));
+                    policy ? *policy : InputPolicy::for_input(abs_dir), families);
   auto cs = l.load();
   if (!cs && partial && l.partial_) *partial = std::move(*l.partial_);
   return cs;
@@ -549,14 +522,15 @@ std::optional<ChangeSet> load_change_set_text(const std::string& text, const std
 
 std::optional<ChangeSet> load_change_set(const std::string& path, const plan::Plan& plan,
                                          Diagnostics& diags, ChangeSet* partial,
-                                         const InputPolicy* policy) {
+                                         const InputPolicy* policy,
+                                         const std::vector<std::string>* families) {
   InputPolicy own = policy ? *policy : InputPolicy::for_input(path);
   auto text = read_input_file(own, path, "change file", "give the change set's YAML file", diags);
   if (!text) return std::nullopt;
   // Diagnostics name the file as the user wrote it; the change set keeps the absolute path.
   fs::path abs = fs::absolute(path);
-  auto cs =
-      load_change_set_text(*text, path, abs.parent_path().string(), plan, diags, partial, &own);
+  auto cs = load_change_set_text(*text, path, abs.parent_path().string(), plan, diags, partial,
+                                 &own, families);
   if (cs) cs->file = abs.string();
   return cs;
 }

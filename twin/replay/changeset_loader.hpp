@@ -39,7 +39,7 @@ struct End {
 class ChangeSetLoader {
  public:
   ChangeSetLoader(std::string text, std::string file, std::string dir, const plan::Plan& plan,
-                  Diagnostics& d, InputPolicy policy);
+                  Diagnostics& d, InputPolicy policy, const std::vector<std::string>* families);
 
   // The change set, or nullopt when `d` gained diagnostics.
   std::optional<ChangeSet> load();
@@ -97,21 +97,16 @@ class ChangeSetLoader {
 
   Step parse_step(const Value& sv);
 
-  void parse_frr(const Value& v, FrrStep& out);
-
-  void parse_interface(const Value& v, InterfaceStep& out);
-
-  void parse_link(const Value& v, LinkStep& out);
-
-  void parse_wait(const Value& v, WaitStep& out);
-
-  void parse_check(const Value& v, CheckStep& out);
-
-  void parse_topology(const Value& v, TopologyStep& out);
-
-  void parse_sysctl(const Value& v, SysctlStep& out);
-
-  void parse_vxlan(const Value& v, VxlanStep& out);
+  // One overload per step kind, in its step_<kind>.cpp: its fields into `out`. parse_step
+  // picks the overload by the kind's position in kStepKinds (StepBody's order).
+  void parse_body(const Value& v, FrrStep& out);
+  void parse_body(const Value& v, InterfaceStep& out);
+  void parse_body(const Value& v, LinkStep& out);
+  void parse_body(const Value& v, WaitStep& out);
+  void parse_body(const Value& v, CheckStep& out);
+  void parse_body(const Value& v, TopologyStep& out);
+  void parse_body(const Value& v, SysctlStep& out);
+  void parse_body(const Value& v, VxlanStep& out);
 
   // intent.tenant-networks and intent.tenant-ports (changeset_load.cpp).
   void parse_tenant_intent(const Value& in, Intent& out);
@@ -120,6 +115,7 @@ class ChangeSetLoader {
   Diagnostics& d_;
   yaml::Reader r_;
   InputPolicy policy_;            // which files the change may name
+  const std::vector<std::string>* families_;  // check steps' test families (null: any name)
   const plan::Plan* cur_;         // the lab as of the current step
   std::deque<plan::Plan> owned_;  // plans of topology steps
   Plans all_plans_;               // the running lab's, then owned_

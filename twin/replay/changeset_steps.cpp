@@ -15,7 +15,6 @@ namespace fs = std::filesystem;
 
 namespace twin::replay {
 
-
 std::optional<bool> ChangeSetLoader::as_state(const Value& v) {
   auto s = r_.choice(v, keys::kState);
   if (!s) return std::nullopt;
@@ -63,6 +62,20 @@ std::optional<std::string> ChangeSetLoader::existing_file(const Value& v, const 
                             "; paths are relative to the change file's folder"},
                        {what + " '" + path + "' is not a regular file", ""});
 }
+
+namespace {
+// A default step of the kind at `index` of StepBody. Only keys of kStepKinds reach here: an
+// index past StepBody's kinds is a programming error (a key listed without its kind).
+template <size_t... I>
+StepBody body_at(size_t index, std::index_sequence<I...>) {
+  if (index >= sizeof...(I))
+    throw std::logic_error("step kind #" + std::to_string(index) +
+                           " is listed in kStepKinds but StepBody has no such kind");
+  StepBody out;
+  ((index == I ? (out = std::variant_alternative_t<I, StepBody>{}, 0) : 0), ...);
+  return out;
+}
+}  // namespace
 
 Step ChangeSetLoader::parse_step(const Value& sv) {
   Step s;
@@ -131,42 +144,15 @@ Step ChangeSetLoader::parse_step(const Value& sv) {
   const std::string kind = kv.key_name();
   if (!kv.node.IsMap()) {
     r_.error(kv, "expected a mapping of " + kind + " fields, " + found(kv.node), "");
-  } else if (kind == "frr") {
-    s.body = FrrStep{};
-    parse_frr(kv, s.frr());
-  } else if (kind == "interface") {
-    s.body = InterfaceStep{};
-    parse_interface(kv, s.interface());
-  } else if (kind == "link") {
-    s.body = LinkStep{};
-    parse_link(kv, s.link());
-  } else if (kind == "wait") {
-    s.body = WaitStep{};
-    parse_wait(kv, s.wait());
-  } else if (kind == "check") {
-    s.body = CheckStep{};
-    parse_check(kv, s.check());
-  } else if (kind == "topology") {
-    s.body = TopologyStep{};
-    parse_topology(kv, s.topology());
-  } else if (kind == "sysctl") {
-    s.body = SysctlStep{};
-    parse_sysctl(kv, s.sysctl());
-  } else if (kind == "vxlan") {
-    s.body = VxlanStep{};
-    parse_vxlan(kv, s.vxlan());
   } else {
-    // Only names of kStepKinds reach here; one without a branch is a programming error.
-    throw std::logic_error("step kind '" + kind + "' is listed in kStepKinds but not parsed");
+    // The kind at the key's position in kStepKinds (StepBody's order), read by its overload.
+    const auto at = std::find(keys::kStepKinds.begin(), keys::kStepKinds.end(), kind);
+    s.body = body_at(static_cast<size_t>(at - keys::kStepKinds.begin()),
+                     std::make_index_sequence<std::variant_size_v<StepBody>>{});
+    std::visit([&](auto& body) { parse_body(kv, body); }, s.body);
   }
   return s;
 }
-
-
-
-
-
-
 
 std::set<std::string> Touched::kernel_nodes() const {
   auto node_of = [](const std::string& key) { return key.substr(0, key.find(':')); };

@@ -32,7 +32,7 @@ std::vector<std::string> split_tests(const std::vector<std::string>& tests,
 
 }  // namespace
 
-void ChangeSetLoader::parse_check(const Value& v, CheckStep& out) {
+void ChangeSetLoader::parse_body(const Value& v, CheckStep& out) {
   r_.check_keys(v, keys::kCheck);
   if (auto tv = child(v, "tests"); !tv) {
     r_.error(v.mark(), tv.field,

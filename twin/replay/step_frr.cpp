@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 
 namespace twin::replay {
 
-void ChangeSetLoader::parse_frr(const Value& v, FrrStep& out) {
+void ChangeSetLoader::parse_body(const Value& v, FrrStep& out) {
   r_.check_keys(v, keys::kFrr);
   const char* why = "frr steps configure FRR nodes only";
   const char* hint = "change a host with an interface step";

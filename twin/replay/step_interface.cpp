@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 
 namespace twin::replay {
 
-void ChangeSetLoader::parse_interface(const Value& v, InterfaceStep& out) {
+void ChangeSetLoader::parse_body(const Value& v, InterfaceStep& out) {
   r_.check_keys(v, keys::kInterface);
   std::vector<const plan::Interface*> ifaces;  // nullptr: a VTEP's device
   bool vtep_devices = false;

@@ -26,7 +26,7 @@ std::string ipv6_reason(const plan::Interface& i) {
 
 }  // namespace
 
-void ChangeSetLoader::parse_link(const Value& v, LinkStep& out) {
+void ChangeSetLoader::parse_body(const Value& v, LinkStep& out) {
   r_.check_keys(v, keys::kLink);
   auto o = child(v, "link"), m = child(v, "links");
   const std::string example = "leaf1:swp1";

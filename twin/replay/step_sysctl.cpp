@@ -25,7 +25,7 @@ std::string interface_of(const std::string& key) {
 
 }  // namespace
 
-void ChangeSetLoader::parse_sysctl(const Value& v, SysctlStep& out) {
+void ChangeSetLoader::parse_body(const Value& v, SysctlStep& out) {
   r_.check_keys(v, keys::kSysctl);
   std::vector<const plan::Node*> nodes;
   for (const auto& it : r_.one_or_many(v, "node", "nodes", "nodes to set", "spine1")) {

@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 
 namespace twin::replay {
 
-void ChangeSetLoader::parse_topology(const Value& v, TopologyStep& out) {
+void ChangeSetLoader::parse_body(const Value& v, TopologyStep& out) {
   r_.check_keys(v, keys::kTopology);
   auto fv = child(v, "file");
   if (!fv) {

@@ -18,7 +18,7 @@ std::string devices(uint32_t vni) {
 
 }  // namespace
 
-void ChangeSetLoader::parse_vxlan(const Value& v, VxlanStep& out) {
+void ChangeSetLoader::parse_body(const Value& v, VxlanStep& out) {
   r_.check_keys(v, keys::kVxlan);
   std::vector<const plan::Node*> nodes;
   for (const auto& it : r_.one_or_many(v, "node", "nodes", "VTEPs to change", "leaf1")) {

@@ -11,7 +11,7 @@ using namespace std::chrono_literals;
 
 namespace twin::replay {
 
-void ChangeSetLoader::parse_wait(const Value& v, WaitStep& out) {
+void ChangeSetLoader::parse_body(const Value& v, WaitStep& out) {
   r_.check_keys(v, keys::kWait);
   bool until_ok = true;
   if (auto u = child(v, "until")) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "twin/core/util.hpp"
+#include "twin/options/table.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace twin::serve {
@@ -190,10 +191,59 @@ std::optional<Response> check_references(const std::string& what, const std::str
   return std::nullopt;
 }
 
-// The options whose next argument is a value taken from a request body.
-const std::set<std::string> kValued{"--only",  "--converge-timeout", "--max-outage",
-                                    "--links", "--nodes",            "--max-convergence",
-                                    "--probe-interval"};
+// The options of a job's command that a request gives (the command table's entries with an
+// API field: options/table.hpp), read from the body with their types and the API's bounds.
+struct JobOptions {
+  std::vector<std::pair<const options::Option*, nlohmann::json>> given;  // in argv order
+
+  // The option's value as given ("" / absent when not).
+  std::string str(const std::string& long_name) const {
+    for (const auto& [o, v] : given)
+      if (o->long_name() == long_name && v.is_string()) return v.get<std::string>();
+    return "";
+  }
+  // The job's arguments for them, as the CLI spells them.
+  void append_to(std::vector<std::string>& args) const {
+    for (const auto& [o, v] : given) {
+      if (v.is_boolean()) {
+        if (v.get<bool>()) args.push_back(o->long_name());
+      } else if (v.is_string()) {
+        if (!v.get<std::string>().empty())
+          args.insert(args.end(), {o->long_name(), v.get<std::string>()});
+      } else if (v.is_number()) {
+        args.insert(args.end(), {o->long_name(), std::to_string(v.get<double>())});
+      }
+    }
+  }
+  // The options whose next argument is a value taken from the request.
+  bool valued(const std::string& arg) const {
+    for (const auto& [o, v] : given)
+      if (o->long_name() == arg && o->type != options::Type::kFlag) return true;
+    return false;
+  }
+};
+
+JobOptions read_options(Body& body, const std::string& command) {
+  JobOptions out;
+  for (const options::Option* o : options::api_options(command)) {
+    const char* field = o->api_field.c_str();
+    switch (o->type) {
+      case options::Type::kFlag:
+        out.given.emplace_back(o, body.flag(field));
+        break;
+      case options::Type::kNumber:
+      case options::Type::kInteger: {
+        const options::Range r = o->api_range ? *o->api_range : o->range.value_or(options::Range{});
+        if (auto n = body.number(field, r.lo, r.hi)) out.given.emplace_back(o, *n);
+        break;
+      }
+      default:
+        out.given.emplace_back(o, body.str(field));
+        break;
+    }
+  }
+  return out;
+}
 
 Response accepted(const JobView& j) {
   Response r;
@@ -470,9 +520,8 @@ Response Api::handle(const Request& r) {
     if (!body) return err;
     std::string scenario = body->str("scenario");
     Files files = body->files();
-    std::string name = body->str("name");
-    bool keep = body->flag("keep"), revert = body->flag("revert"),
-         no_rollback = body->flag("no_rollback");
+    const JobOptions opts = read_options(*body, "run");
+    const std::string name = opts.str("--name");
     if (auto bad = body->check()) return *bad;
     if (scenario.empty()) return error(400, "field 'scenario': expected the scenario's YAML text");
     if (!name.empty() && !topology::valid_lab_name(name))
@@ -480,10 +529,7 @@ Response Api::handle(const Request& r) {
     if (auto bad = check_references("the scenario", scenario, files)) return *bad;
     files["scenario.yaml"] = scenario;
     std::vector<std::string> args{"run", "@scenario.yaml", "--json"};
-    if (!name.empty()) args.insert(args.end(), {"--name", name});
-    if (keep) args.push_back("--keep");
-    if (revert) args.push_back("--revert");
-    if (no_rollback) args.push_back("--no-rollback");
+    opts.append_to(args);
     return accepted(b_.start_job("run", name, args, files));
   }
 
@@ -495,8 +541,8 @@ Response Api::handle(const Request& r) {
         if (!body) return err;
         std::string topo = body->str("topology");
         Files files = body->files();
-        std::string name = body->str("name");
-        auto timeout = body->number("timeout", 1, 7200);
+        const JobOptions opts = read_options(*body, "up");
+        const std::string name = opts.str("--name");
         if (auto bad = body->check()) return *bad;
         if (topo.empty()) return error(400, "field 'topology': expected the topology's YAML text");
         if (!name.empty() && !topology::valid_lab_name(name))
@@ -507,8 +553,7 @@ Response Api::handle(const Request& r) {
         std::string lab = plan->value("lab", name);
         files["topology.yaml"] = topo;
         std::vector<std::string> args{"up", "@topology.yaml", "--json"};
-        if (!name.empty()) args.insert(args.end(), {"--name", name});
-        if (timeout) args.insert(args.end(), {"--timeout", std::to_string(*timeout)});
+        opts.append_to(args);
         return accepted(b_.start_job("up", lab, args, files));
       }
       return error(405, m + " " + path + " is not an operation of this API");
@@ -592,8 +637,8 @@ Response Api::handle(const Request& r) {
       if (parts.size() == 6 && parts[5] == "restart" && m == "POST") {
         auto body = parse_body(r, &err);
         if (!body) return err;
-        std::string daemon = body->str("daemon");
-        auto ct = body->number("converge_timeout", 0, 600);
+        const JobOptions opts = read_options(*body, "restart");
+        const std::string daemon = opts.str("--daemon");
         if (auto bad = body->check()) return *bad;
         // A daemon's name is a program name of FRR's: never an option or a path.
         if (!daemon.empty() &&
@@ -605,8 +650,7 @@ Response Api::handle(const Request& r) {
         if (!b_.running(lab, node))
           return error(404, "lab '" + lab + "' is not running or has no node '" + node + "'");
         std::vector<std::string> args{"restart", node, "--lab", lab, "--json"};
-        if (!daemon.empty()) args.insert(args.end(), {"--daemon", daemon});
-        if (ct) args.insert(args.end(), {"--converge-timeout", std::to_string(*ct)});
+        opts.append_to(args);
         return accepted(b_.start_job("restart", lab, args, {}));
       }
       return error(405, m + " " + path + " is not an operation of this API");
@@ -618,23 +662,16 @@ Response Api::handle(const Request& r) {
       if (!b_.running(lab)) return error(404, "lab '" + lab + "' is not running");
       std::vector<std::string> args{what, "--lab", lab, "--json"};
       Files files;
+      JobOptions opts;
       if (what == "validate") {
-        std::string only = body->str("only");
-        auto ct = body->number("converge_timeout", 0, 600);
+        opts = read_options(*body, what);
         if (auto bad = body->check()) return *bad;
-        if (!only.empty()) args.insert(args.end(), {"--only", only});
-        if (ct) args.insert(args.end(), {"--converge-timeout", std::to_string(*ct)});
       } else if (what == "apply") {
         std::string change = body->str("change");
         files = body->files();
         // Or rendered per-node configs (twin apply --configs DIR): <node>.conf or <node>/frr.conf.
         Files configs = body->files("configs");
-        bool revert = body->flag("revert"), no_rollback = body->flag("no_rollback"),
-             dry_run = body->flag("dry_run"), per_step = body->flag("per_step"),
-             restart = body->flag("restart_check"), dirty = body->flag("allow_dirty_baseline"),
-             no_stream = body->flag("no_probe_stream");
-        std::string max_outage = body->str("max_outage"), interval = body->str("probe_interval");
-        auto ct = body->number("converge_timeout", 0, 600);
+        opts = read_options(*body, what);
         if (auto bad = body->check()) return *bad;
         if (change.empty() == configs.empty())
           return error(400, "give either 'change' (the change set's YAML text) or 'configs' "
@@ -647,28 +684,14 @@ Response Api::handle(const Request& r) {
           for (auto& [name, text] : configs) files["configs/" + name] = std::move(text);
           args.insert(args.end(), {"--configs", "@configs"});
         }
-        if (no_stream) args.push_back("--no-probe-stream");
-        if (!interval.empty()) args.insert(args.end(), {"--probe-interval", interval});
-        if (ct) args.insert(args.end(), {"--converge-timeout", std::to_string(*ct)});
-        if (revert) args.push_back("--revert");
-        if (no_rollback) args.push_back("--no-rollback");
-        if (dry_run) args.push_back("--dry-run");
-        if (per_step) args.push_back("--per-step");
-        if (restart) args.push_back("--restart-check");
-        if (dirty) args.push_back("--allow-dirty-baseline");
-        if (!max_outage.empty()) args.insert(args.end(), {"--max-outage", max_outage});
       } else {
-        std::string links = body->str("links"), nodes = body->str("nodes"),
-                    mc = body->str("max_convergence");
+        opts = read_options(*body, what);
         if (auto bad = body->check()) return *bad;
-        if (!links.empty()) args.insert(args.end(), {"--links", links});
-        if (!nodes.empty()) args.insert(args.end(), {"--nodes", nodes});
-        if (!mc.empty()) args.insert(args.end(), {"--max-convergence", mc});
       }
+      opts.append_to(args);
       // A value from the body never becomes an option of its own.
       for (size_t i = 5; i < args.size(); ++i)
-        if (args[i].starts_with("-") && args[i - 1].starts_with("--") &&
-            kValued.count(args[i - 1]))
+        if (args[i].starts_with("-") && args[i - 1].starts_with("--") && opts.valued(args[i - 1]))
           return error(400, args[i - 1] + ": a value may not start with '-': " + args[i]);
       return accepted(b_.start_job(what, lab, args, files));
     }

@@ -1,5 +1,6 @@
 // The OpenAPI 3.0 description of twin serve's API (served at /api/openapi.json). Kept beside the
 // router: a unit test asserts every route the router answers is described here.
+#include "twin/options/table.hpp"
 #include "twin/serve/api.hpp"
 
 namespace twin::serve {
@@ -41,6 +42,31 @@ const nlohmann::json kFiles{{"type", "object"},
                             {"description", "relative path -> content: the files the YAML refers to"},
                             {"additionalProperties", {{"type", "string"}}}};
 
+// The JSON type of an option's request field.
+nlohmann::json field_schema(const options::Option& o) {
+  switch (o.type) {
+    case options::Type::kFlag:
+    case options::Type::kNoFlag:
+      return kBool;
+    case options::Type::kNumber:
+      return kNum;
+    case options::Type::kInteger:
+      return {{"type", "integer"}};
+    default:
+      return kStr;
+  }
+}
+
+// A job's request body: `own` fields, plus the options of `command` the API takes (the command
+// table's entries with an API field: options/table.hpp), as the API reads them.
+nlohmann::json job_body_schema(const std::string& command,
+                               nlohmann::json own = nlohmann::json::object(),
+                               std::vector<std::string> required = {}) {
+  for (const options::Option* o : options::api_options(command))
+    own[o->api_field] = field_schema(*o);
+  return obj(std::move(own), std::move(required));
+}
+
 }  // namespace
 
 nlohmann::json Api::openapi() {
@@ -56,11 +82,9 @@ nlohmann::json Api::openapi() {
   auto& p = d["paths"];
   p["/api/openapi.json"]["get"] = op("this document", "Any");
   p["/api/labs"]["get"] = op("running labs and labs with a history", "Labs");
-  p["/api/labs"]["post"] = op("bring a lab up from a topology (job: twin up)", "Job", 202,
-                              obj({{"topology", kStr}, {"files", kFiles}, {"name", kStr},
-                                   {"timeout", kNum}},
-                                  {"topology"}),
-                              true);
+  p["/api/labs"]["post"] =
+      op("bring a lab up from a topology (job: twin up)", "Job", 202,
+         job_body_schema("up", {{"topology", kStr}, {"files", kFiles}}, {"topology"}), true);
   auto lab = nlohmann::json::array({param("lab")});
   p["/api/labs/{lab}"]["parameters"] = lab;
   p["/api/labs/{lab}"]["get"] = op("nodes, daemons, links with oper state and MTU (twin status)", "Any");
@@ -101,31 +125,22 @@ nlohmann::json Api::openapi() {
   p["/api/labs/{lab}/nodes/{node}/restart"]["post"] =
       op("the node's routing daemons (or one: daemon) back from its startup configuration "
          "(job: twin restart --json)",
-         "Job", 202, obj({{"daemon", kStr}, {"converge_timeout", kNum}}), true);
+         "Job", 202, job_body_schema("restart"), true);
   p["/api/labs/{lab}/validate"]["parameters"] = lab;
   p["/api/labs/{lab}/validate"]["post"] =
-      op("validate (job: twin validate --json)", "Job", 202,
-         obj({{"only", kStr}, {"converge_timeout", kNum}}), true);
+      op("validate (job: twin validate --json)", "Job", 202, job_body_schema("validate"), true);
   p["/api/labs/{lab}/apply"]["parameters"] = lab;
-  p["/api/labs/{lab}/apply"]["post"] =
-      op("apply a change set, or rendered per-node configs (configs: {\"leaf1.conf\": ...}), "
-         "through the gate (job: twin apply --json)",
-         "Job", 202,
-         obj({{"change", kStr}, {"configs", kFiles}, {"files", kFiles}, {"revert", kBool},
-              {"no_rollback", kBool}, {"dry_run", kBool}, {"per_step", kBool},
-              {"restart_check", kBool}, {"allow_dirty_baseline", kBool}, {"max_outage", kStr},
-              {"probe_interval", kStr}, {"no_probe_stream", kBool}, {"converge_timeout", kNum}}),
-         true);
+  p["/api/labs/{lab}/apply"]["post"] = op(
+      "apply a change set, or rendered per-node configs (configs: {\"leaf1.conf\": ...}), "
+      "through the gate (job: twin apply --json)",
+      "Job", 202,
+      job_body_schema("apply", {{"change", kStr}, {"configs", kFiles}, {"files", kFiles}}), true);
   p["/api/labs/{lab}/drill"]["parameters"] = lab;
   p["/api/labs/{lab}/drill"]["post"] =
-      op("failure drill (job: twin drill --json)", "Job", 202,
-         obj({{"links", kStr}, {"nodes", kStr}, {"max_convergence", kStr}}), true);
+      op("failure drill (job: twin drill --json)", "Job", 202, job_body_schema("drill"), true);
   p["/api/run"]["post"] =
       op("a scenario from nothing to verdict and back (job: twin run --json)", "Job", 202,
-         obj({{"scenario", kStr}, {"files", kFiles}, {"name", kStr}, {"keep", kBool},
-              {"revert", kBool}, {"no_rollback", kBool}},
-             {"scenario"}),
-         true);
+         job_body_schema("run", {{"scenario", kStr}, {"files", kFiles}}, {"scenario"}), true);
   p["/api/jobs"]["get"] = op("every job of this server", "Jobs");
   p["/api/jobs/{id}"]["parameters"] = nlohmann::json::array({param("id")});
   p["/api/jobs/{id}"]["get"] = op("a job: state, progress lines, exit code, result", "Job");

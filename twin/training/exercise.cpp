@@ -27,6 +27,7 @@ std::optional<Exercise> load_exercise(const std::string& path,
   if (!doc) return std::nullopt;
   Exercise e;
   e.policy = own;
+  e.families = families;
   e.file = abs;
   e.dir = fs::path(abs).parent_path().string();
   e.mark = yaml::mark_of(doc->node);

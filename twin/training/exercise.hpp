@@ -33,8 +33,10 @@ struct Exercise {
   std::string fix;                 // absolute path of the fix's change set
   std::string explanation;
   topology::Mark mark;
-  // What it was loaded under: its topology and change sets load under the same policy.
+  // What it was loaded under: its topology and change sets load under the same policy, and
+  // with the same validator families (a check step of its fault or fix names them).
   InputPolicy policy;
+  std::vector<std::string> families;
 };
 
 // The fields of an exercise file, as the loader accepts them (the schema test holds them equal

@@ -159,7 +159,7 @@ std::string first_failure(const validate::Report& r) {
 Result<replay::ChangeSet> load_changes(const Exercise& ex, const std::string& file,
                                        const plan::Plan& plan, const char* what) {
   Diagnostics d;
-  auto cs = replay::load_change_set(file, plan, d, nullptr, &ex.policy);
+  auto cs = replay::load_change_set(file, plan, d, nullptr, &ex.policy, &ex.families);
   if (!cs)
     return input_error(std::string("the exercise's ") + what + " does not load:\n" + d.format());
   return *cs;
@@ -175,9 +175,8 @@ struct Prepared {
   Grade grade;
   std::string how;
 };
-Result<Prepared> prepare(const Exercise& ex, const topology::Topology& topo,
-                         const std::string& lab, const replay::Reference* previous,
-                         SessionEnv& env) {
+Result<Prepared> prepare(const Exercise& ex, const plan::Plan& plan, const std::string& lab,
+                         const replay::Reference* previous, SessionEnv& env) {
   std::string how;
   bool running = static_cast<bool>(state::load_state(lab));
   if (running) {
@@ -196,7 +195,7 @@ Result<Prepared> prepare(const Exercise& ex, const topology::Topology& topo,
       engine::UpOptions eo;
       eo.name = lab;
       eo.parallel = env.parallel;
-      auto up = engine::up(topo, eo, env.runner, env.progress);
+      auto up = engine::up(plan, eo, env.runner, env.progress);
       if (!up) return up.error().with_context("bringing lab " + lab + " up");
       if (!up->converged)
         return harness_error("lab " + lab + " did not converge: " + up->convergence_text());
@@ -332,8 +331,9 @@ Result<StartResult> start(const Exercise& ex, const std::string& lab_name, Sessi
                        lab + "`) or give --name");
   // Everything the exercise needs loads before anything is built: the fault and the fix as
   // change sets against the lab's plan, without topology steps.
+  // The plan is made once: the change sets are checked against the one `up` builds.
+  const plan::Plan plan = plan::make_plan(*topo, lab_name);
   {
-    plan::Plan plan = plan::make_plan(*topo, lab_name);
     for (const auto& [file, what] : {std::pair{ex.fault, "fault"}, std::pair{ex.fix, "fix"}}) {
       auto cs = load_changes(ex, file, plan, what);
       if (!cs) return cs.error();
@@ -357,7 +357,7 @@ Result<StartResult> start(const Exercise& ex, const std::string& lab_name, Sessi
     std::error_code ec;
     fs::remove(session_path(lab), ec);
   }
-  auto p = prepare(ex, *topo, lab, running && *old ? &(*old)->ref : nullptr, env);
+  auto p = prepare(ex, plan, lab, running && *old ? &(*old)->ref : nullptr, env);
   if (!p) return p.error();
   Session s;
   s.ref = std::move(p->ref);
@@ -463,7 +463,7 @@ Result<ResetResult> reset(const std::string& lab, SessionEnv& env) {
   Diagnostics d;
   auto topo = topology::load_topology(ex->topology, d, lab, &ex->policy);
   if (!topo) return input_error("the exercise's topology does not load:\n" + d.format());
-  auto p = prepare(*ex, *topo, lab, &s->ref, env);
+  auto p = prepare(*ex, plan::make_plan(*topo, lab), lab, &s->ref, env);
   if (!p) return p.error();
   s->ref = std::move(p->ref);
   ++s->attempt.resets;
