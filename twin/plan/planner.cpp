@@ -1166,6 +1166,7 @@ void to_json(nlohmann::json& j, const Check& c) {
        {"name", c.name},
        {"wait_s", c.wait_s},
        {"node", c.node}};
+  if (!c.after.empty()) j["after"] = c.after;
   switch (c.kind) {
     case topology::CheckKind::kReach:
       j["to"] = c.to;
@@ -1188,6 +1189,7 @@ void from_json(const nlohmann::json& j, Check& c) {
   j.at("name").get_to(c.name);
   c.wait_s = j.value("wait_s", topology::kDefaultCheckWaitS);
   j.at("node").get_to(c.node);
+  c.after = j.value("after", "");
   c.to = j.value("to", "");
   c.reachable = j.value("reachable", true);
   c.prefix = j.value("prefix", "");
