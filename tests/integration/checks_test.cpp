@@ -60,6 +60,12 @@ TEST(Checks, DeclaredChecksPassFailWithTheirReasonAndPassAgain) {
   // r1 reaches 192.168.2.0/24 over r3 (one next hop, OSPF).
   auto down_link = twin("exec --lab " + lab + " r2 -- ip link set eth1 down");
   ASSERT_EQ(down_link.code, 0) << down_link.err;
+  // Each check is decided on its own: one that holds at the first attempt is final then, so
+  // the fault must have reached r1's ospfd first (no other check's retries wait for it now).
+  EXPECT_TRUE(eventually([&] {
+    auto nb = twin("exec --lab " + lab + " r1 -- vtysh -c 'show ip ospf neighbor json'");
+    return nb.code == 0 && nb.out.find("10.0.255.2") == std::string::npos;
+  }));
   auto broken = validate(lab, "checks", 30);
   EXPECT_EQ(broken.value("verdict", ""), "fail") << broken.dump(1).substr(0, 4000);
   const json* adj = check_result(broken, "r1-r2 adjacency");

@@ -242,3 +242,59 @@ TEST(BfdLab, ConfiguredPeersAreUpAndAShutdownIsCaught) {
   EXPECT_THAT((*r)["message"].get<std::string>(), HasSubstr("neighbor signaled session down"));
   expect_down_clean(lab);
 }
+
+// BFD on an unnumbered BGP session (`neighbor eth1 interface` + `bfd`): bgpd asks bfdd for a
+// single-hop session on eth1 toward the peer's link-local address, which the bfd family finds
+// by its interface (it used to look for an empty peer address and report "no session").
+TEST(BfdLab, UnnumberedSessionIsFoundOnItsInterface) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
+  const std::string lab = unique_lab("bfdun");
+  LabGuard guard{lab};
+  auto up = twin("up " + kRepo + "/tests/data/frr84/bfd/unnumbered/lab.yaml --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  auto rep = validate(lab, "bgp,bfd", 10);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
+  for (const char* node : {"r1", "r2"}) {
+    const auto* r = result_for(rep, "bfd", 0, node, "eth1");
+    ASSERT_NE(r, nullptr) << node << rep.dump(1).substr(0, 3000);
+    EXPECT_EQ((*r)["status"], "passed") << (*r).dump();
+  }
+  expect_down_clean(lab);
+}
+
+// `neighbor X bfd` with bfdd switched off in the daemons file: FRR runs the config (bgpd takes
+// the line; BFD does not run), so twin does too, with a note saying what will not run, and
+// expects no BFD session.
+TEST(BfdLab, BfdWithBfddSwitchedOffRunsWithANote) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
+  const std::string lab = unique_lab("bfdoff");
+  LabGuard guard{lab};
+  fs::path dir = fs::temp_directory_path() / lab;
+  fs::create_directories(dir);
+  const std::string src = kRepo + "/tests/data/frr84/bfd/unnumbered/";
+  fs::copy_file(src + "r1.conf", dir / "r1.conf");
+  fs::copy_file(src + "r2.conf", dir / "r2.conf");
+  std::ofstream(dir / "daemons") << "bgpd=yes\nbfdd=no\n";
+  std::ofstream(dir / "lab.yaml")
+      << "version: 1\nname: bfdoff\nnodes:\n"
+      << "  r1: {loopback: 10.9.255.1/32, config: r1.conf, daemons-file: daemons}\n"
+      << "  r2: {loopback: 10.9.255.2/32, config: r2.conf, daemons-file: daemons}\n"
+      << "links:\n  - endpoints: [r1:eth1, r2:eth1]\n";
+  auto plan = twin("plan " + (dir / "lab.yaml").string());
+  ASSERT_EQ(plan.code, 0) << plan.out << plan.err;
+  EXPECT_THAT(plan.out,
+              HasSubstr("`neighbor eth1 bfd` needs bfdd, but " + (dir / "daemons").string() +
+                        ":2 switches bfdd off: BFD will not run on r1"));
+  auto up = twin("up " + (dir / "lab.yaml").string() + " --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  auto rep = validate(lab, "node,bgp,bfd", 10);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
+  EXPECT_EQ(result_for(rep, "bfd", 0, "r1", "eth1"), nullptr);  // nothing expected
+  EXPECT_EQ(result_for(rep, "bfd", 0, "r2", "eth1"), nullptr);
+  bool noted = false;
+  for (const auto& n : rep.value("notes", nlohmann::json::array()))
+    noted = noted || n.value("text", "").find("BFD will not run on r1") != std::string::npos;
+  EXPECT_TRUE(noted) << rep.dump(1).substr(0, 3000);
+  expect_down_clean(lab);
+  fs::remove_all(dir);
+}

@@ -478,4 +478,234 @@ TEST(ChecksFamily, AFailingCheckIsRetriedForItsWait) {
   EXPECT_EQ(time2.slept().count(), 0);
 }
 
+// ---- each check on its own clock, and `after:` ---------------------------------------------
+
+// OSPF neighbors as FRR 8.4 showed them (tests/data/frr84/ospf/): a node's adjacency is
+// mtu-mismatch until `healthy_from[node]` and healthy after (and, with `broken_from`, broken
+// again from then), on the fake clock.
+class TimedProbe final : public twin::validate::LabProbe {
+ public:
+  explicit TimedProbe(twin_test::FakeTime& time) : time_(time) {}
+  std::map<std::string, std::chrono::milliseconds> healthy_from, broken_from;
+  std::map<std::string, int> calls;  // per node
+  twin::Result<json> frr_json(const twin::plan::Node& node, const std::string&,
+                              const std::string& command) override {
+    ++calls[node.name];
+    auto now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(time_.now().time_since_epoch());
+    bool healthy = healthy_from.count(node.name) && now >= healthy_from[node.name] &&
+                   !(broken_from.count(node.name) && now >= broken_from[node.name]);
+    EXPECT_EQ(command, "show ip ospf neighbor json");
+    return twin::ok(read_json(kData + (healthy ? "healthy/" : "mtu-mismatch/") + node.name +
+                              "-ospf-neighbor.json"));
+  }
+  twin::Result<json> ip_json(const twin::plan::Node&, const std::vector<std::string>&) override {
+    return twin::ok(json::array());
+  }
+  std::vector<twin::validate::PingResult> ping(
+      const twin::plan::Node&, const std::vector<twin::validate::PingRequest>& reqs) override {
+    return std::vector<twin::validate::PingResult>(
+        reqs.size(), twin::validate::PingResult{twin::validate::PingOutcome::kTimeout, -1, 0, ""});
+  }
+
+ private:
+  twin_test::FakeTime& time_;
+};
+
+twin::validate::Report run_timed(const std::string& checks, TimedProbe& probe,
+                                 twin_test::FakeTime& time) {
+  auto l = load(checks);
+  EXPECT_TRUE(l.topo) << l.diags.format();
+  if (!l.topo) return {};
+  auto plan = twin::plan::make_plan(*l.topo);
+  twin::validate::Context ctx{plan, probe};
+  std::vector<std::unique_ptr<twin::validate::Validator>> v;
+  v.push_back(std::make_unique<twin::validators::ChecksValidator>());
+  twin::validate::RunOptions opts;
+  opts.converge_timeout = std::chrono::seconds(30);
+  opts.time = &time;
+  return twin::validate::run_validation(ctx, v, opts);
+}
+
+const twin::validate::TestResult* named(const twin::validate::Report& r, const std::string& name) {
+  for (const auto& t : r.results)
+    if (t.peer == name) return &t;
+  return nullptr;
+}
+
+const std::string kQuick = R"(  - name: quick
+    frr: {node: r1, command: show ip ospf neighbor json, match: {neighbors: {10.0.255.2: [{nbrState: Full/-}]}}}
+    wait: 2
+)";
+const std::string kSlow = R"(  - name: slow
+    frr: {node: r2, command: show ip ospf neighbor json, match: {neighbors: {10.0.255.1: [{nbrState: Full/-}]}}}
+    wait: 20
+)";
+
+// r1's adjacency comes up at 5 s, after the quick check's 2 s: it fails, with or without a
+// slower check that keeps the family retrying until 15 s (it used to pass then, as the family
+// was retried until the latest deadline among its failing checks).
+TEST(ChecksFamily, AShortWaitIsDecidedWhateverASlowerCheckWaitsFor) {
+  using namespace std::chrono_literals;
+  twin_test::FakeTime alone_time;
+  TimedProbe alone_probe(alone_time);
+  alone_probe.healthy_from = {{"r1", 5s}, {"r2", 15s}};
+  auto alone = run_timed("checks:\n" + kQuick, alone_probe, alone_time);
+
+  twin_test::FakeTime both_time;
+  TimedProbe both_probe(both_time);
+  both_probe.healthy_from = {{"r1", 5s}, {"r2", 15s}};
+  auto both = run_timed("checks:\n" + kQuick + kSlow, both_probe, both_time);
+
+  const auto* q1 = named(alone, "quick");
+  const auto* q2 = named(both, "quick");
+  const auto* slow = named(both, "slow");
+  ASSERT_TRUE(q1 && q2 && slow);
+  EXPECT_EQ(q1->status, Status::kFailed);
+  EXPECT_EQ(q2->status, Status::kFailed);
+  EXPECT_EQ(q2->observed, q1->observed);
+  EXPECT_EQ(q2->attempts, q1->attempts);  // decided at the same attempt: its 2 s were up
+  EXPECT_THAT(q2->observed, HasSubstr("Exchange/-"));
+  // The slow one still had its own time, and got it.
+  EXPECT_EQ(slow->status, Status::kPassed);
+  EXPECT_GE(both_time.slept(), 15s);
+  EXPECT_LT(both_time.slept(), 16s);
+  EXPECT_LT(alone_time.slept(), 3s);
+}
+
+// A check that passed is final: the family retried for another one does not ask it again, so
+// it cannot turn into a failure the check alone would never have shown.
+TEST(ChecksFamily, APassIsFinalThoughTheFamilyIsRetriedForAnother) {
+  using namespace std::chrono_literals;
+  twin_test::FakeTime time;
+  TimedProbe probe(time);
+  probe.healthy_from = {{"r1", 0s}, {"r2", 6s}};
+  probe.broken_from = {{"r1", 1s}};
+  auto report = run_timed("checks:\n" + kQuick + kSlow, probe, time);
+  const auto* quick = named(report, "quick");
+  ASSERT_TRUE(quick);
+  EXPECT_EQ(quick->status, Status::kPassed);
+  EXPECT_EQ(quick->attempts, 1);
+  EXPECT_EQ(probe.calls["r1"], 1);  // never asked again
+  EXPECT_EQ(named(report, "slow")->status, Status::kPassed);
+  EXPECT_GT(probe.calls["r2"], 1);
+}
+
+// `after:` evaluates a check only once the other holds, and its wait counts from then: r2's
+// adjacency comes up at 5 s, 1 s after r1's at 4 s; 2 s from the start would have failed it.
+TEST(ChecksFamily, AfterEvaluatesOnceTheOtherHoldsAndCountsItsWaitFromThere) {
+  using namespace std::chrono_literals;
+  twin_test::FakeTime time;
+  TimedProbe probe(time);
+  probe.healthy_from = {{"r1", 4s}, {"r2", 5s}};
+  auto report = run_timed(R"(checks:
+  - name: first
+    frr: {node: r1, command: show ip ospf neighbor json, match: {neighbors: {10.0.255.2: [{nbrState: Full/-}]}}}
+    wait: 10
+  - name: then
+    after: first
+    frr: {node: r2, command: show ip ospf neighbor json, match: {neighbors: {10.0.255.1: [{nbrState: Full/-}]}}}
+    wait: 2
+)",
+                          probe, time);
+  const auto* first = named(report, "first");
+  const auto* then = named(report, "then");
+  ASSERT_TRUE(first && then);
+  EXPECT_EQ(first->status, Status::kPassed);
+  EXPECT_EQ(then->status, Status::kPassed);
+  EXPECT_GE(then->time_to_pass_ms, 5000);
+  EXPECT_GE(first->time_to_pass_ms, 4000);
+  EXPECT_LT(first->time_to_pass_ms, 4500);
+  // r2 was first asked in the attempt where r1's adjacency held, not before: once per 250 ms
+  // from 4 s to 5 s.
+  EXPECT_GE(probe.calls["r2"], 4);
+  EXPECT_LE(probe.calls["r2"], 6);
+}
+
+// If the check it waits for never holds, it is skipped, saying why, once that one is final.
+TEST(ChecksFamily, AfterACheckThatNeverHoldsIsSkippedWithItsReason) {
+  using namespace std::chrono_literals;
+  twin_test::FakeTime time;
+  TimedProbe probe(time);
+  probe.healthy_from = {{"r2", 0s}};  // r1 never
+  auto report = run_timed("checks:\n" + kQuick + R"(  - name: then
+    after: quick
+    frr: {node: r2, command: show ip ospf neighbor json, match: {neighbors: {10.0.255.1: [{nbrState: Full/-}]}}}
+)",
+                          probe, time);
+  const auto* then = named(report, "then");
+  ASSERT_TRUE(then);
+  EXPECT_EQ(named(report, "quick")->status, Status::kFailed);
+  EXPECT_EQ(then->status, Status::kSkipped);
+  EXPECT_EQ(then->message, "not evaluated: it runs after 'quick', which did not hold (failed)");
+  EXPECT_EQ(probe.calls["r2"], 0);
+  EXPECT_LT(time.slept(), 3s);  // not its own 10 s: it never started
+}
+
+TEST(ChecksWindow, CountsUpTheAfterChain) {
+  using std::chrono::milliseconds;
+  std::vector<Check> cs(3);
+  cs[0].name = "a";
+  cs[0].wait_s = 5;
+  cs[1].name = "b";
+  cs[1].wait_s = 2;
+  cs[1].after = "a";
+  cs[2].name = "c";
+  cs[2].wait_s = 1;
+  cs[2].after = "b";
+  EXPECT_EQ(twin::validators::check_window(cs, "a", nullptr), milliseconds(5000));
+  EXPECT_EQ(twin::validators::check_window(cs, "c", nullptr), milliseconds(8000));
+  EXPECT_EQ(twin::validators::check_window(cs, "x", nullptr), std::nullopt);
+  twin::validate::TestResult a_passed;
+  a_passed.validator = "checks";
+  a_passed.peer = "a";
+  a_passed.status = Status::kPassed;
+  a_passed.time_to_pass_ms = 1250;
+  std::vector<twin::validate::TestResult> finals = {a_passed};
+  EXPECT_EQ(twin::validators::check_window(cs, "b", &finals), milliseconds(3250));
+  EXPECT_EQ(twin::validators::check_window(cs, "c", &finals), milliseconds(4250));
+}
+
+TEST(ChecksLoad, AfterNamesAnotherCheckWithoutCycles) {
+  auto l = load("checks:\n" + kQuick + "  - name: then\n    after: quick\n" +
+                "    route: {node: r1, prefix: 192.168.3.0/24}\n");
+  ASSERT_TRUE(l.topo) << l.diags.format();
+  EXPECT_EQ(l.topo->checks[1].after, "quick");
+  EXPECT_EQ(l.topo->checks[0].after, "");
+  // Through the state file.
+  auto plan = twin::plan::make_plan(*l.topo);
+  auto back = twin::plan::plan_from_json(twin::plan::to_json(plan));
+  EXPECT_EQ(back.checks[1].after, "quick");
+
+  auto unknown = only_problem("checks:\n" + kQuick + "  - name: then\n    after: quik\n" +
+                              "    route: {node: r1, prefix: 192.168.3.0/24}\n");
+  EXPECT_EQ(unknown.line, 6);
+  EXPECT_EQ(unknown.column, 12);
+  EXPECT_EQ(unknown.field, "checks[1].after");
+  EXPECT_EQ(unknown.message, "no check is named 'quik'");
+  EXPECT_EQ(unknown.hint, "did you mean 'quick'?");
+
+  auto self = only_problem("checks:\n" + kQuick + "    after: quick\n");
+  EXPECT_EQ(self.line, 5);
+  EXPECT_EQ(self.message, "check 'quick' cannot wait for itself");
+
+  auto cycle = only_problem(R"(checks:
+  - name: a
+    after: c
+    route: {node: r1, prefix: 192.168.3.0/24}
+  - name: b
+    after: a
+    route: {node: r2, prefix: 192.168.3.0/24}
+  - name: c
+    after: b
+    route: {node: r3, prefix: 192.168.3.0/24}
+  - name: d
+    after: a
+    route: {node: r3, prefix: 192.168.1.0/24}
+)");
+  EXPECT_EQ(cycle.line, 3);
+  EXPECT_EQ(cycle.field, "checks[0].after");
+  EXPECT_EQ(cycle.message, "checks wait for each other in a cycle: 'a' -> 'c' -> 'b' -> 'a'");
+}
+
 }  // namespace

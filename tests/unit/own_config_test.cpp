@@ -272,21 +272,60 @@ TEST_F(OwnConfigLab, AVrfIsRefusedAtItsLine) {
   EXPECT_THAT(d.items()[0].message, HasSubstr("VRFs are not supported"));
 }
 
-TEST_F(OwnConfigLab, ADaemonTheDaemonsFileSwitchesOffIsAnErrorNamingBothLines) {
-  write("r1.conf", "hostname r1\n!\nrouter ospf\nexit\nip route 10.0.0.0/8 blackhole\n");
-  write("r2.conf", "hostname r2\n");
+// FRR 8.4's bgpd takes `neighbor X bfd` without bfdd (`vtysh -b` exits 0): BFD just does not
+// run. Not a refusal, a note naming the line, the daemons file's line and what will not run.
+TEST_F(OwnConfigLab, BfdWithBfddSwitchedOffIsANoteAndNoBfdIsExpected) {
+  write("r1.conf",
+        "interface eth1\n ip address 10.0.12.1/30\nexit\n"
+        "router bgp 65001\n neighbor 10.0.12.2 remote-as 65002\n"
+        " neighbor 10.0.12.2 bfd\nexit\nbfd\n peer 10.0.12.2\n exit\nexit\n");
+  write("r2.conf",
+        "interface eth1\n ip address 10.0.12.2/30\nexit\n"
+        "router bgp 65002\n neighbor 10.0.12.1 remote-as 65001\nexit\n");
   twin::Diagnostics d;
   auto t = load(kTwoRouters, d);
   ASSERT_TRUE(t);
-  auto& r1 = t->nodes[0];
-  r1.daemon_settings = {{"zebra", true, "/etc/daemons", {1, 1}},
-                        {"ospfd", false, "/etc/daemons", {7, 1}}};
   twin::Diagnostics d2;
+  t->nodes[0].daemon_settings = {{"bgpd", true, "/etc/daemons", {2, 1}},
+                                 {"bfdd", false, "/etc/daemons", {7, 1}}};
   twin::topology::read_own_configs(*t, d2);
-  ASSERT_EQ(d2.items().size(), 1u);  // staticd runs whatever the file says
-  EXPECT_EQ(d2.items()[0].line, 3);
-  EXPECT_THAT(d2.items()[0].message, HasSubstr("this line needs ospfd"));
-  EXPECT_THAT(d2.items()[0].message, HasSubstr("/etc/daemons:7 switches ospfd off"));
+  EXPECT_TRUE(d2.items().empty()) << d2.items()[0].message;
+  auto p = twin::plan::make_plan(*t);
+  EXPECT_THAT(p.find("r1")->daemons, ElementsAre("zebra", "bgpd"));
+  EXPECT_TRUE(p.bfd_peers.empty());
+  EXPECT_TRUE(p.find("r1")->bfd_peers.empty());
+  EXPECT_EQ(p.sessions.size(), 2u);  // BGP itself runs: the session, seen from each end
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_EQ(p.notes[0].severity, "warning");
+  EXPECT_EQ(p.notes[0].node, "r1");
+  EXPECT_EQ(p.notes[0].source, (dir_ / "r1.conf").string() + ":6");
+  EXPECT_EQ(p.notes[0].text,
+            "`neighbor 10.0.12.2 bfd` (and 1 more line) needs bfdd, but /etc/daemons:7 switches "
+            "bfdd off: BFD will not run on r1");
+}
+
+// A daemon's own lines with that daemon off: `vtysh -b` skips them (and exits 0), so nothing of
+// them is expected; staticd runs whatever the file says (FRR's init starts it).
+TEST_F(OwnConfigLab, ADaemonTheFileDoesNotNameRunsNothingOfItsLines) {
+  write("r1.conf",
+        "hostname r1\n!\ninterface eth1\n ip address 10.0.12.1/30\n ip ospf area 0\n"
+        "exit\nrouter ospf\nexit\nip route 10.0.0.0/8 blackhole\n");
+  write("r2.conf",
+        "interface eth1\n ip address 10.0.12.2/30\n ip ospf area 0\nexit\n"
+        "router ospf\nexit\n");
+  twin::Diagnostics d;
+  auto t = load(kTwoRouters, d);
+  ASSERT_TRUE(t);
+  t->nodes[0].daemon_settings = {{"zebra", true, "/etc/daemons", {1, 1}}};
+  auto p = twin::plan::make_plan(*t);
+  EXPECT_THAT(p.find("r1")->daemons, ElementsAre("zebra", "staticd"));
+  EXPECT_TRUE(p.find("r1")->ospf_interfaces.empty());
+  EXPECT_TRUE(p.adjacencies.empty());  // r2's OSPF has nobody to meet on eth1
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_EQ(p.notes[0].source, (dir_ / "r1.conf").string() + ":5");
+  EXPECT_EQ(p.notes[0].text,
+            "`ip ospf area 0` (and 1 more line) needs ospfd, but the node's daemons "
+            "(/etc/daemons) do not include ospfd: OSPF will not run on r1");
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ const StringSet kTopKeys = {"version", "name", "defaults", "nodes", "links", "ch
 const StringSet kTenantKeys = {"l3vni", "networks"};
 const StringSet kTenantNetworkKeys = {"vni", "ports", "gateway"};
 // kCheckKeys, kReachKeys, kRouteCheckKeys, kFrrCheckKeys in twin/topology/declared_checks.hpp.
-const StringSet kCheckKeys = {"name", "wait", "reach", "route", "frr"};
+const StringSet kCheckKeys = {"name", "wait", "after", "reach", "route", "frr"};
 const StringSet kReachKeys = {"from", "to", "expect"};
 const StringSet kRouteCheckKeys = {"node", "prefix", "nexthops", "protocol"};
 const StringSet kFrrCheckKeys = {"node", "command", "match"};

@@ -275,18 +275,20 @@ nodes:
   EXPECT_EQ(p.nodes[0].daemons, (std::vector<std::string>{"zebra", "bgpd", "ospfd"}));
 }
 
-TEST(DaemonsFileField, AConfigNeedingADaemonTheFileSwitchesOffIsAnError) {
+TEST(DaemonsFileField, AConfigNeedingADaemonTheFileSwitchesOffLoadsWithANote) {
   TempDir dir;
   std::string conf = dir.write("r1.conf", "router bgp 65001\n!\nrouter ospf\n!\n");
   std::string daemons = dir.write("daemons", "bgpd=yes\nospfd=no\n");
   auto l = load("version: 1\nname: x\nnodes:\n  r1: {config: r1.conf, daemons-file: daemons}\n",
                 dir.path());
-  ASSERT_FALSE(l.topo);
-  ASSERT_EQ(l.diags.items().size(), 1u) << dump(l.diags);
-  const auto& d = l.diags.items()[0];
-  EXPECT_EQ(d.file, conf);
-  EXPECT_EQ(d.line, 3);
-  EXPECT_EQ(d.message, "this line needs ospfd, but " + daemons + ":2 switches ospfd off");
+  ASSERT_TRUE(l.topo) << dump(l.diags);
+  EXPECT_TRUE(l.diags.items().empty()) << dump(l.diags);
+  auto p = twin::plan::make_plan(*l.topo);
+  EXPECT_EQ(p.nodes[0].daemons, (std::vector<std::string>{"zebra", "bgpd"}));
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_EQ(p.notes[0].source, conf + ":3");
+  EXPECT_EQ(p.notes[0].text, "`router ospf` needs ospfd, but " + daemons +
+                                 ":2 switches ospfd off: OSPF will not run on r1");
 }
 
 TEST(DaemonsFileField, ErrorsInTheFileNameTheFile) {

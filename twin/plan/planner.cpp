@@ -8,6 +8,7 @@
 #include "twin/core/diagnostics.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/host_paths.hpp"
+#include "twin/topology/own_config.hpp"
 
 namespace twin::topology {
 // The state file spells kinds and backends as topology files do (model.hpp's tables).
@@ -192,17 +193,41 @@ void plan_vm(const Plan& p, size_t node_index, Node& n, const topology::Node& tn
 }
 
 // True if `node` would run an unnumbered BGP session on `ifname`: always for a generated config,
-// only with a configured `neighbor IF interface` (not shut down) for an own one.
+// only with a configured `neighbor IF interface` (not shut down) for an own one whose bgpd runs.
 bool runs_unnumbered(const topology::Node& node, const std::string& ifname) {
   if (!node.own) return node.config.empty();
+  if (topology::daemon_switched_off(node, "bgpd")) return false;
   const auto& ns = node.own->bgp_neighbors;
   return std::any_of(ns.begin(), ns.end(), [&](const topology::BgpNeighborConf& b) {
     return b.unnumbered && b.peer == ifname && !b.shutdown;
   });
 }
 
-// Daemons, profile and what the config sets up, for a node with its own frr.conf.
-void apply_own_config(Node& n, const topology::Node& tn, const topology::Topology& topo) {
+// What a daemon runs, in a note's words: "BFD" for bfdd.
+std::string what_runs_on(const std::string& daemon) {
+  static const std::map<std::string, std::string> kWhat = {{"bgpd", "BGP"},
+                                                           {"ospfd", "OSPF"},
+                                                           {"ospf6d", "OSPFv3"},
+                                                           {"bfdd", "BFD"},
+                                                           {"isisd", "IS-IS"},
+                                                           {"fabricd", "OpenFabric"},
+                                                           {"ripd", "RIP"},
+                                                           {"ripngd", "RIPng"},
+                                                           {"pimd", "PIM"},
+                                                           {"ldpd", "LDP"},
+                                                           {"eigrpd", "EIGRP"},
+                                                           {"babeld", "Babel"},
+                                                           {"pbrd", "policy routing"},
+                                                           {"vrrpd", "VRRP"},
+                                                           {"pathd", "segment routing"}};
+  auto it = kWhat.find(daemon);
+  return it == kWhat.end() ? daemon + "'s part of the config" : it->second;
+}
+
+// Daemons, profile and what the config sets up, for a node with its own frr.conf; a note in
+// `notes` for each daemon the config needs that its daemons file keeps from running.
+void apply_own_config(Node& n, const topology::Node& tn, const topology::Topology& topo,
+                      std::vector<Note>& notes) {
   const auto& c = *tn.own;
   // FRR's default profile unless the config names one: a user's config must behave as it does
   // in production (FRR's packages and containers start daemons without -F).
@@ -215,10 +240,26 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     for (const auto& d : tn.daemon_settings)
       if (d.enabled) run.insert(d.daemon);
   }
+  // A line needing a daemon the daemons file switches off runs as FRR runs it: that daemon does
+  // not start, its own lines are skipped by `vtysh -b`, another daemon's line asking for it
+  // (`neighbor X bfd`) is taken without effect. Nothing of it is expected; a note says so.
+  std::set<std::string> off;
   for (const auto& [daemon, line] : c.needs) {
+    if (auto why = topology::daemon_switched_off(tn, daemon)) {
+      off.insert(daemon);
+      const auto& lines = c.need_lines.at(daemon);
+      std::string more = lines.size() > 1 ? " (and " + std::to_string(lines.size() - 1) +
+                                                " more line" + (lines.size() > 2 ? "s" : "") + ")"
+                                          : "";
+      add_note(notes, {"warning", n.name, c.file + ":" + std::to_string(line),
+                       "`" + lines.front().text + "`" + more + " needs " + daemon + ", but " +
+                           *why + ": " + what_runs_on(daemon) + " will not run on " + n.name});
+      continue;
+    }
     if (!run.count(daemon)) n.daemon_reasons[daemon] = c.file + ":" + std::to_string(line);
-    run.insert(daemon);  // the loader refused a config needing a daemon the file switches off
+    run.insert(daemon);
   }
+  auto runs = [&](const char* d) { return run.count(d) > 0; };
   n.daemons.clear();
   for (const auto& d : topology::frr_daemon_order())
     if (run.count(d)) n.daemons.push_back(d);
@@ -229,6 +270,7 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
   // (FRR's docs, "Require policy on EBGP"; `show running-config` prints the `no` form there).
   const bool requires_policy = c.ebgp_requires_policy.value_or(n.frr_profile == "traditional");
   for (const auto& b : c.bgp_neighbors) {
+    if (!runs("bgpd")) break;
     BgpNeighbor bn{b.peer, b.unnumbered,
                    b.remote_as == "internal" || (c.bgp_asn && b.remote_as == std::to_string(*c.bgp_asn)),
                    b.shutdown, b.bfd};
@@ -249,7 +291,8 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     n.bgp_neighbors.push_back(bn);
   }
   n.bgp_multipath_relax = c.bgp_multipath_relax;
-  for (const auto& b : c.bfd_peers) n.bfd_peers.push_back({b.peer, b.interface});
+  if (runs("bfdd"))
+    for (const auto& b : c.bfd_peers) n.bfd_peers.push_back({b.peer, b.interface});
   n.config_addresses = c.addresses;
   n.ospf_router_id = c.ospf_router_id;
   // Interfaces OSPF runs on: named under the interface, or matched by a `network` statement
@@ -271,7 +314,7 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     return it == c.ospf_dead_s.end() ? 40 : it->second;
   };
   for (const auto& o : c.ospf_interfaces)
-    if (seen.insert({o.interface, o.version}).second)
+    if (runs(o.version == 2 ? "ospfd" : "ospf6d") && seen.insert({o.interface, o.version}).second)
       n.ospf_interfaces.push_back({o.interface, o.area, o.version == 2 && passive(o.interface),
                                    o.version, o.version == 2 ? cost(o.interface) : 0,
                                    dead(o.interface)});
@@ -286,7 +329,7 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
         addrs[tl.a.node == tn.name ? tl.a.interface : tl.b.interface].push_back(a);
   for (const auto& net : c.ospf_networks) {
     auto np = IpPrefix::parse(net.prefix);
-    if (!np) continue;
+    if (!np || !runs("ospfd")) continue;
     for (const auto& [ifn, list] : addrs)
       for (const auto& a : list)
         if (a.family == 4 && np->contains(a) && seen.insert({ifn, 2}).second)
@@ -307,7 +350,7 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     return it != c.redistribute.end() &&
            std::find(it->second.begin(), it->second.end(), "connected") != it->second.end();
   };
-  const bool bgp = c.bgp_asn.has_value();
+  const bool bgp = c.bgp_asn.has_value() && runs("bgpd");
   const bool ospf = n.daemons.end() != std::find(n.daemons.begin(), n.daemons.end(), "ospfd");
   const bool ospf6 = n.daemons.end() != std::find(n.daemons.begin(), n.daemons.end(), "ospf6d");
   std::set<std::string> adv;
@@ -461,7 +504,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     n.config_generated = tn.config.empty();
     n.config_source = tn.config;
     if (tn.own) {
-      apply_own_config(n, tn, topo);
+      apply_own_config(n, tn, topo, p.notes);
       for (const auto& h : tn.own->host_paths)
         add_note(p.notes, {"warning", n.name, tn.own->file + ":" + std::to_string(h.line),
                            topology::redirect_text(h, topology::host_files_dir(n.run_dir))});
@@ -1123,6 +1166,7 @@ void to_json(nlohmann::json& j, const Check& c) {
        {"name", c.name},
        {"wait_s", c.wait_s},
        {"node", c.node}};
+  if (!c.after.empty()) j["after"] = c.after;
   switch (c.kind) {
     case topology::CheckKind::kReach:
       j["to"] = c.to;
@@ -1145,6 +1189,7 @@ void from_json(const nlohmann::json& j, Check& c) {
   j.at("name").get_to(c.name);
   c.wait_s = j.value("wait_s", topology::kDefaultCheckWaitS);
   j.at("node").get_to(c.node);
+  c.after = j.value("after", "");
   c.to = j.value("to", "");
   c.reachable = j.value("reachable", true);
   c.prefix = j.value("prefix", "");

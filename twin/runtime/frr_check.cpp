@@ -7,6 +7,7 @@
 #include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
+#include "twin/topology/own_config.hpp"
 
 namespace fs = std::filesystem;
 
@@ -54,6 +55,7 @@ Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunn
     if (!n.own) continue;
     for (const auto& [daemon, line] : n.own->needs) {
       std::error_code ec;
+      if (topology::daemon_switched_off(n, daemon)) continue;  // never started: a plan note
       if (fs::is_regular_file(daemon_path(daemon), ec)) continue;
       diags.add({n.config, line, 1, "node " + n.name,
                  "this line needs " + daemon + ", which FRR on this machine does not have (no " +

@@ -1,5 +1,6 @@
 #include "twin/topology/declared_checks.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
@@ -87,6 +88,7 @@ class ChecksReader {
       return out;
     }
     std::map<std::string, Mark> names;
+    std::vector<Value> afters;  // each kept check's `after:` value (an empty Value when none)
     for (size_t i = 0; i < list.node.size(); ++i) {
       Value v = item(list, i);
       size_t before = r_.problems();
@@ -101,9 +103,68 @@ class ChecksReader {
         continue;
       }
       names[c->name] = c->mark;
+      afters.push_back(child(v, "after"));
       out.push_back(std::move(*c));
     }
+    check_order(out, afters);
     return out;
+  }
+
+  // Every `after:` names another check of the list, and no check waits for itself through
+  // others (a cycle would never be evaluated): each problem at its `after:` value.
+  void check_order(const std::vector<Check>& checks, const std::vector<Value>& afters) {
+    std::map<std::string, size_t> index;
+    std::vector<std::string> all;
+    for (size_t i = 0; i < checks.size(); ++i) {
+      index[checks[i].name] = i;
+      all.push_back(checks[i].name);
+    }
+    std::vector<bool> known(checks.size(), true);
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const std::string& a = checks[i].after;
+      if (a.empty()) continue;
+      if (a == checks[i].name) {
+        r_.error(afters[i], "check '" + a + "' cannot wait for itself",
+                 "name another check, or remove `after:`");
+        known[i] = false;
+      } else if (!index.count(a)) {
+        std::vector<std::string> others;
+        for (const auto& n : all)
+          if (n != checks[i].name) others.push_back(n);
+        r_.error(afters[i], "no check is named '" + a + "'",
+                 did_you_mean(a, others,
+                              others.empty() ? "there is no other check"
+                                             : "checks are: " + join_some(others, 8)));
+        known[i] = false;
+      }
+    }
+    // Follow each chain; a chain that comes back to where it started is a cycle, reported once
+    // at the `after:` of the cycle's first check in file order.
+    std::vector<bool> reported(checks.size(), false);
+    for (size_t i = 0; i < checks.size(); ++i) {
+      if (reported[i] || !known[i] || checks[i].after.empty()) continue;
+      std::vector<size_t> chain = {i};
+      size_t at = i;
+      while (known[at] && !checks[at].after.empty()) {
+        at = index.at(checks[at].after);
+        if (at == i) break;
+        if (std::find(chain.begin(), chain.end(), at) != chain.end() ||
+            chain.size() > checks.size()) {
+          at = checks.size();  // a cycle not through i: reported from its own first check
+          break;
+        }
+        chain.push_back(at);
+      }
+      if (at != i) continue;
+      std::string path;
+      for (size_t k : chain) {
+        path += "'" + checks[k].name + "' -> ";
+        reported[k] = true;
+      }
+      path += "'" + checks[i].name + "'";
+      r_.error(afters[i], "checks wait for each other in a cycle: " + path,
+               "remove one `after:` of the cycle");
+    }
   }
 
  private:
@@ -147,6 +208,14 @@ class ChecksReader {
     }
     if (Value w = child(v, "wait"))
       if (auto s = r_.integer(w, 0, kMaxCheckWaitS, "seconds")) c.wait_s = static_cast<int>(*s);
+    if (Value a = child(v, "after")) {
+      if (auto s = r_.string(a)) {
+        if (s->empty())
+          r_.error(a, "empty check name", "name the check this one waits for, or omit `after:`");
+        else
+          c.after = *s;
+      }
+    }
     if (Value n = child(v, "name")) {
       if (auto s = r_.string(n)) {
         if (s->empty())

@@ -21,7 +21,8 @@ namespace twin::topology {
 
 // The fields of a check and of each kind, as the loader accepts them (the schema test holds
 // these equal to topologies/schema/topology.schema.json).
-inline const std::vector<std::string> kCheckKeys = {"name", "wait", "reach", "route", "frr"};
+inline const std::vector<std::string> kCheckKeys = {"name",  "wait",  "after",
+                                                    "reach", "route", "frr"};
 inline const std::vector<std::string> kReachKeys = {"from", "to", "expect"};
 inline const std::vector<std::string> kRouteCheckKeys = {"node", "prefix", "nexthops", "protocol"};
 inline const std::vector<std::string> kFrrCheckKeys = {"node", "command", "match"};

@@ -89,8 +89,12 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
   FrrConf c;
   c.file = file;
   c.host_paths = find_host_paths(text);
+  std::string raw;  // the line being read
+  int lineno = 0;
   auto need = [&](const std::string& d, int line) {
-    if (!d.empty() && d != "zebra") c.needs.emplace(d, line);
+    if (d.empty() || d == "zebra") return;
+    c.needs.emplace(d, line);
+    c.need_lines[d].push_back({line, trim(raw)});
   };
   // Peer groups: name → remote-as; members resolved at the end.
   std::map<std::string, std::string> group_as;
@@ -117,8 +121,6 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
   std::string iface;           // current `interface` block
   std::set<std::string> dead_set;  // interfaces with an explicit dead interval
   std::istringstream in(text);
-  std::string raw;
-  int lineno = 0;
   while (std::getline(in, raw)) {
     ++lineno;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();

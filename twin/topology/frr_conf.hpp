@@ -96,6 +96,9 @@ struct FrrConf {
   // Daemon → first line that needs it (`router bgp` → bgpd, `ip route` → staticd, ...).
   // zebra is not listed: every FRR node runs it.
   std::map<std::string, int> needs;
+  // Daemon → every line that needs it, in file order, trimmed: what will not run when a daemons
+  // file switches that daemon off (`neighbor X bfd` is bgpd's line, but BFD needs bfdd).
+  std::map<std::string, std::vector<ConfLine>> need_lines;
   // interface → addresses the config puts on it ("10.0.0.1/30"), `interface lo` included.
   std::map<std::string, std::vector<std::string>> addresses;
   std::map<std::string, std::vector<int>> address_lines;  // parallel to `addresses`

@@ -169,7 +169,10 @@ inline constexpr int kDefaultCheckWaitS = 10;
 struct Check {
   CheckKind kind = CheckKind::kReach;
   std::string name;               // as given, or generated: "reach pc1->pc3"
-  int wait_s = kDefaultCheckWaitS;  // a failing check is retried for this long
+  int wait_s = kDefaultCheckWaitS;  // a failing check is retried for this long (its own deadline)
+  // `after:` another check's name ("" = none): this one is evaluated only once that one holds,
+  // and its wait counts from then. The loader refuses unknown names and cycles.
+  std::string after;
   std::string node;               // reach: `from`; route, frr: `node`
   // reach
   std::string to;          // a node name or an address

@@ -38,22 +38,17 @@ void read_own_configs(Topology& t, Diagnostics& diags) {
                      " contradicts the config's `bgp router-id " + c.bgp_router_id + "` (" +
                      n.config + ":" + std::to_string(c.bgp_router_id_line) + ")",
                  "drop `router-id:` (the config decides) or make them equal"});
-    if (n.daemon_settings.empty()) continue;
-    for (const auto& [daemon, line] : c.needs) {
-      if (daemon == "staticd") continue;  // FRR's init starts it whatever the file says
-      auto s = std::find_if(n.daemon_settings.begin(), n.daemon_settings.end(),
-                            [&](const DaemonSetting& d) { return d.daemon == daemon; });
-      if (s != n.daemon_settings.end() && s->enabled) continue;
-      std::string where = s != n.daemon_settings.end()
-                              ? s->file + ":" + std::to_string(s->mark.line) + " switches " +
-                                    daemon + " off"
-                              : "the node's daemons (" + n.daemon_settings.front().file +
-                                    ") do not include " + daemon;
-      diags.add({n.config, line, 1, field,
-                 "this line needs " + daemon + ", but " + where,
-                 "set " + daemon + "=yes in the daemons file, or remove the line"});
-    }
   }
+}
+
+std::optional<std::string> daemon_switched_off(const Node& n, const std::string& daemon) {
+  if (n.daemon_settings.empty() || daemon == "zebra" || daemon == "staticd") return std::nullopt;
+  auto s = std::find_if(n.daemon_settings.begin(), n.daemon_settings.end(),
+                        [&](const DaemonSetting& d) { return d.daemon == daemon; });
+  if (s == n.daemon_settings.end())
+    return "the node's daemons (" + n.daemon_settings.front().file + ") do not include " + daemon;
+  if (s->enabled) return std::nullopt;
+  return s->file + ":" + std::to_string(s->mark.line) + " switches " + daemon + " off";
 }
 
 }  // namespace twin::topology

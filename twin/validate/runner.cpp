@@ -47,6 +47,10 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       if (!u.empty()) return u;
     return "";
   };
+  // For a family that decides each result on its own (Validator::decides_each_result): its
+  // final results in the order they became final (Context::final_results), and where each is.
+  std::vector<std::vector<TestResult>> finals(validators.size());
+  std::vector<std::unordered_map<std::string, size_t>> final_at(validators.size());
   // When each result that cannot converge first said so (keyed like first_pass).
   std::unordered_map<std::string, Clock::time_point> explained_since;
   auto control_plane_pending = [&] {
@@ -59,6 +63,13 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       if (done[i]) continue;
       if (opts.hold_riders && validators[i]->rides_on_control_plane() && control_plane_pending())
         continue;
+      const bool each = validators[i]->decides_each_result();
+      ctx.final_results = each ? &finals[i] : nullptr;
+      auto make_final = [&](TestResult& r) {
+        r.attempts = attempts[i];
+        final_at[i].emplace(key_of(r), finals[i].size());
+        finals[i].push_back(r);
+      };
       auto ta = time.now();
       try {
         latest[i] = validators[i]->run(ctx);
@@ -79,7 +90,19 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
         if (r.duration_ms == 0) r.duration_ms = share;
         if (r.status == Status::kPassed) first_pass.emplace(key_of(r), at);
       }
-      const bool ok = opts.settled ? opts.settled(latest[i]) : settled(latest[i]);
+      if (each) {
+        // A final result stays as it was decided; a new pass (or skip) is final at once, so a
+        // result that waits for it counts from now.
+        for (auto& r : latest[i]) {
+          if (auto f = final_at[i].find(key_of(r)); f != final_at[i].end()) {
+            r = finals[i][f->second];
+          } else if (r.status == Status::kPassed || r.status == Status::kSkipped) {
+            if (r.status == Status::kPassed) r.time_to_pass_ms = at;
+            make_final(r);
+          }
+        }
+      }
+      bool ok = opts.settled ? opts.settled(latest[i]) : settled(latest[i]);
       done[i] = ok;
       unhealthy[i].clear();
       for (const auto& r : latest[i])
@@ -92,6 +115,7 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
       std::optional<Clock::time_point> until;
       for (auto& r : latest[i]) {
         if (r.status != Status::kFailed && r.status != Status::kError) continue;
+        if (each && final_at[i].count(key_of(r))) continue;
         if (r.cannot_converge.empty() && !sick.empty())
           r.cannot_converge = std::string(kLabUnhealthy) + sick;
         Clock::time_point u;
@@ -101,9 +125,20 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
         } else {
           u = t0 + validators[i]->retry_window(ctx, r).value_or(opts.converge_timeout);
         }
+        if (each && seen >= u) {
+          make_final(r);  // past its own window: final, whoever else is still waited for
+          continue;
+        }
         until = until ? std::max(*until, u) : u;
       }
       deadline[i] = until.value_or(t0 + opts.converge_timeout);
+      if (each) {
+        ok = ok || std::all_of(latest[i].begin(), latest[i].end(), [&](const TestResult& r) {
+               return final_at[i].count(key_of(r)) > 0;
+             });
+        done[i] = ok;
+      }
+      ctx.final_results = nullptr;
       if (opts.progress) {
         int bad = 0, ran = 0;
         for (const auto& r : latest[i]) {
@@ -145,7 +180,7 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
   report.results.reserve(total);
   for (size_t i = 0; i < validators.size(); ++i) {
     for (auto& r : latest[i]) {
-      r.attempts = attempts[i];
+      if (!validators[i]->decides_each_result() || r.attempts == 0) r.attempts = attempts[i];
       if (r.status == Status::kPassed)
         if (auto it = first_pass.find(key_of(r)); it != first_pass.end())
           r.time_to_pass_ms = it->second;

@@ -40,7 +40,11 @@ struct RunOptions {
 // cannot converge (TestResult::cannot_converge) has a window of explained_hold from the attempt
 // that first said so. While any family reports the lab unhealthy (TestResult::unhealthy), every
 // other result that does not pass cannot converge either: the lab must be repaired first
-// (`twin restart`), so it is not waited for, and says why.
+// (`twin restart`), so it is not waited for, and says why. A family that decides each result on
+// its own (Validator::decides_each_result) keeps each result as it was when it became final —
+// passed, or failing past its own window — so its verdict does not depend on how long the
+// family was retried for another result; such a result's attempts is the attempt that decided
+// it.
 // Runs `validators` in rounds and fills a Report (lab, versions and timing are the caller's),
 // results in the order of `validators`. With hold_riders, families that ride on the control
 // plane run only once every control-plane family is done, in the same round.

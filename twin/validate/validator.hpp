@@ -67,6 +67,10 @@ struct Context {
   // When > 0, caps every ping's (and ARP probe's) timeout: a trainee's check on a quiet fabric
   // of veths, where a reply takes milliseconds, must not wait the families' 1.5 s per loss.
   std::chrono::milliseconds ping_timeout{0};
+  // For a family that decides each result on its own (Validator::decides_each_result), set by
+  // the runner during its run and retry_window: its results already final in this validation
+  // (a passed one with time_to_pass_ms), which later attempts cannot change. nullptr otherwise.
+  const std::vector<TestResult>* final_results = nullptr;
 };
 
 class Validator {
@@ -82,6 +86,12 @@ class Validator {
       const Context& /*ctx*/, const TestResult& /*result*/) const {
     return std::nullopt;
   }
+  // Families whose results are independent assertions (declared checks) say so: each result
+  // (test, node, subject) is then final on its own — once it passes, or once its own window
+  // (retry_window) has run out while it fails — and no later attempt, made for a result still
+  // waiting, changes it. The family sees the final ones in Context::final_results (it need not
+  // probe them again). Default: every result is the family's last attempt's.
+  [[nodiscard]] virtual bool decides_each_result() const { return false; }
   // Families whose state the data plane follows (sessions, adjacencies, RIB/FIB) say so, and
   // families that send packets across the fabric (pings, path-MTU probes) say they ride on
   // them. run_validation runs the riders only once every control-plane family is done (passed,

@@ -26,19 +26,32 @@ std::vector<TestResult> evaluate_bfd(const plan::Plan& plan,
                                 "no data", "cannot read BFD state: " + why));
       continue;
     }
-    // The session toward the address (bound to the interface when FRR says which); the best
-    // state when FRR lists several.
+    // An interface (unnumbered) neighbor has no address in the plan: bgpd asks bfdd for a
+    // single-hop session on that interface toward the peer's link-local address, which only
+    // the running peer knows; it is found by its interface. Otherwise the session toward the
+    // address (bound to the interface when FRR says which). The best state when FRR lists
+    // several.
+    const bool by_interface = e.peer_address.empty();
     const nlohmann::json* found = nullptr;
     for (const auto& p : *it->second) {
-      if (!p.is_object() || p.value("peer", "") != e.peer_address) continue;
-      if (p.contains("interface") && !e.interface.empty() && p.value("interface", "") != e.interface)
-        continue;
+      if (!p.is_object()) continue;
+      if (by_interface) {
+        if (p.value("multihop", false) || e.interface.empty() ||
+            p.value("interface", "") != e.interface)
+          continue;
+      } else {
+        if (p.value("peer", "") != e.peer_address) continue;
+        if (p.contains("interface") && !e.interface.empty() &&
+            p.value("interface", "") != e.interface)
+          continue;
+      }
       if (!found || p.value("status", "") == "up") found = &p;
     }
+    const std::string toward = by_interface ? "on " + subject : "toward " + subject;
     if (!found) {
       out.push_back(make_result("bfd", 0, "peer-up", Status::kFailed, e.node, subject, expected,
                                 "no session",
-                                "no BFD session toward " + subject + " (" + e.peer_node + ")"));
+                                "no BFD session " + toward + " (" + e.peer_node + ")"));
       continue;
     }
     std::string status = found->value("status", "unknown");
@@ -51,8 +64,7 @@ std::vector<TestResult> evaluate_bfd(const plan::Plan& plan,
     out.push_back(make_result("bfd", 0, "peer-up", up ? Status::kPassed : Status::kFailed, e.node,
                               subject, expected, status,
                               up ? "BFD session with " + e.peer_node + " is up"
-                                 : "BFD session toward " + subject + " (" + e.peer_node +
-                                       ") is " + why));
+                                 : "BFD session " + toward + " (" + e.peer_node + ") is " + why));
   }
   return out;
 }

@@ -6,7 +6,10 @@
 //              expired", ...)
 // Source: `show bfd peers json` (FRR 8.4, recorded in tests/data/frr84/bfd/): an array of
 // {"peer": "10.9.0.2", "interface"?: "eth1", "status": "up"|"down"|"init"|"shutdown",
-// "diagnostic", "remote-diagnostic", ...}; one session per peer address (and interface).
+// "diagnostic", "remote-diagnostic", "multihop", ...}. A session expected toward an address is
+// matched by "peer" (and "interface" when both name one); one expected for an interface
+// (unnumbered) BGP neighbor, whose peer is a link-local address only the running peer knows, is
+// the single-hop ("multihop": false) session whose "interface" is that interface.
 #include <map>
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,7 @@
 #include "validators/checks/checks.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
@@ -262,51 +263,140 @@ TestResult evaluate_frr(const Check& c, const Result<nlohmann::json>& output) {
   return result(c, Status::kPassed, expected, "contains it", c.node + " `" + c.command + "` matches");
 }
 
+namespace {
+
+// One check evaluated against the lab.
+TestResult evaluate_one(validate::Context& ctx, const Check& c) {
+  const plan::Node* node = ctx.plan.find(c.node);
+  if (!node)
+    return result(c, Status::kError, "a node " + c.node, "absent",
+                  "node " + c.node + " is not in the lab");
+  switch (c.kind) {
+    case CheckKind::kReach: {
+      auto reqs = reach_requests(ctx.plan, c);
+      std::vector<PingResult> res;
+      if (!reqs.empty()) res = ctx.probe.ping(*node, reqs);
+      return evaluate_reach(c, reqs, res);
+    }
+    case CheckKind::kRoute: {
+      bool v6 = c.prefix.find(':') != std::string::npos;
+      return evaluate_route(
+          c,
+          ctx.probe.frr_json(*node, "zebra", v6 ? "show ipv6 route json" : "show ip route json"));
+    }
+    case CheckKind::kFrr: {
+      if (std::find(node->daemons.begin(), node->daemons.end(), c.daemon) == node->daemons.end())
+        return result(c, Status::kError, "an answer from " + c.daemon, "not running",
+                      c.node + " runs no " + c.daemon + " (it runs " + join_names(node->daemons) +
+                          "): nothing answers `" + c.command + "`");
+      return evaluate_frr(c, ctx.probe.frr_json(*node, c.daemon, c.command));
+    }
+  }
+  return result(c, Status::kError, "a verdict", "unknown kind", "unknown check kind");
+}
+
+const TestResult* final_of(const validate::Context& ctx, const std::string& name) {
+  if (!ctx.final_results) return nullptr;
+  for (const auto& r : *ctx.final_results)
+    if (r.validator == kFamily && r.peer == name) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
 std::vector<TestResult> ChecksValidator::run(validate::Context& ctx) {
   const auto& checks = ctx.plan.checks;
-  std::vector<TestResult> out(checks.size());
-  validate::parallel_for(checks.size(), ctx.parallel, [&](size_t i) {
-    const Check& c = checks[i];
-    const plan::Node* node = ctx.plan.find(c.node);
-    if (!node) {
-      out[i] = result(c, Status::kError, "a node " + c.node, "absent",
-                      "node " + c.node + " is not in the lab");
-      return;
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < checks.size(); ++i) index.emplace(checks[i].name, i);
+  std::vector<std::optional<TestResult>> out(checks.size());
+  std::vector<bool> final(checks.size(), false);
+  // A final result is not asked again: later attempts cannot change it.
+  for (size_t i = 0; i < checks.size(); ++i)
+    if (const TestResult* f = final_of(ctx, checks[i].name)) {
+      out[i] = *f;
+      final[i] = true;
     }
-    switch (c.kind) {
-      case CheckKind::kReach: {
-        auto reqs = reach_requests(ctx.plan, c);
-        std::vector<PingResult> res;
-        if (!reqs.empty()) res = ctx.probe.ping(*node, reqs);
-        out[i] = evaluate_reach(c, reqs, res);
-        return;
+  // In waves: the checks waiting for nobody (or for a check decided already), then those
+  // waiting for them, so that `after: X` is evaluated in the attempt X first holds.
+  for (;;) {
+    std::vector<size_t> ready;
+    for (size_t i = 0; i < checks.size(); ++i) {
+      if (out[i]) continue;
+      const Check& c = checks[i];
+      if (c.after.empty()) {
+        ready.push_back(i);
+        continue;
       }
-      case CheckKind::kRoute: {
-        bool v6 = c.prefix.find(':') != std::string::npos;
-        out[i] = evaluate_route(
-            c, ctx.probe.frr_json(*node, "zebra", v6 ? "show ipv6 route json" : "show ip route json"));
-        return;
+      auto p = index.find(c.after);
+      if (p == index.end()) {  // the loader refuses it; a plan from elsewhere may not
+        out[i] = result(c, Status::kError, "check '" + c.after + "' to hold first", "no such check",
+                        "'" + c.name + "' waits for '" + c.after + "', which is not declared");
+        continue;
       }
-      case CheckKind::kFrr: {
-        if (std::find(node->daemons.begin(), node->daemons.end(), c.daemon) == node->daemons.end()) {
-          out[i] = result(c, Status::kError, "an answer from " + c.daemon, "not running",
-                          c.node + " runs no " + c.daemon + " (it runs " +
-                              join_names(node->daemons) + "): nothing answers `" + c.command + "`");
-          return;
-        }
-        out[i] = evaluate_frr(c, ctx.probe.frr_json(*node, c.daemon, c.command));
-        return;
+      const auto& before = out[p->second];
+      if (!before) continue;  // its prerequisite is in a later wave (or a cycle: below)
+      if (before->status == Status::kPassed) {
+        ready.push_back(i);
+      } else if (final[p->second]) {
+        out[i] =
+            result(c, Status::kSkipped, "check '" + c.after + "' to hold first", "not evaluated",
+                   "not evaluated: it runs after '" + c.after + "', which did not hold (" +
+                       to_string(before->status) + ")");
+      } else {
+        out[i] =
+            result(c, Status::kFailed, "check '" + c.after + "' to hold first", "not evaluated yet",
+                   "not evaluated yet: it runs after '" + c.after +
+                       "', which does not hold "
+                       "yet (" +
+                       before->message + ")");
       }
     }
-  });
-  return out;
+    if (ready.empty()) break;
+    std::vector<TestResult> got(ready.size());
+    validate::parallel_for(ready.size(), ctx.parallel,
+                           [&](size_t k) { got[k] = evaluate_one(ctx, checks[ready[k]]); });
+    for (size_t k = 0; k < ready.size(); ++k) out[ready[k]] = std::move(got[k]);
+  }
+  std::vector<TestResult> rs;
+  rs.reserve(checks.size());
+  for (size_t i = 0; i < checks.size(); ++i)
+    rs.push_back(out[i] ? std::move(*out[i])
+                        : result(checks[i], Status::kError,
+                                 "check '" + checks[i].after + "' to hold first", "cycle",
+                                 "'" + checks[i].name + "' waits for itself through `after:`"));
+  return rs;
 }
 
 std::optional<std::chrono::milliseconds> ChecksValidator::retry_window(
     const validate::Context& ctx, const TestResult& r) const {
-  for (const auto& c : ctx.plan.checks)
-    if (c.name == r.peer) return std::chrono::seconds(c.wait_s);
-  return std::nullopt;
+  return check_window(ctx.plan.checks, r.peer, ctx.final_results);
+}
+
+std::optional<std::chrono::milliseconds> check_window(const std::vector<Check>& checks,
+                                                      const std::string& name,
+                                                      const std::vector<TestResult>* finals) {
+  using std::chrono::milliseconds;
+  auto find = [&](const std::string& n) -> const Check* {
+    for (const auto& c : checks)
+      if (c.name == n) return &c;
+    return nullptr;
+  };
+  const Check* c = find(name);
+  if (!c) return std::nullopt;
+  milliseconds total{0};
+  // Up the `after:` chain until a check that waits for nobody, or one whose prerequisite held
+  // (from then on), adding each wait; bounded by the list, should a plan hold a cycle.
+  for (size_t hops = 0; c && hops <= checks.size(); ++hops) {
+    total += std::chrono::seconds(c->wait_s);
+    if (c->after.empty()) return total;
+    if (finals)
+      for (const auto& f : *finals)
+        if (f.validator == kFamily && f.peer == c->after && f.status == Status::kPassed &&
+            f.time_to_pass_ms >= 0)
+          return total + milliseconds(static_cast<long long>(f.time_to_pass_ms));
+    c = find(c->after);
+  }
+  return total;
 }
 
 }  // namespace twin::validators

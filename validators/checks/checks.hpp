@@ -12,8 +12,12 @@
 //            `match` (objects: every key, recursively; lists: each expected element matches
 //            some element; scalars equal); a failure names the first path that differs;
 //            an answer of {} (or nothing) is an error, whatever `match` is
-// A failing check is retried for its `wait:` (Validator::retry_window). A lab without checks
-// gets no result from this family.
+// Each check is decided on its own (Validator::decides_each_result): final once it passes, or
+// once it fails past its own `wait:` (seconds from the start of the validation), whatever
+// other checks are still waited for. A check with `after: X` is evaluated only once X holds,
+// in the same attempt, and its wait counts from the moment X passed; until then it fails as
+// "not evaluated yet", and if X is final without passing it is skipped, saying so. A lab
+// without checks gets no result from this family.
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -27,7 +31,15 @@ class ChecksValidator final : public validate::Validator {
   std::vector<validate::TestResult> run(validate::Context& ctx) override;
   std::optional<std::chrono::milliseconds> retry_window(
       const validate::Context& ctx, const validate::TestResult& result) const override;
+  bool decides_each_result() const override { return true; }
 };
+
+// The window of check `name` from the start of the validation (nullopt: no such check): its
+// wait, plus, up its `after:` chain, the moment its prerequisite passed (from `finals`, the
+// family's final results; may be null) or else that prerequisite's own window. Pure.
+std::optional<std::chrono::milliseconds> check_window(
+    const std::vector<topology::Check>& checks, const std::string& name,
+    const std::vector<validate::TestResult>* finals);
 
 // Whether `actual` contains `expected` (see test 2). nullopt when it does; otherwise where and
 // how it differs: `neighbors.10.0.255.2[0].nbrState: expected "Full/-", got "ExStart/-"`.
