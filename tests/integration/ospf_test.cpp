@@ -242,3 +242,50 @@ TEST(BfdLab, ConfiguredPeersAreUpAndAShutdownIsCaught) {
   EXPECT_THAT((*r)["message"].get<std::string>(), HasSubstr("neighbor signaled session down"));
   expect_down_clean(lab);
 }
+
+// A dual-stack lab with an IPv6-only router (issue 46 item 5): r1 and r2 run OSPFv2 and OSPFv3,
+// r3 only OSPFv3 on an IPv6-only link. No IPv4 route reaches r3, and twin expects none there.
+TEST(Ipv6OnlyRouter, TheIpv4ExpectationsLeaveItOut) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
+  const std::string lab = unique_lab("v6only");
+  const fs::path dir = fs::temp_directory_path() / lab;
+  fs::create_directories(dir);
+  const std::string v2 = " ip ospf area 0\n ip ospf network point-to-point\n"
+                         " ip ospf hello-interval 1\n ip ospf dead-interval 4\n";
+  const std::string v3 = " ipv6 ospf6 area 0\n ipv6 ospf6 network point-to-point\n"
+                         " ipv6 ospf6 hello-interval 1\n ipv6 ospf6 dead-interval 4\n";
+  std::ofstream(dir / "r1.conf") << "interface eth1\n ip address 10.0.12.1/30\n" << v2 << v3
+                                 << "exit\ninterface lo\n ip address 10.0.255.1/32\n"
+                                 << " ipv6 address fd00::1/128\n ip ospf area 0\n"
+                                 << " ipv6 ospf6 area 0\nexit\nrouter ospf\nexit\n"
+                                 << "router ospf6\n ospf6 router-id 10.0.255.1\nexit\n";
+  std::ofstream(dir / "r2.conf") << "interface eth1\n ip address 10.0.12.2/30\n" << v2 << v3
+                                 << "exit\ninterface eth2\n" << v3
+                                 << "exit\ninterface lo\n ip address 10.0.255.2/32\n"
+                                 << " ipv6 address fd00::2/128\n ip ospf area 0\n"
+                                 << " ipv6 ospf6 area 0\nexit\nrouter ospf\nexit\n"
+                                 << "router ospf6\n ospf6 router-id 10.0.255.2\nexit\n";
+  std::ofstream(dir / "r3.conf") << "interface eth1\n" << v3
+                                 << "exit\ninterface lo\n ipv6 address fd00::3/128\n"
+                                 << " ipv6 ospf6 area 0\nexit\n"
+                                 << "router ospf6\n ospf6 router-id 10.0.255.3\nexit\n";
+  std::ofstream(dir / "lab.yaml") << "version: 1\nname: v6only\nnodes:\n"
+                                  << "  r1: {config: r1.conf}\n  r2: {config: r2.conf}\n"
+                                  << "  r3: {config: r3.conf}\nlinks:\n"
+                                  << "  - endpoints: [r1:eth1, r2:eth1]\n"
+                                  << "  - endpoints: [r2:eth2, r3:eth1]\n";
+  LabGuard guard{lab};
+  auto plan = twin("plan " + (dir / "lab.yaml").string());
+  EXPECT_THAT(plan.out, HasSubstr("Reachability expected: 3 of 3 router pairs routed both ways "
+                                  "(their loopbacks pinged): IPv4 1, IPv6 3"));
+  auto up = twin("up " + (dir / "lab.yaml").string() + " --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  auto rep = validate(lab, "ospf,routes,reachability", 20);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 4000);
+  auto n = result_counts(rep);
+  // r1, r2: the other's IPv4 loopback and both others' IPv6 ones; r3: two IPv6 loopbacks.
+  EXPECT_EQ((n[{"routes", 0}]), 2 * 3 + 2);
+  EXPECT_EQ((n[{"reachability", 0}]), 4);  // r1-r2 in both families, r3 with each in IPv6
+  expect_down_clean(lab);
+  fs::remove_all(dir);
+}

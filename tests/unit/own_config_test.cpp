@@ -2,20 +2,25 @@
 // the loader's checks of what a config needs (own_config), and what the planner expects of
 // such nodes — daemons, profile, numbered/iBGP/peer-group sessions, OSPF adjacencies, BFD
 // peers — instead of a session per link.
+#include "twin/topology/own_config.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
 #include "twin/plan/plan.hpp"
 #include "twin/topology/frr_conf.hpp"
 #include "twin/topology/loader.hpp"
-#include "twin/topology/own_config.hpp"
 #include "twin/validate/validator.hpp"
+#include "validators/reachability/reachability.hpp"
+#include "validators/routes/routes.hpp"
 
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
@@ -358,7 +363,7 @@ TEST_F(EbgpDiamond, RoutesFollowTheConfiguredSessionsAndMultipathRelax) {
   EXPECT_THAT(p.find("r2")->advertised,
               ElementsAre("10.0.12.0/30", "10.0.24.0/30", "10.0.255.2/32"));
   EXPECT_EQ(p.prefixes.size(), 6u);  // four loopbacks, two server subnets
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(paths, "r1", "r4"), 2);  // via 65002 and 65003: relax lets both in
   EXPECT_EQ(ecmp(paths, "r4", "r1"), 1);  // no relax on r4: one neighboring AS
   EXPECT_EQ(ecmp(paths, "r2", "r3"), 1);
@@ -389,7 +394,7 @@ TEST_F(EbgpDiamond, WithoutPolicyTheTraditionalProfileCarriesNoEbgpRoutes) {
   fs::remove_all(dir);
   ASSERT_EQ(p.sessions.size(), 8u);  // still expected Established
   for (const auto& s : p.sessions) EXPECT_FALSE(s.carries_routes) << s.node << " " << s.key();
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(paths, "r1", "r4"), 0);
   EXPECT_EQ(ecmp(paths, "r2", "r1"), 0);
   EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("no routes from r2: an eBGP end without a route-map that way"));
@@ -511,9 +516,104 @@ links:
   - endpoints: [r2:eth2, r3:eth1]
 )");
   EXPECT_EQ(p.adjacencies.size(), 8u);  // v2 and v3, both ends of both links
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   ASSERT_TRUE(paths.count({"r1", "r3"}));
   EXPECT_EQ(paths.at({"r1", "r3"}).ecmp, 1);
+}
+
+// A dual-stack lab with one IPv6-only link and router: r1 and r2 run OSPFv2 and OSPFv3 on their
+// link, r2 and r3 only OSPFv3 on theirs, and r3 runs ospf6d alone. OSPFv2 and OSPFv3 are
+// separate graphs: r3 is in IPv6's paths and in none of IPv4's.
+const char* kIpv6OnlyRouter = R"(version: 1
+name: sixonly
+nodes:
+  r1: {config: r1.conf}
+  r2: {config: r2.conf}
+  r3: {config: r3.conf}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
+  - endpoints: [r2:eth2, r3:eth1]
+)";
+
+class Ipv6OnlyRouter : public OwnConfigLab {
+ protected:
+  void SetUp() override {
+    OwnConfigLab::SetUp();
+    const std::string both = " ip ospf area 0\n ipv6 ospf6 area 0\n";
+    write("r1.conf", "interface eth1\n ip address 10.0.12.1/30\n" + both +
+                         "exit\ninterface lo\n ip address 10.0.255.1/32\n"
+                         " ipv6 address fd00::1/128\n" +
+                         both + "exit\nrouter ospf\nexit\nrouter ospf6\nexit\n");
+    write("r2.conf", "interface eth1\n ip address 10.0.12.2/30\n" + both +
+                         "exit\ninterface eth2\n ipv6 ospf6 area 0\nexit\n"
+                         "interface lo\n ip address 10.0.255.2/32\n ipv6 address fd00::2/128\n" +
+                         both + "exit\nrouter ospf\nexit\nrouter ospf6\nexit\n");
+    write("r3.conf",
+          "interface eth1\n ipv6 ospf6 area 0\nexit\n"
+          "interface lo\n ipv6 address fd00::3/128\n ipv6 ospf6 area 0\nexit\n"
+          "router ospf6\nexit\n");
+  }
+  static int ecmp(const twin::plan::PathTable& t, const std::string& n, const std::string& o) {
+    auto it = t.find({n, o});
+    return it == t.end() ? 0 : it->second.ecmp;
+  }
+};
+
+TEST_F(Ipv6OnlyRouter, EachFamilyHasItsOwnIgpPaths) {
+  auto p = plan(kIpv6OnlyRouter);
+  EXPECT_THAT(p.find("r3")->daemons, ElementsAre("zebra", "ospf6d"));
+  const auto v4 = twin::plan::expected_paths(p, 4);
+  const auto v6 = twin::plan::expected_paths(p, 6);
+  EXPECT_EQ(ecmp(v4, "r1", "r2"), 1);
+  EXPECT_EQ(ecmp(v4, "r2", "r1"), 1);
+  for (const char* other : {"r1", "r2"}) {
+    EXPECT_EQ(ecmp(v4, "r3", other), 0) << other;  // no OSPFv2 reaches r3
+    EXPECT_EQ(ecmp(v4, other, "r3"), 0) << other;
+    EXPECT_EQ(ecmp(v6, "r3", other), 1) << other;
+    EXPECT_EQ(ecmp(v6, other, "r3"), 1) << other;
+  }
+  const auto both = twin::plan::expected_paths_by_family(p);
+  EXPECT_EQ(both.ipv4, v4);
+  EXPECT_EQ(both.ipv6, v6);
+  EXPECT_EQ(&both.of("10.0.255.1/32"), &both.ipv4);
+  EXPECT_EQ(&both.of("fd00::3"), &both.ipv6);
+}
+
+TEST_F(Ipv6OnlyRouter, TheRoutesFamilyExpectsNoIpv4RouteAtTheIpv6OnlyRouter) {
+  auto p = plan(kIpv6OnlyRouter);
+  // r3's kernel as FRR leaves it: the others' IPv6 loopbacks over OSPFv3, nothing of IPv4.
+  auto fib = nlohmann::json::parse(R"([
+    {"dst": "fd00::1", "gateway": "fe80::2", "dev": "eth1", "protocol": "ospf"},
+    {"dst": "fd00::2", "gateway": "fe80::2", "dev": "eth1", "protocol": "ospf"},
+    {"dst": "fe80::/64", "dev": "eth1", "protocol": "kernel"}])");
+  std::map<std::string, twin::Result<nlohmann::json>> fibs;
+  fibs.emplace("r3", twin::ok(fib));
+  std::vector<std::string> seen;
+  for (const auto& r : twin::validators::evaluate_routes(p, fibs)) {
+    if (r.node != "r3") continue;
+    seen.push_back(r.test_name + " " + r.peer);
+    EXPECT_EQ(r.status, twin::validate::Status::kPassed) << r.peer << ": " << r.message;
+  }
+  EXPECT_THAT(seen, ElementsAre("fib-complete fd00::1/128", "ecmp-width fd00::1/128",
+                                "fib-complete fd00::2/128", "ecmp-width fd00::2/128"));
+}
+
+TEST_F(Ipv6OnlyRouter, ReachabilityPingsEachFamilyOverItsOwnPaths) {
+  auto p = plan(kIpv6OnlyRouter);
+  // One echo per pair and family (either end may send it): r3 in IPv6's mesh only.
+  std::multiset<std::string> mesh;
+  for (const auto& probe : twin::validators::reachability_probes(p, 1000)) {
+    std::string a = probe.node, b = probe.subject.substr(0, probe.subject.find(' '));
+    if (b < a) std::swap(a, b);
+    const bool v6 = probe.request.destination.find(':') != std::string::npos;
+    mesh.insert(a + "-" + b + (v6 ? " IPv6" : " IPv4"));
+    EXPECT_EQ(probe.request.source.find(':') != std::string::npos, v6) << probe.subject;
+  }
+  EXPECT_THAT(mesh, ElementsAre("r1-r2 IPv4", "r1-r2 IPv6", "r1-r3 IPv6", "r2-r3 IPv6"));
+  // r1 and r2 are routed in both families, r3 in IPv6 only: three pairs, one of them IPv4.
+  EXPECT_THAT(twin::plan::render_plan_text(p),
+              HasSubstr("Reachability expected: 3 of 3 router pairs routed both ways (their "
+                        "loopbacks pinged): IPv4 1, IPv6 3\n"));
 }
 
 TEST_F(OwnConfigLab, ALoopbackNoProtocolCarriesIsNotPinged) {
@@ -540,7 +640,7 @@ TEST_F(OwnConfigLab, NoPingIsExpectedWithoutAPathBack) {
                    " address-family ipv4 unicast\n  network 10.0.255.2/32\n"
                    "  neighbor 10.0.12.1 route-map ALL out\n exit-address-family\nexit\n");
   auto p = plan(kTwoRoutersNoLoopback);
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(paths.count({"r1", "r2"}) ? paths.at({"r1", "r2"}).ecmp : 0, 1);  // r2 sends
   EXPECT_EQ(paths.count({"r2", "r1"}) ? paths.at({"r2", "r1"}).ecmp : 0, 0);  // r2 accepts none
   EXPECT_TRUE(twin::validate::routed_frr_pairs(p).empty());
@@ -587,7 +687,7 @@ TEST_F(OwnConfigLab, NoPathIsExpectedThroughAFilterTwinDoesNotEvaluate) {
     EXPECT_TRUE(s.carries_routes) << s.node;
     EXPECT_EQ(s.predictable, s.node == "r1") << s.node;  // r2's end filters with a list
   }
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(paths.count({"r1", "r2"}), 1u);
   EXPECT_EQ(paths.count({"r2", "r1"}), 0u);
   EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("routes from r1 cross a route-map or list"));
