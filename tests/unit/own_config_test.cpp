@@ -12,11 +12,13 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "twin/plan/plan.hpp"
 #include "twin/topology/frr_conf.hpp"
+#include "twin/topology/frr_grammar.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/validator.hpp"
 #include "validators/reachability/reachability.hpp"
@@ -519,6 +521,218 @@ links:
   auto paths = twin::plan::expected_paths(p, 4);
   ASSERT_TRUE(paths.count({"r1", "r3"}));
   EXPECT_EQ(paths.at({"r1", "r3"}).ecmp, 1);
+}
+
+// FRR's abbreviations (frr_grammar.hpp): each line read as FRR's CLI reads it.
+std::string resolved(twin::topology::ConfNode node, const std::string& line) {
+  std::vector<std::string> w;
+  std::istringstream in(line);
+  for (std::string x; in >> x;) w.push_back(x);
+  auto r = twin::topology::resolve_keywords(node, w);
+  std::string out;
+  for (const auto& x : r.words) out += (out.empty() ? "" : " ") + x;
+  return r.resolved ? out : "! " + r.problem;
+}
+
+TEST(FrrGrammar, AUniquePrefixIsItsKeyword) {
+  using twin::topology::ConfNode;
+  EXPECT_EQ(resolved(ConfNode::kConfig, "int r1-eth0"), "interface r1-eth0");
+  EXPECT_EQ(resolved(ConfNode::kConfig, "router bg 65001"), "router bgp 65001");
+  EXPECT_EQ(resolved(ConfNode::kInterface, "ip addr 10.0.1.1/24"), "ip address 10.0.1.1/24");
+  EXPECT_EQ(resolved(ConfNode::kBgp, "nei 10.0.0.2 remote-as 65002"),
+            "neighbor 10.0.0.2 remote-as 65002");
+  EXPECT_EQ(resolved(ConfNode::kBgp, "nei swp1 int rem ext"),
+            "neighbor swp1 interface remote-as external");
+  EXPECT_EQ(resolved(ConfNode::kBgp, "no bgp ebgp-req"), "no bgp ebgp-requires-policy");
+  EXPECT_EQ(resolved(ConfNode::kOspf, "net 10.0.0.0/24 a 0"), "network 10.0.0.0/24 area 0");
+  // Values stay as written, full keywords stay themselves.
+  EXPECT_EQ(resolved(ConfNode::kConfig, "ip route 10.9.0.0/24 10.0.0.1"),
+            "ip route 10.9.0.0/24 10.0.0.1");
+  EXPECT_EQ(resolved(ConfNode::kBgp, "neighbor PG peer-group"), "neighbor PG peer-group");
+}
+
+TEST(FrrGrammar, TheRestOfTheLinePicksAmongKeywordsAsFrrDoes) {
+  using twin::topology::ConfNode;
+  // `r` begins remote-as, route-map, route-reflector-client and route-server-client: only
+  // remote-as takes one value and ends there (FRR 8.4 accepts `neighbor PG r 2`).
+  EXPECT_EQ(resolved(ConfNode::kBgp, "nei PG r 2"), "neighbor PG remote-as 2");
+  // `a` begins area and authentication; `0` is an area ID, not an address.
+  EXPECT_EQ(resolved(ConfNode::kInterface, "ip ospf a 0"), "ip ospf area 0");
+  // A keyword spelled in full wins over a longer one it begins: ospf, not ospf6.
+  EXPECT_EQ(resolved(ConfNode::kConfig, "router ospf"), "router ospf");
+  // A name where FRR takes a name is the name, even if it begins a keyword.
+  EXPECT_EQ(resolved(ConfNode::kOspf, "passive-interface def"), "passive-interface def");
+}
+
+TEST(FrrGrammar, AnAmbiguousAbbreviationOrAnUnknownCommandIsNamed) {
+  using twin::topology::ConfNode;
+  EXPECT_EQ(resolved(ConfNode::kConfig, "router o"),
+            "! 'o' is ambiguous here (openfabric, ospf, ospf6): FRR refuses the line");
+  EXPECT_EQ(resolved(ConfNode::kConfig, "frobnicate eth1"),
+            "! FRR 8.4 has no command 'frobnicate ...' here");
+}
+
+// The same two-router lab (eBGP over a numbered link, OSPF, BFD) in full and abbreviated,
+// line for line.
+const char* kFullR1 = R"(frr defaults datacenter
+hostname r1
+interface eth1
+ ip address 10.0.12.1/30
+ ipv6 address fd00:12::1/64
+ ip ospf area 0
+exit
+interface lo
+ ip address 10.0.255.1/32
+ ip ospf area 0
+exit
+router bgp 65001
+ bgp router-id 10.0.255.1
+ neighbor 10.0.12.2 remote-as 65002
+ neighbor 10.0.12.2 bfd
+ address-family ipv4 unicast
+  network 10.0.255.1/32
+  redistribute connected
+ exit-address-family
+exit
+router ospf
+ ospf router-id 10.0.255.1
+ passive-interface lo
+exit
+)";
+const char* kShortR1 = R"(frr def datacenter
+host r1
+int eth1
+ ip addr 10.0.12.1/30
+ ipv6 add fd00:12::1/64
+ ip os a 0
+ex
+int lo
+ ip add 10.0.255.1/32
+ ip ospf ar 0
+ex
+router bg 65001
+ bgp router 10.0.255.1
+ nei 10.0.12.2 rem 65002
+ nei 10.0.12.2 bf
+ address ipv4 uni
+  net 10.0.255.1/32
+  redis conn
+ exit-address
+ex
+router ospf
+ os router 10.0.255.1
+ passive lo
+ex
+)";
+const char* kFullR2 = R"(interface eth1
+ ip address 10.0.12.2/30
+ ip ospf area 0
+exit
+interface lo
+ ip address 10.0.255.2/32
+ ip ospf area 0
+exit
+router bgp 65002
+ no bgp ebgp-requires-policy
+ neighbor 10.0.12.1 remote-as external
+exit
+router ospf
+exit
+)";
+const char* kShortR2 = R"(in eth1
+ ip a 10.0.12.2/30
+ ip o area 0
+exi
+in lo
+ ip a 10.0.255.2/32
+ ip o area 0
+exi
+ro bg 65002
+ no bg ebgp-r
+ ne 10.0.12.1 remote ext
+exi
+ro ospf
+exi
+)";
+
+TEST(FrrConf, AnAbbreviatedConfigReadsAsItsFullSpelling) {
+  for (auto [full, abbreviated] : {std::pair{kFullR1, kShortR1}, std::pair{kFullR2, kShortR2}}) {
+    auto a = parse_frr_conf(full, "r.conf");
+    auto b = parse_frr_conf(abbreviated, "r.conf");
+    EXPECT_TRUE(b.not_read.empty()) << b.not_read.front().line << ": " << b.not_read.front().why;
+    EXPECT_EQ(b.addresses, a.addresses);
+    EXPECT_EQ(b.address_lines, a.address_lines);
+    EXPECT_EQ(b.bgp_asn, a.bgp_asn);
+    EXPECT_EQ(b.bgp_router_id, a.bgp_router_id);
+    EXPECT_EQ(b.ospf_router_id, a.ospf_router_id);
+    EXPECT_EQ(b.needs, a.needs);
+    EXPECT_EQ(b.bgp_networks, a.bgp_networks);
+    EXPECT_EQ(b.redistribute, a.redistribute);
+    EXPECT_EQ(b.ospf_passive, a.ospf_passive);
+    EXPECT_EQ(b.ebgp_requires_policy, a.ebgp_requires_policy);
+    EXPECT_EQ(b.defaults, a.defaults);
+    EXPECT_EQ(b.hostname, a.hostname);
+    ASSERT_EQ(b.bgp_neighbors.size(), a.bgp_neighbors.size());
+    for (size_t i = 0; i < a.bgp_neighbors.size(); ++i) {
+      EXPECT_EQ(b.bgp_neighbors[i].peer, a.bgp_neighbors[i].peer);
+      EXPECT_EQ(b.bgp_neighbors[i].remote_as, a.bgp_neighbors[i].remote_as);
+      EXPECT_EQ(b.bgp_neighbors[i].bfd, a.bgp_neighbors[i].bfd);
+    }
+    ASSERT_EQ(b.ospf_interfaces.size(), a.ospf_interfaces.size());
+    for (size_t i = 0; i < a.ospf_interfaces.size(); ++i) {
+      EXPECT_EQ(b.ospf_interfaces[i].interface, a.ospf_interfaces[i].interface);
+      EXPECT_EQ(b.ospf_interfaces[i].area, a.ospf_interfaces[i].area);
+    }
+  }
+  // And what they read is the config's.
+  auto c = parse_frr_conf(kShortR1, "r1.conf");
+  EXPECT_THAT(c.addresses["eth1"], ElementsAre("10.0.12.1/30", "fd00:12::1/64"));
+  EXPECT_EQ(c.bgp_asn, 65001u);
+  ASSERT_EQ(c.bgp_neighbors.size(), 1u);
+  EXPECT_EQ(c.bgp_neighbors[0].remote_as, "65002");
+  EXPECT_TRUE(c.bgp_neighbors[0].bfd);
+  EXPECT_EQ(c.needs.at("bfdd"), 15);
+}
+
+TEST_F(OwnConfigLab, TheSameLabAbbreviatedPlansTheSame) {
+  write("r1.conf", kFullR1);
+  write("r2.conf", kFullR2);
+  auto full = plan(kTwoRoutersNoLoopback);
+  write("r1.conf", kShortR1);
+  write("r2.conf", kShortR2);
+  auto abbreviated = plan(kTwoRoutersNoLoopback);
+  ASSERT_EQ(full.sessions.size(), 2u);
+  EXPECT_EQ(full.sessions[0].peer_address, "10.0.12.2");
+  EXPECT_EQ(full.adjacencies.size(), 2u);
+  EXPECT_EQ(full.bfd_peers.size(), 1u);
+  EXPECT_THAT(full.find("r1")->daemons, ElementsAre("zebra", "bgpd", "ospfd", "bfdd"));
+  // Everything but the configs' text is the same: sessions, adjacencies, BFD peers,
+  // addresses, prefixes, daemons and the lines that need them.
+  auto a = twin::plan::to_json(full);
+  auto b = twin::plan::to_json(abbreviated);
+  for (auto* j : {&a, &b})
+    for (auto& n : (*j)["nodes"]) n.erase("frr_config");
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(abbreviated.notes.empty());
+}
+
+TEST_F(OwnConfigLab, AnAmbiguousAbbreviationIsAWarningWithItsLine) {
+  write("r1.conf", std::string(kFullR1) + "router o\nexit\n");
+  write("r2.conf", std::string(kFullR2) + "interface eth1\n frobnicate\nexit\n");
+  auto p = plan(kTwoRoutersNoLoopback);
+  ASSERT_EQ(p.notes.size(), 2u);
+  EXPECT_EQ(p.notes[0].severity, "warning");
+  EXPECT_EQ(p.notes[0].node, "r1");
+  EXPECT_EQ(p.notes[0].source, (dir_ / "r1.conf").string() + ":25");
+  EXPECT_EQ(p.notes[0].text,
+            "'router o': 'o' is ambiguous here (openfabric, ospf, ospf6): FRR refuses the line; "
+            "twin expects nothing of this line");
+  EXPECT_EQ(p.notes[1].node, "r2");
+  EXPECT_EQ(p.notes[1].source, (dir_ / "r2.conf").string() + ":16");
+  EXPECT_THAT(p.notes[1].text, HasSubstr("'frobnicate': FRR 8.4 has no command"));
+  // The rest of the configs still counts.
+  EXPECT_EQ(p.sessions.size(), 2u);
+  EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("r1.conf:25"));
 }
 
 // A dual-stack lab with one IPv6-only link and router: r1 and r2 run OSPFv2 and OSPFv3 on their

@@ -462,6 +462,9 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     n.config_source = tn.config;
     if (tn.own) {
       apply_own_config(n, tn, topo);
+      for (const auto& r : tn.own->not_read)
+        add_note(p.notes, {"warning", n.name, tn.own->file + ":" + std::to_string(r.line),
+                           "'" + r.text + "': " + r.why + "; twin expects nothing of this line"});
       for (const auto& h : tn.own->host_paths)
         add_note(p.notes, {"warning", n.name, tn.own->file + ":" + std::to_string(h.line),
                            topology::redirect_text(h, topology::host_files_dir(n.run_dir))});
