@@ -257,7 +257,8 @@ TEST(AbbreviatedConfigs, UpAndValidateExpectWhatTheFullSpellingWould) {
         << " ip os hello 1\n ip os dead 4\nex\n"
         << "int lo\n ip add 10.0.255." << me << "/32\n ip os ar 0\nex\n"
         << "router bg 6500" << me << "\n no bgp ebgp-req\n nei 10.0.12." << peer << " rem 6500"
-        << peer << "\n nei 10.0.12." << peer << " tim 1 3\nex\n"
+        << peer << "\n nei 10.0.12." << peer << " tim 1 3\n address ipv4 uni\n  net 10.0.255." << me
+        << "/32\n exit-address\nex\n"
         << "ro ospf\n os router 10.0.255." << me << "\nex\n";
   }
   std::ofstream(dir / "lab.yaml") << "version: 1\nname: abbrev\nnodes:\n"
