@@ -298,3 +298,88 @@ TEST(BfdLab, BfdWithBfddSwitchedOffRunsWithANote) {
   expect_down_clean(lab);
   fs::remove_all(dir);
 }
+
+// A lab written with FRR's abbreviations (issue 46 item 4): twin reads it as FRR does, so `up`
+// waits for its two eBGP sessions and its OSPF adjacency, and validation expects them.
+TEST(AbbreviatedConfigs, UpAndValidateExpectWhatTheFullSpellingWould) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
+  const std::string lab = unique_lab("abbrev");
+  const fs::path dir = fs::temp_directory_path() / lab;
+  fs::create_directories(dir);
+  for (int i : {1, 2}) {
+    const std::string me = std::to_string(i), peer = std::to_string(3 - i);
+    std::ofstream(dir / ("r" + me + ".conf"))
+        << "int eth1\n ip addr 10.0.12." << me << "/30\n ip os a 0\n ip os net point-to-point\n"
+        << " ip os hello 1\n ip os dead 4\nex\n"
+        << "int lo\n ip add 10.0.255." << me << "/32\n ip os ar 0\nex\n"
+        << "router bg 6500" << me << "\n no bgp ebgp-req\n nei 10.0.12." << peer << " rem 6500"
+        << peer << "\n nei 10.0.12." << peer << " tim 1 3\n address ipv4 uni\n  net 10.0.255." << me
+        << "/32\n exit-address\nex\n"
+        << "ro ospf\n os router 10.0.255." << me << "\nex\n";
+  }
+  std::ofstream(dir / "lab.yaml") << "version: 1\nname: abbrev\nnodes:\n"
+                                  << "  r1: {config: r1.conf}\n  r2: {config: r2.conf}\n"
+                                  << "links:\n  - endpoints: [r1:eth1, r2:eth1]\n";
+  LabGuard guard{lab};
+  auto plan = twin("plan " + (dir / "lab.yaml").string());
+  EXPECT_THAT(plan.out, HasSubstr("2 BGP sessions, 2 OSPF adjacencies expected"));
+  EXPECT_THAT(plan.out, ::testing::Not(HasSubstr("notes:")));
+  auto up = twin("up " + (dir / "lab.yaml").string() + " --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  EXPECT_THAT(up.out, HasSubstr("BGP 2/2 sessions Established"));
+  auto rep = validate(lab, "bgp,ospf,routes,reachability", 20);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
+  auto n = result_counts(rep);
+  EXPECT_EQ((n[{"bgp", 0}]), 2);
+  EXPECT_EQ((n[{"ospf", 0}]), 2);
+  EXPECT_EQ((n[{"reachability", 0}]), 1);
+  expect_down_clean(lab);
+  fs::remove_all(dir);
+}
+
+// A dual-stack lab with an IPv6-only router (issue 46 item 5): r1 and r2 run OSPFv2 and OSPFv3,
+// r3 only OSPFv3 on an IPv6-only link. No IPv4 route reaches r3, and twin expects none there.
+TEST(Ipv6OnlyRouter, TheIpv4ExpectationsLeaveItOut) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
+  const std::string lab = unique_lab("v6only");
+  const fs::path dir = fs::temp_directory_path() / lab;
+  fs::create_directories(dir);
+  const std::string v2 = " ip ospf area 0\n ip ospf network point-to-point\n"
+                         " ip ospf hello-interval 1\n ip ospf dead-interval 4\n";
+  const std::string v3 = " ipv6 ospf6 area 0\n ipv6 ospf6 network point-to-point\n"
+                         " ipv6 ospf6 hello-interval 1\n ipv6 ospf6 dead-interval 4\n";
+  std::ofstream(dir / "r1.conf") << "interface eth1\n ip address 10.0.12.1/30\n" << v2 << v3
+                                 << "exit\ninterface lo\n ip address 10.0.255.1/32\n"
+                                 << " ipv6 address fd00::1/128\n ip ospf area 0\n"
+                                 << " ipv6 ospf6 area 0\nexit\nrouter ospf\nexit\n"
+                                 << "router ospf6\n ospf6 router-id 10.0.255.1\nexit\n";
+  std::ofstream(dir / "r2.conf") << "interface eth1\n ip address 10.0.12.2/30\n" << v2 << v3
+                                 << "exit\ninterface eth2\n" << v3
+                                 << "exit\ninterface lo\n ip address 10.0.255.2/32\n"
+                                 << " ipv6 address fd00::2/128\n ip ospf area 0\n"
+                                 << " ipv6 ospf6 area 0\nexit\nrouter ospf\nexit\n"
+                                 << "router ospf6\n ospf6 router-id 10.0.255.2\nexit\n";
+  std::ofstream(dir / "r3.conf") << "interface eth1\n" << v3
+                                 << "exit\ninterface lo\n ipv6 address fd00::3/128\n"
+                                 << " ipv6 ospf6 area 0\nexit\n"
+                                 << "router ospf6\n ospf6 router-id 10.0.255.3\nexit\n";
+  std::ofstream(dir / "lab.yaml") << "version: 1\nname: v6only\nnodes:\n"
+                                  << "  r1: {config: r1.conf}\n  r2: {config: r2.conf}\n"
+                                  << "  r3: {config: r3.conf}\nlinks:\n"
+                                  << "  - endpoints: [r1:eth1, r2:eth1]\n"
+                                  << "  - endpoints: [r2:eth2, r3:eth1]\n";
+  LabGuard guard{lab};
+  auto plan = twin("plan " + (dir / "lab.yaml").string());
+  EXPECT_THAT(plan.out, HasSubstr("Reachability expected: 3 of 3 router pairs routed both ways "
+                                  "(their loopbacks pinged): IPv4 1, IPv6 3"));
+  auto up = twin("up " + (dir / "lab.yaml").string() + " --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  auto rep = validate(lab, "ospf,routes,reachability", 20);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 4000);
+  auto n = result_counts(rep);
+  // r1, r2: the other's IPv4 loopback and both others' IPv6 ones; r3: two IPv6 loopbacks.
+  EXPECT_EQ((n[{"routes", 0}]), 2 * 3 + 2);
+  EXPECT_EQ((n[{"reachability", 0}]), 4);  // r1-r2 in both families, r3 with each in IPv6
+  expect_down_clean(lab);
+  fs::remove_all(dir);
+}

@@ -105,7 +105,7 @@ TEST(DegradedPlan, ALinkIsIntendedDownAtBothEnds) {
   DrillElement e{DrillElement::Kind::kLink, "leaf1", "swp1", "spine1", "swp1"};
   auto p = twin::replay::degraded_plan(clos(), e);
   EXPECT_EQ(p.sessions.size(), clos().sessions.size() - 2);
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(paths.at({"leaf2", "leaf1"}).ecmp, 1);
   EXPECT_EQ(paths.at({"leaf2", "leaf3"}).ecmp, 2);
 }
@@ -128,7 +128,7 @@ TEST(FlowExpected, CutOffByDesignOrStillConnected) {
   const FlowChoice to_spine1{"leaf1", "spine1", "10.255.1.1", "10.255.0.1"};
   auto expected = [](const DrillElement& e, const FlowChoice& f) {
     auto p = twin::replay::degraded_plan(clos(), e);
-    return twin::replay::flow_expected(p, twin::plan::expected_paths(p), f);
+    return twin::replay::flow_expected(p, twin::plan::expected_paths_by_family(p), f);
   };
   DrillElement uplink{DrillElement::Kind::kLink, "leaf1", "swp1", "spine1", "swp1"};
   DrillElement server_link{DrillElement::Kind::kLink, "leaf1", "swp3", "server1", "eth0"};

@@ -419,8 +419,8 @@ TEST(Intent, DrainRemovesTheNodesSessionsAndPaths) {
     EXPECT_NE(s.node, "spine2");
     EXPECT_NE(s.peer_node, "spine2");
   }
-  auto base = twin::plan::expected_paths(clos());
-  auto paths = twin::plan::expected_paths(p);
+  auto base = twin::plan::expected_paths(clos(), 4);
+  auto paths = twin::plan::expected_paths(p, 4);
   const std::vector<std::string> leaves = {"leaf1", "leaf2", "leaf3", "leaf4"};
   for (const auto& a : leaves)
     for (const auto& b : leaves) {
@@ -466,7 +466,7 @@ TEST(Intent, LinksDownTakesBothEndsDown) {
   EXPECT_FALSE(s.count("leaf1 swp1 spine1"));
   EXPECT_FALSE(s.count("spine1 swp1 leaf1"));
   EXPECT_TRUE(s.count("leaf1 swp2 spine2"));
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(paths, "leaf1", "leaf2"), 1);
   EXPECT_EQ(ecmp(paths, "leaf2", "leaf1"), 1);
   EXPECT_EQ(ecmp(paths, "leaf1", "spine1"), 0);  // only reachable over the downed link
@@ -548,7 +548,7 @@ TEST(Intent, AdminStateDownIsNotIntent) {
   EXPECT_TRUE(iface_of(p, "spine1", "swp2").up);
   EXPECT_EQ(sessions_of(p), sessions_of(clos()));  // still expected: judged by what it breaks
   EXPECT_EQ(mtus(p), mtus(clos()));
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(paths, "leaf1", "leaf2"), 2);
 }
 
@@ -643,8 +643,8 @@ TEST(PlanIntent, WithdrawsRemovesALoopbackPrefix) {
   EXPECT_EQ(p.prefixes.size(), 14u);
   EXPECT_EQ(p.sessions.size(), 16u);
   // Path expectations are per owner: a withdrawal does not change them.
-  EXPECT_EQ(paths_text(twin::plan::expected_paths(p)),
-            paths_text(twin::plan::expected_paths(clos())));
+  EXPECT_EQ(paths_text(twin::plan::expected_paths(p, 4)),
+            paths_text(twin::plan::expected_paths(clos(), 4)));
 }
 
 TEST(PlanIntent, MakePlanOnClos2x4Has16Sessions) {
@@ -662,19 +662,19 @@ TEST(PlanIntent, MakePlanOnClos2x4Has16Sessions) {
 }
 
 TEST(PlanIntent, ExpectedPathsFollowDownInterfacesAndDrains) {
-  auto base = twin::plan::expected_paths(clos());
+  auto base = twin::plan::expected_paths(clos(), 4);
   EXPECT_EQ(ecmp(base, "leaf1", "leaf4"), 2);
   EXPECT_EQ(ecmp(base, "spine1", "leaf1"), 1);
   EXPECT_EQ(ecmp(base, "spine1", "spine2"), 0);  // same AS: no path between the spines
   Plan p = clos();
   iface_of(p, "leaf4", "swp2").up = false;
-  auto down = twin::plan::expected_paths(p);
+  auto down = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(down, "leaf1", "leaf4"), 1);
   EXPECT_EQ(ecmp(down, "leaf4", "leaf1"), 1);
   EXPECT_EQ(ecmp(down, "spine2", "leaf4"), 0);
   EXPECT_EQ(ecmp(down, "leaf1", "leaf2"), 2);
   node_of(p, "spine1").drained = true;  // now leaf4 has no uplink left
-  auto isolated = twin::plan::expected_paths(p);
+  auto isolated = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(isolated, "leaf1", "leaf4"), 0);
   EXPECT_EQ(ecmp(isolated, "leaf4", "leaf1"), 0);
   EXPECT_EQ(ecmp(isolated, "leaf1", "leaf2"), 1);

@@ -48,7 +48,7 @@ TEST(GenClos, TwoTierWithServersPlansTheExpectedFabric) {
   EXPECT_EQ(p.find("spine2")->asn, 65000u);
   EXPECT_EQ(p.find("server8")->routes.at(0).via, "172.16.7.1");
   // Every leaf reaches every other leaf's loopback over both spines.
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ((paths[{"leaf1", "leaf4"}].ecmp), 2);
   EXPECT_EQ((paths[{"spine1", "spine2"}].ecmp), 0);  // shared ASN: not expected
 }
@@ -64,7 +64,7 @@ TEST(GenClos, ThreeTierJoinsPodsThroughSuperSpines) {
   EXPECT_EQ(p.links.size(), 12u + 8u);       // leaf uplinks + spine uplinks
   EXPECT_EQ(p.find("spine3")->asn, 65002u);  // pod 2
   EXPECT_EQ(p.find("super1")->asn, 65000u);
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   // leaf1 (pod 1) to leaf6 (pod 2): leaf -> 2 spines -> supers -> spines -> leaf.
   EXPECT_EQ((paths[{"leaf1", "leaf6"}].ecmp), 2);
   EXPECT_EQ((paths[{"leaf1", "leaf6"}].as_path_len), 4);

@@ -77,7 +77,7 @@ TEST_F(IbgpLab, TwoRoutersExchangingLoopbacksAreExpectedToReachEachOther) {
   auto p = plan(kPair);
   ASSERT_EQ(p.sessions.size(), 2u);
   EXPECT_TRUE(p.sessions[0].ibgp);
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   // The peer's own routes, next hop on the session's link: one path each way.
   EXPECT_EQ(ecmp(paths, "r1", "r2"), 1);
   EXPECT_EQ(ecmp(paths, "r2", "r1"), 1);
@@ -147,7 +147,7 @@ TEST_F(IbgpLab, WithoutReflectionClientsDoNotLearnEachOther) {
   write("rr1.conf", rr_conf(""));
   write("c1.conf", client_conf(1));
   write("c2.conf", client_conf(2));
-  auto paths = twin::plan::expected_paths(plan(kStar));
+  auto paths = twin::plan::expected_paths(plan(kStar), 4);
   EXPECT_EQ(ecmp(paths, "rr1", "c1"), 1);
   EXPECT_EQ(ecmp(paths, "c1", "rr1"), 1);
   EXPECT_EQ(ecmp(paths, "c1", "c2"), 0);  // RFC 4271 §9.2: not passed between iBGP peers
@@ -161,7 +161,7 @@ TEST_F(IbgpLab, AReflectedRouteNeedsANextHopTheClientResolves) {
     write("c2.conf", client_conf(2));
     auto p = plan(kStar);
     EXPECT_TRUE(p.sessions[0].rr_client);
-    auto paths = twin::plan::expected_paths(p);
+    auto paths = twin::plan::expected_paths(p, 4);
     EXPECT_EQ(ecmp(paths, "c1", "c2"), 0);
     EXPECT_EQ(ecmp(paths, "c1", "rr1"), 1);
   }
@@ -170,7 +170,7 @@ TEST_F(IbgpLab, AReflectedRouteNeedsANextHopTheClientResolves) {
     write("rr1.conf",
           rr_conf("route-reflector-client\n  neighbor 10.0.1.2 next-hop-self\n  neighbor "
                   "10.0.2.2 next-hop-self"));
-    auto paths = twin::plan::expected_paths(plan(kStar));
+    auto paths = twin::plan::expected_paths(plan(kStar), 4);
     EXPECT_EQ(ecmp(paths, "c1", "c2"), 0);
   }
   // With `force` the reflector is the next hop, on c1's own link.
@@ -180,7 +180,7 @@ TEST_F(IbgpLab, AReflectedRouteNeedsANextHopTheClientResolves) {
                   "10.0.2.2 next-hop-self force"));
     auto p = plan(kStar);
     EXPECT_TRUE(p.sessions[0].next_hop_self_force);
-    auto paths = twin::plan::expected_paths(p);
+    auto paths = twin::plan::expected_paths(p, 4);
     EXPECT_EQ(ecmp(paths, "c1", "c2"), 1);
     EXPECT_EQ(ecmp(paths, "c2", "c1"), 1);
   }
@@ -195,7 +195,7 @@ TEST_F(IbgpLab, TheIgpsRouteWinsOverIbgpAndItResolvesLoopbackSessions) {
       twin::topology::load_topology(std::string(TWIN_DATA_DIR) + "/topologies/ibgp-rr/lab.yaml", d);
   ASSERT_TRUE(t) << d.format();
   auto p = twin::plan::make_plan(*t);
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(paths, "leaf1", "leaf2"), 1);
   EXPECT_EQ(ecmp(paths, "leaf2", "rr1"), 1);
   EXPECT_EQ(ecmp(paths, "rr1", "leaf3"), 1);

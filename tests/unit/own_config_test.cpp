@@ -2,20 +2,27 @@
 // the loader's checks of what a config needs (own_config), and what the planner expects of
 // such nodes — daemons, profile, numbered/iBGP/peer-group sessions, OSPF adjacencies, BFD
 // peers — instead of a session per link.
+#include "twin/topology/own_config.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "twin/plan/plan.hpp"
 #include "twin/topology/frr_conf.hpp"
+#include "twin/topology/frr_grammar.hpp"
 #include "twin/topology/loader.hpp"
-#include "twin/topology/own_config.hpp"
 #include "twin/validate/validator.hpp"
+#include "validators/reachability/reachability.hpp"
+#include "validators/routes/routes.hpp"
 
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
@@ -397,7 +404,7 @@ TEST_F(EbgpDiamond, RoutesFollowTheConfiguredSessionsAndMultipathRelax) {
   EXPECT_THAT(p.find("r2")->advertised,
               ElementsAre("10.0.12.0/30", "10.0.24.0/30", "10.0.255.2/32"));
   EXPECT_EQ(p.prefixes.size(), 6u);  // four loopbacks, two server subnets
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(paths, "r1", "r4"), 2);  // via 65002 and 65003: relax lets both in
   EXPECT_EQ(ecmp(paths, "r4", "r1"), 1);  // no relax on r4: one neighboring AS
   EXPECT_EQ(ecmp(paths, "r2", "r3"), 1);
@@ -428,7 +435,7 @@ TEST_F(EbgpDiamond, WithoutPolicyTheTraditionalProfileCarriesNoEbgpRoutes) {
   fs::remove_all(dir);
   ASSERT_EQ(p.sessions.size(), 8u);  // still expected Established
   for (const auto& s : p.sessions) EXPECT_FALSE(s.carries_routes) << s.node << " " << s.key();
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(ecmp(paths, "r1", "r4"), 0);
   EXPECT_EQ(ecmp(paths, "r2", "r1"), 0);
   EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("no routes from r2: an eBGP end without a route-map that way"));
@@ -550,9 +557,316 @@ links:
   - endpoints: [r2:eth2, r3:eth1]
 )");
   EXPECT_EQ(p.adjacencies.size(), 8u);  // v2 and v3, both ends of both links
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   ASSERT_TRUE(paths.count({"r1", "r3"}));
   EXPECT_EQ(paths.at({"r1", "r3"}).ecmp, 1);
+}
+
+// FRR's abbreviations (frr_grammar.hpp): each line read as FRR's CLI reads it.
+std::string resolved(twin::topology::ConfNode node, const std::string& line) {
+  std::vector<std::string> w;
+  std::istringstream in(line);
+  for (std::string x; in >> x;) w.push_back(x);
+  auto r = twin::topology::resolve_keywords(node, w);
+  std::string out;
+  for (const auto& x : r.words) out += (out.empty() ? "" : " ") + x;
+  return r.resolved ? out : "! " + r.problem;
+}
+
+TEST(FrrGrammar, AUniquePrefixIsItsKeyword) {
+  using twin::topology::ConfNode;
+  EXPECT_EQ(resolved(ConfNode::kConfig, "int r1-eth0"), "interface r1-eth0");
+  EXPECT_EQ(resolved(ConfNode::kConfig, "router bg 65001"), "router bgp 65001");
+  EXPECT_EQ(resolved(ConfNode::kInterface, "ip addr 10.0.1.1/24"), "ip address 10.0.1.1/24");
+  EXPECT_EQ(resolved(ConfNode::kBgp, "nei 10.0.0.2 remote-as 65002"),
+            "neighbor 10.0.0.2 remote-as 65002");
+  EXPECT_EQ(resolved(ConfNode::kBgp, "nei swp1 int rem ext"),
+            "neighbor swp1 interface remote-as external");
+  EXPECT_EQ(resolved(ConfNode::kBgp, "no bgp ebgp-req"), "no bgp ebgp-requires-policy");
+  EXPECT_EQ(resolved(ConfNode::kOspf, "net 10.0.0.0/24 a 0"), "network 10.0.0.0/24 area 0");
+  // Values stay as written, full keywords stay themselves.
+  EXPECT_EQ(resolved(ConfNode::kConfig, "ip route 10.9.0.0/24 10.0.0.1"),
+            "ip route 10.9.0.0/24 10.0.0.1");
+  EXPECT_EQ(resolved(ConfNode::kBgp, "neighbor PG peer-group"), "neighbor PG peer-group");
+}
+
+TEST(FrrGrammar, TheRestOfTheLinePicksAmongKeywordsAsFrrDoes) {
+  using twin::topology::ConfNode;
+  // `r` begins remote-as, route-map, route-reflector-client and route-server-client: only
+  // remote-as takes one value and ends there (FRR 8.4 accepts `neighbor PG r 2`).
+  EXPECT_EQ(resolved(ConfNode::kBgp, "nei PG r 2"), "neighbor PG remote-as 2");
+  // `a` begins area and authentication; `0` is an area ID, not an address.
+  EXPECT_EQ(resolved(ConfNode::kInterface, "ip ospf a 0"), "ip ospf area 0");
+  // A keyword spelled in full wins over a longer one it begins: ospf, not ospf6.
+  EXPECT_EQ(resolved(ConfNode::kConfig, "router ospf"), "router ospf");
+  // A name where FRR takes a name is the name, even if it begins a keyword.
+  EXPECT_EQ(resolved(ConfNode::kOspf, "passive-interface def"), "passive-interface def");
+}
+
+TEST(FrrGrammar, AnAmbiguousAbbreviationOrAnUnknownCommandIsNamed) {
+  using twin::topology::ConfNode;
+  EXPECT_EQ(resolved(ConfNode::kConfig, "router o"),
+            "! 'o' is ambiguous here (openfabric, ospf, ospf6): FRR refuses the line");
+  EXPECT_EQ(resolved(ConfNode::kConfig, "frobnicate eth1"),
+            "! FRR 8.4 has no command 'frobnicate ...' here");
+}
+
+// The same two-router lab (eBGP over a numbered link, OSPF, BFD) in full and abbreviated,
+// line for line.
+const char* kFullR1 = R"(frr defaults datacenter
+hostname r1
+interface eth1
+ ip address 10.0.12.1/30
+ ipv6 address fd00:12::1/64
+ ip ospf area 0
+exit
+interface lo
+ ip address 10.0.255.1/32
+ ip ospf area 0
+exit
+router bgp 65001
+ bgp router-id 10.0.255.1
+ neighbor 10.0.12.2 remote-as 65002
+ neighbor 10.0.12.2 bfd
+ address-family ipv4 unicast
+  network 10.0.255.1/32
+  redistribute connected
+ exit-address-family
+exit
+router ospf
+ ospf router-id 10.0.255.1
+ passive-interface lo
+exit
+)";
+const char* kShortR1 = R"(frr def datacenter
+host r1
+int eth1
+ ip addr 10.0.12.1/30
+ ipv6 add fd00:12::1/64
+ ip os a 0
+ex
+int lo
+ ip add 10.0.255.1/32
+ ip ospf ar 0
+ex
+router bg 65001
+ bgp router 10.0.255.1
+ nei 10.0.12.2 rem 65002
+ nei 10.0.12.2 bf
+ address ipv4 uni
+  net 10.0.255.1/32
+  redis conn
+ exit-address
+ex
+router ospf
+ os router 10.0.255.1
+ passive lo
+ex
+)";
+const char* kFullR2 = R"(interface eth1
+ ip address 10.0.12.2/30
+ ip ospf area 0
+exit
+interface lo
+ ip address 10.0.255.2/32
+ ip ospf area 0
+exit
+router bgp 65002
+ no bgp ebgp-requires-policy
+ neighbor 10.0.12.1 remote-as external
+exit
+router ospf
+exit
+)";
+const char* kShortR2 = R"(in eth1
+ ip a 10.0.12.2/30
+ ip o area 0
+exi
+in lo
+ ip a 10.0.255.2/32
+ ip o area 0
+exi
+ro bg 65002
+ no bg ebgp-r
+ ne 10.0.12.1 remote ext
+exi
+ro ospf
+exi
+)";
+
+TEST(FrrConf, AnAbbreviatedConfigReadsAsItsFullSpelling) {
+  for (auto [full, abbreviated] : {std::pair{kFullR1, kShortR1}, std::pair{kFullR2, kShortR2}}) {
+    auto a = parse_frr_conf(full, "r.conf");
+    auto b = parse_frr_conf(abbreviated, "r.conf");
+    EXPECT_TRUE(b.not_read.empty()) << b.not_read.front().line << ": " << b.not_read.front().why;
+    EXPECT_EQ(b.addresses, a.addresses);
+    EXPECT_EQ(b.address_lines, a.address_lines);
+    EXPECT_EQ(b.bgp_asn, a.bgp_asn);
+    EXPECT_EQ(b.bgp_router_id, a.bgp_router_id);
+    EXPECT_EQ(b.ospf_router_id, a.ospf_router_id);
+    EXPECT_EQ(b.needs, a.needs);
+    EXPECT_EQ(b.bgp_networks, a.bgp_networks);
+    EXPECT_EQ(b.redistribute, a.redistribute);
+    EXPECT_EQ(b.ospf_passive, a.ospf_passive);
+    EXPECT_EQ(b.ebgp_requires_policy, a.ebgp_requires_policy);
+    EXPECT_EQ(b.defaults, a.defaults);
+    EXPECT_EQ(b.hostname, a.hostname);
+    ASSERT_EQ(b.bgp_neighbors.size(), a.bgp_neighbors.size());
+    for (size_t i = 0; i < a.bgp_neighbors.size(); ++i) {
+      EXPECT_EQ(b.bgp_neighbors[i].peer, a.bgp_neighbors[i].peer);
+      EXPECT_EQ(b.bgp_neighbors[i].remote_as, a.bgp_neighbors[i].remote_as);
+      EXPECT_EQ(b.bgp_neighbors[i].bfd, a.bgp_neighbors[i].bfd);
+    }
+    ASSERT_EQ(b.ospf_interfaces.size(), a.ospf_interfaces.size());
+    for (size_t i = 0; i < a.ospf_interfaces.size(); ++i) {
+      EXPECT_EQ(b.ospf_interfaces[i].interface, a.ospf_interfaces[i].interface);
+      EXPECT_EQ(b.ospf_interfaces[i].area, a.ospf_interfaces[i].area);
+    }
+  }
+  // And what they read is the config's.
+  auto c = parse_frr_conf(kShortR1, "r1.conf");
+  EXPECT_THAT(c.addresses["eth1"], ElementsAre("10.0.12.1/30", "fd00:12::1/64"));
+  EXPECT_EQ(c.bgp_asn, 65001u);
+  ASSERT_EQ(c.bgp_neighbors.size(), 1u);
+  EXPECT_EQ(c.bgp_neighbors[0].remote_as, "65002");
+  EXPECT_TRUE(c.bgp_neighbors[0].bfd);
+  EXPECT_EQ(c.needs.at("bfdd"), 15);
+}
+
+TEST_F(OwnConfigLab, TheSameLabAbbreviatedPlansTheSame) {
+  write("r1.conf", kFullR1);
+  write("r2.conf", kFullR2);
+  auto full = plan(kTwoRoutersNoLoopback);
+  write("r1.conf", kShortR1);
+  write("r2.conf", kShortR2);
+  auto abbreviated = plan(kTwoRoutersNoLoopback);
+  ASSERT_EQ(full.sessions.size(), 2u);
+  EXPECT_EQ(full.sessions[0].peer_address, "10.0.12.2");
+  EXPECT_EQ(full.adjacencies.size(), 2u);
+  EXPECT_EQ(full.bfd_peers.size(), 1u);
+  EXPECT_THAT(full.find("r1")->daemons, ElementsAre("zebra", "bgpd", "ospfd", "bfdd"));
+  // Everything but the configs' text is the same: sessions, adjacencies, BFD peers,
+  // addresses, prefixes, daemons and the lines that need them.
+  auto a = twin::plan::to_json(full);
+  auto b = twin::plan::to_json(abbreviated);
+  for (auto* j : {&a, &b})
+    for (auto& n : (*j)["nodes"]) n.erase("frr_config");
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(abbreviated.notes.empty());
+}
+
+TEST_F(OwnConfigLab, AnAmbiguousAbbreviationIsAWarningWithItsLine) {
+  write("r1.conf", std::string(kFullR1) + "router o\nexit\n");
+  write("r2.conf", std::string(kFullR2) + "interface eth1\n frobnicate\nexit\n");
+  auto p = plan(kTwoRoutersNoLoopback);
+  ASSERT_EQ(p.notes.size(), 2u);
+  EXPECT_EQ(p.notes[0].severity, "warning");
+  EXPECT_EQ(p.notes[0].node, "r1");
+  EXPECT_EQ(p.notes[0].source, (dir_ / "r1.conf").string() + ":25");
+  EXPECT_EQ(p.notes[0].text,
+            "'router o': 'o' is ambiguous here (openfabric, ospf, ospf6): FRR refuses the line; "
+            "twin expects nothing of this line");
+  EXPECT_EQ(p.notes[1].node, "r2");
+  EXPECT_EQ(p.notes[1].source, (dir_ / "r2.conf").string() + ":16");
+  EXPECT_THAT(p.notes[1].text, HasSubstr("'frobnicate': FRR 8.4 has no command"));
+  // The rest of the configs still counts.
+  EXPECT_EQ(p.sessions.size(), 2u);
+  EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("r1.conf:25"));
+}
+
+// A dual-stack lab with one IPv6-only link and router: r1 and r2 run OSPFv2 and OSPFv3 on their
+// link, r2 and r3 only OSPFv3 on theirs, and r3 runs ospf6d alone. OSPFv2 and OSPFv3 are
+// separate graphs: r3 is in IPv6's paths and in none of IPv4's.
+const char* kIpv6OnlyRouter = R"(version: 1
+name: sixonly
+nodes:
+  r1: {config: r1.conf}
+  r2: {config: r2.conf}
+  r3: {config: r3.conf}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
+  - endpoints: [r2:eth2, r3:eth1]
+)";
+
+class Ipv6OnlyRouter : public OwnConfigLab {
+ protected:
+  void SetUp() override {
+    OwnConfigLab::SetUp();
+    const std::string both = " ip ospf area 0\n ipv6 ospf6 area 0\n";
+    write("r1.conf", "interface eth1\n ip address 10.0.12.1/30\n" + both +
+                         "exit\ninterface lo\n ip address 10.0.255.1/32\n"
+                         " ipv6 address fd00::1/128\n" +
+                         both + "exit\nrouter ospf\nexit\nrouter ospf6\nexit\n");
+    write("r2.conf", "interface eth1\n ip address 10.0.12.2/30\n" + both +
+                         "exit\ninterface eth2\n ipv6 ospf6 area 0\nexit\n"
+                         "interface lo\n ip address 10.0.255.2/32\n ipv6 address fd00::2/128\n" +
+                         both + "exit\nrouter ospf\nexit\nrouter ospf6\nexit\n");
+    write("r3.conf",
+          "interface eth1\n ipv6 ospf6 area 0\nexit\n"
+          "interface lo\n ipv6 address fd00::3/128\n ipv6 ospf6 area 0\nexit\n"
+          "router ospf6\nexit\n");
+  }
+  static int ecmp(const twin::plan::PathTable& t, const std::string& n, const std::string& o) {
+    auto it = t.find({n, o});
+    return it == t.end() ? 0 : it->second.ecmp;
+  }
+};
+
+TEST_F(Ipv6OnlyRouter, EachFamilyHasItsOwnIgpPaths) {
+  auto p = plan(kIpv6OnlyRouter);
+  EXPECT_THAT(p.find("r3")->daemons, ElementsAre("zebra", "ospf6d"));
+  const auto v4 = twin::plan::expected_paths(p, 4);
+  const auto v6 = twin::plan::expected_paths(p, 6);
+  EXPECT_EQ(ecmp(v4, "r1", "r2"), 1);
+  EXPECT_EQ(ecmp(v4, "r2", "r1"), 1);
+  for (const char* other : {"r1", "r2"}) {
+    EXPECT_EQ(ecmp(v4, "r3", other), 0) << other;  // no OSPFv2 reaches r3
+    EXPECT_EQ(ecmp(v4, other, "r3"), 0) << other;
+    EXPECT_EQ(ecmp(v6, "r3", other), 1) << other;
+    EXPECT_EQ(ecmp(v6, other, "r3"), 1) << other;
+  }
+  const auto both = twin::plan::expected_paths_by_family(p);
+  EXPECT_EQ(both.ipv4, v4);
+  EXPECT_EQ(both.ipv6, v6);
+  EXPECT_EQ(&both.of("10.0.255.1/32"), &both.ipv4);
+  EXPECT_EQ(&both.of("fd00::3"), &both.ipv6);
+}
+
+TEST_F(Ipv6OnlyRouter, TheRoutesFamilyExpectsNoIpv4RouteAtTheIpv6OnlyRouter) {
+  auto p = plan(kIpv6OnlyRouter);
+  // r3's kernel as FRR leaves it: the others' IPv6 loopbacks over OSPFv3, nothing of IPv4.
+  auto fib = nlohmann::json::parse(R"([
+    {"dst": "fd00::1", "gateway": "fe80::2", "dev": "eth1", "protocol": "ospf"},
+    {"dst": "fd00::2", "gateway": "fe80::2", "dev": "eth1", "protocol": "ospf"},
+    {"dst": "fe80::/64", "dev": "eth1", "protocol": "kernel"}])");
+  std::map<std::string, twin::Result<nlohmann::json>> fibs;
+  fibs.emplace("r3", twin::ok(fib));
+  std::vector<std::string> seen;
+  for (const auto& r : twin::validators::evaluate_routes(p, fibs)) {
+    if (r.node != "r3") continue;
+    seen.push_back(r.test_name + " " + r.peer);
+    EXPECT_EQ(r.status, twin::validate::Status::kPassed) << r.peer << ": " << r.message;
+  }
+  EXPECT_THAT(seen, ElementsAre("fib-complete fd00::1/128", "ecmp-width fd00::1/128",
+                                "fib-complete fd00::2/128", "ecmp-width fd00::2/128"));
+}
+
+TEST_F(Ipv6OnlyRouter, ReachabilityPingsEachFamilyOverItsOwnPaths) {
+  auto p = plan(kIpv6OnlyRouter);
+  // One echo per pair and family (either end may send it): r3 in IPv6's mesh only.
+  std::multiset<std::string> mesh;
+  for (const auto& probe : twin::validators::reachability_probes(p, 1000)) {
+    std::string a = probe.node, b = probe.subject.substr(0, probe.subject.find(' '));
+    if (b < a) std::swap(a, b);
+    const bool v6 = probe.request.destination.find(':') != std::string::npos;
+    mesh.insert(a + "-" + b + (v6 ? " IPv6" : " IPv4"));
+    EXPECT_EQ(probe.request.source.find(':') != std::string::npos, v6) << probe.subject;
+  }
+  EXPECT_THAT(mesh, ElementsAre("r1-r2 IPv4", "r1-r2 IPv6", "r1-r3 IPv6", "r2-r3 IPv6"));
+  // r1 and r2 are routed in both families, r3 in IPv6 only: three pairs, one of them IPv4.
+  EXPECT_THAT(twin::plan::render_plan_text(p),
+              HasSubstr("Reachability expected: 3 of 3 router pairs routed both ways (their "
+                        "loopbacks pinged): IPv4 1, IPv6 3\n"));
 }
 
 TEST_F(OwnConfigLab, ALoopbackNoProtocolCarriesIsNotPinged) {
@@ -579,7 +893,7 @@ TEST_F(OwnConfigLab, NoPingIsExpectedWithoutAPathBack) {
                    " address-family ipv4 unicast\n  network 10.0.255.2/32\n"
                    "  neighbor 10.0.12.1 route-map ALL out\n exit-address-family\nexit\n");
   auto p = plan(kTwoRoutersNoLoopback);
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(paths.count({"r1", "r2"}) ? paths.at({"r1", "r2"}).ecmp : 0, 1);  // r2 sends
   EXPECT_EQ(paths.count({"r2", "r1"}) ? paths.at({"r2", "r1"}).ecmp : 0, 0);  // r2 accepts none
   EXPECT_TRUE(twin::validate::routed_frr_pairs(p).empty());
@@ -626,7 +940,7 @@ TEST_F(OwnConfigLab, NoPathIsExpectedThroughAFilterTwinDoesNotEvaluate) {
     EXPECT_TRUE(s.carries_routes) << s.node;
     EXPECT_EQ(s.predictable, s.node == "r1") << s.node;  // r2's end filters with a list
   }
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(paths.count({"r1", "r2"}), 1u);
   EXPECT_EQ(paths.count({"r2", "r1"}), 0u);
   EXPECT_THAT(twin::plan::render_plan_text(p), HasSubstr("routes from r1 cross a route-map or list"));

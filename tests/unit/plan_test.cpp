@@ -361,7 +361,7 @@ links:
   EXPECT_FALSE(find_if(p.nodes[0], "eth2")->fabric);
   EXPECT_FALSE(find_if(p.nodes[0], "eth3")->fabric);
   EXPECT_THAT(p.nodes[0].frr_config, Not(HasSubstr("neighbor eth2")));
-  auto paths = twin::plan::expected_paths(p);
+  auto paths = twin::plan::expected_paths(p, 4);
   EXPECT_EQ(paths.at({"r1", "r2"}).ecmp, 1);
 }
 
@@ -369,7 +369,7 @@ links:
 // expected_paths
 
 TEST(ExpectedPaths, Clos2x4SharedSpineAsn) {
-  auto paths = twin::plan::expected_paths(twin::plan::make_plan(clos()));
+  auto paths = twin::plan::expected_paths(twin::plan::make_plan(clos()), 4);
   auto at = [&](const char* a, const char* b) { return paths.at({a, b}); };
   EXPECT_EQ(at("leaf1", "leaf2").ecmp, 2);
   EXPECT_EQ(at("leaf1", "leaf2").as_path_len, 2);
@@ -411,7 +411,7 @@ links:
 )";
 
 TEST(ExpectedPaths, DistinctSpineAsnsReachEachOtherOverEveryLeaf) {
-  auto paths = twin::plan::expected_paths(twin::plan::make_plan(load_text(kDistinctSpines)));
+  auto paths = twin::plan::expected_paths(twin::plan::make_plan(load_text(kDistinctSpines)), 4);
   EXPECT_EQ(paths.at({"spine1", "spine2"}).ecmp, 4);
   EXPECT_EQ(paths.at({"spine1", "spine2"}).as_path_len, 2);
   EXPECT_EQ(paths.at({"spine2", "spine1"}).ecmp, 4);
@@ -436,7 +436,7 @@ links:
   - endpoints: [r3:eth2, r4:eth1]
 )");
   t.nodes[2].asn.reset();
-  auto paths = twin::plan::expected_paths(twin::plan::make_plan(t));
+  auto paths = twin::plan::expected_paths(twin::plan::make_plan(t), 4);
   EXPECT_EQ(paths.at({"r1", "r4"}).ecmp, 1);
   EXPECT_EQ(paths.at({"r1", "r4"}).as_path_len, 3);
   EXPECT_EQ(paths.at({"r4", "r1"}).as_path_len, 3);
@@ -457,7 +457,7 @@ links:
   - endpoints: [r1:eth1, r2:eth1]
   - endpoints: [r2:eth2, r3:eth1]
 )");
-  auto paths = twin::plan::expected_paths(twin::plan::make_plan(t));
+  auto paths = twin::plan::expected_paths(twin::plan::make_plan(t), 4);
   EXPECT_EQ(paths.count({"r1", "r3"}), 0u);
   EXPECT_EQ(paths.count({"r3", "r1"}), 0u);
   EXPECT_EQ(paths.at({"r1", "r2"}).ecmp, 1);

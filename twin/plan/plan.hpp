@@ -353,18 +353,33 @@ inline constexpr size_t kMaxKernelCmdline = 2047;
 // The netns name of a node: "tw-<lab>-<node>".
 std::string netns_name(const std::string& lab, const std::string& node);
 
-// What eBGP should converge to, per (node, owner of a prefix): how many equal-cost next hops
-// (fabric interfaces) the node installs toward the owner's prefixes, and the AS-path length.
-// Computed by a path-vector fixpoint over the fabric: each node advertises its best path, a
-// node rejects paths holding its own ASN (RFC 4271 §9.1.2 loop prevention — spines sharing one
-// ASN do not reach each other), prefers the shortest AS path and, with `multipath-relax`,
+// What eBGP should converge to, per address family and (node, owner of a prefix): how many
+// equal-cost next hops (fabric interfaces) the node installs toward the owner's prefixes, and the
+// AS-path length. Computed by a path-vector fixpoint over the fabric: each node advertises its best
+// path, a node rejects paths holding its own ASN (RFC 4271 §9.1.2 loop prevention — spines sharing
+// one ASN do not reach each other), prefers the shortest AS path and, with `multipath-relax`,
 // installs every path of that length. Nodes without an ASN in the topology count as unique.
 struct PathExpectation {
   int ecmp = 0;  // 0: the owner's prefixes are not expected at this node
   int as_path_len = 0;
+  bool operator==(const PathExpectation&) const = default;
 };
 using PathTable = std::map<std::pair<std::string, std::string>, PathExpectation>;
-PathTable expected_paths(const Plan& plan);
+// One table per address family (`family` 4 or 6): the IGP part is OSPFv2's adjacencies for
+// IPv4 and OSPFv3's for IPv6 — separate protocols with separate databases (RFC 2328, RFC
+// 5340), so a router that runs only OSPFv3 learns no IPv4 route over it — and iBGP next hops
+// resolve over that family's IGP. The BGP sessions are the same in both tables (twin does not
+// read which address families a session activates).
+PathTable expected_paths(const Plan& plan, int family);
+// Both families' tables, computed together (the BGP fixpoint once when the IGPs agree).
+struct FamilyPaths {
+  PathTable ipv4, ipv6;
+  [[nodiscard]] const PathTable& of(int family) const { return family == 6 ? ipv6 : ipv4; }
+  // The table of `prefix_or_address`'s family ("10.0.0.1", "fd00::1/128"); IPv4's when it parses
+  // as neither.
+  [[nodiscard]] const PathTable& of(const std::string& prefix_or_address) const;
+};
+FamilyPaths expected_paths_by_family(const Plan& plan);
 
 nlohmann::json to_json(const Plan& plan);
 Plan plan_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on bad input

@@ -505,6 +505,9 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     n.config_source = tn.config;
     if (tn.own) {
       apply_own_config(n, tn, topo, p.notes);
+      for (const auto& r : tn.own->not_read)
+        add_note(p.notes, {"warning", n.name, tn.own->file + ":" + std::to_string(r.line),
+                           "'" + r.text + "': " + r.why + "; twin expects nothing of this line"});
       for (const auto& h : tn.own->host_paths)
         add_note(p.notes, {"warning", n.name, tn.own->file + ":" + std::to_string(h.line),
                            topology::redirect_text(h, topology::host_files_dir(n.run_dir))});
@@ -848,22 +851,22 @@ void derive_expectations(Plan& p) {
 
 namespace {
 
-// OSPF's share of the path table (own configs): shortest paths over the expected adjacencies
-// (OSPFv2 and v3 alike: a pair's table entry does not say which family),
+// OSPF's share of one family's path table (own configs): shortest paths over the expected
+// adjacencies of that family's OSPF (v2 for IPv4, v3 for IPv6),
 // each hop costing its outgoing interface's `ip ospf cost` (FRR's default, equal on every veth,
 // when unset), and as many next hops as neighbors on a shortest path (RFC 2328 §16.1 equal-cost
 // multipath). expected_paths weighs them against BGP's.
-void add_igp_paths(const Plan& plan, PathTable& table) {
+void add_igp_paths(const Plan& plan, PathTable& table, int family) {
+  const int version = family == 6 ? 3 : 2;
   constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
   struct Edge {
     std::string to;
     int cost;
   };
-  std::map<std::string, std::vector<Edge>> out;  // node -> adjacencies it has
-  // One next hop per interface: OSPFv2 and v3 on the same link are one way out, not two.
+  std::map<std::string, std::vector<Edge>> out;        // node -> adjacencies it has
   std::set<std::pair<std::string, std::string>> seen;  // node, interface
   for (const auto& a : plan.adjacencies) {
-    if (!seen.insert({a.node, a.interface}).second) continue;
+    if (a.version != version || !seen.insert({a.node, a.interface}).second) continue;
     int cost = kDefaultCost;
     if (const Node* n = plan.find(a.node))
       for (const auto& oi : n->ospf_interfaces)
@@ -900,7 +903,34 @@ void add_igp_paths(const Plan& plan, PathTable& table) {
 
 }  // namespace
 
-PathTable expected_paths(const Plan& plan) {
+namespace {
+PathTable paths_over(const Plan& plan, const PathTable& igp);
+}  // namespace
+
+PathTable expected_paths(const Plan& plan, int family) {
+  PathTable igp;
+  add_igp_paths(plan, igp, family);
+  return paths_over(plan, igp);
+}
+
+FamilyPaths expected_paths_by_family(const Plan& plan) {
+  PathTable igp4, igp6;
+  add_igp_paths(plan, igp4, 4);
+  add_igp_paths(plan, igp6, 6);
+  FamilyPaths out;
+  out.ipv4 = paths_over(plan, igp4);
+  out.ipv6 = igp6 == igp4 ? out.ipv4 : paths_over(plan, igp6);
+  return out;
+}
+
+const PathTable& FamilyPaths::of(const std::string& prefix_or_address) const {
+  auto p = IpPrefix::parse(prefix_or_address, true);
+  return of(p ? p->family : 4);
+}
+
+namespace {
+// The path table over `igp` (one family's IGP paths), weighed against BGP's.
+PathTable paths_over(const Plan& plan, const PathTable& igp) {
   // Path-vector fixpoint, per destination owner, over the BGP sessions the plan expects (one
   // per fabric link of a generated config, the configured ones of an own config) that carry
   // routes: eBGP and iBGP. Each node keeps the AS_PATH of its best route (without its own
@@ -913,8 +943,6 @@ PathTable expected_paths(const Plan& plan) {
   // distance then picks per pair: eBGP (20), the IGP (OSPF 110), iBGP (200). Nodes are plan
   // indices: validators call this once per family, and at 512 nodes (262,144 pairs)
   // name-keyed maps made it 1.5 s a call.
-  PathTable igp;
-  add_igp_paths(plan, igp);
   const size_t count = plan.nodes.size();
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < count; ++i) index.emplace(plan.nodes[i].name, i);
@@ -1117,6 +1145,7 @@ PathTable expected_paths(const Plan& plan) {
     if (e.second) table.emplace(pair, e.first);
   return table;
 }
+}  // namespace
 
 // ---- JSON -------------------------------------------------------------------------------
 // WITH_DEFAULT: fields added later (intent) default when a state file written by an older twin
@@ -1415,30 +1444,38 @@ std::string render_plan_text(const Plan& p) {
     std::vector<const Node*> routers;
     for (const auto& n : p.nodes)
       if (n.kind == NodeKind::kFrr && !n.drained && !n.loopbacks.empty()) routers.push_back(&n);
-    // A loopback the node announces (a generated config announces all; an own config what it
-    // originates) and does not withdraw: what the mesh pings.
-    auto announces = [](const Node* n) {
+    // A loopback of `family` the node announces (a generated config announces all; an own
+    // config what it originates) and does not withdraw: what the mesh pings.
+    auto announces = [](const Node* n, int family) {
       for (const auto& l : n->loopbacks)
-        if (std::find(n->withdraws.begin(), n->withdraws.end(), l) == n->withdraws.end() &&
+        if (IpPrefix::parse(l)->family == family &&
+            std::find(n->withdraws.begin(), n->withdraws.end(), l) == n->withdraws.end() &&
             (n->config_generated ||
              std::find(n->advertised.begin(), n->advertised.end(), l) != n->advertised.end()))
           return true;
       return false;
     };
     if (routers.size() >= 2) {
-      const auto paths = expected_paths(p);
-      auto routed = [&](const Node* a, const Node* b) {
-        if (!announces(a) || !announces(b)) return false;
-        auto ab = paths.find({a->name, b->name});
-        auto ba = paths.find({b->name, a->name});
-        return ab != paths.end() && ab->second.ecmp > 0 && ba != paths.end() && ba->second.ecmp > 0;
+      const auto paths = expected_paths_by_family(p);
+      // Routed both ways in `family`: each announces a loopback of it and has a path of that
+      // family to the other (OSPFv2 and OSPFv3 are separate graphs).
+      auto routed = [&](const Node* a, const Node* b, int family) {
+        if (!announces(a, family) || !announces(b, family)) return false;
+        const auto& t = paths.of(family);
+        auto ab = t.find({a->name, b->name});
+        auto ba = t.find({b->name, a->name});
+        return ab != t.end() && ab->second.ecmp > 0 && ba != t.end() && ba->second.ecmp > 0;
       };
-      size_t pairs = 0, reached = 0;
+      size_t pairs = 0, reached = 0, reached4 = 0, reached6 = 0;
       std::set<std::string> some;
       for (size_t i = 0; i < routers.size(); ++i)
         for (size_t j = i + 1; j < routers.size(); ++j) {
           ++pairs;
-          if (!routed(routers[i], routers[j])) continue;
+          const bool r4 = routed(routers[i], routers[j], 4);
+          const bool r6 = routed(routers[i], routers[j], 6);
+          reached4 += r4;
+          reached6 += r6;
+          if (!r4 && !r6) continue;
           ++reached;
           some.insert(routers[i]->name);
           some.insert(routers[j]->name);
@@ -1448,6 +1485,9 @@ std::string render_plan_text(const Plan& p) {
         if (!some.count(r->name)) alone.push_back(r->name);
       o << "\nReachability expected: " << reached << " of " << pairs
         << " router pairs routed both ways (their loopbacks pinged)";
+      // A dual-stack lab whose families reach different pairs (an IPv6-only router): each
+      // family's own count, as its paths are its own.
+      if (reached4 && reached6 && (reached4 != reached || reached6 != reached)) o << ": IPv4 " << reached4 << ", IPv6 " << reached6;
       if (!alone.empty()) o << "; expected to reach no other router: " << join_some(alone, 8);
       o << "\n";
     }

@@ -435,7 +435,7 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
   // anything: the verdict reports the gap as an error instead of inventing losses.
   std::set<std::string> blind;
   for (const auto& g : after.gaps) blind.insert(g.substr(0, g.find(':')));
-  auto paths = plan::expected_paths(intended);
+  auto family_paths = plan::expected_paths_by_family(intended);
   // Sessions.
   for (const auto& [key, b] : before.sessions) {
     std::string iface;
@@ -469,6 +469,7 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
     for (const auto& [prefix, hops] : fib) {
       const auto* owner_now = owner_of(intended, prefix);
       const auto* owner_was = owner_of(base, prefix);
+      const auto& paths = family_paths.of(prefix);
       auto pe = owner_now ? paths.find({node, owner_now->owner}) : paths.end();
       int want = pe == paths.end() ? 0 : pe->second.ecmp;
       auto f = afib.find(prefix);

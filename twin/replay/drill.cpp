@@ -213,7 +213,9 @@ plan::Plan degraded_plan(const plan::Plan& base, const DrillElement& e) {
   return p;
 }
 
-bool flow_expected(const plan::Plan& plan, const plan::PathTable& paths, const FlowChoice& f) {
+bool flow_expected(const plan::Plan& plan, const plan::FamilyPaths& family_paths,
+                   const FlowChoice& f) {
+  const plan::PathTable& paths = family_paths.of(f.destination);
   const plan::Node* s = plan.find(f.src_node);
   const plan::Node* d = plan.find(f.dst_node);
   if (!s || !d) return false;
@@ -417,7 +419,7 @@ void Drill::recover(DrillOutcome& o, const std::string& judged, size_t findings)
 // The degraded state against the design: pairs it keeps that were lost, other tests failing,
 // budgets, and the flows it does not keep (cut off, not judged).
 void Drill::judge(DrillOutcome& o, const plan::Plan& degraded) {
-  const auto paths = plan::expected_paths(degraded);
+  const auto paths = plan::expected_paths_by_family(degraded);
   for (const auto& f : watch_.flows())
     if (!flow_expected(degraded, paths, f)) o.outage.not_judged.insert(f.name());
   for (const auto& f : o.outage.stats.flows)

@@ -56,8 +56,8 @@ plan::Plan degraded_plan(const plan::Plan& base, const DrillElement& e);
 
 // Whether the design of `plan` connects the pair of flow `f` (both ways): two FRR nodes with
 // paths to each other and `f`'s addresses still advertised, or two hosts routed to each other
-// (validate::hosts_routed). Pure.
-bool flow_expected(const plan::Plan& plan, const plan::PathTable& paths, const FlowChoice& f);
+// (validate::hosts_routed), each by the paths of its addresses' family. Pure.
+bool flow_expected(const plan::Plan& plan, const plan::FamilyPaths& paths, const FlowChoice& f);
 
 struct DrillOptions {
   std::vector<DrillElement> elements;

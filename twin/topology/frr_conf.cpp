@@ -7,6 +7,7 @@
 
 #include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
+#include "twin/topology/frr_grammar.hpp"
 
 namespace twin::topology {
 
@@ -18,6 +19,12 @@ bool starts(const std::vector<std::string>& w, std::initializer_list<const char*
   for (const char* p : prefix)
     if (w[i++] != p) return false;
   return true;
+}
+
+std::string joined(const std::vector<std::string>& w) {
+  std::string out;
+  for (const auto& x : w) out += (out.empty() ? "" : " ") + x;
+  return out;
 }
 
 bool is_address(const std::string& s) {
@@ -133,6 +140,61 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
       continue;
     }
     bool indented = raw[0] == ' ' || raw[0] == '\t';
+    {
+      // FRR's abbreviations spelled out: the line as a command of its block's node, else of the
+      // nodes around it (as FRR tries a config line in the parent nodes).
+      std::vector<ConfNode> nodes;
+      bool judged = true;  // a node twin holds FRR's grammar of
+      switch (block) {
+        case Block::kInterface:
+          nodes = {ConfNode::kInterface};
+          break;
+        case Block::kBgp:
+          nodes = {ConfNode::kBgp};
+          break;
+        case Block::kBgpAf:
+          if (evpn_af)
+            nodes = {ConfNode::kEvpnAf, ConfNode::kBgp};
+          else if (!bgp_af.empty())
+            nodes = {ConfNode::kBgpAf, ConfNode::kBgp};
+          else
+            judged = false;
+          break;
+        case Block::kOspf:
+          nodes = {ConfNode::kOspf};
+          break;
+        case Block::kOspf6:
+          nodes = {ConfNode::kOspf6};
+          break;
+        case Block::kBfd:
+          nodes = {ConfNode::kBfd};
+          break;
+        case Block::kBfdPeer:
+          nodes = {ConfNode::kBfdPeer, ConfNode::kBfd};
+          break;
+        case Block::kRouteMap:
+          nodes = {ConfNode::kRouteMap};
+          break;
+        case Block::kNone:
+          break;
+        default:
+          judged = !indented;
+          break;  // inside a block twin does not read
+      }
+      nodes.push_back(ConfNode::kConfig);
+      std::optional<KeywordResolution> first;
+      bool done = false;
+      for (ConfNode node : nodes) {
+        auto r = resolve_keywords(node, w);
+        if (r.resolved) {
+          w = std::move(r.words);
+          done = true;
+          break;
+        }
+        if (!first || (r.ambiguous && !first->ambiguous)) first = std::move(r);
+      }
+      if (!done && judged) c.not_read.push_back({lineno, trim(raw), first->problem});
+    }
     if (w[0] == "exit" || w[0] == "exit-address-family" || w[0] == "exit-vrf") {
       bgp_af = "bgp4";
       evpn_af = false;
@@ -198,7 +260,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
       if (w[0] == "router" || w[0] == "vrf" || w[0] == "route-map" || w[0] == "segment-routing" ||
           w[0] == "pbr-map" || w[0] == "mpls" || w[0] == "line" || w[0] == "key" ||
           w[0] == "nexthop-group" || w[0] == "srv6") {
-        need(daemon_for_command(raw), lineno);
+        need(daemon_for_command(joined(w)), lineno);
         block = Block::kOther;
         continue;
       }
@@ -220,7 +282,7 @@ FrrConf parse_frr_conf(const std::string& text, const std::string& file) {
             r.interface = w[4];
           c.static_routes.push_back(r);
         } else {
-          need(daemon_for_command(raw), lineno);
+          need(daemon_for_command(joined(w)), lineno);
         }
         continue;
       }

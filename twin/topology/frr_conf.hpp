@@ -6,8 +6,13 @@
 // at column 0 or the next block); never executed. A pure function of the text.
 //
 // The grammar followed is FRR 8.4's (FRR user docs: "Basic commands", "BGP", "OSPFv2",
-// "OSPFv3", "BFD", "Static"). Commands twin does not need are skipped, not rejected: FRR
-// itself checks the config when `up` loads it (`vtysh -b`), and reports the line.
+// "OSPFv3", "BFD", "Static"), keyword abbreviations included: each line is first resolved as
+// FRR's CLI resolves it (frr_grammar.hpp) in its block's node, then in the nodes around it, as
+// FRR tries a config line in the parent nodes, so `int eth1` / ` ip addr 10.0.1.1/24` read as
+// `interface eth1` / ` ip address 10.0.1.1/24`. Commands twin does not need are skipped, not
+// rejected: FRR itself checks the config when `up` loads it (`vtysh -b`), and reports the
+// line. A line of a node twin reads that FRR's grammar has no command for, or whose
+// abbreviation is ambiguous, is kept in FrrConf::not_read.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -145,6 +150,15 @@ struct FrrConf {
   // Lines twin cannot model and that change what a lab must expect (a VRF's `router bgp`):
   // reported by the loader as unsupported, with the line.
   std::vector<ConfLine> unsupported;
+  // Lines of the nodes twin reads that are no command of FRR 8.4's grammar there, or whose
+  // abbreviation two commands match (frr_grammar.hpp): nothing is expected of them, and the
+  // planner says so in a note with the line. FRR's own check at `up` judges them.
+  struct NotRead {
+    int line = 0;
+    std::string text;  // the line, trimmed
+    std::string why;   // KeywordResolution::problem
+  };
+  std::vector<NotRead> not_read;
 };
 
 // The OSPFv2 authentication interface `ifname` of area `area` runs with under `c`: its own

@@ -117,7 +117,23 @@ std::vector<TestResult> run_ping_probes(Context& ctx, const std::vector<PingProb
 
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     const plan::Plan& plan) {
-  return routed_frr_pairs(plan, plan::expected_paths(plan));
+  const auto paths = plan::expected_paths_by_family(plan);
+  std::vector<std::pair<const plan::Node*, const plan::Node*>> out;
+  for (const auto& src : plan.nodes)
+    for (const auto& dst : plan.nodes)
+      if (src.kind == topology::NodeKind::kFrr && dst.kind == topology::NodeKind::kFrr &&
+          src.name != dst.name &&
+          (routed_both_ways(paths.ipv4, src.name, dst.name) ||
+           routed_both_ways(paths.ipv6, src.name, dst.name)))
+        out.emplace_back(&src, &dst);
+  return out;
+}
+
+bool routed_both_ways(const plan::PathTable& paths, const std::string& a, const std::string& b) {
+  auto there = paths.find({a, b});
+  auto back = paths.find({b, a});
+  return there != paths.end() && there->second.ecmp > 0 && back != paths.end() &&
+         back->second.ecmp > 0;
 }
 
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
@@ -128,11 +144,7 @@ std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     for (const auto& dst : plan.nodes) {
       if (dst.kind != topology::NodeKind::kFrr || dst.name == src.name) continue;
       // A ping needs its reply: a path both ways (RFC 8212 or a filter can leave one way only).
-      auto pe = paths.find({src.name, dst.name});
-      auto back = paths.find({dst.name, src.name});
-      if (pe != paths.end() && pe->second.ecmp > 0 && back != paths.end() &&
-          back->second.ecmp > 0)
-        out.emplace_back(&src, &dst);
+      if (routed_both_ways(paths, src.name, dst.name)) out.emplace_back(&src, &dst);
     }
   }
   return out;
@@ -188,10 +200,7 @@ bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const pl
   }
   if (ra == rb) return true;
   if (!overlay && (!originates(plan, *ra, a_addr) || !originates(plan, *rb, b_addr))) return false;
-  auto there = paths.find({ra->name, rb->name});
-  auto back = paths.find({rb->name, ra->name});
-  return there != paths.end() && there->second.ecmp > 0 && back != paths.end() &&
-         back->second.ecmp > 0;
+  return routed_both_ways(paths, ra->name, rb->name);
 }
 
 const nlohmann::json* find_bgp_peer(const nlohmann::json& summary, const std::string& key) {

@@ -145,19 +145,23 @@ TestResult ping_result(const std::string& validator, const PingProbe& probe,
 
 // Ordered pairs of distinct FRR nodes the fabric should route between, both ways
 // (plan::expected_paths gives ECMP > 0 there and back: a ping needs its reply), in plan order.
-// The second form takes paths the caller already computed (they cost a fixpoint per owner).
+// The first form: in either address family; the second: in the family of `paths`, a table the
+// caller already computed (they cost a fixpoint per owner).
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     const plan::Plan& plan);
 std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
     const plan::Plan& plan, const plan::PathTable& paths);
+// Whether `paths` (one family's) has a path from `a` to `b` and one back.
+bool routed_both_ways(const plan::PathTable& paths, const std::string& a, const std::string& b);
 
 // Whether a ping from host `a` (from `a_addr`) to `b_addr` of host `b` can be answered: both
 // behind one FRR router, or each host's subnet originated by its router (a prefix of the plan)
-// and routed both ways between the routers (`paths`). A host's router is the FRR node on its
-// first link intended up at both ends; a host whose every link is down reaches nothing. Hosts
-// not behind an FRR router (a VM guest's own routing) are expected to reach each other.
-// Tenant servers (plan.tenants) reach only their own network's (and, with an L3 VNI, their
-// tenant's other networks'), over the overlay: both VTEPs in service and routed to each other.
+// and routed both ways between the routers (`paths`: the table of the addresses' family). A host's
+// router is the FRR node on its first link intended up at both ends; a host whose every link is
+// down reaches nothing. Hosts not behind an FRR router (a VM guest's own routing) are expected to
+// reach each other. Tenant servers (plan.tenants) reach only their own network's (and, with an L3
+// VNI, their tenant's other networks'), over the overlay: both VTEPs in service and routed to each
+// other.
 bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& a,
                   const plan::Node& b, const std::string& a_addr, const std::string& b_addr);
 

@@ -290,6 +290,7 @@ std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<PingProbe> all;
   const auto graph = forwarding_graph(plan);
   std::unordered_map<const plan::Node*, std::vector<int>> mtus_to;  // one pass per destination
+  const auto paths = plan::expected_paths_by_family(plan);
   for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan)) {
     const auto& src = *srcp;
     const auto& dst = *dstp;
@@ -304,6 +305,7 @@ std::vector<PingProbe> path_mtu_probes(const plan::Plan& plan, int max_pairs) {
       const auto dst_loops = validate::advertised_loopbacks(dst);
       const auto src_loops = validate::advertised_loopbacks(src);
       for (bool v6 : {false, true}) {
+        if (!validate::routed_both_ways(paths.of(v6 ? 6 : 4), src.name, dst.name)) continue;
         d = validate::first_of_family(dst_loops, v6);
         s = validate::first_of_family(src_loops, v6);
         if (!d.empty() && !s.empty()) break;

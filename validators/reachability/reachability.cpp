@@ -38,7 +38,7 @@ bool sends_loopback_echo(const std::string& self, const std::string& other) {
 
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs) {
   std::vector<validate::PingProbe> loop, host;
-  const auto paths = plan::expected_paths(plan);
+  const auto paths = plan::expected_paths_by_family(plan);
   // One echo per pair of loopback addresses, not one from each end: its request crosses the
   // fabric toward the destination's loopback and its reply comes back toward the source's, so
   // the echo the other end would send (the same two addresses, swapped) asks the same routes —
@@ -47,29 +47,32 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
   // from its first loopback of the family, as before: the sending end probes every loopback
   // of the other end; the other end only those of the sender's loopbacks that are not its
   // first of their family (no echo from the sender covers them).
-  for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan, paths)) {
-    const bool sender = sends_loopback_echo(srcp->name, dstp->name);
-    const auto src_loops = validate::advertised_loopbacks(*srcp);
-    const auto dst_loops = validate::advertised_loopbacks(*dstp);
-    for (const auto& dl : dst_loops) {
-      const std::string destination = address_of(dl);
-      if (!sender && first_of_family(dst_loops, is_ipv6(dl)) == destination)
-        continue;  // the other end's echo from this address covers it
-      const std::string source = first_of_family(src_loops, is_ipv6(dl));
-      if (source.empty()) continue;  // no loopback of that family to source from
-      validate::PingProbe p;
-      p.test = 0;
-      p.test_name = "loopback-mesh";
-      p.node = srcp->name;
-      p.subject = dstp->name + " " + destination;
-      p.expected = "echo reply (both ways)";
-      p.request.destination = destination;
-      p.request.source = source;
-      p.request.count = 2;
-      p.request.timeout = std::chrono::milliseconds(1500);
-      loop.push_back(std::move(p));
+  // Per address family, over that family's paths (OSPFv2 and OSPFv3 are separate graphs).
+  for (const int family : {4, 6})
+    for (const auto& [srcp, dstp] : validate::routed_frr_pairs(plan, paths.of(family))) {
+      const bool sender = sends_loopback_echo(srcp->name, dstp->name);
+      const auto src_loops = validate::advertised_loopbacks(*srcp);
+      const auto dst_loops = validate::advertised_loopbacks(*dstp);
+      for (const auto& dl : dst_loops) {
+        if (is_ipv6(dl) != (family == 6)) continue;
+        const std::string destination = address_of(dl);
+        if (!sender && first_of_family(dst_loops, is_ipv6(dl)) == destination)
+          continue;  // the other end's echo from this address covers it
+        const std::string source = first_of_family(src_loops, is_ipv6(dl));
+        if (source.empty()) continue;  // no loopback of that family to source from
+        validate::PingProbe p;
+        p.test = 0;
+        p.test_name = "loopback-mesh";
+        p.node = srcp->name;
+        p.subject = dstp->name + " " + destination;
+        p.expected = "echo reply (both ways)";
+        p.request.destination = destination;
+        p.request.source = source;
+        p.request.count = 2;
+        p.request.timeout = std::chrono::milliseconds(1500);
+        loop.push_back(std::move(p));
+      }
     }
-  }
   // Servers: every pair the network should connect (validate::hosts_routed). Two servers of
   // one tenant network are test 2 (their L2 segment across the overlay), others test 1.
   std::vector<validate::PingProbe> tenant;
@@ -87,7 +90,7 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
             for (const auto& sa : si.addresses)
               if (src_addr.empty() && is_ipv6(sa) == is_ipv6(da)) src_addr = sa;
           if (src_addr.empty()) continue;
-          if (!validate::hosts_routed(plan, paths, src, dst, src_addr, da)) continue;
+          if (!validate::hosts_routed(plan, paths.of(da), src, dst, src_addr, da)) continue;
           validate::PingProbe p;
           p.test = same_network ? 2 : 1;
           p.test_name = same_network ? "tenant-mesh" : "host-mesh";

@@ -91,12 +91,14 @@ std::optional<TestResult> read_fib(const plan::Node& n, std::initializer_list<Ta
   return std::nullopt;
 }
 
-void check_node(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& n,
+void check_node(const plan::Plan& plan, const plan::FamilyPaths& paths, const plan::Node& n,
                 const Fib& fib, std::vector<TestResult>& out) {
   for (const auto& p : plan.prefixes) {
     if (p.owner == n.name) continue;
-    auto pe = paths.find({n.name, p.owner});
-    if (pe == paths.end() || pe->second.ecmp == 0) continue;  // not expected here
+    // The prefix's own family's paths: an OSPFv3-only router learns no IPv4 route.
+    const auto& table = paths.of(p.prefix);
+    auto pe = table.find({n.name, p.owner});
+    if (pe == table.end() || pe->second.ecmp == 0) continue;  // not expected here
     int want = pe->second.ecmp;
     // A path an approved change moved on purpose (intent.paths): its declared width, or any.
     if (const plan::PathIntent* pi = plan.path_intent(n.name, p.prefix))
@@ -127,7 +129,7 @@ void check_node(const plan::Plan& plan, const plan::PathTable& paths, const plan
 std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
                                         const std::map<std::string, Result<nlohmann::json>>& fibs) {
   std::vector<TestResult> out;
-  auto paths = plan::expected_paths(plan);
+  auto paths = plan::expected_paths_by_family(plan);
   for (const auto& n : plan.nodes) {
     if (n.kind != topology::NodeKind::kFrr) continue;
     auto it = fibs.find(n.name);
@@ -148,7 +150,7 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
   std::vector<const plan::Node*> nodes;
   for (const auto& n : ctx.plan.nodes)
     if (n.kind == topology::NodeKind::kFrr) nodes.push_back(&n);
-  const auto paths = plan::expected_paths(ctx.plan);
+  const auto paths = plan::expected_paths_by_family(ctx.plan);
   // Each worker reads one node's tables and judges them at once: at 512 nodes, holding every
   // node's ~1,000 routes as JSON until the last was read cost more than reading them.
   std::vector<std::vector<TestResult>> per_node(nodes.size());

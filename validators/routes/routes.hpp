@@ -4,7 +4,8 @@
 //                   the fabric should deliver to it installed in its kernel FIB
 //   1 ecmp-width    each such route has as many next hops as the topology implies (a leaf
 //                   reaches another leaf over every spine); fewer is lost redundancy, a failure
-// Expectations come from plan::expected_paths (eBGP path-vector fixpoint). Source: the kernel,
+// Expectations come from plan::expected_paths (eBGP path-vector fixpoint, the IGP per address
+// family: an IPv4 prefix by OSPFv2's paths, an IPv6 one by OSPFv3's). Source: the kernel,
 // `ip -j route show` and `ip -j -6 route show` (iproute2 JSON: "dst", and "nexthops": [...]
 // for multipath routes, else "gateway"/"via" + "dev"). A table that could not be read, or both
 // empty (a running kernel always has IPv6's own routes), is one error for the node.
