@@ -53,8 +53,8 @@ const fs::path kImageSchema = kRepo / "images" / "schema" / "image.schema.json";
 // The loader's accepted fields (kTopKeys, kDefaultKeys, kNodeKeys, kLinkKeys, kImageKeys in
 // twin/topology/loader.cpp), copied on purpose: a field added to the loader or the schema
 // alone fails a test here until both, and this list, agree.
-const StringSet kTopKeys = {"version", "name", "defaults", "nodes", "links", "checks",
-                            "tenants"};
+const StringSet kTopKeys = {"version", "name",   "defaults", "nodes",
+                            "links",   "checks", "tenants",  "anycast"};
 // kTenantKeys, kTenantNetworkKeys in twin/topology/tenants.hpp.
 const StringSet kTenantKeys = {"l3vni", "networks"};
 const StringSet kTenantNetworkKeys = {"vni", "ports", "gateway"};
@@ -338,6 +338,11 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
        {"    addresses: {r1: 10.0.1.1/24, h1: 10.0.1.10/24}\n",
         "    mtu: 1450\n    addresses: {h1: 10.0.1.10/24}\n"
         "tenants: {t: {networks: {n: {vni: 1, ports: [r1:swp2]}}}}\n"}},
+      {"anycast",
+       {"nodes:\n  r1: {asn: 65001, loopback: 10.255.0.1/32}\n  r2: {asn: 65002, loopback: "
+        "10.255.0.2/32}",
+        "anycast: [10.255.9.9/32]\nnodes:\n  r1: {asn: 65001, loopback: [10.255.0.1/32, "
+        "10.255.9.9/32]}\n  r2: {asn: 65002, loopback: [10.255.0.2/32, 10.255.9.9/32]}"}},
       {"defaults", {"nodes:\n", "defaults: {kind: frr, image: frr-8.4, mtu: 9216}\nnodes:\n"}},
       {"defaults.kind", {"nodes:\n", "defaults: {kind: frr}\nnodes:\n"}},
       {"defaults.image", {"nodes:\n", "defaults: {image: frr-8.4}\nnodes:\n"}},
@@ -352,7 +357,8 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"node.routes",
        {"h1: {kind: host}", "h1: {kind: host, routes: [{to: 10.0.0.0/8, via: 10.0.1.1}]}"}},
       {"node.daemons-file",
-       {"r1: {asn: 65001, loopback: 10.255.0.1/32}", "r1: {config: frr.conf, daemons-file: daemons}"}},
+       {"r1: {asn: 65001, loopback: 10.255.0.1/32}",
+        "r1: {config: frr.conf, daemons-file: daemons}"}},
       {"link.endpoints", {"", ""}},
       {"link.addresses", {"", ""}},
       {"link.mtu", {"    addresses:", "    mtu: 1500\n    addresses:"}},

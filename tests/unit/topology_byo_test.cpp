@@ -348,7 +348,9 @@ links:
             "h1:eth0");
 }
 
-TEST(LoaderAddresses, TheSameAddressOnTwoNodesAnywhere) {
+TEST(LoaderAddresses, TheSameAddressOnTwoNodesOfOneIsland) {
+  // The r1-r2 link makes one island of the lab: both clashes can collide (without it the two
+  // halves share no link, and repeating addresses there is allowed: anycast_test.cpp).
   auto l = load(R"(version: 1
 name: x
 nodes:
@@ -361,6 +363,7 @@ links:
     addresses: {r1: 10.0.1.1/24, h1: 10.0.1.10/24}
   - endpoints: [r2:eth1, h2:eth0]
     addresses: {r2: 10.0.1.1/24, h2: [10.0.2.10/24, 10.0.0.1/24]}
+  - endpoints: [r1:eth2, r2:eth2]
 )");
   ASSERT_FALSE(l.topo);
   const auto& d = l.diags.items();

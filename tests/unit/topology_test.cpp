@@ -387,7 +387,8 @@ nodes:
   r1: {asn: 65001, loopback: 10.0.0.1/32}
 )");
   expect_at(d, 3, 1, "colour");
-  EXPECT_EQ(d.hint, "expected one of: version, name, defaults, nodes, links, checks, tenants");
+  EXPECT_EQ(d.hint,
+            "expected one of: version, name, defaults, nodes, links, checks, tenants, anycast");
 }
 
 TEST(LoaderErrors, UnknownNodeFieldSuggestsTheNearest) {
@@ -764,6 +765,8 @@ name: x
 nodes:
   r1: {asn: 65001, loopback: 10.0.0.1/32, router-id: 10.9.9.9}
   r2: {asn: 65002, loopback: 10.0.0.2/32, router-id: 10.9.9.9}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
 )");
   expect_at(d, 5, 54, "nodes.r2.router-id");  // the value, not the node
   EXPECT_EQ(d.message, "router-id 10.9.9.9 is also used by node r1");
@@ -776,6 +779,8 @@ name: x
 nodes:
   r1: {asn: 65001, loopback: 10.0.0.1/32, router-id: 10.0.0.2}
   r2: {asn: 65002, loopback: [10.0.0.2/32]}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
 )");
   expect_at(d, 5, 31, "nodes.r2.router-id");  // the loopback it was taken from
   EXPECT_EQ(d.message,
@@ -786,22 +791,29 @@ nodes:
 }
 
 TEST(LoaderErrors, DuplicateLoopbackIsReportedOnce) {
-  // r2's router-id is taken from its duplicate loopback: one mistake, one diagnostic.
+  // r2's router-id is taken from its duplicate loopback: one mistake, one diagnostic. The two
+  // routers share a link: on islands that share none the same loopback cannot collide.
   auto d = only_problem(R"(version: 1
 name: x
 nodes:
   r1: {asn: 65001, loopback: 10.0.0.1/32}
   r2: {asn: 65002, loopback: 10.0.0.1/32}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
 )");
   expect_at(d, 5, 30, "nodes.r2.loopback");
   EXPECT_EQ(d.message, "loopback 10.0.0.1/32 is also used by node r1");
-  EXPECT_EQ(d.hint, "loopbacks must be unique in the fabric");
+  EXPECT_EQ(d.hint,
+            "loopbacks must be unique in the fabric; if both routers hold it on purpose (an "
+            "anycast service address), list it under the top-level `anycast:`");
 
   auto v6 = only_problem(R"(version: 1
 name: x
 nodes:
   r1: {asn: 65001, loopback: [10.0.0.1/32, "fd00::1/128"]}
   r2: {asn: 65002, loopback: [10.0.0.2/32, "fd00::1/128"]}
+links:
+  - endpoints: [r1:eth1, r2:eth1]
 )");
   expect_at(v6, 5, 44, "nodes.r2.loopback[1]");
   EXPECT_EQ(v6.message, "loopback fd00::1/128 is also used by node r1");

@@ -153,6 +153,9 @@ struct Node {
   uint32_t asn = 0;                    // 0 when the topology gives none
   std::string router_id;               // "" when FRR picks one (user config without one)
   std::vector<std::string> loopbacks;  // host prefixes: "10.255.0.1/32"
+  // Those of `loopbacks` that are anycast addresses (topology::Anycast): held by several
+  // routers, so neither a destination that names this node nor a source its pings come back to.
+  std::vector<std::string> anycast;
   std::vector<Interface> interfaces;   // in topology order
   std::vector<Route> routes;           // host kind: default routes
   bool config_generated = true;
@@ -238,11 +241,13 @@ struct PathIntent {
   bool operator==(const PathIntent&) const = default;
 };
 
-// A prefix that FRR nodes must have in their FIB, originated by `owner`.
+// A prefix that FRR nodes must have in their FIB, originated by `owner`. An anycast address is
+// one entry per holder (kind "anycast"), each its own origin; which holder a router reaches is
+// anycast_paths'. The same prefix on islands that share no link is one entry per island.
 struct ExpectedPrefix {
   std::string prefix;  // "10.255.0.1/32" or "10.0.1.0/24"
   std::string owner;   // FRR node that originates it
-  std::string kind;    // "loopback" | "host-subnet"
+  std::string kind;    // "loopback" | "host-subnet" | "originated" | "anycast"
 };
 
 struct Plan {
@@ -380,6 +385,30 @@ struct FamilyPaths {
   [[nodiscard]] const PathTable& of(const std::string& prefix_or_address) const;
 };
 FamilyPaths expected_paths_by_family(const Plan& plan);
+
+// Anycast addresses (Node::anycast) and the routers that announce each: FRR nodes in service
+// that hold it on lo and advertise it (not withdrawn; an own config originating it), in plan
+// order. Addresses in node order of their first holder; one with no such holder is left out.
+struct AnycastGroup {
+  std::string prefix;                // "10.255.255.1/32"
+  std::vector<std::string> holders;  // plan order
+};
+std::vector<AnycastGroup> anycast_groups(const Plan& plan);
+
+// What each router other than the holders should install toward anycast `group`, in `family`'s
+// tables: the nearest holders' paths together — eBGP treats every holder as an origin of the
+// prefix (the shortest AS path wins and, with multipath-relax, ties across holders add next
+// hops), the IGP the least cost to any holder (equal-cost paths to different holders are ECMP
+// too), and administrative distance picks between them as for one owner (expected_paths). Keyed
+// by router; a router absent or with ecmp 0 is not expected to reach the address. `via` lists,
+// where the route is eBGP's or the IGP's, the neighbor nodes its next hops lead to (each on a
+// shortest path to a nearest holder); empty where it is iBGP's (next hops through the IGP).
+struct AnycastExpectation {
+  PathExpectation path;
+  std::vector<std::string> via;  // neighbor nodes, sorted, once each
+};
+std::map<std::string, AnycastExpectation> anycast_paths(const Plan& plan,
+                                                        const AnycastGroup& group);
 
 nlohmann::json to_json(const Plan& plan);
 Plan plan_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on bad input

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -577,6 +578,15 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     // CPU to start, for no route) on a fabric without static routes.
     if (n.config_generated) add_needed_daemons(n, n.frr_config);
   }
+  for (const auto& a : topo.anycast) {
+    for (const auto& h : a.holders)
+      if (Node* n = p.find(h)) n->anycast.push_back(a.prefix.str());
+    if (!a.declared)
+      add_note(p.notes, {"info", "", a.source,
+                         a.prefix.str() + " is on lo of " + join_names(a.holders) +
+                             ", each by its own config: twin reads it as an anycast address "
+                             "(each router expected to reach the nearest holder)"});
+  }
   derive_expectations(p);
   return p;
 }
@@ -812,7 +822,21 @@ void derive_evpn(Plan& p) {
 void derive_expectations(Plan& p) {
   p.sessions.clear();
   p.prefixes.clear();
-  std::set<std::string> seen_prefix;
+  // The same prefix is one expectation per island (connected component of the links: islands
+  // may reuse addresses), and per holder for an anycast address (each holder its origin).
+  std::map<std::string, std::string> island;
+  {
+    std::function<std::string(const std::string&)> root = [&](const std::string& n) {
+      auto it = island.find(n);
+      if (it == island.end() || it->second == n) return n;
+      return it->second = root(it->second);
+    };
+    for (const auto& n : p.nodes) island[n.name] = n.name;
+    for (const auto& l : p.links)
+      if (island.count(l.a_node) && island.count(l.b_node)) island[root(l.a_node)] = root(l.b_node);
+    for (const auto& n : p.nodes) island[n.name] = root(n.name);
+  }
+  std::set<std::pair<std::string, std::string>> seen_prefix;  // (prefix, island or holder)
   for (const auto& n : p.nodes) {
     if (n.kind != NodeKind::kFrr) continue;
     auto add = [&](const std::string& prefix, const char* kind) {
@@ -823,9 +847,13 @@ void derive_expectations(Plan& p) {
           std::find(n.advertised.begin(), n.advertised.end(),
                     IpPrefix::parse(prefix)->network().str()) == n.advertised.end())
         return;
-      if (seen_prefix.insert(prefix).second) p.prefixes.push_back({prefix, n.name, kind});
+      const bool anycast = std::string(kind) == "anycast";
+      if (seen_prefix.insert({prefix, anycast ? "@" + n.name : island[n.name]}).second)
+        p.prefixes.push_back({prefix, n.name, kind});
     };
-    for (const auto& l : n.loopbacks) add(l, "loopback");
+    for (const auto& l : n.loopbacks)
+      add(l, std::find(n.anycast.begin(), n.anycast.end(), l) != n.anycast.end() ? "anycast"
+                                                                                 : "loopback");
     for (const auto& i : n.interfaces) {
       if (i.fabric) {
         if (carries_bgp(p, n, i)) p.sessions.push_back({n.name, i.name, i.peer_node});
@@ -856,14 +884,17 @@ namespace {
 // each hop costing its outgoing interface's `ip ospf cost` (FRR's default, equal on every veth,
 // when unset), and as many next hops as neighbors on a shortest path (RFC 2328 §16.1 equal-cost
 // multipath). expected_paths weighs them against BGP's.
-void add_igp_paths(const Plan& plan, PathTable& table, int family) {
+struct IgpEdge {
+  std::string to;
+  int cost;
+};
+using IgpGraph = std::map<std::string, std::vector<IgpEdge>>;  // node -> adjacencies it has
+
+// `family`'s OSPF adjacencies as a graph, each costing its outgoing interface's cost.
+IgpGraph igp_graph(const Plan& plan, int family) {
   const int version = family == 6 ? 3 : 2;
   constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
-  struct Edge {
-    std::string to;
-    int cost;
-  };
-  std::map<std::string, std::vector<Edge>> out;        // node -> adjacencies it has
+  IgpGraph out;
   std::set<std::pair<std::string, std::string>> seen;  // node, interface
   for (const auto& a : plan.adjacencies) {
     if (a.version != version || !seen.insert({a.node, a.interface}).second) continue;
@@ -873,24 +904,38 @@ void add_igp_paths(const Plan& plan, PathTable& table, int family) {
         if (oi.name == a.interface && oi.version == a.version && oi.cost > 0) cost = oi.cost;
     out[a.node].push_back({a.peer_node, cost});
   }
+  return out;
+}
+
+// Dijkstra toward the nodes `targets` (cost 0 each): every node's least cost to any of them.
+std::map<std::string, long> igp_distances(const IgpGraph& out,
+                                          const std::vector<std::string>& targets) {
+  std::map<std::string, long> dist;
+  std::set<std::pair<long, std::string>> todo;
+  for (const auto& t : targets)
+    if (dist.emplace(t, 0).second) todo.insert({0, t});
+  while (!todo.empty()) {
+    auto [d, m] = *todo.begin();
+    todo.erase(todo.begin());
+    for (const auto& [n, edges] : out)
+      for (const auto& e : edges) {
+        if (e.to != m) continue;
+        long nd = d + e.cost;
+        auto it = dist.find(n);
+        if (it != dist.end() && it->second <= nd) continue;
+        if (it != dist.end()) todo.erase({it->second, n});
+        dist[n] = nd;
+        todo.insert({nd, n});
+      }
+  }
+  return dist;
+}
+
+void add_igp_paths(const Plan& plan, PathTable& table, int family) {
+  IgpGraph out = igp_graph(plan, family);
   for (const auto& [owner, unused] : out) {
-    // Dijkstra toward `owner`: dist[n] = cost of n's best path to it.
-    std::map<std::string, long> dist{{owner, 0}};
-    std::set<std::pair<long, std::string>> todo{{0, owner}};
-    while (!todo.empty()) {
-      auto [d, m] = *todo.begin();
-      todo.erase(todo.begin());
-      for (const auto& [n, edges] : out)
-        for (const auto& e : edges) {
-          if (e.to != m) continue;
-          long nd = d + e.cost;
-          auto it = dist.find(n);
-          if (it != dist.end() && it->second <= nd) continue;
-          if (it != dist.end()) todo.erase({it->second, n});
-          dist[n] = nd;
-          todo.insert({nd, n});
-        }
-    }
+    // dist[n] = cost of n's best path to `owner`.
+    const std::map<std::string, long> dist = igp_distances(out, {owner});
     for (const auto& [n, d] : dist) {
       if (n == owner) continue;
       int width = 0;
@@ -929,127 +974,114 @@ const PathTable& FamilyPaths::of(const std::string& prefix_or_address) const {
 }
 
 namespace {
-// The path table over `igp` (one family's IGP paths), weighed against BGP's.
-PathTable paths_over(const Plan& plan, const PathTable& igp) {
-  // Path-vector fixpoint, per destination owner, over the BGP sessions the plan expects (one
-  // per fabric link of a generated config, the configured ones of an own config) that carry
-  // routes: eBGP and iBGP. Each node keeps the AS_PATH of its best route (without its own
-  // ASN), prefers the shortest, then eBGP over iBGP (RFC 4271 §9.1.2.2 d), and installs every
-  // equal path of the preferred kind. iBGP follows RFC 4271 §9.2 and RFC 4456: a route learned
-  // over iBGP goes on to eBGP peers only, unless the node reflects it (from a client to
-  // everyone, from a non-client to its clients); its next hop is kept (unless the sender sets
+// How routes come in at each node: node learns from `peer` over one session (parallel links count
+// twice). Fabric links are read live (carries_bgp), as callers change interfaces and drains
+// without re-deriving sessions; numbered sessions come from the derived list. A peer outside
+// the plan never advertises anything: left out.
+struct Edge {
+  size_t peer = 0;
+  bool ibgp = false;
+  bool to_client = false;      // the peer reflects to this node (this node is its client)
+  bool client = false;         // this node reflects for the peer (the peer is its client)
+  bool peer_nh_self = false;   // the peer announces itself as the next hop to this node ...
+  bool peer_nh_force = false;  // ... for the routes it reflects too
+  bool on_link = false;        // the session runs on a link between the two (not multihop)
+};
+
+// BGP over a plan's expected sessions, solved per set of origins of a prefix (one owner, or an
+// anycast address's holders).
+class BgpGraph {
+ public:
+  BgpGraph(const Plan& plan, const PathTable& igp)
+      : plan(plan),
+        igp(igp),
+        count(plan.nodes.size()),
+        best(count),
+        next(count),
+        found(count),
+        via_ibgp(count, 0) {
+    for (size_t i = 0; i < count; ++i) index.emplace(plan.nodes[i].name, i);
+    for (size_t i = 0; i < count; ++i) index.emplace(plan.nodes[i].name, i);
+    asn.assign(count, 0);
+    uint64_t pseudo = 1ull << 33;  // beyond 32-bit ASNs: unique stand-ins for "no ASN given"
+    for (size_t i = 0; i < count; ++i)
+      if (frr(i)) asn[i] = plan.nodes[i].asn ? plan.nodes[i].asn : pseudo++;
+    // One way routes come in: node learns from `peer` over one session (parallel links count
+    // twice). Fabric links are read live (carries_bgp), as callers change interfaces and drains
+    // without re-deriving sessions; numbered sessions come from the derived list. A peer outside
+    // the plan never advertises anything: left out.
+    learns_from.assign(count, {});
+    {
+      // The peer's own settings toward a node, from its session toward it.
+      std::map<std::pair<std::string, std::string>, const ExpectedSession*> reverse;
+      for (const auto& s : plan.sessions) reverse.emplace(std::pair{s.node, s.peer_node}, &s);
+      auto learn = [&](const ExpectedSession* s, const std::string& node, const std::string& peer,
+                       bool on_link) {
+        auto n = index.find(node);
+        auto p = index.find(peer);
+        if (n == index.end() || p == index.end()) return;
+        Edge e{p->second};
+        if (s && s->ibgp) {
+          e.ibgp = true;
+          e.client = s->rr_client;
+          if (auto r = reverse.find({peer, node}); r != reverse.end()) {
+            e.to_client = r->second->rr_client;
+            e.peer_nh_self = r->second->next_hop_self;
+            e.peer_nh_force = r->second->next_hop_self_force;
+          }
+        }
+        e.on_link = on_link;
+        learns_from[n->second].push_back(e);
+      };
+      std::map<std::pair<std::string, std::string>, const ExpectedSession*> unnumbered;
+      std::set<std::tuple<std::string, std::string, std::string>> seen;  // node, peer, interface
+      for (const auto& s : plan.sessions) {
+        if (s.peer_address.empty()) {
+          unnumbered[{s.node, s.interface}] = &s;
+        } else if (s.carries_routes && s.predictable &&
+                   seen.insert({s.node, s.peer_node, s.interface}).second) {
+          learn(&s, s.node, s.peer_node, !s.interface.empty());
+        }
+      }
+      for (const auto& n : plan.nodes)
+        for (const auto& i : n.interfaces) {
+          if (!carries_bgp(plan, n, i)) continue;
+          auto it = unnumbered.find({n.name, i.name});
+          const ExpectedSession* s = it == unnumbered.end() ? nullptr : it->second;
+          if (s && (!s->carries_routes || !s->predictable)) continue;
+          learn(s, n.name, i.peer_node, true);
+        }
+    }
+  }
+
+  [[nodiscard]] bool frr(size_t i) const { return plan.nodes[i].kind == NodeKind::kFrr; }
+
+  // Path-vector fixpoint for one prefix originated by the nodes marked in `origin`, over the BGP
+  // sessions the plan expects (one per fabric link of a generated config, the configured ones of an
+  // own config) that carry routes: eBGP and iBGP. Each node keeps the AS_PATH of its best route
+  // (without its own ASN), prefers the shortest, then eBGP over iBGP (RFC 4271 §9.1.2.2 d), and
+  // installs every equal path of the preferred kind. iBGP follows RFC 4271 §9.2 and RFC 4456: a
+  // route learned over iBGP goes on to eBGP peers only, unless the node reflects it (from a client
+  // to everyone, from a non-client to its clients); its next hop is kept (unless the sender sets
   // next-hop-self), and must resolve — the next hop's node on the session's own link, or
   // reached by the IGP — else FRR neither installs nor passes the route on. Administrative
   // distance then picks per pair: eBGP (20), the IGP (OSPF 110), iBGP (200). Nodes are plan
   // indices: validators call this once per family, and at 512 nodes (262,144 pairs)
   // name-keyed maps made it 1.5 s a call.
-  const size_t count = plan.nodes.size();
-  std::unordered_map<std::string, size_t> index;
-  for (size_t i = 0; i < count; ++i) index.emplace(plan.nodes[i].name, i);
-  auto frr = [&](size_t i) { return plan.nodes[i].kind == NodeKind::kFrr; };
-  std::vector<uint64_t> asn(count, 0);
-  uint64_t pseudo = 1ull << 33;  // beyond 32-bit ASNs: unique stand-ins for "no ASN given"
-  for (size_t i = 0; i < count; ++i)
-    if (frr(i)) asn[i] = plan.nodes[i].asn ? plan.nodes[i].asn : pseudo++;
-  // One way routes come in: node learns from `peer` over one session (parallel links count
-  // twice). Fabric links are read live (carries_bgp), as callers change interfaces and drains
-  // without re-deriving sessions; numbered sessions come from the derived list. A peer outside
-  // the plan never advertises anything: left out.
-  struct Edge {
-    size_t peer = 0;
-    bool ibgp = false;
-    bool to_client = false;      // the peer reflects to this node (this node is its client)
-    bool client = false;         // this node reflects for the peer (the peer is its client)
-    bool peer_nh_self = false;   // the peer announces itself as the next hop to this node ...
-    bool peer_nh_force = false;  // ... for the routes it reflects too
-    bool on_link = false;        // the session runs on a link between the two (not multihop)
-  };
-  std::vector<std::vector<Edge>> learns_from(count);
-  {
-    // The peer's own settings toward a node, from its session toward it.
-    std::map<std::pair<std::string, std::string>, const ExpectedSession*> reverse;
-    for (const auto& s : plan.sessions) reverse.emplace(std::pair{s.node, s.peer_node}, &s);
-    auto learn = [&](const ExpectedSession* s, const std::string& node, const std::string& peer,
-                     bool on_link) {
-      auto n = index.find(node);
-      auto p = index.find(peer);
-      if (n == index.end() || p == index.end()) return;
-      Edge e{p->second};
-      if (s && s->ibgp) {
-        e.ibgp = true;
-        e.client = s->rr_client;
-        if (auto r = reverse.find({peer, node}); r != reverse.end()) {
-          e.to_client = r->second->rr_client;
-          e.peer_nh_self = r->second->next_hop_self;
-          e.peer_nh_force = r->second->next_hop_self_force;
-        }
-      }
-      e.on_link = on_link;
-      learns_from[n->second].push_back(e);
-    };
-    std::map<std::pair<std::string, std::string>, const ExpectedSession*> unnumbered;
-    std::set<std::tuple<std::string, std::string, std::string>> seen;  // node, peer, interface
-    for (const auto& s : plan.sessions) {
-      if (s.peer_address.empty()) {
-        unnumbered[{s.node, s.interface}] = &s;
-      } else if (s.carries_routes && s.predictable &&
-                 seen.insert({s.node, s.peer_node, s.interface}).second) {
-        learn(&s, s.node, s.peer_node, !s.interface.empty());
-      }
-    }
-    for (const auto& n : plan.nodes)
-      for (const auto& i : n.interfaces) {
-        if (!carries_bgp(plan, n, i)) continue;
-        auto it = unnumbered.find({n.name, i.name});
-        const ExpectedSession* s = it == unnumbered.end() ? nullptr : it->second;
-        if (s && (!s->carries_routes || !s->predictable)) continue;
-        learn(s, n.name, i.peer_node, true);
-      }
-  }
-  // How many next hops the IGP installs from `n` toward node `h` (0: not reached).
-  auto igp_width = [&](size_t n, size_t h) {
-    auto it = igp.find({plan.nodes[n].name, plan.nodes[h].name});
-    return it == igp.end() ? 0 : it->second.ecmp;
-  };
-  using Path = std::vector<uint64_t>;
-  // Per node, this round and the next: whether it has a route, its AS_PATH, whether it was
-  // learned over iBGP, from one of the node's route-reflector clients, and the node whose
-  // address is its BGP next hop (the node itself for what it originates).
-  struct Best {
-    bool has = false;
-    Path path;
-    bool ibgp = false;
-    bool from_client = false;
-    size_t nh = 0;
-    bool operator==(const Best&) const = default;
-  };
-  std::vector<Best> best(count), next(count);
-  std::vector<PathExpectation> found(count);  // this round's expectation; ecmp 0 = no route
-  std::vector<char> via_ibgp(count, 0);       // the expectation is an iBGP route's
-  // A route a peer offers: its AS_PATH is the peer's, with the peer's ASN in front over eBGP
-  // (kept by reference: at 512 nodes the candidates of a fixpoint are counted in millions).
-  struct Candidate {
-    const Path* path;
-    uint64_t prepend;  // 0 over iBGP
-    size_t len;
-    bool ibgp;
-    bool from_client;
-    size_t nh;
-    int width;
-  };
-  std::vector<Candidate> cands;
-  std::map<std::pair<std::string, std::string>, std::pair<PathExpectation, bool>> bgp;
-  for (size_t o = 0; o < count; ++o) {
-    if (!frr(o)) continue;
+  // Fills found (ecmp 0: no route) and via_ibgp per node; with `via`, the peers of the chosen
+  // eBGP paths (empty for iBGP routes).
+  void solve(const std::vector<char>& origin, std::vector<std::set<size_t>>* via = nullptr) {
     for (auto& b : best) b = Best{};
-    best[o] = {true, {}, false, false, o};
+    for (size_t o = 0; o < count; ++o)
+      if (origin[o]) best[o] = {true, {}, false, false, o};
     std::fill(found.begin(), found.end(), PathExpectation{});
     std::fill(via_ibgp.begin(), via_ibgp.end(), 0);
     for (size_t round = 0; round <= count; ++round) {
       bool changed = false;
-      next[o] = best[o];
+      for (size_t o = 0; o < count; ++o)
+        if (origin[o]) next[o] = best[o];
       for (size_t n = 0; n < count; ++n) {
-        if (!frr(n) || n == o) continue;
+        if (!frr(n) || origin[n]) continue;
         cands.clear();
         for (const Edge& e : learns_from[n]) {
           const Best& b = best[e.peer];
@@ -1057,8 +1089,8 @@ PathTable paths_over(const Plan& plan, const PathTable& igp) {
           // What the peer passes on: its own routes and eBGP-learned ones to everyone, iBGP-
           // learned ones to eBGP peers, and as a reflector from a client to all, else to
           // clients.
-          if (e.peer != o && b.ibgp && e.ibgp && !(b.from_client || e.to_client)) continue;
-          Candidate c{&b.path, 0, b.path.size(), e.ibgp, e.client, e.peer, 1};
+          if (!origin[e.peer] && b.ibgp && e.ibgp && !(b.from_client || e.to_client)) continue;
+          Candidate c{&b.path, 0, b.path.size(), e.ibgp, e.client, e.peer, 1, e.peer};
           if (!e.ibgp) {
             c.prepend = asn[e.peer];
             c.len += 1;
@@ -1069,7 +1101,7 @@ PathTable paths_over(const Plan& plan, const PathTable& igp) {
             // iBGP keeps the next hop, unless the sender puts itself there: it always does for
             // what it originates, with next-hop-self for what it learned over eBGP, and with
             // `force` for what it reflects too.
-            const bool self = e.peer == o || (e.peer_nh_self && (!b.ibgp || e.peer_nh_force));
+            const bool self = origin[e.peer] || (e.peer_nh_self && (!b.ibgp || e.peer_nh_force));
             c.nh = self ? e.peer : b.nh;
             if (c.nh == n) continue;
             if (c.nh == e.peer && e.on_link)
@@ -1086,6 +1118,7 @@ PathTable paths_over(const Plan& plan, const PathTable& igp) {
           next[n] = Best{};
           found[n] = {};
           via_ibgp[n] = 0;
+          if (via) (*via)[n].clear();
           continue;
         }
         size_t best_len = SIZE_MAX;
@@ -1098,18 +1131,24 @@ PathTable paths_over(const Plan& plan, const PathTable& igp) {
           // Without multipath-relax FRR spreads only over paths through one neighboring AS,
           // the best path's, which router-id tie-breaks pick: expect the smallest such group.
           std::map<uint64_t, int> by_neighbor_as;
+          if (via) (*via)[n].clear();
           for (const auto& c : cands) {
             if (c.len != best_len || c.ibgp) continue;
             if (!first) first = &c;
             ++width;
             ++by_neighbor_as[c.prepend];
+            if (via) (*via)[n].insert(c.peer);
           }
-          if (!plan.nodes[n].bgp_multipath_relax)
+          if (!plan.nodes[n].bgp_multipath_relax) {
             for (const auto& [as, k] : by_neighbor_as) width = std::min(width, k);
+            // Which neighboring AS FRR's tie-breaks pick is not known: no next hops named.
+            if (via && by_neighbor_as.size() > 1) (*via)[n].clear();
+          }
         } else {
           // iBGP paths to one next hop are one FIB entry through that next hop's IGP paths;
           // paths to different next hops add up.
           std::set<size_t> hops;
+          if (via) (*via)[n].clear();  // through the IGP toward each next hop: not named
           for (const auto& c : cands) {
             if (c.len != best_len) continue;
             if (!first) first = &c;
@@ -1131,10 +1170,68 @@ PathTable paths_over(const Plan& plan, const PathTable& igp) {
       std::swap(best, next);
       if (!changed) break;
     }
-    for (size_t n = 0; n < count; ++n)
-      if (found[n].ecmp > 0)
+  }
+
+  const Plan& plan;
+  const PathTable& igp;
+  const size_t count;
+  std::unordered_map<std::string, size_t> index;
+  std::vector<uint64_t> asn;
+  std::vector<std::vector<Edge>> learns_from;
+
+ private:
+  // How many next hops the IGP installs from `n` toward node `h` (0: not reached).
+  int igp_width(size_t n, size_t h) const {
+    auto it = igp.find({plan.nodes[n].name, plan.nodes[h].name});
+    return it == igp.end() ? 0 : it->second.ecmp;
+  }
+  using Path = std::vector<uint64_t>;
+  // Per node, this round and the next: whether it has a route, its AS_PATH, whether it was
+  // learned over iBGP, from one of the node's route-reflector clients, and the node whose
+  // address is its BGP next hop (the node itself for what it originates).
+  struct Best {
+    bool has = false;
+    Path path;
+    bool ibgp = false;
+    bool from_client = false;
+    size_t nh = 0;
+    bool operator==(const Best&) const = default;
+  };
+  // A route a peer offers: its AS_PATH is the peer's, with the peer's ASN in front over eBGP
+  // (kept by reference: at 512 nodes the candidates of a fixpoint are counted in millions).
+  struct Candidate {
+    const Path* path;
+    uint64_t prepend;  // 0 over iBGP
+    size_t len;
+    bool ibgp;
+    bool from_client;
+    size_t nh;
+    int width;
+    size_t peer;
+  };
+  // Scratch kept across solves (allocated once per table).
+  std::vector<Best> best, next;
+  std::vector<Candidate> cands;
+
+ public:
+  std::vector<PathExpectation> found;  // the last solve's expectation per node
+  std::vector<char> via_ibgp;          // ... and whether it is an iBGP route's
+};
+
+// The path table over `igp` (one family's IGP paths), weighed against BGP's.
+PathTable paths_over(const Plan& plan, const PathTable& igp) {
+  BgpGraph g(plan, igp);
+  std::map<std::pair<std::string, std::string>, std::pair<PathExpectation, bool>> bgp;
+  std::vector<char> origin(g.count, 0);
+  for (size_t o = 0; o < g.count; ++o) {
+    if (!g.frr(o)) continue;
+    origin[o] = 1;
+    g.solve(origin);
+    origin[o] = 0;
+    for (size_t n = 0; n < g.count; ++n)
+      if (g.found[n].ecmp > 0)
         bgp.emplace(std::pair{plan.nodes[n].name, plan.nodes[o].name},
-                    std::pair{found[n], via_ibgp[n] != 0});
+                    std::pair{g.found[n], g.via_ibgp[n] != 0});
   }
   // Administrative distance per pair: eBGP, then the IGP, then iBGP.
   PathTable table;
@@ -1146,6 +1243,69 @@ PathTable paths_over(const Plan& plan, const PathTable& igp) {
   return table;
 }
 }  // namespace
+
+std::vector<AnycastGroup> anycast_groups(const Plan& plan) {
+  std::vector<AnycastGroup> out;
+  for (const auto& n : plan.nodes) {
+    if (n.kind != NodeKind::kFrr) continue;
+    for (const auto& a : n.anycast) {
+      auto g = std::find_if(out.begin(), out.end(),
+                            [&](const AnycastGroup& x) { return x.prefix == a; });
+      if (g == out.end()) g = out.insert(out.end(), AnycastGroup{a, {}});
+      const bool announced =
+          !n.drained && std::find(n.withdraws.begin(), n.withdraws.end(), a) == n.withdraws.end() &&
+          (n.config_generated ||
+           std::find(n.advertised.begin(), n.advertised.end(), a) != n.advertised.end());
+      if (announced) g->holders.push_back(n.name);
+    }
+  }
+  std::erase_if(out, [](const AnycastGroup& g) { return g.holders.empty(); });
+  return out;
+}
+
+std::map<std::string, AnycastExpectation> anycast_paths(const Plan& plan,
+                                                        const AnycastGroup& group) {
+  const auto pfx = IpPrefix::parse(group.prefix);
+  const int family = pfx ? pfx->family : 4;
+  PathTable igp;
+  add_igp_paths(plan, igp, family);  // iBGP next hops resolve over the family's IGP
+  BgpGraph g(plan, igp);
+  std::vector<char> origin(g.count, 0);
+  for (const auto& h : group.holders)
+    if (auto it = g.index.find(h); it != g.index.end()) origin[it->second] = 1;
+  std::vector<std::set<size_t>> via(g.count);
+  g.solve(origin, &via);
+  // The IGP toward the nearest holder: least cost to any, every neighbor on such a path.
+  IgpGraph out = igp_graph(plan, family);
+  const std::map<std::string, long> dist = igp_distances(out, group.holders);
+  std::map<std::string, AnycastExpectation> result;
+  for (size_t n = 0; n < g.count; ++n) {
+    if (!g.frr(n) || origin[n]) continue;
+    const std::string& name = plan.nodes[n].name;
+    AnycastExpectation e;
+    auto names = [&](const std::set<size_t>& peers) {
+      std::set<std::string> v;
+      for (size_t p : peers) v.insert(plan.nodes[p].name);
+      return std::vector<std::string>(v.begin(), v.end());
+    };
+    // Administrative distance, as for one owner: eBGP, then the IGP, then iBGP.
+    if (g.found[n].ecmp > 0 && !g.via_ibgp[n]) {
+      e = {g.found[n], names(via[n])};
+    } else if (auto d = dist.find(name); d != dist.end() && d->second > 0) {
+      std::set<std::string> next;
+      int width = 0;
+      for (const auto& edge : out[name])
+        if (auto it = dist.find(edge.to); it != dist.end() && it->second + edge.cost == d->second) {
+          ++width;
+          next.insert(edge.to);
+        }
+      if (width > 0) e = {{width, 0}, std::vector<std::string>(next.begin(), next.end())};
+    }
+    if (e.path.ecmp == 0 && g.found[n].ecmp > 0) e = {g.found[n], {}};  // iBGP's
+    if (e.path.ecmp > 0) result.emplace(name, std::move(e));
+  }
+  return result;
+}
 
 // ---- JSON -------------------------------------------------------------------------------
 // WITH_DEFAULT: fields added later (intent) default when a state file written by an older twin
@@ -1170,14 +1330,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, i
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version,
                                                 cost, dead_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend, vm, netns,
-                                                run_dir, daemons, frr_profile, rp_filter, asn,
-                                                router_id, loopbacks, interfaces, routes,
-                                                config_generated, config_source, frr_config,
-                                                drained, originates, withdraws, bgp_neighbors,
-                                                ospf_interfaces, bfd_peers, config_addresses,
-                                                ospf_router_id, daemon_reasons, advertised,
-                                                bgp_multipath_relax, vnis)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
+    Node, name, kind, image, backend, vm, netns, run_dir, daemons, frr_profile, rp_filter, asn,
+    router_id, loopbacks, interfaces, routes, config_generated, config_source, frr_config, drained,
+    originates, withdraws, bgp_neighbors, ospf_interfaces, bfd_peers, config_addresses,
+    ospf_router_id, daemon_reasons, advertised, bgp_multipath_relax, vnis, anycast)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
                                                 peer_address, ibgp, carries_routes, predictable,
@@ -1289,7 +1446,7 @@ nlohmann::json to_json(const Plan& plan) {
   // plan reads as it did before they existed.
   for (auto& n : j["nodes"]) {
     for (const char* k : {"bgp_neighbors", "ospf_interfaces", "bfd_peers", "config_addresses",
-                          "ospf_router_id", "daemon_reasons", "advertised", "vnis"})
+                          "ospf_router_id", "daemon_reasons", "advertised", "vnis", "anycast"})
       if (blank(n[k])) n.erase(k);
     for (auto& i : n["interfaces"])
       if (i["vni"] == 0) i.erase("vni");
@@ -1337,7 +1494,10 @@ std::string render_plan_text(const Plan& p) {
     }
     if (!n.loopbacks.empty()) {
       o << "    lo:";
-      for (const auto& l : n.loopbacks) o << " " << l;
+      for (const auto& l : n.loopbacks)
+        o << " " << l
+          << (std::find(n.anycast.begin(), n.anycast.end(), l) != n.anycast.end() ? " (anycast)"
+                                                                                  : "");
       o << "\n";
     }
     for (const auto& i : n.interfaces) {
@@ -1384,6 +1544,15 @@ std::string render_plan_text(const Plan& p) {
         o << "    " << n.name << "  VNI " << n.vni << "  VTEPs " << join_names(n.vteps)
           << "  servers " << join_names(n.servers)
           << (n.gateway.empty() ? "" : "  gateway " + n.gateway) << "\n";
+    }
+  }
+  if (const auto groups = anycast_groups(p); !groups.empty()) {
+    o << "\nanycast addresses (each router expected to reach the nearest holders):\n";
+    for (const auto& g : groups) {
+      o << "  " << g.prefix << "  held by " << join_names(g.holders) << "\n";
+      for (const auto& [node, e] : anycast_paths(p, g))
+        o << "    " << node << ": " << e.path.ecmp << " next hop" << (e.path.ecmp == 1 ? "" : "s")
+          << (e.via.empty() ? "" : " via " + join_names(e.via)) << "\n";
     }
   }
   o << "\nlinks:\n";

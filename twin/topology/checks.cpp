@@ -1,7 +1,10 @@
 #include "twin/topology/checks.hpp"
 #include "twin/topology/tenants.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <regex>
 
@@ -50,6 +53,7 @@ class Checker {
   void run() {
     vm_ports();
     links();
+    islands();
     identities();
     gateways();
     host_routes();
@@ -195,40 +199,187 @@ class Checker {
     }
   }
 
+  // Which island of the lab (connected component of the link graph) each node is on: an address
+  // repeated on islands that share no link cannot collide (no broadcast domain, no routing
+  // domain joins them).
+  void islands() {
+    std::map<std::string, std::string> parent;
+    std::function<std::string(const std::string&)> root = [&](const std::string& n) {
+      auto it = parent.find(n);
+      if (it == parent.end() || it->second == n) return n;
+      return it->second = root(it->second);
+    };
+    for (const auto& n : t.nodes) parent[n.name] = n.name;
+    for (const auto& l : t.links)
+      if (parent.count(l.a.node) && parent.count(l.b.node)) parent[root(l.a.node)] = root(l.b.node);
+    for (const auto& n : t.nodes) island_[n.name] = root(n.name);
+  }
+  const std::string& island(const std::string& node) const {
+    static const std::string kNone;
+    auto it = island_.find(node);
+    return it == island_.end() ? kNone : it->second;
+  }
+
+  // A file as messages name it: relative to the topology's folder when inside it.
+  std::string short_path(const std::string& file) const {
+    auto rel = std::filesystem::path(file).lexically_relative(t.dir);
+    return rel.empty() || rel.native().rfind("..", 0) == 0 ? file : rel.string();
+  }
+
   void identities() {
-    // Router-ids and loopbacks are identities: two nodes sharing one break BGP and routing.
-    std::map<std::string, std::string> rid_owner, lo_owner;
+    // Loopbacks are identities: the same host address on `lo` of two routers of one island is
+    // either an anycast address (declared in `anycast:`, or given by each router's own config)
+    // or a mistake that breaks routing to both. Router-ids must be unique in an island and never
+    // anycast: BGP drops sessions between speakers with the same identifier, OSPF's database
+    // confuses them.
+    struct Held {
+      const Node* node;
+      Where at;
+      std::string file;  // t.file, or the node's own config
+      bool from_config;
+    };
+    std::map<std::string, std::vector<Held>> held;  // host prefix -> its places, node order
+    std::vector<std::string> order;                 // first-seen order of the prefixes
     for (const auto& n : t.nodes) {
       if (n.kind != NodeKind::kFrr) continue;
-      std::set<std::string> dup_lo;
+      std::set<std::string> mine;
+      auto hold = [&](const IpPrefix& p, Held h) {
+        if (!mine.insert(p.str()).second) return;
+        auto& v = held[p.str()];
+        if (v.empty()) order.push_back(p.str());
+        v.push_back(std::move(h));
+      };
+      // The config's line first: for a containerlab node the loopback is the config's.
+      if (n.own)
+        if (auto lo = n.own->addresses.find("lo"); lo != n.own->addresses.end()) {
+          const auto& lines = n.own->address_lines.at("lo");
+          for (size_t k = 0; k < lo->second.size() && k < lines.size(); ++k)
+            if (auto p = IpPrefix::parse(lo->second[k]); p && p->is_host())
+              hold(*p, {&n, Where{Mark{lines[k], 2}, "node " + n.name}, n.config, true});
+        }
       const auto& lo_at = find_or_none(places.loopbacks, n.name);
-      for (size_t k = 0; k < n.loopbacks.size(); ++k) {
-        const auto& l = n.loopbacks[k];
-        auto [it, fresh] = lo_owner.emplace(l.str(), n.name);
-        if (!fresh && it->second != n.name) {
-          dup_lo.insert(l.str());
-          Where at = k < lo_at.size() ? lo_at[k] : Where{n.mark, "nodes." + n.name + ".loopback"};
-          error(at.mark, at.field, "loopback " + l.str() + " is also used by node " + it->second,
-                "loopbacks must be unique in the fabric");
-        }
+      for (size_t k = 0; k < n.loopbacks.size(); ++k)
+        hold(n.loopbacks[k],
+             {&n, k < lo_at.size() ? lo_at[k] : Where{n.mark, "nodes." + n.name + ".loopback"},
+              t.file, false});
+    }
+    std::set<std::pair<std::string, std::string>> dup_lo;  // (node, prefix) already reported
+    for (const auto& prefix : order) {
+      const auto& v = held[prefix];
+      auto declared = std::find_if(t.anycast.begin(), t.anycast.end(),
+                                   [&](const Anycast& a) { return a.prefix.str() == prefix; });
+      if (declared != t.anycast.end()) {
+        for (const auto& h : v) declared->holders.push_back(h.node->name);
+        continue;
       }
-      if (n.router_id) {
-        bool derived = places.router_id_derived.count(n.name) > 0;
-        auto [it, fresh] = rid_owner.emplace(n.router_id->address(), n.name);
-        // A router-id taken from a duplicate loopback is the same mistake: report it once.
-        if (!fresh && !(derived && dup_lo.count(n.router_id->str()))) {
-          auto at = places.router_id.find(n.name);
-          Mark m = at != places.router_id.end() ? at->second.mark : n.mark;
-          error(m, "nodes." + n.name + ".router-id",
-                "router-id " + n.router_id->address() +
-                    (derived ? ", taken from loopback " + n.router_id->str() + "," : "") +
-                    " is also used by node " + it->second,
-                std::string("BGP drops sessions between speakers with the same identifier "
-                            "(RFC 6286)") +
-                    (derived ? "; set a unique `router-id:`" : ""));
+      if (v.size() < 2) continue;
+      // Each router's own config gives it: the lab says it is anycast (a containerlab file
+      // cannot declare it), and the planner notes that it reads it so.
+      if (std::all_of(v.begin(), v.end(), [](const Held& h) { return h.from_config; })) {
+        Anycast a;
+        a.prefix = *IpPrefix::parse(prefix);
+        for (const auto& h : v) {
+          a.holders.push_back(h.node->name);
+          a.source += (a.source.empty() ? "" : ", ") + short_path(h.file) + ":" +
+                      std::to_string(h.at.mark.line);
         }
+        t.anycast.push_back(std::move(a));
+        continue;
+      }
+      // Otherwise a clash where two holders share an island: reported once, at the later one.
+      for (size_t k = 1; k < v.size(); ++k) {
+        const Held* first = nullptr;
+        for (size_t j = 0; j < k && !first; ++j)
+          if (island(v[j].node->name) == island(v[k].node->name)) first = &v[j];
+        if (!first) continue;
+        dup_lo.insert({v[k].node->name, prefix});
+        d_.add({v[k].file, v[k].at.mark.line, v[k].at.mark.column, v[k].at.field,
+                "loopback " + prefix + " is also used by node " + first->node->name +
+                    (first->file == t.file ? ""
+                                           : " (" + short_path(first->file) + ":" +
+                                                 std::to_string(first->at.mark.line) + ")"),
+                "loopbacks must be unique in the fabric; if both routers hold it on purpose (an "
+                "anycast service address), list it under the top-level `anycast:`"});
       }
     }
+    std::map<std::string, const Anycast*> anycast;  // address -> its entry
+    for (const auto& a : t.anycast) anycast[a.prefix.address()] = &a;
+    auto holders_text = [](const Anycast& a) {
+      std::string s;
+      for (const auto& h : a.holders) s += (s.empty() ? "" : ", ") + h;
+      return s.empty() ? std::string("no router") : s;
+    };
+    // (router-id, island) -> its first router: identifiers meet only where routers can peer.
+    std::map<std::pair<std::string, std::string>, std::string> rid_owner;
+    for (const auto& n : t.nodes) {
+      if (n.kind != NodeKind::kFrr) continue;
+      // The router-id FRR runs with: an own config's `bgp router-id` wins over the topology's.
+      const bool config_rid = n.own && !n.own->bgp_router_id.empty();
+      if (config_rid) {
+        if (auto a = anycast.find(n.own->bgp_router_id); a != anycast.end())
+          d_.add({n.config, n.own->bgp_router_id_line, 2, "node " + n.name,
+                  "`bgp router-id " + n.own->bgp_router_id + "` is anycast address " +
+                      a->second->prefix.str() + ", held by " + holders_text(*a->second),
+                  "a router-id identifies one router (RFC 6286): use an address of this "
+                  "router's own"});
+      } else if (n.own && !n.router_id && n.own->bgp_asn) {
+        // No router-id anywhere: FRR's zebra picks the highest IPv4 address on a loopback.
+        std::optional<IpPrefix> pick;
+        auto consider = [&](const IpPrefix& p) {
+          if (p.family == 4 && p.is_host() && (!pick || pick->bytes < p.bytes)) pick = p;
+        };
+        if (auto lo = n.own->addresses.find("lo"); lo != n.own->addresses.end())
+          for (const auto& s : lo->second)
+            if (auto p = IpPrefix::parse(s)) consider(*p);
+        for (const auto& l : n.loopbacks) consider(l);
+        bool global_rid = false;  // zebra's own `router-id X`, a line twin does not read
+        for (const auto& r : n.own->not_read) global_rid |= r.text.rfind("router-id", 0) == 0;
+        if (pick && !global_rid)
+          if (auto a = anycast.find(pick->address()); a != anycast.end())
+            d_.add({n.config, n.own->bgp_line, 1, "node " + n.name,
+                    "FRR would take anycast address " + pick->address() + " (held by " +
+                        holders_text(*a->second) + ") as " + n.name +
+                        "'s BGP router-id: the highest address on its loopback, with no "
+                        "`bgp router-id`",
+                    "give the router an identifier of its own: `bgp router-id` under `router "
+                    "bgp`, or an own loopback above the anycast address"});
+      }
+      if (!n.router_id || config_rid) continue;
+      bool derived = places.router_id_derived.count(n.name) > 0;
+      auto at = places.router_id.find(n.name);
+      Mark m = at != places.router_id.end() ? at->second.mark : n.mark;
+      const std::string field = "nodes." + n.name + ".router-id";
+      if (auto a = anycast.find(n.router_id->address()); a != anycast.end()) {
+        // One anycast address as the identifier of several routers: refused, once per router.
+        d_.add({t.file, m.line, m.column, field,
+                "router-id " + n.router_id->address() +
+                    (derived ? ", taken from loopback " + n.router_id->str() + "," : "") +
+                    " is anycast address " + a->second->prefix.str() + ", held by " +
+                    holders_text(*a->second),
+                derived ? "a router-id identifies one router (RFC 6286): set `router-id:`, or "
+                          "list the router's own loopback before the anycast one"
+                        : "a router-id identifies one router (RFC 6286): use an address of this "
+                          "router's own"});
+        continue;
+      }
+      auto [it, fresh] =
+          rid_owner.emplace(std::pair{n.router_id->address(), island(n.name)}, n.name);
+      // A router-id taken from a duplicate loopback is the same mistake: report it once.
+      if (!fresh && !(derived && dup_lo.count({n.name, n.router_id->str()})))
+        error(m, field,
+              "router-id " + n.router_id->address() +
+                  (derived ? ", taken from loopback " + n.router_id->str() + "," : "") +
+                  " is also used by node " + it->second,
+              std::string("BGP drops sessions between speakers with the same identifier "
+                          "(RFC 6286)") +
+                  (derived ? "; set a unique `router-id:`" : ""));
+    }
+    // A declared anycast address no router holds is a typo or a leftover.
+    for (const auto& a : t.anycast)
+      if (a.declared && a.holders.empty())
+        error(a.mark, "anycast",
+              "anycast address " + a.prefix.str() + " is on the loopback of no router",
+              "add it to the `loopback:` of each router that holds it");
   }
 
   void gateways() {
@@ -317,9 +468,10 @@ class Checker {
     }
   }
 
-  // An address belongs to one node: the same address on two nodes (both ends of a link, or
-  // anywhere in the lab) makes ARP/ND and routing pick either. Loopbacks count too (two
-  // loopbacks sharing one are reported by identities()).
+  // An address belongs to one node where it can collide: the same address on two nodes of one
+  // island (both ends of a link, or anywhere they route to each other) makes ARP/ND and routing
+  // pick either. Islands that share no link may reuse addresses, as containerlab lets them.
+  // Host addresses on two routers' `lo` are identities()'s (anycast, or one report there).
   void addresses() {
     struct Owner {
       std::string node, interface;
@@ -327,7 +479,7 @@ class Checker {
       size_t link;       // SIZE_MAX for a loopback
       std::string file;  // where `at` is: the topology, or an own config
     };
-    std::map<std::string, Owner> owner;  // address -> first place
+    std::map<std::pair<std::string, std::string>, Owner> owner;  // (address, island) -> first
     auto place = [&](const Owner& o) {
       return o.file + ":" + std::to_string(o.at.mark.line) + ":" +
              std::to_string(o.at.mark.column);
@@ -336,21 +488,11 @@ class Checker {
       d_.add({o.file, o.at.mark.line, o.at.mark.column, o.at.field, msg, hint});
     };
     auto see = [&](const IpPrefix& p, Owner o) {
-      auto [it, fresh] = owner.emplace(p.address(), o);
+      auto [it, fresh] = owner.emplace(std::pair{p.address(), island(o.node)}, o);
       if (fresh || it->second.node == o.node) return;
       const Owner& first = it->second;
-      if (first.link == SIZE_MAX && o.link == SIZE_MAX) {
-        // Two topology loopbacks sharing one are identities()'s to report; one from a config is
-        // ours. (An anycast loopback is a design twin does not model: routes to it would have
-        // two owners.)
-        if (first.file != t.file || o.file != t.file)
-          error_at(o,
-                   "loopback address " + p.address() + " of " + o.node + " is also " + first.node +
-                       "'s, at " + place(first),
-                   "give each router its own loopback (twin does not model anycast addresses)");
-        return;
-      }
-      if (first.link == o.link)
+      if (first.link == SIZE_MAX && o.link == SIZE_MAX && p.is_host()) return;
+      if (first.link == o.link && o.link != SIZE_MAX)
         error_at(o,
               "address " + p.address() + " is given to both ends of the link: " + first.node +
                   ":" + first.interface + " (" + place(first) + ") and " + o.node + ":" +
@@ -358,10 +500,11 @@ class Checker {
               "each end needs its own address in the link's subnet");
       else
         error_at(o,
-              "address " + p.address() + " of " + o.node + ":" + o.interface +
-                  " is also given to " + first.node + ":" + first.interface + " at " +
-                  place(first),
-              "an address belongs to one node; pick another one");
+                 "address " + p.address() + " of " + o.node + ":" + o.interface +
+                     " is also given to " + first.node + ":" + first.interface + " at " +
+                     place(first),
+                 "an address belongs to one node where the two can reach each other; pick "
+                 "another one");
     };
     for (const auto& n : t.nodes) {
       const auto& lo_at = find_or_none(places.loopbacks, n.name);
@@ -430,6 +573,7 @@ class Checker {
   Topology& t;
   const Places& places;
   Diagnostics& d_;
+  std::map<std::string, std::string> island_;  // node -> a representative node of its island
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "twin/topology/loader.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -11,9 +12,9 @@
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/daemons_file.hpp"
 #include "twin/topology/declared_checks.hpp"
-#include "twin/topology/tenants.hpp"
-#include "twin/topology/own_config.hpp"
 #include "twin/topology/image_profile.hpp"
+#include "twin/topology/own_config.hpp"
+#include "twin/topology/tenants.hpp"
 
 namespace fs = std::filesystem;
 
@@ -30,8 +31,8 @@ namespace {
 using yaml::at;
 using yaml::mark_of;
 
-const std::vector<std::string> kTopKeys = {"version", "name", "defaults", "nodes", "links",
-                                           "checks",  "tenants"};
+const std::vector<std::string> kTopKeys = {"version", "name",   "defaults", "nodes",
+                                           "links",   "checks", "tenants",  "anycast"};
 const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
 const std::vector<std::string> kNodeKeys = {"kind",   "image",   "asn",    "router-id",
                                             "loopback", "config", "gateway", "routes",
@@ -136,6 +137,7 @@ class Loader {
     }
 
     if (yaml::Value c = yaml::child(*doc, "checks")) t.checks = read_checks(r_, c, t);
+    if (auto an = root["anycast"]) read_anycast(an, t);
 
     // Own configs first: the checks see their addresses (duplicates, hosts' gateways).
     read_own_configs(t, d_);
@@ -180,6 +182,36 @@ class Loader {
       if (where) where->push_back({v.mark(), v.field});
     }
     return out;
+  }
+
+  // `anycast:`: host prefixes that several routers hold on `lo` on purpose (check_topology
+  // finds the holders and refuses one no router holds).
+  void read_anycast(const YAML::Node& an, Topology& t) {
+    std::vector<Where> at;
+    auto ps = as_prefixes(an, "anycast", true, &at);
+    for (size_t i = 0; i < ps.size(); ++i) {
+      if (!ps[i].is_host()) {
+        r_.error(at[i].mark, at[i].field,
+                 "anycast address '" + ps[i].str() + "' is not a host prefix",
+                 "an anycast address is a loopback: use /32 for IPv4 and /128 for IPv6");
+        continue;
+      }
+      auto same = std::find_if(t.anycast.begin(), t.anycast.end(),
+                               [&](const Anycast& a) { return a.prefix == ps[i]; });
+      if (same != t.anycast.end()) {
+        r_.error(at[i].mark, at[i].field,
+                 "anycast address " + ps[i].str() + " is already listed at line " +
+                     std::to_string(same->mark.line),
+                 "list each anycast address once");
+        continue;
+      }
+      Anycast a;
+      a.prefix = ps[i];
+      a.declared = true;
+      a.mark = at[i].mark;
+      a.source = fs::path(file_).filename().string() + ":" + std::to_string(at[i].mark.line);
+      t.anycast.push_back(std::move(a));
+    }
   }
 
   void check_lab_name(const YAML::Node& n, const std::string& name) {

@@ -206,6 +206,18 @@ struct Tenant {
   std::vector<TenantNetwork> networks;
   Mark mark;
 };
+// An anycast address: one host prefix (/32, /128) on `lo` of several routers on purpose (a
+// service address), so that each router reaches the nearest holder. Declared in twin's format
+// (top-level `anycast:`), or read from the lab: the same host address on `lo` of routers whose
+// own frr.conf each gives it (a containerlab file has no place to declare it).
+struct Anycast {
+  IpPrefix prefix;
+  bool declared = false;             // in `anycast:`; else read from the routers' own configs
+  std::vector<std::string> holders;  // FRR nodes with it on lo, in node order (set by the checks)
+  std::string source;                // "t.yaml:7" (declared) or "r1.conf:3, r2.conf:3" (read)
+  Mark mark;                         // where it was declared (declared only)
+};
+
 struct Topology {
   std::string file;  // absolute path of the topology file
   std::string dir;   // its folder: relative paths resolve against it
@@ -215,6 +227,7 @@ struct Topology {
   std::vector<Link> links;
   std::vector<Check> checks;  // `checks:`, in file order
   std::vector<Tenant> tenants;  // `tenants:`, in file order
+  std::vector<Anycast> anycast;  // declared (file order), then read from configs
 
   [[nodiscard]] const Node* find_node(const std::string& name) const;
 };

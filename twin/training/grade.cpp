@@ -32,6 +32,7 @@ std::string symptom_of(const std::string& family, const std::string& test, int n
       {"evpn overlay-mtu", {"pair of tenant servers cannot exchange full-size frames", "pairs of tenant servers cannot exchange full-size frames"}},
       {"routes fib-complete", {"route is missing from a router's table", "routes are missing from routers' tables"}},
       {"routes ecmp-width", {"route has fewer equal-cost paths than the design (redundancy lost)", "routes have fewer equal-cost paths than the design (redundancy lost)"}},
+      {"routes anycast-nearest", {"anycast route leads away from its nearest holders", "anycast routes lead away from their nearest holders"}},
       {"mtu link-mtu", {"link fails the MTU audit", "links fail the MTU audit"}},
       {"mtu link-df", {"link drops full-size packets", "links drop full-size packets"}},
       {"mtu path-mtu", {"pair of routers cannot exchange full-size packets", "pairs of routers cannot exchange full-size packets"}},
@@ -39,6 +40,7 @@ std::string symptom_of(const std::string& family, const std::string& test, int n
       {"reachability host-mesh", {"pair of servers cannot reach each other", "pairs of servers cannot reach each other"}},
       {"reachability tenant-mesh", {"pair of servers in one tenant network cannot reach each other", "pairs of servers in one tenant network cannot reach each other"}},
       {"reachability tenant-isolation", {"pair of servers of different tenants can reach each other", "pairs of servers of different tenants can reach each other"}},
+      {"reachability anycast", {"router cannot reach an anycast address", "routers cannot reach an anycast address"}},
   };
   auto it = kSay.find(family + " " + test);
   if (it != kSay.end()) return plural(n, it->second.first, it->second.second);

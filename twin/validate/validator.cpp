@@ -294,6 +294,9 @@ std::vector<std::string> advertised_loopbacks(const plan::Node& node) {
   for (const auto& l : node.loopbacks) {
     if (std::find(node.withdraws.begin(), node.withdraws.end(), l) != node.withdraws.end())
       continue;
+    // An anycast address names no one router: pinged to it, the nearest holder answers; sent
+    // from it, the reply goes to the holder nearest the far end (plan::anycast_paths).
+    if (std::find(node.anycast.begin(), node.anycast.end(), l) != node.anycast.end()) continue;
     // An own config's loopback it originates into no protocol (plan::Node::advertised).
     if (!node.config_generated &&
         std::find(node.advertised.begin(), node.advertised.end(), l) == node.advertised.end())

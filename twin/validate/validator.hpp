@@ -166,8 +166,8 @@ bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const pl
                   const plan::Node& b, const std::string& a_addr, const std::string& b_addr);
 
 // The node's loopbacks it still advertises (not in Node::withdraws; for an own config, among
-// Node::advertised): one it does not is neither a destination nor a usable source (replies to
-// it have no route back).
+// Node::advertised) and that are its own (not in Node::anycast): one it does not is neither a
+// destination nor a usable source (replies to it have no route back, or go to another holder).
 std::vector<std::string> advertised_loopbacks(const plan::Node& node);
 // The address ("10.0.0.1", no length) of the first of `loopbacks` (prefixes, e.g. from
 // advertised_loopbacks) in the family: the one a node pings from; "" when none is.

@@ -1,10 +1,11 @@
 #include "validators/reachability/reachability.hpp"
 
-#include "twin/core/ip.hpp"
-
 #include <algorithm>
 #include <cstdint>
 #include <set>
+
+#include "twin/core/diagnostics.hpp"
+#include "twin/core/ip.hpp"
 
 namespace twin::validators {
 
@@ -107,11 +108,43 @@ std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int
         }
     }
   }
+  // Anycast addresses: every router that does not hold one pings it from its own loopback;
+  // the nearest holder answers (only holders have the address, so a reply is a holder's), and
+  // its reply needs a way back to that loopback from some holder.
+  std::vector<validate::PingProbe> anycast;
+  for (const auto& g : plan::anycast_groups(plan)) {
+    const bool v6 = is_ipv6(g.prefix);
+    const auto& table = paths.of(v6 ? 6 : 4);
+    for (const auto& [node, e] : plan::anycast_paths(plan, g)) {
+      const plan::Node* src = plan.find(node);
+      if (!src || src->drained) continue;
+      const std::string source = first_of_family(validate::advertised_loopbacks(*src), v6);
+      if (source.empty()) continue;
+      const bool back = std::any_of(g.holders.begin(), g.holders.end(), [&](const auto& h) {
+        auto it = table.find({h, node});
+        return it != table.end() && it->second.ecmp > 0;
+      });
+      if (!back) continue;
+      validate::PingProbe p;
+      p.test = 4;
+      p.test_name = "anycast";
+      p.node = node;
+      p.subject = "anycast " + address_of(g.prefix);
+      p.expected = "echo reply from a holder (" + join_names(g.holders) + ")";
+      p.request.destination = address_of(g.prefix);
+      p.request.source = source;
+      p.request.count = 2;
+      p.request.timeout = std::chrono::milliseconds(1500);
+      anycast.push_back(std::move(p));
+    }
+  }
   auto out = validate::sample_evenly(std::move(loop), max_pairs);
   auto tm = validate::sample_evenly(std::move(tenant), max_pairs);
   auto h = validate::sample_evenly(std::move(host), max_pairs);
   out.insert(out.end(), std::make_move_iterator(h.begin()), std::make_move_iterator(h.end()));
   out.insert(out.end(), std::make_move_iterator(tm.begin()), std::make_move_iterator(tm.end()));
+  auto any = validate::sample_evenly(std::move(anycast), max_pairs);
+  out.insert(out.end(), std::make_move_iterator(any.begin()), std::make_move_iterator(any.end()));
   return out;
 }
 

@@ -13,6 +13,11 @@
 //                    of its IPv4 addresses, broadcast on the asking server's port, must go
 //                    unanswered (a reply means both sit on one L2 segment, whatever their
 //                    subnets); a reply fails naming both servers and the VNI it crossed
+//   4 anycast        every FRR router that does not hold an anycast address (plan::
+//                    anycast_groups) and is expected to route to it pings it from its own
+//                    first loopback of the family: the reply is a holder's (no one else has
+//                    the address); which holder the routes family judges (anycast-nearest).
+//                    Anycast addresses are no loopback-mesh destinations or sources.
 // Pairs the topology cannot route (e.g. spines sharing one ASN: eBGP loop prevention,
 // RFC 4271 §9.1.2) are not probed; the plan says so. Pairs beyond Context::max_pairs are
 // sampled deterministically (every k-th).
@@ -37,7 +42,7 @@ class ReachabilityValidator final : public validate::Validator {
 std::vector<Note> reachability_coverage(const plan::Plan& plan,
                                         const std::vector<validate::TestResult>& results);
 
-// The pings the family sends (pure; unit-tested): tests 0-2.
+// The pings the family sends (pure; unit-tested): tests 0-2 and 4.
 std::vector<validate::PingProbe> reachability_probes(const plan::Plan& plan, int max_pairs);
 // Whether `self` sends the loopback-mesh echoes of its pair with `other` (exactly one of the
 // two does; by their names only, so adding or removing other nodes never moves it).

@@ -1,9 +1,11 @@
 #include "validators/routes/routes.hpp"
 
+#include <algorithm>
 #include <initializer_list>
 #include <optional>
 #include <unordered_map>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
 
 namespace twin::validators {
@@ -42,7 +44,25 @@ bool route_is_v6(const nlohmann::json& route) {
 
 namespace {
 
-using Fib = std::unordered_map<std::string, int>;  // normalized dst -> next hops
+// One installed route: how many next hops, and the devices they leave by.
+struct FibRoute {
+  int hops = 0;
+  std::vector<std::string> devs;
+};
+using Fib = std::unordered_map<std::string, FibRoute>;  // normalized dst -> its route
+
+std::vector<std::string> nexthop_devs(const nlohmann::json& r) {
+  std::vector<std::string> out;
+  auto dev = [&](const nlohmann::json& h) {
+    if (h.is_object() && h.contains("dev") && h["dev"].is_string())
+      out.push_back(h["dev"].get<std::string>());
+  };
+  if (r.contains("nexthops") && r["nexthops"].is_array())
+    for (const auto& h : r["nexthops"]) dev(h);
+  else
+    dev(r);
+  return out;
+}
 
 // One table's routes into `fib`; `v6` says which table, or nullopt for both in one list (each
 // route's family then read from its addresses: a default route has none of its own).
@@ -51,7 +71,8 @@ void add_routes(const nlohmann::json& routes, std::optional<bool> v6, Fib& fib) 
     if (!r.contains("dst") || !r["dst"].is_string()) continue;
     // Only the main table's unicast routes count (not local/broadcast/unreachable).
     if (r.contains("type") && r["type"] != "unicast") continue;
-    fib[normalize_dst(r["dst"].get<std::string>(), v6.value_or(route_is_v6(r)))] = nexthop_count(r);
+    fib[normalize_dst(r["dst"].get<std::string>(), v6.value_or(route_is_v6(r)))] = {
+        nexthop_count(r), nexthop_devs(r)};
   }
 }
 
@@ -91,10 +112,83 @@ std::optional<TestResult> read_fib(const plan::Node& n, std::initializer_list<Ta
   return std::nullopt;
 }
 
-void check_node(const plan::Plan& plan, const plan::FamilyPaths& paths, const plan::Node& n,
-                const Fib& fib, std::vector<TestResult>& out) {
+// Each anycast address with what every router other than its holders should install.
+struct AnycastPlan {
+  plan::AnycastGroup group;
+  std::map<std::string, plan::AnycastExpectation> paths;
+};
+std::vector<AnycastPlan> anycast_plan(const plan::Plan& plan) {
+  std::vector<AnycastPlan> out;
+  for (auto& g : plan::anycast_groups(plan)) {
+    auto paths = plan::anycast_paths(plan, g);
+    out.push_back({std::move(g), std::move(paths)});
+  }
+  return out;
+}
+
+// Tests 0-2 of anycast addresses at `n`: installed, as wide as the nearest holders together
+// give, and leaving only toward them.
+void check_anycast(const plan::Plan& plan, const std::vector<AnycastPlan>& anycast,
+                   const plan::Node& n, const Fib& fib, std::vector<TestResult>& out) {
+  for (const auto& a : anycast) {
+    const auto& holders = a.group.holders;
+    if (std::find(holders.begin(), holders.end(), n.name) != holders.end()) continue;
+    auto e = a.paths.find(n.name);
+    if (e == a.paths.end()) continue;  // not expected here
+    const std::string& prefix = a.group.prefix;
+    const std::string what = "anycast " + prefix + " (held by " + join_names(holders) + ")";
+    auto f = fib.find(prefix);
+    if (f == fib.end()) {
+      out.push_back(make_result("routes", 0, "fib-complete", Status::kFailed, n.name, prefix,
+                                "installed", "missing", what + " is not in the kernel FIB"));
+      continue;
+    }
+    out.push_back(make_result("routes", 0, "fib-complete", Status::kPassed, n.name, prefix,
+                              "installed", "installed", ""));
+    int want = e->second.path.ecmp, have = f->second.hops;
+    if (const plan::PathIntent* pi = plan.path_intent(n.name, prefix))
+      want = pi->ecmp > 0 ? pi->ecmp : 1;
+    std::string exp = std::to_string(want) + " next hop" + (want == 1 ? "" : "s");
+    std::string obs = std::to_string(have) + " next hop" + (have == 1 ? "" : "s");
+    out.push_back(make_result(
+        "routes", 1, "ecmp-width", have >= want ? Status::kPassed : Status::kFailed, n.name, prefix,
+        exp, obs,
+        have >= want
+            ? ""
+            : "lost redundancy: " + what + " over " + obs + ", its nearest holders give " + exp));
+    // Where the routes go: each next hop toward a neighbor on a shortest path to a nearest
+    // holder (the plan names them where eBGP or the IGP picks; a moved path is the intent's).
+    const auto& via = e->second.via;
+    if (via.empty() || plan.path_intent(n.name, prefix)) continue;
+    std::vector<std::string> toward, wrong;
+    for (const auto& dev : f->second.devs) {
+      std::string peer = dev;  // a device the plan does not know names itself
+      for (const auto& i : n.interfaces)
+        if (i.name == dev) peer = i.peer_node;
+      toward.push_back(peer);
+      if (std::find(via.begin(), via.end(), peer) == via.end()) wrong.push_back(peer);
+    }
+    const bool ok = wrong.empty() && !toward.empty();
+    std::sort(toward.begin(), toward.end());
+    toward.erase(std::unique(toward.begin(), toward.end()), toward.end());
+    out.push_back(
+        make_result("routes", 2, "anycast-nearest", ok ? Status::kPassed : Status::kFailed, n.name,
+                    prefix, "toward " + join_names(via),
+                    toward.empty() ? "no next hop" : "toward " + join_names(toward),
+                    ok ? ""
+                       : what + " leaves " + n.name + " toward " +
+                             (wrong.empty() ? std::string("no neighbor") : join_names(wrong)) +
+                             ", not on a shortest path to its nearest holders (toward " +
+                             join_names(via) + ")"));
+  }
+}
+
+void check_node(const plan::Plan& plan, const plan::FamilyPaths& paths,
+                const std::vector<AnycastPlan>& anycast, const plan::Node& n, const Fib& fib,
+                std::vector<TestResult>& out) {
+  check_anycast(plan, anycast, n, fib, out);
   for (const auto& p : plan.prefixes) {
-    if (p.owner == n.name) continue;
+    if (p.owner == n.name || p.kind == "anycast") continue;
     // The prefix's own family's paths: an OSPFv3-only router learns no IPv4 route.
     const auto& table = paths.of(p.prefix);
     auto pe = table.find({n.name, p.owner});
@@ -112,7 +206,7 @@ void check_node(const plan::Plan& plan, const plan::FamilyPaths& paths, const pl
     }
     out.push_back(make_result("routes", 0, "fib-complete", Status::kPassed, n.name, p.prefix,
                               "installed", "installed", ""));
-    int have = f->second;
+    int have = f->second.hops;
     std::string exp = std::to_string(want) + " next hop" + (want == 1 ? "" : "s");
     std::string obs = std::to_string(have) + " next hop" + (have == 1 ? "" : "s");
     out.push_back(make_result("routes", 1, "ecmp-width",
@@ -130,6 +224,7 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
                                         const std::map<std::string, Result<nlohmann::json>>& fibs) {
   std::vector<TestResult> out;
   auto paths = plan::expected_paths_by_family(plan);
+  const auto anycast = anycast_plan(plan);
   for (const auto& n : plan.nodes) {
     if (n.kind != topology::NodeKind::kFrr) continue;
     auto it = fibs.find(n.name);
@@ -141,7 +236,7 @@ std::vector<TestResult> evaluate_routes(const plan::Plan& plan,
     if (auto e = read_fib(n, {{&it->second, validate::ip_command({"route", "show"})}}, fib))
       out.push_back(std::move(*e));
     else
-      check_node(plan, paths, n, fib, out);
+      check_node(plan, paths, anycast, n, fib, out);
   }
   return out;
 }
@@ -151,6 +246,7 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
   for (const auto& n : ctx.plan.nodes)
     if (n.kind == topology::NodeKind::kFrr) nodes.push_back(&n);
   const auto paths = plan::expected_paths_by_family(ctx.plan);
+  const auto anycast = anycast_plan(ctx.plan);
   // Each worker reads one node's tables and judges them at once: at 512 nodes, holding every
   // node's ~1,000 routes as JSON until the last was read cost more than reading them.
   std::vector<std::vector<TestResult>> per_node(nodes.size());
@@ -167,7 +263,7 @@ std::vector<TestResult> RoutesValidator::run(validate::Context& ctx) {
       return;
     }
     per_node[i].reserve(2 * ctx.plan.prefixes.size());  // two tests per prefix at most
-    check_node(ctx.plan, paths, n, fib, per_node[i]);
+    check_node(ctx.plan, paths, anycast, n, fib, per_node[i]);
   });
   size_t total = 0;
   for (const auto& v : per_node) total += v.size();

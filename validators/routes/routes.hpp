@@ -4,6 +4,10 @@
 //                   the fabric should deliver to it installed in its kernel FIB
 //   1 ecmp-width    each such route has as many next hops as the topology implies (a leaf
 //                   reaches another leaf over every spine); fewer is lost redundancy, a failure
+//   2 anycast-nearest  an anycast address (plan::anycast_groups) at a router that does not
+//                   hold it: tests 0 and 1 against its nearest holders together (ECMP across
+//                   equal ones), and every next hop leaves toward a neighbor on a shortest path
+//                   to one of them (plan::anycast_paths' `via`; not judged for iBGP routes)
 // Expectations come from plan::expected_paths (eBGP path-vector fixpoint, the IGP per address
 // family: an IPv4 prefix by OSPFv2's paths, an IPv6 one by OSPFv3's). Source: the kernel,
 // `ip -j route show` and `ip -j -6 route show` (iproute2 JSON: "dst", and "nexthops": [...]
