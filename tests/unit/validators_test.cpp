@@ -342,6 +342,67 @@ TEST(Routes, LinkShutdownLosesEcmpAndASpineLoopback) {
   EXPECT_EQ(failed.size(), 5u) << show(failed);
 }
 
+// Anycast (issue 46) on FIBs recorded from clos-2x4: 10.255.1.3/32 made an anycast address of
+// the plan, its recorded routes judged against the nearest holders.
+twin::plan::Plan with_anycast(const std::vector<std::string>& holders) {
+  twin::plan::Plan p = plan();
+  const std::string a = "10.255.1.3/32";
+  for (auto& n : p.nodes) {
+    std::erase(n.loopbacks, a);
+    if (std::find(holders.begin(), holders.end(), n.name) == holders.end()) continue;
+    n.loopbacks.push_back(a);
+    n.anycast.push_back(a);
+  }
+  twin::plan::derive_expectations(p);
+  return p;
+}
+
+TEST(Routes, AnAnycastAddressIsJudgedAgainstItsNearestHoldersTogether) {
+  // Held by leaf3 and leaf4: spine1 should spread it over both; its recorded route (before
+  // leaf4 announced it) goes to leaf3 only. leaf1 reaches either holder over both spines.
+  Data fibs;
+  fibs.emplace("spine1", fib("spine1-ip-route.json", "spine1-ip6-route.json"));
+  fibs.emplace("leaf1", fib("leaf1-ip-route.json", "leaf1-ip6-route.json"));
+  auto rs = twin::validators::evaluate_routes(with_anycast({"leaf3", "leaf4"}), fibs);
+  const auto* width = find(rs, 1, "spine1", "10.255.1.3/32");
+  ASSERT_NE(width, nullptr) << show(rs);
+  EXPECT_EQ(width->status, Status::kFailed);
+  EXPECT_EQ(width->expected, "2 next hops");
+  EXPECT_EQ(width->observed, "1 next hop");
+  EXPECT_EQ(width->message,
+            "lost redundancy: anycast 10.255.1.3/32 (held by leaf3, leaf4) over 1 next hop, its "
+            "nearest holders give 2 next hops");
+  const auto* toward = find(rs, 2, "spine1", "10.255.1.3/32");
+  ASSERT_NE(toward, nullptr);
+  EXPECT_EQ(toward->status, Status::kPassed);  // leaf3 is a nearest holder
+  EXPECT_EQ(toward->expected, "toward leaf3, leaf4");
+  EXPECT_EQ(toward->observed, "toward leaf3");
+  EXPECT_EQ(find(rs, 1, "leaf1", "10.255.1.3/32")->status, Status::kPassed);
+  EXPECT_EQ(find(rs, 2, "leaf1", "10.255.1.3/32")->expected, "toward spine1, spine2");
+  EXPECT_EQ(find(rs, 2, "leaf1", "10.255.1.3/32")->status, Status::kPassed);
+  // The holders expect nothing of it; one result per test per non-holder, the rest unchanged.
+  EXPECT_EQ(find(rs, 0, "leaf3", "10.255.1.3/32"), nullptr);
+  auto failed = where(rs, [](const TestResult& r) { return r.status == Status::kFailed; });
+  EXPECT_EQ(failed.size(), 1u) << show(failed);
+}
+
+TEST(Routes, AnAnycastRouteTowardARouterThatNoLongerHoldsItFailsAnycastNearest) {
+  // Held by leaf4 alone now; spine1's recorded route still leads to leaf3.
+  Data fibs;
+  fibs.emplace("spine1", fib("spine1-ip-route.json", "spine1-ip6-route.json"));
+  auto rs = twin::validators::evaluate_routes(with_anycast({"leaf4"}), fibs);
+  const auto* toward = find(rs, 2, "spine1", "10.255.1.3/32");
+  ASSERT_NE(toward, nullptr) << show(rs);
+  EXPECT_EQ(toward->status, Status::kFailed);
+  EXPECT_EQ(toward->test_name, "anycast-nearest");
+  EXPECT_EQ(toward->expected, "toward leaf4");
+  EXPECT_EQ(toward->observed, "toward leaf3");
+  EXPECT_EQ(toward->message,
+            "anycast 10.255.1.3/32 (held by leaf4) leaves spine1 toward leaf3, not on a shortest "
+            "path to its nearest holders (toward leaf4)");
+  EXPECT_EQ(find(rs, 1, "spine1", "10.255.1.3/32")->status, Status::kPassed);  // 1 of 1
+}
+
 // RoutesValidator::run reads both tables of every node through the probe and judges each node
 // as evaluate_routes does; a table it cannot read is one error for the node, IPv4's first.
 class RoutesProbe : public twin::validate::LabProbe {
