@@ -457,4 +457,39 @@ TEST(AnycastReachability, NonHoldersPingTheAddressFromTheirOwnLoopbackAndTheMesh
                   "spine2 10.255.0.2 -> 10.255.255.1", "spine2 fd00:255::2 -> fd00:255::ff"));
 }
 
+TEST(AnycastRoutes, TheRecordedLabPassesWithBothHoldersInEachSpinesRoute) {
+  // `ip -j route show` and `ip -j -6 route show` of spine1 and leaf3, recorded from
+  // topologies/anycast.yaml up on FRR 8.4 (tests/data/frr84/anycast).
+  auto fib = [](const std::string& node) -> twin::Result<nlohmann::json> {
+    const std::string dir = kTestData + "/frr84/anycast/";
+    auto all = nlohmann::json::parse(twin_test::read(dir + node + "-ip-route.json"));
+    for (const auto& r : nlohmann::json::parse(twin_test::read(dir + node + "-ip6-route.json")))
+      all.push_back(r);
+    return twin::ok(all);
+  };
+  std::map<std::string, twin::Result<nlohmann::json>> fibs;
+  fibs.emplace("spine1", fib("spine1"));
+  fibs.emplace("leaf3", fib("leaf3"));
+  auto rs = twin::validators::evaluate_routes(anycast_lab(), fibs);
+  std::vector<std::string> anycast;
+  for (const auto& r : rs) {
+    if (r.node != "spine1" && r.node != "leaf3") continue;
+    EXPECT_EQ(r.status, twin::validate::Status::kPassed)
+        << r.node << " " << r.peer << " " << r.message;
+    if (r.peer == "10.255.255.1/32" || r.peer == "fd00:255::ff/128")
+      anycast.push_back(r.node + " " + r.peer + " " + std::to_string(r.test) + " " + r.observed);
+  }
+  std::sort(anycast.begin(), anycast.end());
+  EXPECT_THAT(
+      anycast,
+      ElementsAre("leaf3 10.255.255.1/32 0 installed", "leaf3 10.255.255.1/32 1 2 next hops",
+                  "leaf3 10.255.255.1/32 2 toward spine1, spine2",
+                  "leaf3 fd00:255::ff/128 0 installed", "leaf3 fd00:255::ff/128 1 2 next hops",
+                  "leaf3 fd00:255::ff/128 2 toward spine1, spine2",
+                  "spine1 10.255.255.1/32 0 installed", "spine1 10.255.255.1/32 1 2 next hops",
+                  "spine1 10.255.255.1/32 2 toward leaf1, leaf2",
+                  "spine1 fd00:255::ff/128 0 installed", "spine1 fd00:255::ff/128 1 2 next hops",
+                  "spine1 fd00:255::ff/128 2 toward leaf1, leaf2"));
+}
+
 }  // namespace
