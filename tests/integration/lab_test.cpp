@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -626,5 +627,61 @@ TEST(Lab, AnIbgpPairIsCheckedForItsRoutesAndItsLogFileStaysInTheLab) {
   EXPECT_TRUE(noted) << rep["notes"].dump(1);
   EXPECT_FALSE(fs::exists(host_file)) << "the lab's FRR wrote a file of this machine";
   EXPECT_TRUE(fs::exists("/run/twin/" + lab + "/r1/files/tmp_twin-ibgp-pair-r1.log"));
+  expect_down_clean(lab);
+}
+
+// Issue 46: an anycast loopback on two leaves (topologies/anycast.yaml) is planned, built and
+// validated as anycast: every other router routes to the nearest holders (the spines over both
+// leaves, leaf3 over both spines) and reaches the address; when one holder stops announcing it,
+// exactly the routers that lose a holder's path (the spines) fail for width, and everyone still
+// reaches the other holder.
+TEST(Lab, AnAnycastLoopbackOnTwoLeavesIsReachedAtItsNearestHolders) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
+  const std::string topo = kRepo + "/topologies/anycast.yaml";
+  auto plan = twin("plan " + topo);
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("  10.255.255.1/32  held by leaf1, leaf2\n"
+                          "    leaf3: 2 next hops via spine1, spine2\n"
+                          "    spine1: 2 next hops via leaf1, leaf2\n"),
+            std::string::npos)
+      << plan.out;
+  std::string lab = unique_lab("anycast");
+  LabGuard guard{lab};
+  auto up = twin("up " + topo + " --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.err;
+  auto rep = validate(lab, "routes,reachability", 30);
+  EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 4000);
+  auto n = result_counts(rep);
+  EXPECT_EQ((n[{"routes", 2}]), 6);        // spine1, spine2, leaf3; IPv4 and IPv6
+  EXPECT_EQ((n[{"reachability", 4}]), 6);  // the same routers ping it, both families
+  // The mesh pings own loopbacks only: 9 routed pairs of 5 routers (the spines share an ASN and
+  // do not reach each other), one echo per pair and family; no pair's echo goes to or comes from
+  // the shared address.
+  EXPECT_EQ((n[{"reachability", 0}]), 18);
+
+  auto exec = [&](const std::string& node, const std::string& cmd) {
+    return twin("exec --lab " + lab + " " + node + " -- " + cmd);
+  };
+  ASSERT_EQ(exec("leaf2",
+                 "vtysh -c 'conf t' -c 'interface lo' -c 'no ip address "
+                 "10.255.255.1/32'")
+                .code,
+            0);
+  ASSERT_TRUE(eventually([&] {
+    auto r = exec("spine1", "ip -j route show 10.255.255.1");
+    return r.out.find("nexthops") == std::string::npos && r.out.find("swp1") != std::string::npos;
+  }));
+  rep = validate(lab, "routes,reachability", 3);
+  std::vector<std::string> narrow;
+  for (const auto& r : failures(rep, "routes", 1))
+    narrow.push_back(r["node"].get<std::string>() + " " + r["peer"].get<std::string>() + " " +
+                     r["observed"].get<std::string>());
+  std::sort(narrow.begin(), narrow.end());
+  EXPECT_EQ(narrow, (std::vector<std::string>{"spine1 10.255.255.1/32 1 next hop",
+                                              "spine2 10.255.255.1/32 1 next hop"}))
+      << rep.dump(1).substr(0, 4000);
+  EXPECT_TRUE(failures(rep, "routes", 0).empty());
+  EXPECT_TRUE(failures(rep, "routes", 2).empty());  // the remaining path is a nearest holder's
+  EXPECT_TRUE(failures(rep, "reachability", 4).empty());
   expect_down_clean(lab);
 }
