@@ -1,4 +1,4 @@
-// Likely-cause rules (twin/replay/causes.hpp) on FRR 8.4 and kernel JSON recorded from
+// Likely-cause rules (twin/causes/causes.hpp) on FRR 8.4 and kernel JSON recorded from
 // clos-2x4 runs (tests/data/frr84/causes/): each rule on the state that should trigger it, and
 // silent on a healthy one; then how causes attach to a verdict's reasons.
 #include <gmock/gmock.h>
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/unit/recorded.hpp"
-#include "twin/replay/causes.hpp"
-#include "twin/replay/observation.hpp"
+#include "twin/causes/causes.hpp"
+#include "twin/verdict/observation.hpp"
 
 namespace {
 

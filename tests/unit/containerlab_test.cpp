@@ -17,7 +17,7 @@
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/input_policy.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/scenario.hpp"
+#include "twin/gate/scenario.hpp"
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/loader.hpp"
 

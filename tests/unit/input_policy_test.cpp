@@ -16,8 +16,8 @@
 #include "support.hpp"
 #include "twin/core/input_policy.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/changeset.hpp"
-#include "twin/replay/scenario.hpp"
+#include "twin/changeset/changeset.hpp"
+#include "twin/gate/scenario.hpp"
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/loader.hpp"
 

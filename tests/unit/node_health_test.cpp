@@ -13,8 +13,8 @@
 
 #include "fakes.hpp"
 #include "twin/drivers/frr_node.hpp"
-#include "twin/replay/causes.hpp"
-#include "twin/replay/diff.hpp"
+#include "twin/causes/causes.hpp"
+#include "twin/verdict/diff.hpp"
 #include "twin/state/state.hpp"
 #include "twin/validate/runner.hpp"
 #include "validators/node/node.hpp"

@@ -14,8 +14,8 @@
 
 #include "twin/engine/lab.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/gate.hpp"
-#include "twin/replay/steps.hpp"
+#include "twin/gate/gate.hpp"
+#include "twin/changeset/steps.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/validator.hpp"
 #include "validators/ospf/ospf.hpp"

@@ -8,9 +8,9 @@
 #include <set>
 
 #include "tests/unit/recorded.hpp"
-#include "twin/replay/diff.hpp"
-#include "twin/replay/outage.hpp"
-#include "twin/replay/watch.hpp"
+#include "twin/verdict/diff.hpp"
+#include "twin/verdict/outage.hpp"
+#include "twin/verdict/watch.hpp"
 #include "twin/runtime/probe_stream.hpp"
 
 namespace {

@@ -10,7 +10,7 @@
 
 #include "tests/unit/support.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/observation.hpp"
+#include "twin/verdict/observation.hpp"
 #include "twin/validate/result.hpp"
 #include "twin/validate/validator.hpp"
 

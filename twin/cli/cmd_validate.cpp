@@ -10,7 +10,7 @@
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
-#include "twin/replay/causes.hpp"
+#include "twin/causes/causes.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
 #include "twin/runtime/frr.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "twin/plan/plan.hpp"
-#include "twin/replay/diff.hpp"
+#include "twin/verdict/diff.hpp"
 #include "twin/validate/result.hpp"
 
 namespace twin::training {
