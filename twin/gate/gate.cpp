@@ -97,6 +97,20 @@ class Gate {
                               std::chrono::milliseconds window) {
     return watch_.validate(name, plan, window);
   }
+  // run()'s stages, in order. judge_baseline: false when the baseline did not pass (res_ says
+  // why; nothing is applied).
+  struct StepsRun {
+    bool bisecting = false;  // --per-step on more than kBisectAbove steps
+    size_t attempted = 0;    // steps applied or failed (the rest were skipped)
+  };
+  Result<bool> judge_baseline();
+  Result<StepsRun> apply_steps(Touched& touched);
+  Result<bool> validate_step(const Step& s, size_t i, const Touched& touched);
+  Result<void> validate_after(const Touched& touched, const plan::Plan& intended);
+  Result<void> judge(Touched& touched, const plan::Plan& intended, const StepsRun& steps);
+  void keep_change(const Touched& touched, const plan::Plan& intended);
+  Result<void> roll_back(const Touched& touched);
+  void climb_ladder(const Touched& touched);
   Result<void> snapshot();
   // `work` (a new TempDir) becomes work_dir_, readable by FRR's tools (snapshots are reloaded
   // from it).
@@ -685,8 +699,9 @@ Error Gate::abort_interrupted(const Touched& touched, const std::string& when) {
                                             "): twin down and up, or repair by hand"};
 }
 
+// The gate's run, as the four stages of DESIGN.md §6: baseline, steps, judge, keep or roll back.
 Result<ApplyResult> Gate::run() {
-  auto t0 = time_.now();
+  const auto t0 = time_.now();
   res_.lab = st_.lab;
   res_.change_name = cs_.name;
   res_.change_file = cs_.file;
@@ -695,7 +710,45 @@ Result<ApplyResult> Gate::run() {
   TempDir work;
   if (auto w = use_work_dir(work); !w) return w.error();
 
-  // 1. Baseline.
+  auto judged = judge_baseline();
+  if (!judged) return judged.error();
+  if (!*judged) {  // the baseline did not pass: nothing was applied
+    res_.duration_ms = time_.ms_since(t0);
+    return res_;
+  }
+  if (auto r = snapshot(); !r) return r.error();
+  start_stream();
+
+  Touched touched;
+  auto steps = apply_steps(touched);
+  if (!steps) return steps.error();
+  if (interrupted()) return abort_interrupted(touched, "while applying");
+
+  const plan::Plan intended = intended_plan(st_.plan, cs_);
+  if (auto r = validate_after(touched, intended); !r) return r.error();
+  if (auto r = judge(touched, intended, *steps); !r) return r.error();
+  res_.verdict_ms = time_.ms_since(t0);
+  say(std::string("verdict: ") + to_string(res_.verdict.decision) + " after " +
+      std::to_string(static_cast<int>(res_.verdict_ms / 1000)) + " s");
+  if (res_.verdict.decision != Decision::kApprove) {
+    const Phase& seen = res_.restart_check && res_.restart_check->phase
+                            ? *res_.restart_check->phase
+                            : *res_.after;
+    explain(current_, seen, &intended);  // tenant rules: against what the change means
+  }
+
+  // Approve: the lab's intent now includes the change, and the touched nodes' startup configs
+  // hold it. Reject: roll back and prove it.
+  if (res_.verdict.decision == Decision::kApprove && !opts_.revert) {
+    keep_change(touched, intended);
+  } else if (!opts_.no_rollback || res_.verdict.decision == Decision::kApprove) {
+    if (auto r = roll_back(touched); !r) return r.error();
+  }
+  res_.duration_ms = time_.ms_since(t0);
+  return res_;
+}
+
+Result<bool> Gate::judge_baseline() {
   say("baseline: validating lab " + st_.lab);
   res_.baseline = validate_phase("baseline", st_.plan);
   if (interrupted())
@@ -705,26 +758,24 @@ Result<ApplyResult> Gate::run() {
                   [](const validate::TestResult& r) {
                     return r.unhealthy && r.status == validate::Status::kFailed;
                   });
-  if (unhealthy || (res_.baseline.report.exit_code() != 0 && !opts_.allow_dirty_baseline)) {
-    // A lab with a dead daemon is not a baseline at all: whatever the change did would be
-    // judged against a network that is missing a part, and blamed on it.
-    res_.stage = unhealthy ? "baseline-unhealthy" : "baseline-failed";
-    // The reasons say what was already wrong (the change is not to blame).
-    res_.verdict = decide({}, res_.baseline.report, Diff{}, nullptr);
-    explain(st_.plan, res_.baseline);
-    res_.duration_ms = time_.ms_since(t0);
-    return res_;
-  }
-  if (auto r = snapshot(); !r) return r.error();
-  start_stream();
+  if (!unhealthy && (res_.baseline.report.exit_code() == 0 || opts_.allow_dirty_baseline))
+    return true;
+  // A lab with a dead daemon is not a baseline at all: whatever the change did would be judged
+  // against a network that is missing a part, and blamed on it.
+  res_.stage = unhealthy ? "baseline-unhealthy" : "baseline-failed";
+  // The reasons say what was already wrong (the change is not to blame).
+  res_.verdict = decide({}, res_.baseline.report, Diff{}, nullptr);
+  explain(st_.plan, res_.baseline);
+  return false;
+}
 
-  // 2. Steps. With --per-step, up to kBisectAbove steps are validated one by one; a longer
-  // change is applied whole and, if rejected, bisected (bisect()).
-  Touched touched;
+// With --per-step, up to kBisectAbove steps are validated one by one; a longer change is
+// applied whole and, if rejected, bisected (bisect()).
+Result<Gate::StepsRun> Gate::apply_steps(Touched& touched) {
+  StepsRun run;
+  run.bisecting = opts_.per_step && cs_.steps.size() > kBisectAbove;
+  const bool step_by_step = opts_.per_step && !run.bisecting;
   bool broke = false;
-  bool bisecting = opts_.per_step && cs_.steps.size() > kBisectAbove;
-  bool step_by_step = opts_.per_step && !bisecting;
-  size_t attempted = 0;  // steps applied or failed (the rest were skipped)
   for (size_t i = 0; i < cs_.steps.size(); ++i) {
     const Step& s = cs_.steps[i];
     StepOutcome out{s.name, to_string(s.kind())};
@@ -739,7 +790,7 @@ Result<ApplyResult> Gate::run() {
     }
     say("step " + std::to_string(i + 1) + "/" + std::to_string(cs_.steps.size()) + ": " + s.name);
     auto ts = time_.now();
-    attempted = i + 1;
+    run.attempted = i + 1;
     auto r = apply_step(s, i, touched, &out.detail);
     out.duration_ms = time_.ms_since(ts);
     if (!r) {
@@ -753,36 +804,46 @@ Result<ApplyResult> Gate::run() {
         // Step by step, a failing step is the culprit. Bisecting, an earlier step may already
         // have broken the network (a failing check only says it broke before): bisection finds
         // the first prefix of steps that fails, to apply or to validate.
-        if (opts_.per_step && res_.first_failing_step.empty() && !bisecting)
+        if (opts_.per_step && res_.first_failing_step.empty() && !run.bisecting)
           res_.first_failing_step = s.name;
       }
     }
     say("  " + out.status + ": " + out.detail);
     res_.steps.push_back(out);
-    if (step_by_step && !broke && changes_network(s.kind()) &&
-        res_.first_failing_step.empty()) {
-      plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
-      say("settling: " + settle(p, settle_floor(p, touched, time_.now()), nullptr, &touched));
-      Phase ph = validate_phase("after step '" + s.name + "'", p);
-      Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
-      Verdict v = decide(res_.steps, ph.report, diff,
-                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
-      if (interrupted()) return abort_interrupted(touched, "while validating a step");
-      if (v.decision != Decision::kApprove) {
-        res_.first_failing_step = s.name;
-        res_.steps.back().status = "broke";
-        res_.steps.back().detail += "; the network failed validation after this step";
-        broke = true;     // later steps are not applied: this one already broke the network
-        res_.after = ph;  // nothing else changes: this validation is the after-change one
-      }
-      res_.per_step.push_back(std::move(ph));
+    if (step_by_step && !broke && changes_network(s.kind()) && res_.first_failing_step.empty()) {
+      auto held = validate_step(s, i, touched);
+      if (!held) return held.error();
+      broke = !*held;
     }
   }
-  if (interrupted()) return abort_interrupted(touched, "while applying");
+  return run;
+}
 
-  // 3. Converge, validate against the intent, diff.
-  plan::Plan intended = intended_plan(st_.plan, cs_);
-  if (!res_.after) {  // (with --per-step, the validation after the breaking step is reused)
+// --per-step: the network after step `i` against the intent of the steps so far. False when it
+// broke (the step is marked, and this validation is the after-change one).
+Result<bool> Gate::validate_step(const Step& s, size_t i, const Touched& touched) {
+  plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
+  say("settling: " + settle(p, settle_floor(p, touched, time_.now()), nullptr, &touched));
+  Phase ph = validate_phase("after step '" + s.name + "'", p);
+  Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
+  Verdict v = decide(res_.steps, ph.report, diff,
+                     opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
+  if (interrupted()) return abort_interrupted(touched, "while validating a step");
+  bool held = v.decision == Decision::kApprove;
+  if (!held) {
+    res_.first_failing_step = s.name;
+    res_.steps.back().status = "broke";
+    res_.steps.back().detail += "; the network failed validation after this step";
+    res_.after = ph;  // nothing else changes: this validation is the after-change one
+  }
+  res_.per_step.push_back(std::move(ph));
+  return held;
+}
+
+// Converge and validate against the intent (with --per-step, the validation after the breaking
+// step is reused).
+Result<void> Gate::validate_after(const Touched& touched, const plan::Plan& intended) {
+  if (!res_.after) {
     const SettleFloor floor = settle_floor(intended, touched, time_.now());
     // A long floor (OSPF's dead interval: 40 s on FRR's defaults) is needed before an approval,
     // not before a reject that a failure explains by itself: both ends configured to disagree
@@ -814,6 +875,12 @@ Result<ApplyResult> Gate::run() {
   }
   stop_stream();
   if (interrupted()) return abort_interrupted(touched, "while validating");
+  return {};
+}
+
+// The diff against the baseline, the verdict, the outage rule, bisection, and for an approval
+// the restart check.
+Result<void> Gate::judge(Touched& touched, const plan::Plan& intended, const StepsRun& steps) {
   record_configs_after(intended, touched);
   res_.diff = diff_states(res_.baseline.state, res_.after->state, st_.plan, intended);
   if (res_.diff.count("prefix-gained", false) > 0) {
@@ -823,113 +890,110 @@ Result<ApplyResult> Gate::run() {
   res_.verdict = decide(res_.steps, res_.after->report, res_.diff,
                         opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
   judge_outage(touched, intended);
-  if (bisecting && res_.verdict.decision == Decision::kReject && res_.first_failing_step.empty())
-    bisect(touched, attempted);
+  if (steps.bisecting && res_.verdict.decision == Decision::kReject &&
+      res_.first_failing_step.empty())
+    bisect(touched, steps.attempted);
   if (interrupted())
-    return abort_interrupted(touched, bisecting ? "while bisecting" : "while judging");
+    return abort_interrupted(touched, steps.bisecting ? "while bisecting" : "while judging");
   if (!res_.first_failing_step.empty() && !res_.verdict.reasons.empty())
     for (auto& reason : res_.verdict.reasons)
       if (reason.step.empty()) reason.step = res_.first_failing_step;
-  // 3b. An approved change must survive a restart of what it touched.
+  // An approved change must survive a restart of what it touched.
   if (opts_.restart_check && res_.verdict.decision == Decision::kApprove) {
     restart_check(intended, touched);
     if (interrupted()) return abort_interrupted(touched, "during the restart check");
   }
-  res_.verdict_ms = time_.ms_since(t0);
-  say(std::string("verdict: ") + to_string(res_.verdict.decision) + " after " +
-      std::to_string(static_cast<int>(res_.verdict_ms / 1000)) + " s");
-  if (res_.verdict.decision != Decision::kApprove) {
-    const Phase& seen = res_.restart_check && res_.restart_check->phase
-                            ? *res_.restart_check->phase
-                            : *res_.after;
-    explain(current_, seen, &intended);  // tenant rules: against what the change means
-  }
-
-  // 4. Approve: the lab's intent now includes the change, and the touched nodes' startup
-  // configs hold it. Reject: roll back and prove it.
-  if (res_.verdict.decision == Decision::kApprove && !opts_.revert) {
-    // (The record is reloaded there: a topology step recorded new resources meanwhile.)
-    res_.intent_saved = static_cast<bool>(env_.lab.save_intent(intended));
-    std::vector<std::string> nodes;
-    for (const auto& n : touched_frr_nodes(touched))
-      if (!saved_.count(n)) nodes.push_back(n);  // (the restart check saved the others)
-    if (auto problems = save_configs(nodes); !problems.empty())
-      say("saving the approved config as startup config failed: " + problems);
-    res_.configs_saved.assign(saved_.begin(), saved_.end());
-  } else if (!opts_.no_rollback || res_.verdict.decision == Decision::kApprove) {
-    say(res_.verdict.decision == Decision::kApprove ? "reverting (--revert)" : "rolling back");
-    res_.rolled_back = true;
-    std::string d;
-    Result<void> r;
-    bool twice = false;  // a second signal stopped the rollback
-    {
-      // One SIGINT/SIGTERM does not stop a rollback half-way (a second does): it is finished,
-      // then reported as an interrupted change that was rolled back.
-      SecondInterruptShield hold;
-      r = rollback(touched, &d);
-      // A restart check saved the change as startup config: the restored running config is
-      // the startup config again.
-      if (!saved_.empty())
-        if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
-          d += "; startup config not restored: " + problems;
-      twice = hold.signals() >= 2;
-    }
-    if (interrupted()) {
-      if (r && !twice)
-        return Error{ErrorKind::kInterrupted,
-                     "interrupted while rolling back; the change was rolled back (" + d + ")" +
-                         (opts_.lab_outlives
-                              ? "; not re-validated: run twin validate --lab " + st_.lab
-                              : std::string())};
-      return Error{ErrorKind::kInterrupted, "interrupted while rolling back; the lab is NOT "
-                                            "restored (" + (r ? d : r.error().message) +
-                                            "): twin down and up, or repair by hand"};
-    }
-    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched), &res_.baseline.state,
-                              nullptr, res_.after ? &res_.after->state : nullptr));
-    res_.rollback_detail = d;
-    // Daemons the restart check restarted run what they booted with, whatever text is applied
-    // now: those nodes go straight to the restart rung.
-    const bool restarted =
-        res_.restart_check && !res_.restart_check->nodes.empty() && res_.restart_check->daemons > 0;
-    if (restarted)
-      res_.rollback_detail += "; the restart check restarted " +
-                              join_names(res_.restart_check->nodes) + ": restarting them again";
-    else
-      prove_rollback(static_cast<bool>(r), "reload");
-    // The restore ladder: what the configuration's text did not bring back (a daemon that keeps
-    // an identity it took when restarted, state a reload does not reset) a restart from the
-    // baseline's config, then a node built anew, may. Each rung only when the one below did not
-    // prove the baseline, on the nodes the change touched (and those the restart check
-    // restarted); the lab is never left worse while a stronger restore remains untried.
-    std::vector<std::string> ladder_nodes = touched_frr_nodes(touched);
-    if (res_.restart_check)
-      for (const auto& n : res_.restart_check->nodes)
-        if (std::find(ladder_nodes.begin(), ladder_nodes.end(), n) == ladder_nodes.end())
-          ladder_nodes.push_back(n);
-    for (const char* rung : {"restart", "recreate"}) {
-      if (res_.rollback_ok || ladder_nodes.empty() || interrupted()) break;
-      SecondInterruptShield hold;
-      std::string how;
-      auto climbed = restore_nodes(ladder_nodes, rung, &how);
-      res_.rollback_detail += std::string("; ") + rung + ": " + how;
-      if (!climbed) {
-        res_.rollback_detail += " (" + climbed.error().message + ")";
-        continue;
-      }
-      say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
-                                &res_.baseline.state, nullptr, nullptr, /*configured=*/false));
-      prove_rollback(true, rung);
-    }
-    say(std::string("rollback ") +
-        (res_.rollback_ok ? "proven (" + res_.rollback_rung + "): baseline restored"
-                          : std::string("FAILED")) +
-        " (" + res_.rollback_detail + ")");
-  }
-  res_.duration_ms = time_.ms_since(t0);
-  return res_;
+  return {};
 }
 
+void Gate::keep_change(const Touched& touched, const plan::Plan& intended) {
+  // (The record is reloaded there: a topology step recorded new resources meanwhile.)
+  res_.intent_saved = static_cast<bool>(env_.lab.save_intent(intended));
+  std::vector<std::string> nodes;
+  for (const auto& n : touched_frr_nodes(touched))
+    if (!saved_.count(n)) nodes.push_back(n);  // (the restart check saved the others)
+  if (auto problems = save_configs(nodes); !problems.empty())
+    say("saving the approved config as startup config failed: " + problems);
+  res_.configs_saved.assign(saved_.begin(), saved_.end());
+}
+
+// The rollback (or --revert): the snapshot reloaded, then the restore ladder while the
+// baseline is not proven back.
+Result<void> Gate::roll_back(const Touched& touched) {
+  say(res_.verdict.decision == Decision::kApprove ? "reverting (--revert)" : "rolling back");
+  res_.rolled_back = true;
+  std::string d;
+  Result<void> r;
+  bool twice = false;  // a second signal stopped the rollback
+  {
+    // One SIGINT/SIGTERM does not stop a rollback half-way (a second does): it is finished,
+    // then reported as an interrupted change that was rolled back.
+    SecondInterruptShield hold;
+    r = rollback(touched, &d);
+    // A restart check saved the change as startup config: the restored running config is the
+    // startup config again.
+    if (!saved_.empty())
+      if (auto problems = save_configs({saved_.begin(), saved_.end()}); !problems.empty())
+        d += "; startup config not restored: " + problems;
+    twice = hold.signals() >= 2;
+  }
+  if (interrupted()) {
+    if (r && !twice)
+      return Error{ErrorKind::kInterrupted,
+                   "interrupted while rolling back; the change was rolled back (" + d + ")" +
+                       (opts_.lab_outlives
+                            ? "; not re-validated: run twin validate --lab " + st_.lab
+                            : std::string())};
+    return Error{ErrorKind::kInterrupted, "interrupted while rolling back; the lab is NOT "
+                                          "restored (" + (r ? d : r.error().message) +
+                                          "): twin down and up, or repair by hand"};
+  }
+  say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched), &res_.baseline.state,
+                            nullptr, res_.after ? &res_.after->state : nullptr));
+  res_.rollback_detail = d;
+  // Daemons the restart check restarted run what they booted with, whatever text is applied
+  // now: those nodes go straight to the restart rung.
+  const bool restarted =
+      res_.restart_check && !res_.restart_check->nodes.empty() && res_.restart_check->daemons > 0;
+  if (restarted)
+    res_.rollback_detail += "; the restart check restarted " +
+                            join_names(res_.restart_check->nodes) + ": restarting them again";
+  else
+    prove_rollback(static_cast<bool>(r), "reload");
+  climb_ladder(touched);
+  say(std::string("rollback ") +
+      (res_.rollback_ok ? "proven (" + res_.rollback_rung + "): baseline restored"
+                        : std::string("FAILED")) +
+      " (" + res_.rollback_detail + ")");
+  return {};
+}
+
+// The restore ladder: what the configuration's text did not bring back (a daemon that keeps an
+// identity it took when restarted, state a reload does not reset) a restart from the baseline's
+// config, then a node built anew, may. Each rung only when the one below did not prove the
+// baseline, on the nodes the change touched (and those the restart check restarted); the lab is
+// never left worse while a stronger restore remains untried.
+void Gate::climb_ladder(const Touched& touched) {
+  std::vector<std::string> ladder_nodes = touched_frr_nodes(touched);
+  if (res_.restart_check)
+    for (const auto& n : res_.restart_check->nodes)
+      if (std::find(ladder_nodes.begin(), ladder_nodes.end(), n) == ladder_nodes.end())
+        ladder_nodes.push_back(n);
+  for (const char* rung : {"restart", "recreate"}) {
+    if (res_.rollback_ok || ladder_nodes.empty() || interrupted()) break;
+    SecondInterruptShield hold;
+    std::string how;
+    auto climbed = restore_nodes(ladder_nodes, rung, &how);
+    res_.rollback_detail += std::string("; ") + rung + ": " + how;
+    if (!climbed) {
+      res_.rollback_detail += " (" + climbed.error().message + ")";
+      continue;
+    }
+    say("settling: " + settle(st_.plan, ospf_settle_floor(st_.plan, touched),
+                              &res_.baseline.state, nullptr, nullptr, /*configured=*/false));
+    prove_rollback(true, rung);
+  }
+}
 
 Result<Injected> Gate::inject() {
   for (const auto& s : cs_.steps)
