@@ -4,6 +4,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/ip.hpp"
@@ -708,22 +709,110 @@ void tenant_subnets(const plan::Plan& plan, std::vector<Cause>& out) {
 
 }  // namespace
 
+namespace {
+
+// One producer per group of rules that read the same facts in one pass (the kernel's links,
+// a node's policy): `meant` is the plan as the change means it (CauseFacts::intended).
+using Producer = void (*)(const plan::Plan& plan, const plan::Plan& meant, const CauseFacts&,
+                          std::vector<Cause>&);
+
+struct RuleRow {
+  CauseRule rule;
+  Producer producer;
+};
+
+// Every rule, in report order; rows sharing a producer are consecutive, and the producer runs
+// once. A dead daemon comes first: it explains whatever else fails at its node.
+const std::vector<RuleRow>& rule_rows() {
+  static const Producer daemons = [](const plan::Plan&, const plan::Plan&, const CauseFacts& f,
+                                     std::vector<Cause>& o) { dead_daemons(f, o); };
+  static const Producer duplicates = [](const plan::Plan& p, const plan::Plan&,
+                                        const CauseFacts& f, std::vector<Cause>& o) {
+    duplicate_addresses(p, f, o);
+  };
+  static const Producer bgp = [](const plan::Plan& p, const plan::Plan&, const CauseFacts& f,
+                                 std::vector<Cause>& o) { bgp_notifications(p, f, o); };
+  static const Producer policy = [](const plan::Plan& p, const plan::Plan&, const CauseFacts& f,
+                                    std::vector<Cause>& o) { policies(p, f, o); };
+  static const Producer kernel = [](const plan::Plan& p, const plan::Plan&, const CauseFacts& f,
+                                    std::vector<Cause>& o) { kernel_state(p, f, o); };
+  static const Producer ospf = [](const plan::Plan&, const plan::Plan&, const CauseFacts& f,
+                                  std::vector<Cause>& o) { ospf_findings(f, o); };
+  static const Producer auth = [](const plan::Plan& p, const plan::Plan&, const CauseFacts& f,
+                                  std::vector<Cause>& o) { ospf_auth(p, f, o); };
+  static const Producer statics = [](const plan::Plan& p, const plan::Plan&, const CauseFacts& f,
+                                     std::vector<Cause>& o) { static_overrides(p, f, o); };
+  static const Producer evpn = [](const plan::Plan& p, const plan::Plan&, const CauseFacts& f,
+                                  std::vector<Cause>& o) { evpn_not_advertised(p, f, o); };
+  // The tenant rules judge by the plan as the change means it (a declared move).
+  static const Producer ports = [](const plan::Plan&, const plan::Plan& m, const CauseFacts& f,
+                                   std::vector<Cause>& o) { tenant_ports_misplaced(m, f, o); };
+  static const Producer overlay = [](const plan::Plan&, const plan::Plan& m, const CauseFacts& f,
+                                     std::vector<Cause>& o) { underlay_mtu(m, f, o); };
+  static const Producer subnets = [](const plan::Plan&, const plan::Plan& m, const CauseFacts&,
+                                     std::vector<Cause>& o) { tenant_subnets(m, o); };
+  static const std::vector<RuleRow> rows = {
+      {{"daemon-dead", "a daemon (or VM) twin runs for a node is not running"}, daemons},
+      {{"duplicate-address", "one address on two nodes (not one the plan puts on both)"},
+       duplicates},
+      {{"bgp-notification", "a session down whose last NOTIFICATION says why (RFC 4271 §6)"}, bgp},
+      {{"remote-as-mismatch", "a session down where one end's remote-as is not the other's AS"},
+       bgp},
+      {{"policy-undefined", "a neighbor's route-map, prefix-list or filter-list not defined"},
+       policy},
+      {{"policy-denies-all", "a route-map or prefix-list on a neighbor with deny entries only"},
+       policy},
+      {{"policy-required", "RFC 8212 on, and an eBGP neighbor without route-maps in and out"},
+       policy},
+      {{"both-passive", "both ends of an expected session passive"}, policy},
+      {{"unnumbered-ipv6", "IPv6 off, or no link-local address, on a BGP-unnumbered port"},
+       kernel},
+      {{"mtu-mismatch", "the two ends of a link at different MTUs"}, kernel},
+      {{"forwarding-off", "IP forwarding off on a router"}, kernel},
+      {{"lo-down", "a router's lo administratively down"}, kernel},
+      {{"ospf-mismatch", "the OSPF family's own finding (area, timers, MTU, network type)"}, ospf},
+      {{"ospf-auth", "the ends of an OSPF adjacency disagree on authentication"}, auth},
+      {{"static-override", "a route of another origin inside a prefix the fabric routes"},
+       statics},
+      {{"evpn-not-advertised", "a VTEP without advertise-all-vni (nor a vni block)"}, evpn},
+      {{"tenant-port-misplaced", "a tenant port whose bridge is not its network's"}, ports},
+      {{"underlay-mtu", "fabric ports below the servers' largest frame plus VXLAN's 50 bytes"},
+       overlay},
+      {{"tenant-subnet-mismatch", "one tenant network's servers in two IPv4 subnets"}, subnets},
+  };
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<CauseRule>& cause_rules() {
+  static const std::vector<CauseRule> rules = [] {
+    std::vector<CauseRule> v;
+    for (const auto& r : rule_rows()) v.push_back(r.rule);
+    return v;
+  }();
+  return rules;
+}
+
 std::vector<Cause> likely_causes(const plan::Plan& plan, const CauseFacts& facts) {
   std::vector<Cause> out;
-  // First: a dead daemon explains whatever else fails at its node.
-  dead_daemons(facts, out);
-  duplicate_addresses(plan, facts, out);
-  bgp_notifications(plan, facts, out);
-  policies(plan, facts, out);
-  kernel_state(plan, facts, out);
-  ospf_findings(facts, out);
-  ospf_auth(plan, facts, out);
-  static_overrides(plan, facts, out);
-  evpn_not_advertised(plan, facts, out);
   const plan::Plan& meant = facts.intended ? *facts.intended : plan;
-  tenant_ports_misplaced(meant, facts, out);
-  underlay_mtu(meant, facts, out);
-  tenant_subnets(meant, out);
+  const auto& rows = rule_rows();
+  for (size_t i = 0; i < rows.size();) {
+    size_t end = i;
+    while (end < rows.size() && rows[end].producer == rows[i].producer) ++end;
+    const size_t before = out.size();
+    rows[i].producer(plan, meant, facts, out);
+    // A cause carries the name of a row of its producer: a rule missing from the list is a
+    // programming error, caught by any unit test that makes it fire.
+    for (size_t k = before; k < out.size(); ++k) {
+      bool listed = false;
+      for (size_t r = i; r < end; ++r) listed |= out[k].rule == rows[r].rule.name;
+      if (!listed)
+        throw std::logic_error("likely cause '" + out[k].rule + "' is not in cause_rules()");
+    }
+    i = end;
+  }
   return out;
 }
 

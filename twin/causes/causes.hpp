@@ -5,48 +5,11 @@
 // FRR and kernel JSON (tests/data/frr84/causes/); gathering the facts is the only I/O. A rule
 // that does not match says nothing: where none matches, reports say so instead of guessing.
 //
-// Rules (FRR's and the kernel's own words quoted in the evidence):
-//   daemon-dead         a daemon (or VM) twin runs for a node is not running (the node family's
-//                       unhealthy result): its exit status or last log line
-//   ospf-auth           the two ends of an expected OSPF adjacency disagree on authentication
-//                       (type, or the message-digest key one signs with), from their running
-//                       configs (FRR 8.4's JSON does not show it); keys are never quoted
-//   duplicate-address   one address on two nodes (not one the plan puts on both)
-//   bgp-notification    a session not Established whose last NOTIFICATION names why: hold
-//                       timer expired, maximum prefixes, bad BGP identifier, ... (FRR `show bgp
-//                       neighbors json` lastNotificationReason, lastErrorCodeSubcode; RFC 4271
-//                       §6); with the remote-as mismatch below when there is one, whatever the
-//                       NOTIFICATION said
-//   remote-as-mismatch  a session not Established where one end's configured remote-as (its
-//                       remoteAs) is not the other's AS: named from the configuration, since the
-//                       last NOTIFICATION ("Bad Peer AS", or an FSM error from the OPEN collision
-//                       that follows) depends on timing; alone when neither end saw one
-//   policy-undefined    a neighbor's route-map, prefix-list or filter-list that is not defined
-//                       (FRR then lets nothing through that way)
-//   policy-denies-all   a route-map applied to a neighbor with deny entries only
-//   policy-required     `bgp ebgp-requires-policy` (RFC 8212) on, and an eBGP neighbor without
-//                       route-maps in and out: nothing passes once its session (re)starts
-//   both-passive        both ends of an expected session configured passive
-//   unnumbered-ipv6     IPv6 disabled, or no link-local address, on a BGP-unnumbered port
-//   mtu-mismatch        the two ends of a link with different MTUs (both values)
-//   forwarding-off      IP forwarding off on a router (it drops transit traffic)
-//   lo-down             a router's lo administratively down
-//   ospf-mismatch       the OSPF family's own finding (area, hello/dead, MTU, network type)
-//   static-override     a route of another origin (static, or added by hand) on a router for a
-//                       prefix inside one the fabric routes from another node: the kernel
-//                       prefers the longer (or same-length, lower-metric) match, so that traffic
-//                       takes its one path whatever the routing protocols do (it hides from
-//                       every validation until a failure takes its path away)
-//   evpn-not-advertised a VTEP (a leaf with tenant ports) whose running config has no
-//                       `advertise-all-vni` (nor a `vni` block) under l2vpn evpn: its VNIs and
-//                       servers stay unknown to the other VTEPs (FRR docs, "EVPN")
-//   tenant-port-misplaced a tenant port whose bridge is not its network's (`master` in `ip
-//                       link`): in another network's bridge (the leak: its server shares that
-//                       L2 segment), in a VNI no network has (a mistyped VNI), or in none
-//   underlay-mtu        fabric ports below the servers' largest frame plus VXLAN's 50 bytes
-//                       (RFC 7348 §5): VTEPs set DF, so full overlay frames are dropped
-//   tenant-subnet-mismatch  one L2 network's servers (as the change means them) in two IPv4
-//                       subnets, in a tenant without a gateway: a server moved in, not readdressed
+// The rules are one list, cause_rules() (causes.cpp: each rule's name, one line, and the
+// function that finds it). docs/likely-causes.md describes each in the list's order (a unit test
+// holds the two equal); reports and the API carry the name as `rule`. FRR's and the kernel's
+// own words are quoted in the evidence; FRR 8.4's JSON and RFC 4271 §6 (NOTIFICATION codes),
+// RFC 8212 (ebgp-requires-policy), RFC 7348 §5 (VXLAN's 50 bytes) are the outside facts relied on.
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -79,6 +42,15 @@ struct CauseFacts {
   // address a change adds twice is a duplicate, not the plan's anycast. Null: the same plan.
   const plan::Plan* intended = nullptr;
 };
+
+// A likely-cause rule: its name (a cause's `rule`) and what it names, in one line.
+struct CauseRule {
+  const char* name;
+  const char* summary;
+};
+
+// Every rule, in the order reports list what they find (a dead daemon first). Never empty.
+const std::vector<CauseRule>& cause_rules();
 
 // The kernel settings the rules read per FRR node (NodeFacts::sysctls): IPv4 and IPv6
 // forwarding, and IPv6 on every fabric port (BGP unnumbered needs it). Pure.

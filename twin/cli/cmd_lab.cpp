@@ -21,6 +21,17 @@ int fail(const std::string& message, int code) {
   return code;
 }
 
+int fail_json(bool json, const std::string& message, int code) {
+  if (json)
+    std::cout << nlohmann::json{{"schema_version", 1},
+                                {"verdict", "error"},
+                                {"exit_code", code},
+                                {"error", message}}
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+  return fail(message, code);
+}
+
 Result<InputPolicy> input_policy(const InputOptions& o, const std::vector<std::string>& inputs) {
   if (o.input_root.empty()) return InputPolicy::for_inputs(inputs, o.allow_paths);
   std::error_code ec;
