@@ -14,6 +14,8 @@
 #include "twin/engine/lab.hpp"
 #include "twin/gate/apply.hpp"
 #include "twin/changeset/changeset.hpp"
+#include "twin/changeset/dry_run.hpp"
+#include "twin/changeset/frr_checks.hpp"
 #include "twin/drill/drill.hpp"
 #include "twin/gate/scenario.hpp"
 #include "twin/report/apply_report.hpp"

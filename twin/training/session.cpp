@@ -13,6 +13,7 @@
 #include "twin/plan/plan.hpp"
 #include "twin/causes/causes.hpp"
 #include "twin/changeset/changeset.hpp"
+#include "twin/gate/apply.hpp"
 #include "twin/gate/gate.hpp"
 #include "twin/verdict/watch.hpp"
 #include "twin/state/state.hpp"
