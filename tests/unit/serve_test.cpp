@@ -455,6 +455,20 @@ TEST(OpenApi, DescribesEveryRoute) {
     EXPECT_TRUE(d["paths"].contains(path) && d["paths"][path].contains(method)) << method << " " << path;
 }
 
+// A route's access is what its method has always meant to the token and origin rules.
+TEST(Routes, ReadsAreGetsAndChangesArePostsAndDeletes) {
+  for (const Api::Route& r : Api::routes()) {
+    SCOPED_TRACE(r.method + " " + r.pattern);
+    if (r.access == Api::Access::kChange)
+      EXPECT_TRUE(r.method == "POST" || r.method == "DELETE");
+    else
+      EXPECT_EQ(r.method, "GET");
+    EXPECT_TRUE(r.pattern.starts_with("/api/"));
+    EXPECT_EQ(r.access == Api::Access::kUpgrade,
+              r.pattern.ends_with("/events") || r.pattern.ends_with("/terminal"));
+  }
+}
+
 // What a method no route takes is answered today, path by path (no Allow header).
 TEST_F(ApiTest, AMethodNoRouteTakesIs405UnderLabsAndJobsAnd404Elsewhere) {
   const std::string kDoc = " (see /api/openapi.json)";
