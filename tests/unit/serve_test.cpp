@@ -455,6 +455,29 @@ TEST(OpenApi, DescribesEveryRoute) {
     EXPECT_TRUE(d["paths"].contains(path) && d["paths"][path].contains(method)) << method << " " << path;
 }
 
+// The router's table and the document agree both ways: nothing answered goes undescribed,
+// nothing described is unanswered.
+TEST(OpenApi, DescribesExactlyTheRoutesOfTheRouter) {
+  const auto d = Api::openapi();
+  std::set<std::pair<std::string, std::string>> routes, described;
+  for (const Api::Route& r : Api::routes()) {
+    std::string m = r.method;
+    std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_TRUE(routes.insert({r.pattern, m}).second)
+        << "declared twice: " << m << " " << r.pattern;
+  }
+  for (const auto& [path, item] : d["paths"].items())
+    for (const auto& [key, o] : item.items()) {
+      if (key == "parameters") continue;
+      described.insert({path, key});
+      EXPECT_FALSE(o.value("summary", "").empty()) << key << " " << path << " has no description";
+      // A change needs the token whenever one is set: the document says so of exactly those.
+      const bool change = key == "post" || key == "delete";
+      EXPECT_EQ(o.contains("security"), change) << key << " " << path;
+    }
+  EXPECT_EQ(routes, described);
+}
+
 // A route's access is what its method has always meant to the token and origin rules.
 TEST(Routes, ReadsAreGetsAndChangesArePostsAndDeletes) {
   for (const Api::Route& r : Api::routes()) {

@@ -130,7 +130,8 @@ class Api {
     std::string method, pattern;
     Access access;
   };
-  // Every operation of the API, as the router declares it.
+  // Every operation of the API, as the router declares it; the OpenAPI document lists exactly
+  // these.
   static const std::vector<Route>& routes();
   // The page and its assets (GET / and /<file>), or a route. A request no route takes is 404,
   // or 405 (no Allow header) under /api/labs and /api/jobs; either after the token rules.
