@@ -14,6 +14,7 @@
 #include "twin/topology/tenants.hpp"
 #include "twin/topology/own_config.hpp"
 #include "twin/topology/image_profile.hpp"
+#include "twin/topology/names.hpp"
 
 namespace fs = std::filesystem;
 
