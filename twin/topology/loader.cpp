@@ -20,12 +20,6 @@ namespace fs = std::filesystem;
 
 namespace twin::topology {
 
-const Node* Topology::find_node(const std::string& n) const {
-  for (const auto& node : nodes)
-    if (node.name == n) return &node;
-  return nullptr;
-}
-
 namespace {
 
 using yaml::at;
