@@ -24,6 +24,7 @@
 #include "twin/runtime/frr_check.hpp"
 #include "twin/state/state.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 #include "twin/validate/validator.hpp"
 #include "validators/registry.hpp"
 

@@ -13,6 +13,7 @@
 #include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/libvirt.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 
 namespace twin::cli {
 

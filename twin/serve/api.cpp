@@ -12,7 +12,8 @@
 
 #include "twin/core/util.hpp"
 #include "twin/options/table.hpp"
-#include "twin/topology/loader.hpp"
+#include "twin/topology/image_profile.hpp"
+#include "twin/topology/names.hpp"
 
 namespace twin::serve {
 namespace {

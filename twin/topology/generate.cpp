@@ -5,8 +5,8 @@
 #include <sstream>
 #include <vector>
 
-#include "twin/topology/loader.hpp"
 #include "twin/topology/model.hpp"
+#include "twin/topology/names.hpp"
 
 namespace twin::topology {
 

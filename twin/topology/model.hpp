@@ -216,7 +216,11 @@ struct Topology {
   std::vector<Check> checks;  // `checks:`, in file order
   std::vector<Tenant> tenants;  // `tenants:`, in file order
 
-  [[nodiscard]] const Node* find_node(const std::string& name) const;
+  [[nodiscard]] const Node* find_node(const std::string& name) const {
+    for (const auto& node : nodes)
+      if (node.name == name) return &node;
+    return nullptr;
+  }
 };
 
 // The data NIC (0-based, management NIC not counted) that guest interface `name` is, for a

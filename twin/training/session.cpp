@@ -18,6 +18,7 @@
 #include "twin/verdict/watch.hpp"
 #include "twin/state/state.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 #include "twin/validate/system_probe.hpp"
 
 namespace fs = std::filesystem;
