@@ -155,9 +155,7 @@ TEST(YamlInteger, AcceptsBase10AndRejectsTheRest) {
 
 // A number beyond 64 bits read against a range gets the range, as any number outside it does.
 TEST(YamlInteger, BeyondSixtyFourBitsIsOutsideTheRange) {
-  Doc doc("mtu: 99999999999999999999
-neg: -99999999999999999999
-");
+  Doc doc("mtu: 99999999999999999999\nneg: -99999999999999999999\n");
   EXPECT_FALSE(doc.reader.integer(doc.field("mtu"), 68, 65535, "bytes"));
   EXPECT_FALSE(doc.reader.integer(doc.field("neg"), 0, 9, ""));
   ASSERT_EQ(doc.diags.items().size(), 2u);
