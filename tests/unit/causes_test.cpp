@@ -1,17 +1,17 @@
 // Likely-cause rules (twin/causes/causes.hpp) on FRR 8.4 and kernel JSON recorded from
 // clos-2x4 runs (tests/data/frr84/causes/): each rule on the state that should trigger it, and
 // silent on a healthy one; then how causes attach to a verdict's reasons.
+#include "twin/causes/causes.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "tests/unit/recorded.hpp"
-#include "twin/causes/causes.hpp"
 #include "twin/verdict/observation.hpp"
 
 namespace {
@@ -360,10 +360,10 @@ TEST(Causes, ACauseGoesToTheReasonOfThePrefixesOfItsNode) {
 // list's order, so a rule added to the code without its page row (or a row for a rule that is
 // gone) fails here.
 TEST(CauseRules, TheDocsTableNamesEveryRuleInTheListsOrder) {
-  const std::string page = twin_test::read(
-      (std::filesystem::path(TWIN_TEST_DATA).parent_path().parent_path() / "docs" /
-       "likely-causes.md")
-          .string());
+  const std::string page =
+      twin_test::read((std::filesystem::path(TWIN_TEST_DATA).parent_path().parent_path() / "docs" /
+                       "likely-causes.md")
+                          .string());
   std::vector<std::string> documented;
   std::istringstream in(page);
   for (std::string line; std::getline(in, line);)

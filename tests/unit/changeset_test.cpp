@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "tests/unit/support.hpp"
+#include "twin/changeset/changeset_keys.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/changeset/changeset_keys.hpp"
 #include "twin/topology/model.hpp"
 #include "validators/registry.hpp"
 

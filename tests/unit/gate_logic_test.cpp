@@ -11,12 +11,12 @@
 
 #include "tests/unit/fakes.hpp"
 #include "tests/unit/recorded.hpp"
-#include "twin/core/util.hpp"
-#include "twin/engine/lab.hpp"
 #include "twin/changeset/changeset.hpp"
-#include "twin/gate/gate.hpp"
 #include "twin/changeset/intent.hpp"
 #include "twin/changeset/steps.hpp"
+#include "twin/core/util.hpp"
+#include "twin/engine/lab.hpp"
+#include "twin/gate/gate.hpp"
 #include "twin/verdict/watch.hpp"
 
 namespace {

@@ -23,9 +23,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -36,17 +36,17 @@
 
 #include "tests/unit/recorded.hpp"
 #include "tests/unit/support.hpp"
+#include "twin/changeset/changeset.hpp"
+#include "twin/changeset/intent.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/error.hpp"
-#include "twin/plan/plan.hpp"
-#include "twin/changeset/changeset.hpp"
-#include "twin/verdict/diff.hpp"
-#include "twin/changeset/intent.hpp"
-#include "twin/verdict/observation.hpp"
 #include "twin/gate/scenario.hpp"
+#include "twin/plan/plan.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/result.hpp"
 #include "twin/validate/validator.hpp"
+#include "twin/verdict/diff.hpp"
+#include "twin/verdict/observation.hpp"
 
 namespace {
 

@@ -8,15 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "twin/cli/commands.hpp"
-#include "twin/core/duration.hpp"
-#include "twin/core/util.hpp"
-#include "twin/engine/lab.hpp"
-#include "twin/gate/apply.hpp"
 #include "twin/changeset/changeset.hpp"
 #include "twin/changeset/dry_run.hpp"
 #include "twin/changeset/frr_checks.hpp"
+#include "twin/cli/commands.hpp"
+#include "twin/core/duration.hpp"
+#include "twin/core/util.hpp"
 #include "twin/drill/drill.hpp"
+#include "twin/engine/lab.hpp"
+#include "twin/gate/apply.hpp"
 #include "twin/gate/scenario.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/drill_report.hpp"

@@ -27,8 +27,8 @@ int run_restart(const RestartOptions& o) {
     if (!lock) return lock.error();
     // Said only of a node the lab has: for another, restart_node's error is the only line.
     if (auto st = state::load_state(*lab); st && st->plan.find(o.node))
-      say("restarting " + (o.daemon.empty() ? "the routing daemons" : o.daemon) + " of " +
-          o.node + " from its startup configuration");
+      say("restarting " + (o.daemon.empty() ? "the routing daemons" : o.daemon) + " of " + o.node +
+          " from its startup configuration");
     return engine::restart_node(*lab, o.node, o.daemon, runner);
   }();
   if (!rep) {

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "twin/causes/causes.hpp"
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
-#include "twin/causes/causes.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
 #include "twin/runtime/frr.hpp"
@@ -100,21 +100,25 @@ int run_validate(const ValidateOptions& o) {
   if (!unknown.empty()) {
     std::string names;
     for (const auto& n : validators::family_names()) names += (names.empty() ? "" : ", ") + n;
-    return fail_json(o.json, "unknown validator '" + unknown[0] + "'; expected one of: " + names, 2);
+    return fail_json(o.json, "unknown validator '" + unknown[0] + "'; expected one of: " + names,
+                     2);
   }
   // Output paths are checked before validating: a CI job must not learn at the end that its
   // report or evidence could not be written.
   if (!o.junit.empty()) {
     std::ofstream f(o.junit, std::ios::app);
-    if (!f) return fail_json(o.json, "cannot write JUnit report " + o.junit + ": " + std::strerror(errno), 3);
+    if (!f)
+      return fail_json(o.json, "cannot write JUnit report " + o.junit + ": " + std::strerror(errno),
+                       3);
   }
   if (!o.artifacts.empty()) {
     std::error_code ec;
     fs::create_directories(o.artifacts, ec);
     if (ec || !fs::is_directory(o.artifacts))
-      return fail_json(o.json, "cannot create artifacts folder " + o.artifacts + ": " +
-                      (ec ? ec.message() : std::string("not a directory")),
-                  3);
+      return fail_json(o.json,
+                       "cannot create artifacts folder " + o.artifacts + ": " +
+                           (ec ? ec.message() : std::string("not a directory")),
+                       3);
   }
   proc::SystemRunner runner;
   validate::SystemProbe probe(runner, {},

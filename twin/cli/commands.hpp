@@ -97,7 +97,7 @@ struct ValidateOptions {
   double converge_timeout_s = 0;
   int max_pairs = 0;  // validate::Context::max_pairs
   int parallel = 0;   // validate::Context::parallel
-  bool causes = true; // on failure, the likely-cause rules (causes/causes.hpp) over what it saw
+  bool causes = true;  // on failure, the likely-cause rules (causes/causes.hpp) over what it saw
 };
 int run_validate(const ValidateOptions& o);
 

@@ -208,8 +208,8 @@ std::optional<long long> Reader::integer(const Value& v) {
 
 std::optional<long long> Reader::integer(const Value& v, long long lo, long long hi,
                                          const std::string& unit) {
-  const std::string range =
-      "expected " + std::to_string(lo) + "-" + std::to_string(hi) + (unit.empty() ? "" : " " + unit);
+  const std::string range = "expected " + std::to_string(lo) + "-" + std::to_string(hi) +
+                            (unit.empty() ? "" : " " + unit);
   // Beyond 64 bits is beyond the range too: the range is the useful message.
   if (v.node.IsScalar() && whole_number_text(v.node.Scalar())) {
     errno = 0;

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "twin/core/error.hpp"
-#include "twin/state/state.hpp"
 #include "twin/gate/apply.hpp"
+#include "twin/state/state.hpp"
 
 namespace twin::report {
 

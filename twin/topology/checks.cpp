@@ -1,11 +1,11 @@
 #include "twin/topology/checks.hpp"
-#include "twin/topology/tenants.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <regex>
 
 #include "twin/topology/names.hpp"
+#include "twin/topology/tenants.hpp"
 
 namespace twin::topology {
 

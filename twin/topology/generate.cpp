@@ -1,5 +1,4 @@
 #include "twin/topology/generate.hpp"
-#include "twin/topology/tenants.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -7,6 +6,7 @@
 
 #include "twin/topology/model.hpp"
 #include "twin/topology/names.hpp"
+#include "twin/topology/tenants.hpp"
 
 namespace twin::topology {
 

@@ -11,10 +11,10 @@
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/daemons_file.hpp"
 #include "twin/topology/declared_checks.hpp"
-#include "twin/topology/tenants.hpp"
-#include "twin/topology/own_config.hpp"
 #include "twin/topology/image_profile.hpp"
 #include "twin/topology/names.hpp"
+#include "twin/topology/own_config.hpp"
+#include "twin/topology/tenants.hpp"
 
 namespace fs = std::filesystem;
 
