@@ -179,13 +179,18 @@ std::optional<std::string> Reader::string(const Value& v) {
 }
 
 namespace {
-// Whether `s` is written as a whole number ([+-]digits), whatever its size.
-bool whole_number_text(const std::string& s) {
+// Whether `n` is written as a whole number ([+-]digits) too large for 64 bits: still a number,
+// so the messages say it is out of range rather than "not an integer".
+bool beyond_64_bits(const YAML::Node& n) {
+  if (!n.IsScalar()) return false;
+  const std::string& s = n.Scalar();
   size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
   if (i == s.size()) return false;
   for (; i < s.size(); ++i)
     if (s[i] < '0' || s[i] > '9') return false;
-  return true;
+  errno = 0;
+  (void)std::strtoll(s.c_str(), nullptr, 10);
+  return errno == ERANGE;
 }
 }  // namespace
 
@@ -196,8 +201,7 @@ std::optional<long long> Reader::integer(const Value& v) {
     errno = 0;
     long long n = std::strtoll(s.c_str(), &end, 10);
     if (!s.empty() && end && *end == '\0' && errno == 0) return n;
-    // A number too large for 64 bits is still a number: say so rather than "not an integer".
-    if (whole_number_text(s)) {
+    if (beyond_64_bits(v.node)) {
       error(v, "expected an integer that fits in 64 bits, got " + s);
       return std::nullopt;
     }
@@ -210,14 +214,9 @@ std::optional<long long> Reader::integer(const Value& v, long long lo, long long
                                          const std::string& unit) {
   const std::string range = "expected " + std::to_string(lo) + "-" + std::to_string(hi) +
                             (unit.empty() ? "" : " " + unit);
-  // Beyond 64 bits is beyond the range too: the range is the useful message.
-  if (v.node.IsScalar() && whole_number_text(v.node.Scalar())) {
-    errno = 0;
-    (void)std::strtoll(v.node.Scalar().c_str(), nullptr, 10);
-    if (errno == ERANGE) {
-      error(v, range);
-      return std::nullopt;
-    }
+  if (beyond_64_bits(v.node)) {  // beyond the range too: the range is the useful message
+    error(v, range);
+    return std::nullopt;
   }
   auto n = integer(v);
   if (!n) return std::nullopt;
@@ -244,11 +243,7 @@ std::optional<int> Reader::mtu(const Value& v) {
           "MTU excludes the Ethernet header; data-center fabrics commonly use 9216");
     return std::nullopt;
   };
-  if (v.node.IsScalar() && whole_number_text(v.node.Scalar())) {  // beyond 64 bits: outside too
-    errno = 0;
-    (void)std::strtoll(v.node.Scalar().c_str(), nullptr, 10);
-    if (errno == ERANGE) return outside(v.node.Scalar());
-  }
+  if (beyond_64_bits(v.node)) return outside(v.node.Scalar());
   auto n = integer(v);
   if (!n) return std::nullopt;
   if (*n < kMinMtu || *n > kMaxMtu) return outside(std::to_string(*n));
