@@ -3,7 +3,7 @@
 # check below (run at every build) fails when a source file includes a module not listed here,
 # so a wrong include is a build error naming the file and the include, not a review comment.
 set(TWIN_MODULES core options proc topology plan graph state runtime wiring drivers validate validators
-    engine replay report training serve cli)
+    engine verdict changeset causes gate drill report training serve cli)
 set(TWIN_DEPS_core "")
 set(TWIN_DEPS_options core)
 set(TWIN_DEPS_proc core)
@@ -17,12 +17,22 @@ set(TWIN_DEPS_drivers core proc topology plan state runtime wiring)
 set(TWIN_DEPS_validate core proc topology plan state runtime drivers)
 set(TWIN_DEPS_validators core topology plan runtime validate)
 set(TWIN_DEPS_engine core proc topology plan graph state runtime wiring drivers validate)
-set(TWIN_DEPS_replay core proc topology plan state runtime drivers validate engine)
-set(TWIN_DEPS_report core topology plan state runtime validate replay)
-set(TWIN_DEPS_training core proc topology plan state runtime drivers validate engine replay)
+# The rollout gate's rooms (ARCHITECTURE.md §2): what it sees and its seams (verdict), change
+# sets and their step handlers (changeset), the likely-cause rules (causes), the gate's run
+# (gate), the failure drill (drill). One namespace, twin::replay; each room a library.
+set(TWIN_DEPS_verdict core proc topology plan state runtime drivers validate engine)
+set(TWIN_DEPS_changeset core proc topology plan state runtime drivers validate engine verdict)
+set(TWIN_DEPS_causes core proc topology plan state runtime drivers validate engine verdict)
+set(TWIN_DEPS_gate core proc topology plan state runtime drivers validate engine verdict changeset
+    causes)
+set(TWIN_DEPS_drill core proc topology plan state runtime drivers validate engine verdict changeset
+    causes gate)
+set(TWIN_DEPS_report core topology plan state runtime validate verdict changeset gate drill)
+set(TWIN_DEPS_training core proc topology plan state runtime drivers validate engine verdict
+    changeset causes gate)
 set(TWIN_DEPS_serve core options proc topology plan graph state runtime drivers validate engine report)
 set(TWIN_DEPS_cli core options proc topology plan graph state runtime wiring drivers validate validators
-    engine replay report training serve)
+    engine verdict changeset causes gate drill report training serve)
 
 # The folder that holds a module's sources, relative to the repository root.
 function(twin_module_dir module out)

@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
-bash tools/build.sh
+# Only the CLI: the unit and integration test binaries are tools/test.sh's to build.
+echo "quickstart: building build/twin (ninja shows [done/total]; a cold build takes minutes)"
+bash tools/build.sh twin
 lab=${TWIN_LAB:-clos-2x4}
 twin=build/twin
 # Tear down only a lab this script brought up: never one that was running before.

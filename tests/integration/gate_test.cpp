@@ -17,7 +17,7 @@
 
 #include "tests/integration/cli_support.hpp"
 #include "twin/core/diagnostics.hpp"
-#include "twin/replay/scenario.hpp"
+#include "twin/gate/scenario.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

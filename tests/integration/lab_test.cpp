@@ -355,6 +355,23 @@ TEST(Lab, InvalidLabNamesAreRefusedBeforeAnything) {
   }
 }
 
+// A pipeline that reads `validate --json` gets a document even when there is no lab to
+// validate (it used to get an empty stdout), and a misspelt command is named.
+TEST(Lab, ValidateJsonWithoutALabPrintsAnErrorDocument) {
+  auto r = twin("validate --lab nosuchlab-json --json");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "error");
+  EXPECT_EQ(j["exit_code"], 2);
+  EXPECT_EQ(j["error"].get<std::string>().rfind("lab 'nosuchlab-json' is not running", 0), 0u)
+      << j.dump();
+  auto typo = twin("valdate --lab x");
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("twin: unknown command 'valdate'; did you mean 'validate'?"),
+            std::string::npos)
+      << typo.err;
+}
+
 TEST(Lab, OwnConfigLabPasses) {
   if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
   std::string lab = unique_lab("own");

@@ -1,14 +1,18 @@
-// Likely-cause rules (twin/replay/causes.hpp) on FRR 8.4 and kernel JSON recorded from
+// Likely-cause rules (twin/causes/causes.hpp) on FRR 8.4 and kernel JSON recorded from
 // clos-2x4 runs (tests/data/frr84/causes/): each rule on the state that should trigger it, and
 // silent on a healthy one; then how causes attach to a verdict's reasons.
+#include "twin/causes/causes.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "tests/unit/recorded.hpp"
-#include "twin/replay/causes.hpp"
-#include "twin/replay/observation.hpp"
+#include "twin/verdict/observation.hpp"
 
 namespace {
 
@@ -350,4 +354,40 @@ TEST(Causes, ACauseGoesToTheReasonOfThePrefixesOfItsNode) {
   EXPECT_EQ(v.reasons[0].causes[0].rule, "policy-denies-all");
   EXPECT_TRUE(v.reasons[1].causes.empty());
   EXPECT_EQ(v.reasons[2].causes.size(), 1u);
+}
+
+// The rules are one list (cause_rules()): docs/likely-causes.md's table names each, in the
+// list's order, so a rule added to the code without its page row (or a row for a rule that is
+// gone) fails here.
+TEST(CauseRules, TheDocsTableNamesEveryRuleInTheListsOrder) {
+  const std::string page =
+      twin_test::read((std::filesystem::path(TWIN_TEST_DATA).parent_path().parent_path() / "docs" /
+                       "likely-causes.md")
+                          .string());
+  std::vector<std::string> documented;
+  std::istringstream in(page);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("| `", 0) == 0) documented.push_back(line.substr(3, line.find('`', 3) - 3));
+  std::vector<std::string> listed;
+  for (const auto& r : twin::replay::cause_rules()) {
+    listed.push_back(r.name);
+    EXPECT_GT(std::string(r.summary).size(), 10u) << r.name;
+  }
+  EXPECT_EQ(documented, listed);
+  EXPECT_EQ(listed.size(), 19u);
+  EXPECT_EQ(listed.front(), "daemon-dead");  // it explains whatever else fails at its node
+}
+
+// Every cause the rules return names a listed rule (likely_causes throws on one that does not;
+// the other tests of this file make most rules fire through it): forwarding switched off on a
+// recorded healthy node comes back as the listed forwarding-off, once.
+TEST(CauseRules, WhatTheRulesFindCarriesAListedName) {
+  std::set<std::string> listed;
+  for (const auto& r : twin::replay::cause_rules()) listed.insert(r.name);
+  CauseFacts f = healthy();
+  f.nodes["leaf1"].sysctls["net.ipv4.conf.all.forwarding"] = "0";
+  auto found = twin::replay::likely_causes(clos(), f);
+  ASSERT_FALSE(found.empty());
+  for (const auto& c : found) EXPECT_TRUE(listed.count(c.rule)) << c.rule;
+  EXPECT_EQ(by_rule(found, "forwarding-off").size(), 1u);
 }

@@ -1,9 +1,9 @@
-// Unit tests for change sets (twin/replay/changeset.hpp), checked against the recorded clos-2x4
+// Unit tests for change sets (twin/changeset/changeset.hpp), checked against the recorded clos-2x4
 // plan (tests/data/frr84/plan-rec.json): a change set using every step kind loads with exact
 // values; every kind of bad input is reported with its exact place (line:column), field,
 // message and hint, all problems at once; `--configs DIR` layouts; negate_config; and the JSON
 // Schema (scenarios/schema/change.schema.json) declares exactly what the loader accepts.
-#include "twin/replay/changeset.hpp"
+#include "twin/changeset/changeset.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "tests/unit/support.hpp"
+#include "twin/changeset/changeset_keys.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/changeset_keys.hpp"
 #include "twin/topology/model.hpp"
 #include "validators/registry.hpp"
 

@@ -2,6 +2,7 @@
 // docs/cli.md say: the CLI11 App has exactly the table's commands and options, the API's job
 // bodies describe exactly the options the table gives the API, and the checked-in docs/cli.md
 // is the page the table generates.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -151,4 +152,22 @@ TEST(CommandTable, DocsCliMdIsTheGeneratedPage) {
       << "docs/cli.md differs from what the command table (twin/options/table.cpp) generates; "
          "regenerate it: cmake --build build --target twin_cli_docs && build/twin_cli_docs > "
          "docs/cli.md";
+}
+
+// A misspelt command word is named with the nearest command, where CLI11 alone says "A
+// subcommand is required"; words that name commands, positionals and options are left alone.
+TEST(CommandLine, AnUnknownCommandIsNamedWithTheNearestOne) {
+  twin::cli::Cli cli;
+  using twin::cli::unknown_subcommand;
+  EXPECT_EQ(unknown_subcommand(cli.app, {"valdate", "--lab", "x"}),
+            "twin: unknown command 'valdate'; did you mean 'validate'?");
+  EXPECT_EQ(unknown_subcommand(cli.app, {"exercise", "strt"}),
+            "twin exercise: unknown command 'strt'; did you mean 'start'?");
+  const std::string far = unknown_subcommand(cli.app, {"frobnicate"});
+  EXPECT_THAT(far, ::testing::StartsWith("twin: unknown command 'frobnicate'; the commands are: "
+                                         "plan, up, down"));
+  EXPECT_EQ(unknown_subcommand(cli.app, {"validate", "--lab", "x"}), "");
+  EXPECT_EQ(unknown_subcommand(cli.app, {"exercise", "start", "01-x"}), "");
+  EXPECT_EQ(unknown_subcommand(cli.app, {"--version"}), "");
+  EXPECT_EQ(unknown_subcommand(cli.app, {}), "");  // CLI11's own "A subcommand is required"
 }

@@ -2,23 +2,24 @@
 // inheritance node > group > kind > defaults, FRR nodes from binds, hosts from exec lines,
 // every refused input at its line:column, the reference lab planning like lab.yaml, and
 // `twin convert` output planning like its source.
+#include "twin/topology/containerlab.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <tuple>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/unit/support.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/input_policy.hpp"
+#include "twin/gate/scenario.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/scenario.hpp"
-#include "twin/topology/containerlab.hpp"
 #include "twin/topology/loader.hpp"
 
 namespace {

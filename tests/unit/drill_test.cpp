@@ -1,7 +1,9 @@
-// The failure drill (twin/replay/drill.hpp): which elements a command line names, the plan the
+// The failure drill (twin/drill/drill.hpp): which elements a command line names, the plan the
 // design expects with one failed, which flows it still connects (pure), and the drill's logic
 // against the fakes of the gate's tests: a recorded FRR 8.4 clos-2x4 lab that shows its
 // degraded state while a link is down or a node stopped, time that passes only when slept on.
+#include "twin/drill/drill.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include "tests/unit/fakes.hpp"
 #include "tests/unit/recorded.hpp"
 #include "twin/report/drill_report.hpp"
-#include "twin/replay/drill.hpp"
 
 namespace {
 

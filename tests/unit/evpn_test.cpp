@@ -1,6 +1,8 @@
 // Unit tests for EVPN tenants beyond the loader: the plan (VTEP devices, generated EVPN
 // config, kernel script, state round trip), the evpn validator family on FRR 8.4 and iproute2
 // JSON recorded from evpn-2x4 (tests/data/frr84/evpn/), and tenant reachability/isolation.
+#include "validators/evpn/evpn.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,14 +12,13 @@
 #include <string>
 
 #include "tests/unit/support.hpp"
+#include "twin/causes/causes.hpp"
+#include "twin/changeset/intent.hpp"
+#include "twin/changeset/steps.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/causes.hpp"
-#include "twin/replay/diff.hpp"
-#include "twin/replay/intent.hpp"
-#include "twin/replay/steps.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/verdict/diff.hpp"
 #include "twin/wiring/wiring.hpp"
-#include "validators/evpn/evpn.hpp"
 #include "validators/reachability/reachability.hpp"
 
 namespace {

@@ -13,10 +13,10 @@
 
 #include "twin/core/clock.hpp"
 #include "twin/drivers/driver.hpp"
+#include "twin/gate/gate.hpp"
 #include "twin/proc/runner.hpp"
-#include "twin/replay/gate.hpp"
-#include "twin/replay/observation.hpp"
 #include "twin/validate/validator.hpp"
+#include "twin/verdict/observation.hpp"
 #include "twin/wiring/wiring.hpp"
 #include "validators/registry.hpp"
 

@@ -1,4 +1,4 @@
-// The rollout gate's logic (twin/replay/gate.hpp) against fakes: a fake node driver shows the
+// The rollout gate's logic (twin/gate/gate.hpp) against fakes: a fake node driver shows the
 // probe output a real FRR 8.4 clos-2x4 lab gave before and after each recorded change
 // (tests/data/gate/<case>/), validators answer with that run's recorded results, and time
 // passes only when the gate sleeps. Baseline, apply, settle, verdict, rollback (and its
@@ -11,13 +11,13 @@
 
 #include "tests/unit/fakes.hpp"
 #include "tests/unit/recorded.hpp"
+#include "twin/changeset/changeset.hpp"
+#include "twin/changeset/intent.hpp"
+#include "twin/changeset/steps.hpp"
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
-#include "twin/replay/changeset.hpp"
-#include "twin/replay/gate.hpp"
-#include "twin/replay/intent.hpp"
-#include "twin/replay/steps.hpp"
-#include "twin/replay/watch.hpp"
+#include "twin/gate/gate.hpp"
+#include "twin/verdict/watch.hpp"
 
 namespace {
 

@@ -1,8 +1,8 @@
 // Unit tests for the rollout gate's pure parts, against data recorded on a real FRR 8.4
-// clos-2x4 lab (tests/data/gate/): the intended plan of a change (twin/replay/intent.hpp) and
+// clos-2x4 lab (tests/data/gate/): the intended plan of a change (twin/changeset/intent.hpp) and
 // the plan functions it relies on (carries_bgp, derive_expectations, expected_paths); the
 // network state folded from raw probe output and the difference between two states
-// (twin/replay/diff.hpp); the verdict rules and exit codes; scenario files (twin/replay/
+// (twin/verdict/diff.hpp); the verdict rules and exit codes; scenario files (twin/gate/
 // scenario.hpp) and their JSON Schema (scenarios/schema/scenario.schema.json).
 //
 // Recorded cases (tests/data/gate/<case>/): withdraw-loopback (leaf1 stops advertising
@@ -23,9 +23,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -36,17 +36,17 @@
 
 #include "tests/unit/recorded.hpp"
 #include "tests/unit/support.hpp"
+#include "twin/changeset/changeset.hpp"
+#include "twin/changeset/intent.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/error.hpp"
+#include "twin/gate/scenario.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/changeset.hpp"
-#include "twin/replay/diff.hpp"
-#include "twin/replay/intent.hpp"
-#include "twin/replay/observation.hpp"
-#include "twin/replay/scenario.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/result.hpp"
 #include "twin/validate/validator.hpp"
+#include "twin/verdict/diff.hpp"
+#include "twin/verdict/observation.hpp"
 
 namespace {
 

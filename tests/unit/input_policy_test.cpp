@@ -2,6 +2,8 @@
 // symlinks resolved, the size cap, FIFOs and devices — and the loaders that apply it: a
 // topology, a containerlab file, a change set and a scenario must refuse a file outside by name,
 // at the field that names it, without a byte of it in any message.
+#include "twin/core/input_policy.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,10 +16,9 @@
 #include <string>
 
 #include "support.hpp"
-#include "twin/core/input_policy.hpp"
+#include "twin/changeset/changeset.hpp"
+#include "twin/gate/scenario.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/changeset.hpp"
-#include "twin/replay/scenario.hpp"
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/loader.hpp"
 

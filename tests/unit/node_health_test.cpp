@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes.hpp"
+#include "twin/causes/causes.hpp"
 #include "twin/drivers/frr_node.hpp"
-#include "twin/replay/causes.hpp"
-#include "twin/replay/diff.hpp"
 #include "twin/state/state.hpp"
 #include "twin/validate/runner.hpp"
+#include "twin/verdict/diff.hpp"
 #include "validators/node/node.hpp"
 
 namespace fs = std::filesystem;

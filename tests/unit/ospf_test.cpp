@@ -2,6 +2,8 @@
 // recorded from real runs of topologies/ospf-triangle (tests/data/frr84/ospf/<case>/): a
 // healthy lab, and one seeded fault per case — area 0.0.0.1 on r2:eth1, hello 2 s on r2:eth1,
 // MTU 1400 on r2:eth1 (ExStart/Exchange), r2:eth1 passive, r3 with r1's router-id.
+#include "validators/ospf/ospf.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,13 +14,12 @@
 #include <string>
 #include <tuple>
 
+#include "twin/changeset/steps.hpp"
 #include "twin/engine/lab.hpp"
+#include "twin/gate/gate.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/gate.hpp"
-#include "twin/replay/steps.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/validate/validator.hpp"
-#include "validators/ospf/ospf.hpp"
 
 namespace {
 

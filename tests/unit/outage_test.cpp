@@ -1,6 +1,8 @@
 // Hitless measurement without a lab: a flow's figures from its echoes
 // (runtime::summarize_flow), which flows the gate streams over (replay::choose_flows, on the
 // baseline of a recorded clos-2x4 run), and when an outage rejects (replay::outage_reason).
+#include "twin/verdict/outage.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,10 +10,9 @@
 #include <set>
 
 #include "tests/unit/recorded.hpp"
-#include "twin/replay/diff.hpp"
-#include "twin/replay/outage.hpp"
-#include "twin/replay/watch.hpp"
 #include "twin/runtime/probe_stream.hpp"
+#include "twin/verdict/diff.hpp"
+#include "twin/verdict/watch.hpp"
 
 namespace {
 

@@ -10,9 +10,9 @@
 
 #include "tests/unit/support.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/observation.hpp"
 #include "twin/validate/result.hpp"
 #include "twin/validate/validator.hpp"
+#include "twin/verdict/observation.hpp"
 
 namespace twin_test {
 

@@ -32,6 +32,7 @@
 #include "twin/core/ip.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/topology/model.hpp"
+#include "twin/topology/names.hpp"
 
 namespace {
 

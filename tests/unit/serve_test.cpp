@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
@@ -451,6 +453,125 @@ TEST(OpenApi, DescribesEveryRoute) {
            {"/api/run", "post"}, {"/api/jobs", "get"}, {"/api/jobs/{id}", "get"},
            {"/api/jobs/{id}", "delete"}, {"/api/openapi.json", "get"}})
     EXPECT_TRUE(d["paths"].contains(path) && d["paths"][path].contains(method)) << method << " " << path;
+}
+
+// The router's table and the document agree both ways: nothing answered goes undescribed,
+// nothing described is unanswered.
+TEST(OpenApi, DescribesExactlyTheRoutesOfTheRouter) {
+  const auto d = Api::openapi();
+  std::set<std::pair<std::string, std::string>> routes, described;
+  for (const Api::Route& r : Api::routes()) {
+    std::string m = r.method;
+    std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_TRUE(routes.insert({r.pattern, m}).second)
+        << "declared twice: " << m << " " << r.pattern;
+  }
+  for (const auto& [path, item] : d["paths"].items())
+    for (const auto& [key, o] : item.items()) {
+      if (key == "parameters") continue;
+      described.insert({path, key});
+      EXPECT_FALSE(o.value("summary", "").empty()) << key << " " << path << " has no description";
+      // A change needs the token whenever one is set: the document says so of exactly those.
+      const bool change = key == "post" || key == "delete";
+      EXPECT_EQ(o.contains("security"), change) << key << " " << path;
+    }
+  EXPECT_EQ(routes, described);
+}
+
+// A route's access is what its method has always meant to the token and origin rules.
+TEST(Routes, ReadsAreGetsAndChangesArePostsAndDeletes) {
+  for (const Api::Route& r : Api::routes()) {
+    SCOPED_TRACE(r.method + " " + r.pattern);
+    if (r.access == Api::Access::kChange)
+      EXPECT_TRUE(r.method == "POST" || r.method == "DELETE");
+    else
+      EXPECT_EQ(r.method, "GET");
+    EXPECT_TRUE(r.pattern.starts_with("/api/"));
+    EXPECT_EQ(r.access == Api::Access::kUpgrade,
+              r.pattern.ends_with("/events") || r.pattern.ends_with("/terminal"));
+  }
+}
+
+// What a method no route takes is answered today, path by path (no Allow header).
+TEST_F(ApiTest, AMethodNoRouteTakesIs405UnderLabsAndJobsAnd404Elsewhere) {
+  const std::string kDoc = " (see /api/openapi.json)";
+  for (const auto& [m, t, status, message] :
+       std::vector<std::tuple<std::string, std::string, int, std::string>>{
+           {"PUT", "/api/labs", 405, "PUT /api/labs is not an operation of this API"},
+           {"PATCH", "/api/labs/g1", 405, "PATCH /api/labs/g1 is not an operation of this API"},
+           {"POST", "/api/labs/g1/nodes/leaf1", 405,
+            "POST /api/labs/g1/nodes/leaf1 is not an operation of this API"},
+           {"GET", "/api/labs/g1/nodes/leaf1/exec", 405,
+            "GET /api/labs/g1/nodes/leaf1/exec is not an operation of this API"},
+           {"GET", "/api/labs/g1/validate", 405,
+            "GET /api/labs/g1/validate is not an operation of this API" + kDoc},
+           {"DELETE", "/api/labs/g1/graph", 405,
+            "DELETE /api/labs/g1/graph is not an operation of this API" + kDoc},
+           {"POST", "/api/jobs", 405, "POST /api/jobs is not an operation of this API" + kDoc},
+           {"PUT", "/api/jobs/1", 405, "PUT /api/jobs/1 is not an operation of this API" + kDoc},
+           {"PUT", "/api/jobs/9", 404, "no job '9'"},  // the job is looked up first
+           {"get", "/api/labs", 405, "get /api/labs is not an operation of this API"},
+           // A WebSocket's path without the upgrade.
+           {"GET", "/api/labs/g1/events", 405,
+            "GET /api/labs/g1/events is not an operation of this API" + kDoc},
+           {"GET", "/api/labs/g1/nodes/leaf1/terminal", 405,
+            "GET /api/labs/g1/nodes/leaf1/terminal is not an operation of this API"},
+           {"POST", "/api/openapi.json", 404, "no resource /api/openapi.json" + kDoc},
+           {"GET", "/api/run", 404, "no resource /api/run" + kDoc},
+           {"POST", "/", 404, "no resource /"},
+           {"DELETE", "/index.html", 404, "no resource /index.html"}}) {
+    SCOPED_TRACE(m + " " + t);
+    auto r = call(req(m, t, m == "POST" || m == "PUT" || m == "PATCH" ? "{}" : ""));
+    EXPECT_EQ(r.status, status);
+    EXPECT_EQ(body(r)["error"]["message"], message);
+    EXPECT_EQ(r.content_type, "application/json");
+    EXPECT_TRUE(r.headers.empty());
+  }
+  EXPECT_TRUE(b.started.empty());
+}
+
+// A path no route has: 404 outside a lab and a job, 405 inside one, after its names are checked.
+TEST_F(ApiTest, AnUnknownPathIs404OrInsideALabOrJob405) {
+  const std::string kDoc = " (see /api/openapi.json)";
+  for (const auto& [t, status, message] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"/api", 404, "no resource /api" + kDoc},
+           {"/api/nothing", 404, "no resource /api/nothing" + kDoc},
+           {"/api/run/x", 404, "no resource /api/run/x" + kDoc},
+           {"/api/openapi.json/x", 404, "no resource /api/openapi.json/x" + kDoc},
+           {"/x/y", 404, "no resource /x/y"},
+           {"/nope", 404, "no page /nope"},
+           {"/api/labs/g1/nothing", 405,
+            "GET /api/labs/g1/nothing is not an operation of this API" + kDoc},
+           {"/api/labs/g1/nodes", 405,
+            "GET /api/labs/g1/nodes is not an operation of this API" + kDoc},
+           {"/api/labs/g1/graph/x", 405,
+            "GET /api/labs/g1/graph/x is not an operation of this API" + kDoc},
+           {"/api/labs/g1/nodes/leaf1/x/y", 405,
+            "GET /api/labs/g1/nodes/leaf1/x/y is not an operation of this API"},
+           {"/api/jobs/9/x", 405, "GET /api/jobs/9/x is not an operation of this API" + kDoc},
+           {"/api/labs/-x/nothing", 400, "invalid lab name '-x'"},
+           {"/api/labs/g1/nodes/.n/x", 400, "invalid node name '.n'"},
+           {"/api/labs/-x/nodes/.n", 400, "invalid lab name '-x'"}}) {
+    SCOPED_TRACE(t);
+    auto r = call(req("GET", t));
+    EXPECT_EQ(r.status, status);
+    EXPECT_EQ(body(r)["error"]["message"], message);
+    EXPECT_TRUE(r.headers.empty());
+  }
+}
+
+// The token comes before a 404, a 405 or a name check: without it nothing is said of what exists.
+TEST_F(ApiTest, TheTokenComesBeforeA404Or405) {
+  o.token = "0123456789abcdef0123";
+  for (const auto& [m, t] :
+       std::vector<std::pair<std::string, std::string>>{{"POST", "/api/nothing"},
+                                                        {"PUT", "/api/labs"},
+                                                        {"DELETE", "/api/jobs/9"},
+                                                        {"POST", "/api/labs/-x/validate"}})
+    EXPECT_EQ(call(req(m, t)).status, 401) << m << " " << t;
+  o.loopback = false;
+  EXPECT_EQ(call(req("GET", "/api/nothing")).status, 401);
+  EXPECT_EQ(call(req("GET", "/api/jobs/9")).status, 401);
 }
 
 TEST(Listener, LoopbackAddresses) {

@@ -14,7 +14,9 @@
 
 #include "tests/unit/support.hpp"
 #include "twin/core/diagnostics.hpp"
+#include "twin/topology/image_profile.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 
 namespace {
 

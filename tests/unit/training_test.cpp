@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "twin/changeset/changeset.hpp"
 #include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/proc/runner.hpp"
-#include "twin/replay/changeset.hpp"
 #include "twin/topology/loader.hpp"
 #include "twin/training/exercise.hpp"
 #include "twin/training/grade.hpp"

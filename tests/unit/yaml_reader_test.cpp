@@ -149,7 +149,18 @@ TEST(YamlInteger, AcceptsBase10AndRejectsTheRest) {
   ASSERT_EQ(doc.diags.items().size(), 4u);
   EXPECT_EQ(doc.diags.items()[0].message, "expected an integer, got 'one'");
   expect_at(doc.diags.items()[0], 3, 4, "c");
-  EXPECT_EQ(doc.diags.items()[2].message, "expected an integer, got '99999999999999999999'");
+  EXPECT_EQ(doc.diags.items()[2].message,
+            "expected an integer that fits in 64 bits, got 99999999999999999999");
+}
+
+// A number beyond 64 bits read against a range gets the range, as any number outside it does.
+TEST(YamlInteger, BeyondSixtyFourBitsIsOutsideTheRange) {
+  Doc doc("mtu: 99999999999999999999\nneg: -99999999999999999999\n");
+  EXPECT_FALSE(doc.reader.integer(doc.field("mtu"), 68, 65535, "bytes"));
+  EXPECT_FALSE(doc.reader.integer(doc.field("neg"), 0, 9, ""));
+  ASSERT_EQ(doc.diags.items().size(), 2u);
+  EXPECT_EQ(doc.diags.items()[0].message, "expected 68-65535 bytes");
+  EXPECT_EQ(doc.diags.items()[1].message, "expected 0-9");
 }
 
 TEST(YamlInteger, RangeIsInclusiveAndNamesItsUnit) {
@@ -185,6 +196,9 @@ TEST(YamlMtu, BoundsAreKMinMtuAndKMaxMtu) {
   EXPECT_EQ(doc.diags.items()[0].hint,
             "MTU excludes the Ethernet header; data-center fabrics commonly use 9216");
   EXPECT_EQ(doc.diags.items()[1].message, "MTU 65536 is outside 68-65535 bytes");
+  Doc huge("m: 99999999999999999999\n");
+  EXPECT_FALSE(huge.reader.mtu(huge.field("m")));
+  EXPECT_EQ(huge.only().message, "MTU 99999999999999999999 is outside 68-65535 bytes");
 }
 
 TEST(YamlChoice, UnknownValueHintsTheNearest) {

@@ -320,4 +320,28 @@ Cli::Cli()
   exercise("results", {{"--lab", &exo.lab}, {"--exercise", &exo.exercise}, {"--csv", &exo.csv}});
 }
 
+std::string unknown_subcommand(CLI::App& app, const std::vector<std::string>& args) {
+  CLI::App* at = &app;
+  std::string path = "twin";
+  for (const auto& word : args) {
+    if (word.empty() || word[0] == '-') return "";  // an option: CLI11 judges it
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->get_name().empty()) continue;  // an option group, not a command
+      names.push_back(sub->get_name());
+      if (sub->check_name(word)) next = sub;
+    }
+    if (next) {
+      at = next;
+      path += " " + word;
+      continue;
+    }
+    if (names.empty() || at->get_require_subcommand_min() == 0) return "";
+    return path + ": unknown command '" + printable(word) + "'; " +
+           did_you_mean(word, names, "the commands are: " + join_names(names));
+  }
+  return "";
+}
+
 }  // namespace twin::cli

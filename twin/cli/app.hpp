@@ -6,6 +6,8 @@
 // CLI11 is included only here (it costs seconds per translation unit): by main.cpp, app.cpp and
 // that test.
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 #include "twin/cli/commands.hpp"
 
@@ -43,5 +45,11 @@ class Cli {
   ConvertOptions conv;
   ExerciseOptions exo;
 };
+
+// What CLI11 says only as "A subcommand is required" when a command word is misspelt: the
+// first word of `args` (argv without the program) that names no subcommand where one is
+// required, as one line with the nearest command ("twin: unknown command 'valdate'; did you
+// mean 'validate'?"); "" when every word up to the first option names a subcommand. Runs nothing.
+std::string unknown_subcommand(CLI::App& app, const std::vector<std::string>& args);
 
 }  // namespace twin::cli

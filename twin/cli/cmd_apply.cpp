@@ -8,20 +8,23 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "twin/changeset/changeset.hpp"
+#include "twin/changeset/dry_run.hpp"
+#include "twin/changeset/frr_checks.hpp"
 #include "twin/cli/commands.hpp"
 #include "twin/core/duration.hpp"
 #include "twin/core/util.hpp"
+#include "twin/drill/drill.hpp"
 #include "twin/engine/lab.hpp"
-#include "twin/replay/apply.hpp"
-#include "twin/replay/changeset.hpp"
-#include "twin/replay/drill.hpp"
-#include "twin/replay/scenario.hpp"
+#include "twin/gate/apply.hpp"
+#include "twin/gate/scenario.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/drill_report.hpp"
 #include "twin/report/report.hpp"
 #include "twin/runtime/frr_check.hpp"
 #include "twin/state/state.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 #include "twin/validate/validator.hpp"
 #include "validators/registry.hpp"
 
@@ -61,20 +64,6 @@ int check_outputs(const std::string& junit, const std::string& evidence) {
                   3);
   }
   return 0;
-}
-
-// With --json, an error that ends the command before it has a report still prints a JSON
-// document on stdout, as input errors do: {"schema_version": 1, "verdict": "error",
-// "exit_code", "error"} (the message also goes to stderr).
-int fail_json(const ApplyOptions& o, const std::string& message, int code) {
-  if (o.json)
-    std::cout << nlohmann::json{{"schema_version", 1},
-                                {"verdict", "error"},
-                                {"exit_code", code},
-                                {"error", message}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
-  return fail(message, code);
 }
 
 // Loads the change (file or --configs folder) and runs FRR's syntax check on it. Returns the
@@ -228,33 +217,33 @@ replay::ApplyOptions gate_options(const ApplyOptions& o) {
 
 int run_apply(const ApplyOptions& o) {
   if (o.no_rollback && o.revert)
-    return fail_json(o, "--no-rollback and --revert contradict each other; choose one", 2);
+    return fail_json(o.json, "--no-rollback and --revert contradict each other; choose one", 2);
   if (o.dry_run && (o.json || !o.junit.empty() || !o.evidence.empty() || o.per_step ||
                     o.no_rollback || o.revert || o.restart_check))
     return fail_json(
-        o,
+        o.json,
         "--dry-run prints the plan of the change as text and applies nothing; "
         "--json, --junit, --evidence, --per-step, --no-rollback, --revert and --restart-check "
         "are for a real run",
         2);
   if (o.change.empty() == o.configs.empty())
-    return fail_json(o,
+    return fail_json(o.json,
                      o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
                                       : "give a change set file or --configs DIR, not both",
                      2);
   std::string problem;
   auto outage = outage_options(o, "", &problem);
-  if (!outage) return fail_json(o, problem, 2);
+  if (!outage) return fail_json(o.json, problem, 2);
   auto policy = input_policy(o.inputs, {o.change.empty() ? o.configs : o.change});
-  if (!policy) return fail_json(o, policy.error().message, 2);
+  if (!policy) return fail_json(o.json, policy.error().message, 2);
   auto st = state::load_lab(o.lab);
-  if (!st) return fail_json(o, st.error().message, exit_code(st.error()));
+  if (!st) return fail_json(o.json, st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
   if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o, *policy); c) return c;
   if (o.dry_run) {
     auto text = replay::dry_run(*st, *cs, runner);
-    if (!text) return fail_json(o, text.error().message, exit_code(text.error()));
+    if (!text) return fail_json(o.json, text.error().message, exit_code(text.error()));
     std::cout << printable(*text, true);  // quotes the change: escaped for a terminal
     return 0;
   }
@@ -262,7 +251,7 @@ int run_apply(const ApplyOptions& o) {
   auto ao = gate_options(o);
   ao.outage = *outage;
   auto r = replay::apply(*st, *cs, ao, runner);
-  if (!r) return fail_json(o, r.error().message, exit_code(r.error()));
+  if (!r) return fail_json(o.json, r.error().message, exit_code(r.error()));
   if (int c = emit(*r, *st, *cs, o, nullptr); c) return c;
   if (interrupted()) return 130;
   return r->exit_code();
@@ -271,18 +260,18 @@ int run_apply(const ApplyOptions& o) {
 int run_scenario(const RunOptions& ro) {
   const ApplyOptions& o = ro.apply;
   if (o.no_rollback && o.revert)
-    return fail_json(o, "--no-rollback and --revert contradict each other; choose one", 2);
+    return fail_json(o.json, "--no-rollback and --revert contradict each other; choose one", 2);
   if (o.dry_run)
-    return fail_json(o, "twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
+    return fail_json(o.json, "twin run has no --dry-run; use twin apply --dry-run on a lab", 2);
   if (!ro.name.empty() && !topology::valid_lab_name(ro.name))
-    return fail_json(o,
+    return fail_json(o.json,
                      "invalid lab name '" + ro.name + "' (--name); expected 1-" +
                          std::to_string(topology::kMaxLabName) +
                          " of A-Z a-z 0-9 _ - starting with a letter or digit",
                      2);
   // One policy for the scenario and everything it leads to: its checkout root, --allow-path.
   auto policy = input_policy(o.inputs, {ro.scenario});
-  if (!policy) return fail_json(o, policy.error().message, 2);
+  if (!policy) return fail_json(o.json, policy.error().message, 2);
   Diagnostics diags;
   auto sc = replay::load_scenario(ro.scenario, diags, &*policy);
   std::optional<topology::Topology> topo;
@@ -290,7 +279,7 @@ int run_scenario(const RunOptions& ro) {
   proc::SystemRunner runner;
   if (topo)
     if (auto c = runtime::check_own_configs(*topo, runner, diags); !c)
-      return fail_json(o, c.error().message, 3);
+      return fail_json(o.json, c.error().message, 3);
   std::cerr << diags.format_warnings();
   if (!diags.empty()) {
     std::cerr << diags.format();
@@ -299,7 +288,7 @@ int run_scenario(const RunOptions& ro) {
   }
   std::string problem;
   auto outage = outage_options(o, sc->max_outage, &problem);
-  if (!outage) return fail_json(o, problem, 2);
+  if (!outage) return fail_json(o.json, problem, 2);
   // Check the change against the plan before anything is created.
   plan::Plan plan = plan::make_plan(*topo, ro.name);
   std::optional<replay::ChangeSet> cs;
@@ -311,7 +300,7 @@ int run_scenario(const RunOptions& ro) {
   engine::UpOptions uo;
   uo.name = ro.name;
   auto up = engine::up(plan, uo, runner, progress);  // the plan the change was checked against
-  if (!up) return fail_json(o, up.error().message, exit_code(up.error()));
+  if (!up) return fail_json(o.json, up.error().message, exit_code(up.error()));
   int code = 0;
   auto finish = [&](int c) {
     if (ro.keep) {
@@ -329,7 +318,7 @@ int run_scenario(const RunOptions& ro) {
     return finish(4);
   }
   auto st = state::load_state(plan.lab);
-  if (!st) return finish(fail_json(o, st.error().message, 3));
+  if (!st) return finish(fail_json(o.json, st.error().message, 3));
   replay::ApplyOptions ao = gate_options(o);
   ao.per_step = ao.per_step || sc->per_step;
   // The CI gate: a latent fault missed here costs more than the seconds the check takes.
@@ -337,7 +326,7 @@ int run_scenario(const RunOptions& ro) {
   ao.outage = *outage;
   ao.lab_outlives = ro.keep;
   auto r = replay::apply(*st, *cs, ao, runner);
-  if (!r) return finish(fail_json(o, r.error().message, exit_code(r.error())));
+  if (!r) return finish(fail_json(o.json, r.error().message, exit_code(r.error())));
   std::string verdict = report::apply_verdict(*r);
   const auto* first = r->verdict.reasons.empty() ? nullptr : &r->verdict.reasons.front();
   std::string why;

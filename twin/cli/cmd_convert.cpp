@@ -10,6 +10,7 @@
 #include "twin/topology/containerlab.hpp"
 #include "twin/topology/declared_checks.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 
 namespace fs = std::filesystem;
 

@@ -18,6 +18,7 @@
 #include "twin/report/events.hpp"
 #include "twin/state/state.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 
 namespace twin::cli {
 namespace fs = std::filesystem;

@@ -13,12 +13,24 @@
 #include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/libvirt.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 
 namespace twin::cli {
 
 int fail(const std::string& message, int code) {
   std::cerr << "twin: " << printable(message, true) << "\n";
   return code;
+}
+
+int fail_json(bool json, const std::string& message, int code) {
+  if (json)
+    std::cout << nlohmann::json{{"schema_version", 1},
+                                {"verdict", "error"},
+                                {"exit_code", code},
+                                {"error", message}}
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+  return fail(message, code);
 }
 
 Result<InputPolicy> input_policy(const InputOptions& o, const std::vector<std::string>& inputs) {

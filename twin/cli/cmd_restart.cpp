@@ -25,8 +25,10 @@ int run_restart(const RestartOptions& o) {
     auto lock = state::lock_lab(
         *lab, [&] { say("lab " + *lab + " is busy (another twin command holds it): waiting"); });
     if (!lock) return lock.error();
-    say("restarting " + (o.daemon.empty() ? "the routing daemons" : o.daemon) + " of " + o.node +
-        " from its startup configuration");
+    // Said only of a node the lab has: for another, restart_node's error is the only line.
+    if (auto st = state::load_state(*lab); st && st->plan.find(o.node))
+      say("restarting " + (o.daemon.empty() ? "the routing daemons" : o.daemon) + " of " + o.node +
+          " from its startup configuration");
     return engine::restart_node(*lab, o.node, o.daemon, runner);
   }();
   if (!rep) {

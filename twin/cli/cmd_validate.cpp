@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "twin/causes/causes.hpp"
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
-#include "twin/replay/causes.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
 #include "twin/runtime/frr.hpp"
@@ -94,27 +94,31 @@ void write_artifacts(const std::string& dir, const state::State& st,
 
 int run_validate(const ValidateOptions& o) {
   auto st = state::load_lab(o.lab);
-  if (!st) return fail(st.error().message, exit_code(st.error()));
+  if (!st) return fail_json(o.json, st.error().message, exit_code(st.error()));
   std::vector<std::string> unknown;
   auto validators = validators::make_validators(split_csv(o.only), &unknown);
   if (!unknown.empty()) {
     std::string names;
     for (const auto& n : validators::family_names()) names += (names.empty() ? "" : ", ") + n;
-    return fail("unknown validator '" + unknown[0] + "'; expected one of: " + names, 2);
+    return fail_json(o.json, "unknown validator '" + unknown[0] + "'; expected one of: " + names,
+                     2);
   }
   // Output paths are checked before validating: a CI job must not learn at the end that its
   // report or evidence could not be written.
   if (!o.junit.empty()) {
     std::ofstream f(o.junit, std::ios::app);
-    if (!f) return fail("cannot write JUnit report " + o.junit + ": " + std::strerror(errno), 3);
+    if (!f)
+      return fail_json(o.json, "cannot write JUnit report " + o.junit + ": " + std::strerror(errno),
+                       3);
   }
   if (!o.artifacts.empty()) {
     std::error_code ec;
     fs::create_directories(o.artifacts, ec);
     if (ec || !fs::is_directory(o.artifacts))
-      return fail("cannot create artifacts folder " + o.artifacts + ": " +
-                      (ec ? ec.message() : std::string("not a directory")),
-                  3);
+      return fail_json(o.json,
+                       "cannot create artifacts folder " + o.artifacts + ": " +
+                           (ec ? ec.message() : std::string("not a directory")),
+                       3);
   }
   proc::SystemRunner runner;
   validate::SystemProbe probe(runner, {},

@@ -97,7 +97,7 @@ struct ValidateOptions {
   double converge_timeout_s = 0;
   int max_pairs = 0;  // validate::Context::max_pairs
   int parallel = 0;   // validate::Context::parallel
-  bool causes = true; // on failure, the likely-cause rules (replay/causes.hpp) over what it saw
+  bool causes = true;  // on failure, the likely-cause rules (causes/causes.hpp) over what it saw
 };
 int run_validate(const ValidateOptions& o);
 
@@ -225,6 +225,10 @@ void record_event(const std::string& lab, const std::string& kind, const nlohman
 // Prints an error line "twin: <message>" on stderr (control characters escaped: a message may
 // quote an input) and returns its exit code.
 int fail(const std::string& message, int code);
+// fail(), and with `json` (the command's --json) one JSON document on stdout too, so a pipeline
+// that reads it gets one even when the command ended before it had a report:
+// {"schema_version": 1, "verdict": "error", "exit_code": code, "error": message}.
+int fail_json(bool json, const std::string& message, int code);
 
 // The policy of a command whose inputs are `inputs` (core/input_policy.hpp). Errors (kUsage):
 // an --allow-path or --input-root that is no folder.

@@ -2,6 +2,9 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <cstdio>
+#include <string>
+
 #include "twin/cli/app.hpp"
 #include "twin/core/util.hpp"
 
@@ -29,6 +32,11 @@ int main(int argc, char** argv) {
   twin::cli::Cli cli;
   CLI::App& app = cli.app;
 
+  if (std::string unknown = twin::cli::unknown_subcommand(app, {argv + 1, argv + argc});
+      !unknown.empty()) {
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", unknown.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex) {

@@ -178,6 +178,22 @@ std::optional<std::string> Reader::string(const Value& v) {
   return v.node.Scalar();
 }
 
+namespace {
+// Whether `n` is written as a whole number ([+-]digits) too large for 64 bits: still a number,
+// so the messages say it is out of range rather than "not an integer".
+bool beyond_64_bits(const YAML::Node& n) {
+  if (!n.IsScalar()) return false;
+  const std::string& s = n.Scalar();
+  size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  errno = 0;
+  (void)std::strtoll(s.c_str(), nullptr, 10);
+  return errno == ERANGE;
+}
+}  // namespace
+
 std::optional<long long> Reader::integer(const Value& v) {
   if (v.node.IsScalar()) {
     const std::string& s = v.node.Scalar();
@@ -185,6 +201,10 @@ std::optional<long long> Reader::integer(const Value& v) {
     errno = 0;
     long long n = std::strtoll(s.c_str(), &end, 10);
     if (!s.empty() && end && *end == '\0' && errno == 0) return n;
+    if (beyond_64_bits(v.node)) {
+      error(v, "expected an integer that fits in 64 bits, got " + s);
+      return std::nullopt;
+    }
   }
   error(v, "expected an integer, " + found(v.node));
   return std::nullopt;
@@ -192,11 +212,16 @@ std::optional<long long> Reader::integer(const Value& v) {
 
 std::optional<long long> Reader::integer(const Value& v, long long lo, long long hi,
                                          const std::string& unit) {
+  const std::string range = "expected " + std::to_string(lo) + "-" + std::to_string(hi) +
+                            (unit.empty() ? "" : " " + unit);
+  if (beyond_64_bits(v.node)) {  // beyond the range too: the range is the useful message
+    error(v, range);
+    return std::nullopt;
+  }
   auto n = integer(v);
   if (!n) return std::nullopt;
   if (*n < lo || *n > hi) {
-    error(v, "expected " + std::to_string(lo) + "-" + std::to_string(hi) +
-                 (unit.empty() ? "" : " " + unit));
+    error(v, range);
     return std::nullopt;
   }
   return n;
@@ -211,15 +236,17 @@ std::optional<bool> Reader::boolean(const Value& v) {
 }
 
 std::optional<int> Reader::mtu(const Value& v) {
-  auto n = integer(v);
-  if (!n) return std::nullopt;
-  if (*n < kMinMtu || *n > kMaxMtu) {
+  auto outside = [&](const std::string& n) {
     error(v,
-          "MTU " + std::to_string(*n) + " is outside " + std::to_string(kMinMtu) + "-" +
-              std::to_string(kMaxMtu) + " bytes",
+          "MTU " + n + " is outside " + std::to_string(kMinMtu) + "-" + std::to_string(kMaxMtu) +
+              " bytes",
           "MTU excludes the Ethernet header; data-center fabrics commonly use 9216");
     return std::nullopt;
-  }
+  };
+  if (beyond_64_bits(v.node)) return outside(v.node.Scalar());
+  auto n = integer(v);
+  if (!n) return std::nullopt;
+  if (*n < kMinMtu || *n > kMaxMtu) return outside(std::to_string(*n));
   return static_cast<int>(*n);
 }
 

@@ -161,6 +161,305 @@ Result<void> remove_node(drivers::Record& rec, const plan::Node& n, proc::Proces
   return rec.save();
 }
 
+// One reconcile's shared context and its steps, in the order `reconcile` runs them. What stays
+// changes before what goes (a config naming an interface about to go is removed while it
+// exists), what goes before what comes, and every resource that comes is recorded in the
+// state before it is created: an error at any step leaves what was recorded recorded, so
+// `down` removes it.
+struct Reconciler {
+  Reconciler(const plan::Plan& from, const plan::Plan& to, const Delta& d,
+             drivers::BuildContext& ctx, GrowReport& rep)
+      : from(from), to(to), d(d), ctx(ctx), rep(rep) {}
+
+  const plan::Plan& from;
+  const plan::Plan& to;
+  const Delta& d;
+  drivers::BuildContext& ctx;
+  GrowReport& rep;
+  proc::ProcessRunner& runner = ctx.runner;
+  const int parallel = ctx.settings.parallel;
+  const Clock::time_point wiring_start = Clock::now();
+  std::future<Result<void>> files;  // the new nodes' files, written beside the kernel's work
+  std::mutex mu;                    // progress lines and the report, from parallel nodes
+
+  // Routing daemons of nodes that stay: a daemon the new configuration needs runs before its
+  // lines are applied; one no longer listed stops. Saved at once: `down` stops by record.
+  Result<void> change_daemons() {
+    if (d.daemons.empty()) return {};
+    auto r = for_each_node(d.daemons, parallel, [&](const plan::Node& n) -> Result<void> {
+      return driver_for(n).change_daemons(*from.find(n.name), n, ctx);
+    });
+    for (const auto* n : d.daemons) rep.daemons_changed.push_back(n->name);
+    if (auto s = ctx.record.save(); !s) return s;
+    if (!r) return r.error();
+    return {};
+  }
+
+  // Generated configs of nodes that stay, as a difference, before any link goes: configuration
+  // that names an interface about to go must be removed while the interface exists (FRR
+  // accepts configuration for an interface that does not exist yet).
+  Result<void> reconfigure() {
+    auto r = for_each_node(d.reconfigure, parallel, [&](const plan::Node& n) -> Result<void> {
+      std::string path = n.run_dir + "/frr.conf.next";
+      if (auto w = write_file(path, n.frr_config); !w) return w.error();
+      return driver_for(n).reload_config(n, path, false, nullptr, runner);
+    });
+    for (const auto* n : d.reconfigure) rep.reconfigured.push_back(n->name);
+    if (!r) return r.error();
+    return {};
+  }
+
+  // Links that go away (a removed node's links vanish with its namespace). Deleting one end of
+  // a veth deletes the pair; a link an interrupted reconcile never made is already gone.
+  Result<void> remove_links() {
+    for (const auto* l : d.remove_links) {
+      const bool a_stays = to.find(l->a_node) != nullptr;
+      if (!a_stays && !to.find(l->b_node)) continue;
+      const plan::Node* end = a_stays ? from.find(l->a_node) : from.find(l->b_node);
+      const std::string& ifname = a_stays ? l->a_interface : l->b_interface;
+      if (has_interface(end->netns, ifname))
+        if (auto r = wiring::run_batch(runner, "link del dev " + ifname + "\n", end->netns,
+                                       "removing link " + link_key(*l));
+            !r)
+          return r;
+      rep.removed_links.push_back(link_key(*l));
+    }
+    return {};
+  }
+
+  Result<void> remove_nodes() {
+    for (const auto* n : d.remove_nodes) {
+      if (auto r = remove_node(ctx.record, *n, runner); !r) return r;
+      rep.removed_nodes.push_back(n->name);
+    }
+    return {};
+  }
+
+  // New nodes' namespaces and run folders, recorded before any of them is created.
+  Result<void> record_new_nodes() {
+    if (d.add_nodes.empty()) return {};
+    std::vector<state::Resource> rs;
+    for (const auto* n : d.add_nodes) {
+      if (!from.nodes.empty() && fs::exists("/run/netns/" + n->netns))
+        return usage_error("network namespace " + n->netns + " already exists (node " + n->name +
+                           "); another lab or program owns it");
+      rs.push_back({"netns", n->netns, n->name});
+    }
+    for (const auto* n : d.add_nodes) rs.push_back({"dir", n->run_dir, n->name});
+    if (auto r = ctx.record.add(std::move(rs)); !r) return r;
+    return check_interrupt("namespace creation");
+  }
+
+  // The run folders are recorded: their files are written on a thread of their own while the
+  // kernel creates namespaces and links (those steps keep one core busy, the other idle). On
+  // this project's machine kind /run is ext4, not a tmpfs: at 56 nodes the files took 67-183 ms
+  // of inode allocation that held the daemons back. Joined in create_nodes.
+  Result<void> start_node_files() {
+    if (d.add_nodes.empty()) return {};
+    files = std::async(std::launch::async, [&added = d.add_nodes]() -> Result<void> {
+      for (const auto* n : added) {
+        if (interrupted())
+          return Error{ErrorKind::kInterrupted, "interrupted while writing node files"};
+        if (auto r = driver_for(*n).write_files(*n); !r)
+          return r.error().with_context("node " + n->name);
+      }
+      return {};
+    });
+    return {};
+  }
+
+  // New namespaces, created and set up by their drivers' sysctls.
+  Result<void> create_namespaces() {
+    if (d.add_nodes.empty()) return {};
+    std::string script;
+    for (const auto* n : d.add_nodes) script += "netns add " + n->netns + "\n";
+    if (auto r = wiring::run_batch(runner, script, "", "creating namespaces"); !r) return r;
+    if (auto r = for_each_node(d.add_nodes, parallel,
+                               [](const plan::Node& n) {
+                                 return wiring::apply_sysctls(
+                                     n.netns, driver_for(n).namespace_sysctls(n));
+                               });
+        !r)
+      return r;
+    for (const auto* n : d.add_nodes) rep.added_nodes.push_back(n->name);
+    return {};
+  }
+
+  // New links: veths live only inside the lab's namespaces and vanish with them, created
+  // directly in both with final names, MTU and MAC (the `a` end up).
+  Result<void> create_links() {
+    if (d.add_links.empty()) return {};
+    plan::Plan sub;
+    sub.nodes = to.nodes;
+    for (const auto* l : d.add_links) sub.links.push_back(*l);
+    if (auto r = wiring::run_batch(runner, wiring::veth_script(sub), "", "creating veth links"); !r)
+      return r;
+    for (const auto* l : d.add_links) rep.added_links.push_back(link_key(*l));
+    return {};
+  }
+
+  // Up before the daemons start: `lo` of new nodes and the `b` end of every new link, then what
+  // the drivers configure on them (a server's addresses and routes). Measured at 56 nodes:
+  // starting every daemon on links without carrier and raising them all at once halves the
+  // daemon phase, but the simultaneous start of 768 sessions then collides (RFC 4271 6.8) and
+  // FRR 8.4 backs off for seconds. Nodes arriving one by one into a running fabric converge as
+  // they come.
+  Result<void> raise_and_address() {
+    std::set<const plan::Node*> added(d.add_nodes.begin(), d.add_nodes.end());
+    std::map<std::string, std::vector<std::string>> new_b_ends, new_ends;
+    for (const auto* l : d.add_links) {
+      new_b_ends[l->b_node].push_back(l->b_interface);
+      new_ends[l->a_node].push_back(l->a_interface);
+      new_ends[l->b_node].push_back(l->b_interface);
+    }
+    std::set<const plan::Node*> vteps(d.vteps.begin(), d.vteps.end());
+    std::vector<const plan::Node*> touched;
+    for (const auto& n : to.nodes)
+      if (added.count(&n) || new_ends.count(n.name) || vteps.count(&n)) touched.push_back(&n);
+    auto r = for_each_node(touched, parallel, [&](const plan::Node& n) -> Result<void> {
+      std::vector<std::string> up;
+      if (added.count(&n)) up.push_back("lo");
+      if (auto it = new_b_ends.find(n.name); it != new_b_ends.end())
+        up.insert(up.end(), it->second.begin(), it->second.end());
+      if (!up.empty())
+        if (auto u = wiring::links_up(n.netns, up); !u) return u;
+      std::string script;
+      if (added.count(&n))
+        script = driver_for(n).address_script(n, {});
+      else if (auto it = new_ends.find(n.name); it != new_ends.end())
+        script = driver_for(n).address_script(n, it->second);  // (an empty list means all)
+      // Tenant ports of new links exist now: the VTEP's devices follow the target's tenants.
+      if (vteps.count(&n)) script += driver_for(n).vtep_change_script(*from.find(n.name), n);
+      return wiring::run_batch(runner, script, n.netns, "addresses, routes and tenant devices");
+    });
+    for (const auto* n : d.vteps) rep.vteps_changed.push_back(n->name);
+    return r;
+  }
+
+  // MTU of links that stay.
+  Result<void> set_mtus() {
+    for (const auto* l : d.mtu_links) {
+      for (const auto& [node, ifname] :
+           {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}}) {
+        const plan::Node* n = to.find(node);
+        if (auto r = wiring::run_batch(
+                runner, "link set dev " + ifname + " mtu " + std::to_string(l->mtu) + "\n",
+                n->netns, "node " + node);
+            !r)
+          return r;
+      }
+      rep.mtu_changed.push_back(link_key(*l));
+    }
+    return {};
+  }
+
+  // Node files (FRR configs; the run folders where a VM's console log and agent socket go;
+  // written since start_node_files), then what runs beside the namespaces (VMs), driver by
+  // driver. The wiring phase ends here.
+  Result<void> create_nodes() {
+    if (files.valid())
+      if (auto r = files.get(); !r) return r;
+    for (const auto& g : drivers::group_by_driver(d.add_nodes)) {
+      if (auto r = check_interrupt("node creation"); !r) return r;
+      if (auto r = g.driver->create(g.nodes, ctx); !r) return r;
+    }
+    rep.wiring_ms = ms_since(wiring_start);
+    if (!d.add_nodes.empty() || !d.add_links.empty())
+      ctx.progress("wired " + std::to_string(d.add_nodes.size()) + " namespaces and " +
+                   std::to_string(d.add_links.size()) + " links in " +
+                   std::to_string(static_cast<int>(rep.wiring_ms)) + " ms");
+    return {};
+  }
+
+  // Daemons of new nodes, nodes in parallel. Their PIDs are noted in memory and saved once,
+  // whatever happened (the lab's cgroup, recorded earlier, already holds every process).
+  Result<void> start_daemons() {
+    if (auto r = check_interrupt("daemon start"); !r) return r;
+    auto td = Clock::now();
+    std::vector<const plan::Node*> start;
+    for (const auto* n : d.add_nodes)
+      if (!n->daemons.empty()) start.push_back(n);
+    std::vector<std::optional<Error>> errors(start.size());
+    std::atomic<int> ready{0}, daemons{0};
+    parallel_for(start.size(), parallel, [&](size_t i) {
+      if (interrupted()) {
+        errors[i] = Error{ErrorKind::kInterrupted, "interrupted during daemon start"};
+        return;
+      }
+      auto r = driver_for(*start[i]).start(*start[i], ctx);
+      if (!r) {
+        errors[i] = r.error().with_context("node " + start[i]->name);
+        return;
+      }
+      daemons += *r;
+      int k = ++ready;
+      std::lock_guard lk(mu);
+      ctx.progress("nodes ready " + std::to_string(k) + "/" + std::to_string(start.size()));
+    });
+    rep.daemons = daemons;
+    rep.daemons_ms = ms_since(td);
+    auto saved = ctx.record.save();
+    for (const auto& e : errors)
+      if (e) return *e;
+    return saved;
+  }
+
+  // Every new link end of a namespace node has its IPv6 link-local address and its
+  // `fe80::/64` route (BGP unnumbered needs both; wiring::link_local_gaps says why twin looks).
+  // Checked once the daemons run: the kernel makes both when carrier comes, and by now it has;
+  // a port still without an address gets 2 s more before twin says so.
+  Result<void> check_link_local() {
+    std::map<const plan::Node*, std::vector<std::string>> ports;
+    for (const auto* l : d.add_links)
+      for (const auto& [node, ifname] :
+           {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}})
+        if (const plan::Node* n = to.find(node); n && n->backend == topology::Backend::kNetns)
+          ports[n].push_back(ifname);
+    std::vector<const plan::Node*> pending;
+    for (const auto& [n, _] : ports) pending.push_back(n);
+    for (int attempt = 0; !pending.empty(); ++attempt) {
+      if (auto r = check_interrupt("the link-local check"); !r) return r;
+      const bool last = attempt == 10;
+      std::vector<const plan::Node*> again;
+      auto r = for_each_node(pending, parallel, [&](const plan::Node& n) -> Result<void> {
+        auto gaps = wiring::repair_link_local(n.netns, ports.at(&n));
+        if (!gaps) return gaps.error();
+        std::lock_guard lk(mu);
+        if (note_gaps(n, *gaps, last)) again.push_back(&n);
+        return {};
+      });
+      if (!r) return r;
+      pending = std::move(again);
+      if (!pending.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return {};
+  }
+
+  // Reports node n's link-local gaps (under mu); true when a port without an address is to be
+  // looked at again (not on the `last` attempt).
+  bool note_gaps(const plan::Node& n, const std::vector<wiring::LinkLocalGap>& gaps, bool last) {
+    bool wait = false;
+    for (const auto& g : gaps) {
+      std::string port = n.name + " " + g.ifname;
+      if (g.repaired) {
+        rep.link_local_repaired.push_back(port);
+        ctx.progress("repaired " + port + ": the kernel had no fe80::/64 route for it, so " +
+                     "nothing sent to its link-local address was answered; added it back");
+      } else if (g.has_address) {
+        rep.link_local_missing.push_back(port);
+        ctx.progress("warning: " + port + ": its fe80::/64 route, added back, is still not in " +
+                     "the main table; BGP unnumbered over it cannot come up");
+      } else if (!last) {
+        wait = true;
+      } else {
+        rep.link_local_missing.push_back(port);
+        ctx.progress("warning: " + port + " has no IPv6 link-local address 2 s after it " +
+                     "came up; BGP unnumbered over it cannot come up");
+      }
+    }
+    return wait;
+  }
+};
 }  // namespace
 
 std::string GrowReport::summary() const {
@@ -200,244 +499,27 @@ std::string describe_reshape(const plan::Plan& from, const plan::Plan& to) {
 }
 
 Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::BuildContext& ctx,
-                       GrowReport* rep) {
-  Delta d = compute(from, to);
+                       GrowReport* report) {
+  const Delta d = compute(from, to);
   if (auto r = check_changes(from, to, d); !r) return r;
-  auto& runner = ctx.runner;
-  const int parallel = ctx.settings.parallel;
-  auto tw = Clock::now();
-
-  // 0. Routing daemons of nodes that stay: a daemon the new configuration needs runs before
-  //    its lines are applied; one no longer listed stops. Saved at once: `down` stops by record.
-  if (!d.daemons.empty()) {
-    auto r = for_each_node(d.daemons, parallel, [&](const plan::Node& n) -> Result<void> {
-      return driver_for(n).change_daemons(*from.find(n.name), n, ctx);
-    });
-    for (const auto* n : d.daemons) rep->daemons_changed.push_back(n->name);
-    if (auto s = ctx.record.save(); !s) return s;
-    if (!r) return r.error();
-  }
-  // 1. Generated configs of nodes that stay, as a difference, first: configuration that
-  //    names an interface about to go must be removed while the interface exists (FRR accepts
-  //    configuration for an interface that does not exist yet).
-  {
-    auto r = for_each_node(d.reconfigure, parallel, [&](const plan::Node& n) -> Result<void> {
-      std::string path = n.run_dir + "/frr.conf.next";
-      if (auto w = write_file(path, n.frr_config); !w) return w.error();
-      return driver_for(n).reload_config(n, path, false, nullptr, runner);
-    });
-    for (const auto* n : d.reconfigure) rep->reconfigured.push_back(n->name);
-    if (!r) return r.error();
-  }
-  // 2. Links that go away (a removed node's links vanish with its namespace). Deleting one end
-  //    of a veth deletes the pair; a link an interrupted reconcile never made is already gone.
-  for (const auto* l : d.remove_links) {
-    const bool a_stays = to.find(l->a_node) != nullptr;
-    if (!a_stays && !to.find(l->b_node)) continue;
-    const plan::Node* end = a_stays ? from.find(l->a_node) : from.find(l->b_node);
-    const std::string& ifname = a_stays ? l->a_interface : l->b_interface;
-    if (has_interface(end->netns, ifname))
-      if (auto r = wiring::run_batch(runner, "link del dev " + ifname + "\n", end->netns,
-                                     "removing link " + link_key(*l));
-          !r)
-        return r;
-    rep->removed_links.push_back(link_key(*l));
-  }
-  // 3. Nodes that go away.
-  for (const auto* n : d.remove_nodes) {
-    if (auto r = remove_node(ctx.record, *n, runner); !r) return r;
-    rep->removed_nodes.push_back(n->name);
-  }
-  // 4. New namespaces: recorded first, then created and pinned by their drivers.
-  std::future<Result<void>> files;  // step 8's node files, written meanwhile
-  if (!d.add_nodes.empty()) {
-    std::vector<state::Resource> rs;
-    for (const auto* n : d.add_nodes) {
-      if (!from.nodes.empty() && fs::exists("/run/netns/" + n->netns))
-        return usage_error("network namespace " + n->netns + " already exists (node " + n->name +
-                           "); another lab or program owns it");
-      rs.push_back({"netns", n->netns, n->name});
-    }
-    for (const auto* n : d.add_nodes) rs.push_back({"dir", n->run_dir, n->name});
-    if (auto r = ctx.record.add(std::move(rs)); !r) return r;
-    if (auto r = check_interrupt("namespace creation"); !r) return r;
-    // The run folders are recorded: their files are written on a thread of their own while
-    // the kernel creates namespaces and links (steps 4-7 keep one core busy, the other idle).
-    // On this project's machine kind /run is ext4, not a tmpfs: at 56 nodes the files took
-    // 67-183 ms of inode allocation that held the daemons back. Joined in step 8.
-    files = std::async(std::launch::async, [&d]() -> Result<void> {
-      for (const auto* n : d.add_nodes) {
-        if (interrupted())
-          return Error{ErrorKind::kInterrupted, "interrupted while writing node files"};
-        if (auto r = driver_for(*n).write_files(*n); !r)
-          return r.error().with_context("node " + n->name);
-      }
-      return {};
-    });
-    std::string script;
-    for (const auto* n : d.add_nodes) script += "netns add " + n->netns + "\n";
-    if (auto r = wiring::run_batch(runner, script, "", "creating namespaces"); !r) return r;
-    if (auto r = for_each_node(d.add_nodes, parallel,
-                               [](const plan::Node& n) {
-                                 return wiring::apply_sysctls(
-                                     n.netns, driver_for(n).namespace_sysctls(n));
-                               });
-        !r)
-      return r;
-    for (const auto* n : d.add_nodes) rep->added_nodes.push_back(n->name);
-  }
-  // 5. New links: veths live only inside the lab's namespaces and vanish with them, created
-  //    directly in both with final names, MTU and MAC (the `a` end up).
-  if (!d.add_links.empty()) {
-    plan::Plan sub;
-    sub.nodes = to.nodes;
-    for (const auto* l : d.add_links) sub.links.push_back(*l);
-    if (auto r = wiring::run_batch(runner, wiring::veth_script(sub), "", "creating veth links"); !r)
-      return r;
-    for (const auto* l : d.add_links) rep->added_links.push_back(link_key(*l));
-  }
-  // 6. Up before the daemons start: `lo` of new nodes and the `b` end of every new link, then
-  //    what the drivers configure on them (a server's addresses and routes). Measured at 56
-  //    nodes: starting every daemon on links without carrier and raising them all at once
-  //    halves the daemon phase, but the simultaneous start of 768 sessions then collides
-  //    (RFC 4271 6.8) and FRR 8.4 backs off for seconds. Nodes arriving one by one into a
-  //    running fabric converge as they come.
-  {
-    std::set<const plan::Node*> added(d.add_nodes.begin(), d.add_nodes.end());
-    std::map<std::string, std::vector<std::string>> new_b_ends, new_ends;
-    for (const auto* l : d.add_links) {
-      new_b_ends[l->b_node].push_back(l->b_interface);
-      new_ends[l->a_node].push_back(l->a_interface);
-      new_ends[l->b_node].push_back(l->b_interface);
-    }
-    std::set<const plan::Node*> vteps(d.vteps.begin(), d.vteps.end());
-    std::vector<const plan::Node*> touched;
-    for (const auto& n : to.nodes)
-      if (added.count(&n) || new_ends.count(n.name) || vteps.count(&n)) touched.push_back(&n);
-    auto r = for_each_node(touched, parallel, [&](const plan::Node& n) -> Result<void> {
-      std::vector<std::string> up;
-      if (added.count(&n)) up.push_back("lo");
-      if (auto it = new_b_ends.find(n.name); it != new_b_ends.end())
-        up.insert(up.end(), it->second.begin(), it->second.end());
-      if (!up.empty())
-        if (auto u = wiring::links_up(n.netns, up); !u) return u;
-      std::string script;
-      if (added.count(&n))
-        script = driver_for(n).address_script(n, {});
-      else if (auto it = new_ends.find(n.name); it != new_ends.end())
-        script = driver_for(n).address_script(n, it->second);  // (an empty list means all)
-      // Tenant ports of new links exist now: the VTEP's devices follow the target's tenants.
-      if (vteps.count(&n)) script += driver_for(n).vtep_change_script(*from.find(n.name), n);
-      return wiring::run_batch(runner, script, n.netns, "addresses, routes and tenant devices");
-    });
-    for (const auto* n : d.vteps) rep->vteps_changed.push_back(n->name);
-    if (!r) return r;
-  }
-  // 7. MTU of links that stay.
-  for (const auto* l : d.mtu_links) {
-    for (const auto& [node, ifname] :
-         {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}}) {
-      const plan::Node* n = to.find(node);
-      if (auto r = wiring::run_batch(
-              runner, "link set dev " + ifname + " mtu " + std::to_string(l->mtu) + "\n", n->netns,
-              "node " + node);
-          !r)
-        return r;
-    }
-    rep->mtu_changed.push_back(link_key(*l));
-  }
-  // 8. Node files (FRR configs; the run folders where a VM's console log and agent socket
-  //    go; written since step 4), then what runs beside the namespaces (VMs), driver by driver.
-  if (files.valid())
-    if (auto r = files.get(); !r) return r;
-  for (const auto& g : drivers::group_by_driver(d.add_nodes)) {
-    if (auto r = check_interrupt("node creation"); !r) return r;
-    if (auto r = g.driver->create(g.nodes, ctx); !r) return r;
-  }
-  rep->wiring_ms = ms_since(tw);
-  if (!d.add_nodes.empty() || !d.add_links.empty())
-    ctx.progress("wired " + std::to_string(d.add_nodes.size()) + " namespaces and " +
-                 std::to_string(d.add_links.size()) + " links in " +
-                 std::to_string(static_cast<int>(rep->wiring_ms)) + " ms");
-
-  // 9. Daemons of new nodes, nodes in parallel. Their PIDs are noted in memory and saved once,
-  //    whatever happened (the lab's cgroup, recorded earlier, already holds every process).
-  if (auto r = check_interrupt("daemon start"); !r) return r;
-  auto td = Clock::now();
-  std::vector<const plan::Node*> start;
-  for (const auto* n : d.add_nodes)
-    if (!n->daemons.empty()) start.push_back(n);
-  std::vector<std::optional<Error>> errors(start.size());
-  std::atomic<int> ready{0}, daemons{0};
-  std::mutex mu;
-  parallel_for(start.size(), parallel, [&](size_t i) {
-    if (interrupted()) {
-      errors[i] = Error{ErrorKind::kInterrupted, "interrupted during daemon start"};
-      return;
-    }
-    auto r = driver_for(*start[i]).start(*start[i], ctx);
-    if (!r) {
-      errors[i] = r.error().with_context("node " + start[i]->name);
-      return;
-    }
-    daemons += *r;
-    int k = ++ready;
-    std::lock_guard lk(mu);
-    ctx.progress("nodes ready " + std::to_string(k) + "/" + std::to_string(start.size()));
-  });
-  rep->daemons = daemons;
-  rep->daemons_ms = ms_since(td);
-  auto saved = ctx.record.save();
-  for (const auto& e : errors)
-    if (e) return *e;
-  if (!saved) return saved;
-
-  // 10. Every new link end of a namespace node has its IPv6 link-local address and its
-  //     `fe80::/64` route (BGP unnumbered needs both; wiring::link_local_gaps says why twin
-  //     looks). Checked once the daemons run: the kernel makes both when carrier comes, and by
-  //     now it has; a port still without an address gets 2 s more before twin says so.
-  std::map<const plan::Node*, std::vector<std::string>> ports;
-  for (const auto* l : d.add_links)
-    for (const auto& [node, ifname] :
-         {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}})
-      if (const plan::Node* n = to.find(node); n && n->backend == topology::Backend::kNetns)
-        ports[n].push_back(ifname);
-  std::vector<const plan::Node*> pending;
-  for (const auto& [n, _] : ports) pending.push_back(n);
-  for (int attempt = 0; !pending.empty(); ++attempt) {
-    if (auto r = check_interrupt("the link-local check"); !r) return r;
-    const bool last = attempt == 10;
-    std::vector<const plan::Node*> again;
-    auto r = for_each_node(pending, parallel, [&](const plan::Node& n) -> Result<void> {
-      auto gaps = wiring::repair_link_local(n.netns, ports.at(&n));
-      if (!gaps) return gaps.error();
-      std::lock_guard lk(mu);
-      bool wait = false;
-      for (const auto& g : *gaps) {
-        std::string port = n.name + " " + g.ifname;
-        if (g.repaired) {
-          rep->link_local_repaired.push_back(port);
-          ctx.progress("repaired " + port + ": the kernel had no fe80::/64 route for it, so " +
-                       "nothing sent to its link-local address was answered; added it back");
-        } else if (g.has_address) {
-          rep->link_local_missing.push_back(port);
-          ctx.progress("warning: " + port + ": its fe80::/64 route, added back, is still not in " +
-                       "the main table; BGP unnumbered over it cannot come up");
-        } else if (!last) {
-          wait = true;
-        } else {
-          rep->link_local_missing.push_back(port);
-          ctx.progress("warning: " + port + " has no IPv6 link-local address 2 s after it " +
-                       "came up; BGP unnumbered over it cannot come up");
-        }
-      }
-      if (wait) again.push_back(&n);
-      return {};
-    });
-    if (!r) return r;
-    pending = std::move(again);
-    if (!pending.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  Reconciler run(from, to, d, ctx, *report);
+  using Step = Result<void> (Reconciler::*)();
+  for (Step step : {
+           &Reconciler::change_daemons,
+           &Reconciler::reconfigure,
+           &Reconciler::remove_links,
+           &Reconciler::remove_nodes,
+           &Reconciler::record_new_nodes,
+           &Reconciler::start_node_files,
+           &Reconciler::create_namespaces,
+           &Reconciler::create_links,
+           &Reconciler::raise_and_address,
+           &Reconciler::set_mtus,
+           &Reconciler::create_nodes,
+           &Reconciler::start_daemons,
+           &Reconciler::check_link_local,
+       })
+    if (auto r = (run.*step)(); !r) return r;
   return {};
 }
 

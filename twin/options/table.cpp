@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "twin/core/ip.hpp"
+
 namespace twin::options {
 namespace {
 
@@ -408,8 +410,13 @@ std::vector<Command> build() {
     o.push_back(count("--spines", "spines (per pod)", "2"));
     o.push_back(count("--leaves", "leaves (per pod)", "4"));
     o.push_back(count("--servers-per-leaf", "servers behind each leaf", "0"));
-    o.push_back(
-        count("--mtu", "fabric link MTU in bytes (server links use 1500)", "9216", 1000000));
+    // The fabric is BGP unnumbered, over IPv6 link-local addresses: Linux removes IPv6 from a
+    // port below 1280 bytes (RFC 8200 §5), so the range starts there.
+    o.push_back(ranged(
+        with_default(
+            value("--mtu", "fabric link MTU in bytes (server links use 1500)", Type::kInteger),
+            "9216"),
+        whole(1280, kMaxMtu)));
     o.push_back(count("--super-spines", "super-spines joining the pods' spines (3-tier)", "0"));
     o.push_back(count("--pods", "pods (with --super-spines)", "1"));
     o.push_back(count("--tenants",

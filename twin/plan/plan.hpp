@@ -24,7 +24,7 @@ struct Interface {
   std::string mac;                     // locally administered unicast, unique per lab
   std::vector<std::string> addresses;  // "10.0.1.1/24"
   bool fabric = false;  // both ends are FRR nodes: a BGP unnumbered session is expected
-  // Intended state (a change's intent, replay/intent.hpp): an interface meant to be down
+  // Intended state (a change's intent, changeset/intent.hpp): an interface meant to be down
   // carries no session, no path and no DF probe.
   bool up = true;
   // VM nodes (backend libvirt): the NIC behind this interface. `tap` is the host's tap device
@@ -161,7 +161,7 @@ struct Node {
   bool config_generated = true;
   std::string config_source;  // user frr.conf path, or "" when generated
   std::string frr_config;     // the integrated frr.conf the node boots with
-  // Intended state beyond the topology (a change's intent, replay/intent.hpp):
+  // Intended state beyond the topology (a change's intent, changeset/intent.hpp):
   bool drained = false;                 // out of service: no sessions, no transit, not reachable
   std::vector<std::string> originates;  // prefixes advertised beyond loopbacks and host subnets
   std::vector<std::string> withdraws;   // loopbacks / host subnets it stops advertising
@@ -233,7 +233,7 @@ struct ExpectedBfdPeer {
 // A path a change means to move (traffic engineering: an OSPF cost, a local-pref): at `node`,
 // `prefix` may leave the paths the design implies — for as many next hops as `ecmp` (0: any
 // number) through `via` (neighbor nodes or the node's interfaces; empty: any). Every other
-// path must hold (replay/intent.hpp, intent.paths).
+// path must hold (changeset/intent.hpp, intent.paths).
 struct PathIntent {
   std::string node, prefix;
   int ecmp = 0;
@@ -340,7 +340,7 @@ void derive_expectations(Plan& plan);
 // each port a leaf's link to a server, each VTEP with an IPv4 loopback): Interface::vni of the
 // bridged ports, each VTEP's Node::vnis (L2 in the tenants' order, then the L3 VNIs of routing
 // tenants) and Plan::tenants. What was there before is replaced. Pure and idempotent; a
-// change's intent (replay/intent.hpp) re-derives it after moving ports.
+// change's intent (changeset/intent.hpp) re-derives it after moving ports.
 void set_tenants(Plan& p, const std::vector<topology::Tenant>& tenants);
 // The inverse: `p`'s tenants as a topology section (ports in plan order, no marks), so that
 // set_tenants(p, tenants_of(p)) leaves `p` unchanged.

@@ -1,13 +1,13 @@
 #pragma once
-// Sinks for `twin apply` / `twin run` (replay/apply.hpp): text for people, JSON for machines,
+// Sinks for `twin apply` / `twin run` (gate/apply.hpp): text for people, JSON for machines,
 // JUnit for CI reporters, and the evidence bundle an approver audits.
 #include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 
 #include "twin/core/error.hpp"
+#include "twin/gate/apply.hpp"
 #include "twin/state/state.hpp"
-#include "twin/replay/apply.hpp"
 
 namespace twin::report {
 

@@ -1,10 +1,10 @@
 #pragma once
-// Sinks for `twin drill` (replay/drill.hpp): a table for people, JSON for machines, JUnit for
+// Sinks for `twin drill` (drill/drill.hpp): a table for people, JSON for machines, JUnit for
 // CI reporters.
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "twin/replay/drill.hpp"
+#include "twin/drill/drill.hpp"
 
 namespace twin::report {
 

@@ -12,7 +12,8 @@
 
 #include "twin/core/util.hpp"
 #include "twin/options/table.hpp"
-#include "twin/topology/loader.hpp"
+#include "twin/topology/image_profile.hpp"
+#include "twin/topology/names.hpp"
 
 namespace twin::serve {
 namespace {
@@ -87,6 +88,18 @@ bool same_secret(const std::string& given, const std::string& want) {
 std::string header(const Request& r, const std::string& name) {
   auto it = r.headers.find(name);
   return it == r.headers.end() ? "" : it->second;
+}
+
+// Whether the request carries `token` (none configured: it does).
+bool token_ok(const Request& r, const std::string& token) {
+  if (token.empty()) return true;
+  std::string auth = header(r, "authorization");
+  // The scheme is case-insensitive (RFC 7235 §2.1).
+  if (auth.size() < 7) return false;
+  std::string scheme = auth.substr(0, 7);
+  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme != "bearer ") return false;
+  return same_secret(trim(auth.substr(7)), token);
 }
 
 // A body's optional string/bool/number fields, with the type checked.
@@ -336,17 +349,6 @@ bool safe_relative_path(const std::string& p) {
   return p.size() <= 200 && std::regex_match(p, re) && p.find("..") == std::string::npos;
 }
 
-bool Api::token_ok(const Request& r) const {
-  if (o_.token.empty()) return true;
-  std::string auth = header(r, "authorization");
-  // The scheme is case-insensitive (RFC 7235 §2.1).
-  if (auth.size() < 7) return false;
-  std::string scheme = auth.substr(0, 7);
-  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (scheme != "bearer ") return false;
-  return same_secret(trim(auth.substr(7)), o_.token);
-}
-
 bool loopback_host(const std::string& host_header) {
   if (host_header.empty()) return true;  // HTTP/1.0 tools; a browser always sends one
   std::string h = host_header;
@@ -388,7 +390,7 @@ std::optional<Response> Api::guard(const Request& r, bool changes_state) const {
       return error(415, "a request that changes a lab sends JSON (Content-Type: application/json)");
   }
   bool need_token = !o_.token.empty() && (changes_state || !o_.loopback);
-  if (need_token && !token_ok(r)) {
+  if (need_token && !token_ok(r, o_.token)) {
     auto e = error(401, "this request needs the server's token: Authorization: Bearer <token>");
     e.headers["WWW-Authenticate"] = "Bearer";
     return e;
@@ -418,7 +420,7 @@ std::optional<Response> Api::check_websocket(const Request& r, WebSocketTarget* 
   if (!o_.token.empty() && (terminal || !o_.loopback)) {
     Request with = r;
     if (query.count("token")) with.headers["authorization"] = "Bearer " + query["token"];
-    if (!token_ok(with))
+    if (!token_ok(with, o_.token))
       return error(401, std::string(terminal ? "a terminal" : "the event stream") +
                             " needs the server's token (?token=)");
   }
@@ -430,273 +432,437 @@ std::optional<Response> Api::check_websocket(const Request& r, WebSocketTarget* 
   return std::nullopt;
 }
 
+namespace {
+
+// The page and its assets: no token (they hold no lab data), UTF-8 declared (d3's minified
+// file has non-ASCII characters: without a charset Chromium stops on a SyntaxError).
+Response page(const ApiOptions& o, const std::string& name, const std::string& path) {
+  static const std::map<std::string, std::string> kTypes{
+      {"index.html", "text/html; charset=utf-8"},
+      {"app.js", "text/javascript; charset=utf-8"},
+      {"app.css", "text/css; charset=utf-8"},
+      {"d3.min.js", "text/javascript; charset=utf-8"},
+      {"xterm.js", "text/javascript; charset=utf-8"},
+      {"xterm.css", "text/css; charset=utf-8"}};
+  auto t = kTypes.find(name);
+  if (t == kTypes.end()) return error(404, "no page " + path);
+  bool bundled = name == "xterm.js" || name == "xterm.css";
+  std::string file = name == "d3.min.js" ? o.d3_path
+                     : bundled           ? o.bundle_dir + "/" + name
+                                         : o.web_dir + "/" + name;
+  auto text = read_file(file);
+  if (!text) {
+    if (bundled)
+      return error(404,
+                   "the browser terminal was not built (" + file +
+                       "): install esbuild and node-xterm (tools/install-deps.sh) and rebuild");
+    return error(500,
+                 "cannot read " + file +
+                     (name == "d3.min.js" ? " (Debian's libjs-d3: tools/install-deps.sh)" : ""));
+  }
+  Response resp;
+  resp.content_type = t->second;
+  resp.body = std::move(*text);
+  resp.headers["Cache-Control"] = "no-cache";
+  // xterm.js styles its DOM renderer with <style> elements it creates: inline styles allowed.
+  resp.headers["X-Content-Type-Options"] = "nosniff";
+  resp.headers["Content-Security-Policy"] =
+      "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
+      "style-src 'self' 'unsafe-inline'";
+  return resp;
+}
+
+// What a route's handler is given: the request, its path and query, the pattern's parameters
+// (checked: take_parameters) and the Api's backend and options.
+struct Call {
+  const Request& r;
+  const std::string& path;
+  const std::map<std::string, std::string>& query;
+  Backend& b;
+  const ApiOptions& o;
+  std::string lab, node, name, id;  // {lab}, {node}, {name}, {id}
+  std::optional<JobView> job;       // {id}'s job
+  Response err;                     // where the backend puts a refusal
+};
+using Handler = Response (*)(Call&);
+
+Response document(Call&) { return json_response(200, Api::openapi()); }
+
+Response list_jobs(Call& c) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& j : c.b.jobs()) a.push_back(to_json(j));
+  return json_response(200, {{"jobs", a}});
+}
+
+Response show_job(Call& c) {
+  Response r;
+  r.body = job_body(*c.job);
+  return r;
+}
+
+Response cancel_job(Call& c) {
+  const JobView& j = *c.job;
+  if (j.state != "running") return error(409, "job " + j.id + " has ended (" + j.state + ")");
+  // Once only: a second SIGTERM would be a second Ctrl-C, which stops the job's own
+  // rollback or cleanup half-way.
+  if (!c.b.cancel_job(j.id))
+    return error(409, "job " + j.id +
+                          " is already being cancelled (it is rolling back or "
+                          "cleaning up; poll it)");
+  Response r;
+  r.status = 202;
+  r.body = job_body(*c.b.job(c.id));
+  return r;
+}
+
+Response run_scenario(Call& c) {
+  auto body = parse_body(c.r, &c.err);
+  if (!body) return c.err;
+  std::string scenario = body->str("scenario");
+  Files files = body->files();
+  const JobOptions opts = read_options(*body, "run");
+  const std::string name = opts.str("--name");
+  if (auto bad = body->check()) return *bad;
+  if (scenario.empty()) return error(400, "field 'scenario': expected the scenario's YAML text");
+  if (!name.empty() && !topology::valid_lab_name(name))
+    return error(400, "field 'name': invalid lab name '" + name + "'");
+  if (auto bad = check_references("the scenario", scenario, files)) return *bad;
+  files["scenario.yaml"] = scenario;
+  std::vector<std::string> args{"run", "@scenario.yaml", "--json"};
+  opts.append_to(args);
+  return accepted(c.b.start_job("run", name, args, files));
+}
+
+Response list_labs(Call& c) { return json_response(200, c.b.labs()); }
+
+Response bring_up(Call& c) {
+  auto body = parse_body(c.r, &c.err);
+  if (!body) return c.err;
+  std::string topo = body->str("topology");
+  Files files = body->files();
+  const JobOptions opts = read_options(*body, "up");
+  const std::string name = opts.str("--name");
+  if (auto bad = body->check()) return *bad;
+  if (topo.empty()) return error(400, "field 'topology': expected the topology's YAML text");
+  if (!name.empty() && !topology::valid_lab_name(name))
+    return error(400, "field 'name': invalid lab name '" + name + "'");
+  if (auto bad = check_references("the topology", topo, files)) return *bad;
+  auto plan = c.b.check_topology(topo, files, name, &c.err);
+  if (!plan) return c.err;
+  std::string lab = plan->value("lab", name);
+  files["topology.yaml"] = topo;
+  std::vector<std::string> args{"up", "@topology.yaml", "--json"};
+  opts.append_to(args);
+  return accepted(c.b.start_job("up", lab, args, files));
+}
+
+Response lab_status(Call& c) {
+  auto s = c.b.lab_status(c.lab, &c.err);
+  return s ? json_response(200, *s) : c.err;
+}
+
+Response take_down(Call& c) {
+  if (!c.b.running(c.lab)) return error(404, "lab '" + c.lab + "' is not running");
+  return accepted(c.b.start_job("down", c.lab, {"down", "--lab", c.lab, "--json"}, {}));
+}
+
+Response lab_graph(Call& c) {
+  std::string format = c.query.count("format") ? c.query.at("format") : "json";
+  if (format == "json") {
+    auto g = c.b.lab_graph(c.lab, &c.err);
+    return g ? json_response(200, *g) : c.err;
+  }
+  static const std::map<std::string, std::string> kTypes{
+      {"svg", "image/svg+xml"},
+      {"dot", "text/vnd.graphviz; charset=utf-8"},
+      {"mermaid", "text/plain; charset=utf-8"}};
+  auto t = kTypes.find(format);
+  if (t == kTypes.end())
+    return error(400, "format '" + format + "': expected json, svg, dot or mermaid");
+  auto text = c.b.lab_graph_text(c.lab, format, &c.err);
+  if (!text) return c.err;
+  Response resp;
+  resp.content_type = t->second;
+  resp.body = std::move(*text);
+  return resp;
+}
+
+Response lab_history(Call& c) {
+  uint64_t after = 0;
+  if (c.query.count("after")) {
+    try {
+      after = std::stoull(c.query.at("after"));
+    } catch (...) {
+      return error(400, "after: expected a sequence number");
+    }
+  }
+  auto h = c.b.history(c.lab, after, &c.err);
+  return h ? json_response(200, *h) : c.err;
+}
+
+Response lab_report(Call& c) {
+  auto rep = c.b.report(c.lab, c.name, &c.err);
+  return rep ? json_response(200, *rep) : c.err;
+}
+
+Response node_detail(Call& c) {
+  auto d = c.b.node_detail(c.lab, c.node, &c.err);
+  return d ? json_response(200, *d) : c.err;
+}
+
+Response node_exec(Call& c) {
+  // A command in a node is root in its namespaces: the token's, whenever there is one.
+  if (!c.o.token.empty() && !token_ok(c.r, c.o.token))
+    return error(401, "exec needs the server's token");
+  auto body = parse_body(c.r, &c.err);
+  if (!body) return c.err;
+  auto timeout = body->number("timeout", 1, 300);
+  body->used.insert("command");
+  if (auto bad = body->check()) return *bad;
+  const auto& cmd = body->j.contains("command") ? body->j["command"] : nlohmann::json();
+  std::vector<std::string> argv;
+  if (cmd.is_array())
+    for (const auto& a : cmd)
+      if (a.is_string()) argv.push_back(a.get<std::string>());
+  if (argv.empty() || argv.size() != cmd.size())
+    return error(400, "field 'command': expected a non-empty array of strings (argv)");
+  if (!c.b.running(c.lab, c.node))
+    return error(404, "lab '" + c.lab + "' is not running or has no node '" + c.node + "'");
+  auto out = c.b.exec(c.lab, c.node, argv, timeout.value_or(30), &c.err);
+  return out ? json_response(200, *out) : c.err;
+}
+
+Response node_restart(Call& c) {
+  auto body = parse_body(c.r, &c.err);
+  if (!body) return c.err;
+  const JobOptions opts = read_options(*body, "restart");
+  const std::string daemon = opts.str("--daemon");
+  if (auto bad = body->check()) return *bad;
+  // A daemon's name is a program name of FRR's: never an option or a path.
+  if (!daemon.empty() &&
+      (daemon.size() > 32 || !std::all_of(daemon.begin(), daemon.end(), [](char ch) {
+         return std::islower(static_cast<unsigned char>(ch)) ||
+                std::isdigit(static_cast<unsigned char>(ch));
+       })))
+    return error(400, "field 'daemon': expected an FRR daemon's name (e.g. bgpd)");
+  if (!c.b.running(c.lab, c.node))
+    return error(404, "lab '" + c.lab + "' is not running or has no node '" + c.node + "'");
+  std::vector<std::string> args{"restart", c.node, "--lab", c.lab, "--json"};
+  opts.append_to(args);
+  return accepted(c.b.start_job("restart", c.lab, args, {}));
+}
+
+// How validate, apply and drill begin: the body a JSON object, then the lab running.
+std::optional<Body> lab_job_body(Call& c) {
+  auto body = parse_body(c.r, &c.err);
+  if (!body) return std::nullopt;
+  if (!c.b.running(c.lab)) {
+    c.err = error(404, "lab '" + c.lab + "' is not running");
+    return std::nullopt;
+  }
+  return body;
+}
+
+// ... and how they end: `twin <what> --lab <lab> --json <input...>` and the options given, no
+// value from the body an option of its own.
+Response start_lab_job(Call& c, const std::string& what, const JobOptions& opts,
+                       const std::vector<std::string>& input, Files files) {
+  std::vector<std::string> args{what, "--lab", c.lab, "--json"};
+  args.insert(args.end(), input.begin(), input.end());
+  opts.append_to(args);
+  for (size_t i = 5; i < args.size(); ++i)
+    if (args[i].starts_with("-") && args[i - 1].starts_with("--") && opts.valued(args[i - 1]))
+      return error(400, args[i - 1] + ": a value may not start with '-': " + args[i]);
+  return accepted(c.b.start_job(what, c.lab, args, files));
+}
+
+// validate and drill take their options and nothing else.
+Response options_job(Call& c, const std::string& what) {
+  auto body = lab_job_body(c);
+  if (!body) return c.err;
+  const JobOptions opts = read_options(*body, what);
+  if (auto bad = body->check()) return *bad;
+  return start_lab_job(c, what, opts, {}, {});
+}
+Response validate_lab(Call& c) { return options_job(c, "validate"); }
+Response drill_lab(Call& c) { return options_job(c, "drill"); }
+
+Response apply_change(Call& c) {
+  auto body = lab_job_body(c);
+  if (!body) return c.err;
+  std::string change = body->str("change");
+  Files files = body->files();
+  // Or rendered per-node configs (twin apply --configs DIR): <node>.conf or <node>/frr.conf.
+  Files configs = body->files("configs");
+  const JobOptions opts = read_options(*body, "apply");
+  if (auto bad = body->check()) return *bad;
+  if (change.empty() == configs.empty())
+    return error(400,
+                 "give either 'change' (the change set's YAML text) or 'configs' "
+                 "(rendered per-node configs: {\"leaf1.conf\": \"...\"})");
+  if (!change.empty()) {
+    if (auto bad = check_references("the change set", change, files)) return *bad;
+    files["change.yaml"] = change;
+    return start_lab_job(c, "apply", opts, {"@change.yaml"}, std::move(files));
+  }
+  for (auto& [name, text] : configs) files["configs/" + name] = std::move(text);
+  return start_lab_job(c, "apply", opts, {"--configs", "@configs"}, std::move(files));
+}
+
+// Every operation of the API, once. {x} is one path segment, handed to the handler once
+// checked (take_parameters). A WebSocket has no handler: the server upgrades it after
+// Api::check_websocket, and handle() answers it as a path without the method.
+struct Entry {
+  std::string_view method, pattern;
+  Api::Access access;
+  Handler handler;
+};
+using A = Api::Access;
+constexpr Entry kRoutes[] = {
+    {"GET", "/api/openapi.json", A::kRead, document},
+    {"GET", "/api/labs", A::kRead, list_labs},
+    {"POST", "/api/labs", A::kChange, bring_up},
+    {"GET", "/api/labs/{lab}", A::kRead, lab_status},
+    {"DELETE", "/api/labs/{lab}", A::kChange, take_down},
+    {"GET", "/api/labs/{lab}/graph", A::kRead, lab_graph},
+    {"GET", "/api/labs/{lab}/history", A::kRead, lab_history},
+    {"GET", "/api/labs/{lab}/reports/{name}", A::kRead, lab_report},
+    {"GET", "/api/labs/{lab}/events", A::kUpgrade, nullptr},
+    {"GET", "/api/labs/{lab}/nodes/{node}", A::kRead, node_detail},
+    {"GET", "/api/labs/{lab}/nodes/{node}/terminal", A::kUpgrade, nullptr},
+    {"POST", "/api/labs/{lab}/nodes/{node}/exec", A::kChange, node_exec},
+    {"POST", "/api/labs/{lab}/nodes/{node}/restart", A::kChange, node_restart},
+    {"POST", "/api/labs/{lab}/validate", A::kChange, validate_lab},
+    {"POST", "/api/labs/{lab}/apply", A::kChange, apply_change},
+    {"POST", "/api/labs/{lab}/drill", A::kChange, drill_lab},
+    {"POST", "/api/run", A::kChange, run_scenario},
+    {"GET", "/api/jobs", A::kRead, list_jobs},
+    {"GET", "/api/jobs/{id}", A::kRead, show_job},
+    {"DELETE", "/api/jobs/{id}", A::kChange, cancel_job},
+};
+
+// Where a request that no route takes is answered 405 (a path of the API, not that method)
+// rather than 404, the first that fits; "**" is any number of segments, none included. The
+// message points to the document from some and not others: kept as the API always answered.
+struct Scope {
+  std::string_view pattern;
+  bool points_to_document;
+};
+// clang-format off
+constexpr Scope kScopes[] = {
+    {"/api/jobs/**", true},
+    {"/api/labs", false},
+    {"/api/labs/{lab}", false},
+    {"/api/labs/{lab}/nodes/{node}/**", false},
+    {"/api/labs/{lab}/**", true},
+};
+// clang-format on
+
+using Parameters = std::vector<std::pair<std::string, std::string>>;  // name, value
+
+// Whether `parts` fit `pattern`; its parameters' values in `params`.
+bool fits(std::string_view pattern, const std::vector<std::string>& parts, Parameters* params) {
+  params->clear();
+  auto segments = split_path(std::string(pattern));
+  const bool rest = !segments.empty() && segments.back() == "**";
+  if (rest) segments.pop_back();
+  if (rest ? parts.size() < segments.size() : parts.size() != segments.size()) return false;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (segments[i].front() == '{')
+      params->emplace_back(segments[i].substr(1, segments[i].size() - 2), parts[i]);
+    else if (segments[i] != parts[i])
+      return false;
+  }
+  return true;
+}
+
+// The route that takes `method` on `parts`, else the scope that answers 405; the parameters of
+// the first route the path fits whatever its method (so a job is looked up, a name checked,
+// before a method is refused), else the scope's.
+struct Found {
+  const Entry* route = nullptr;
+  const Scope* scope = nullptr;
+  Parameters params;
+};
+Found find_route(const std::string& method, const std::vector<std::string>& parts) {
+  Found f;
+  bool fitted = false;
+  Parameters p;
+  for (const Entry& e : kRoutes) {
+    if (!fits(e.pattern, parts, &p)) continue;
+    if (e.method == method && e.handler) {
+      f.route = &e;
+      f.params = std::move(p);
+      return f;
+    }
+    if (!fitted) f.params = p;
+    fitted = true;
+  }
+  for (const Scope& s : kScopes)
+    if (fits(s.pattern, parts, &p)) {
+      f.scope = &s;
+      if (!fitted) f.params = std::move(p);
+      break;
+    }
+  return f;
+}
+
+// The parameters checked in path order into `c`: a name as twin's names are, a job that exists.
+std::optional<Response> take_parameters(const Parameters& params, Call& c) {
+  for (const auto& [name, value] : params) {
+    if (name == "lab") {
+      if (!topology::valid_lab_name(value)) return error(400, "invalid lab name '" + value + "'");
+      c.lab = value;
+    } else if (name == "node") {
+      if (!valid_node_name(value)) return error(400, "invalid node name '" + value + "'");
+      c.node = value;
+    } else if (name == "id") {
+      c.id = value;
+      c.job = c.b.job(value);
+      if (!c.job) return error(404, "no job '" + value + "'");
+    } else {
+      c.name = value;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<Api::Route>& Api::routes() {
+  static const std::vector<Route> kAll = [] {
+    std::vector<Route> out;
+    for (const Entry& e : kRoutes)
+      out.push_back({std::string(e.method), std::string(e.pattern), e.access});
+    return out;
+  }();
+  return kAll;
+}
+
 Response Api::handle(const Request& r) {
   if (r.body.size() > kMaxBody)
     return error(413, "the body is larger than " + std::to_string(kMaxBody) + " bytes");
   auto q = r.target.find('?');
-  std::string path = r.target.substr(0, q);
-  auto query = parse_query(q == std::string::npos ? "" : r.target.substr(q + 1));
+  const std::string path = r.target.substr(0, q);
+  const auto query = parse_query(q == std::string::npos ? "" : r.target.substr(q + 1));
   if (path.find('%') != std::string::npos || path.find("..") != std::string::npos)
     return error(400, "the path holds characters twin's names never have");
-  auto parts = split_path(path);
+  const auto parts = split_path(path);
   const std::string& m = r.method;
-  bool changes = m == "POST" || m == "DELETE" || m == "PUT" || m == "PATCH";
-
-  // The page and its assets: no token (they hold no lab data), UTF-8 declared (d3's minified
-  // file has non-ASCII characters: without a charset Chromium stops on a SyntaxError).
-  if (m == "GET" && (parts.empty() || (parts.size() == 1 && parts[0] != "api"))) {
-    static const std::map<std::string, std::string> kTypes{
-        {"index.html", "text/html; charset=utf-8"},
-        {"app.js", "text/javascript; charset=utf-8"},
-        {"app.css", "text/css; charset=utf-8"},
-        {"d3.min.js", "text/javascript; charset=utf-8"},
-        {"xterm.js", "text/javascript; charset=utf-8"},
-        {"xterm.css", "text/css; charset=utf-8"}};
-    std::string name = parts.empty() ? "index.html" : parts[0];
-    auto t = kTypes.find(name);
-    if (t == kTypes.end()) return error(404, "no page " + path);
-    bool bundled = name == "xterm.js" || name == "xterm.css";
-    std::string file = name == "d3.min.js" ? o_.d3_path
-                       : bundled           ? o_.bundle_dir + "/" + name
-                                           : o_.web_dir + "/" + name;
-    auto text = read_file(file);
-    if (!text) {
-      if (bundled)
-        return error(404, "the browser terminal was not built (" + file +
-                              "): install esbuild and node-xterm (tools/install-deps.sh) and rebuild");
-      return error(500, "cannot read " + file +
-                            (name == "d3.min.js" ? " (Debian's libjs-d3: tools/install-deps.sh)" : ""));
-    }
-    Response resp;
-    resp.content_type = t->second;
-    resp.body = std::move(*text);
-    resp.headers["Cache-Control"] = "no-cache";
-    // xterm.js styles its DOM renderer with <style> elements it creates: inline styles allowed.
-    resp.headers["X-Content-Type-Options"] = "nosniff";
-    resp.headers["Content-Security-Policy"] =
-        "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
-        "style-src 'self' 'unsafe-inline'";
-    return resp;
-  }
+  if (m == "GET" && (parts.empty() || (parts.size() == 1 && parts[0] != "api")))
+    return page(o_, parts.empty() ? "index.html" : parts[0], path);
   if (parts.empty() || parts[0] != "api") return error(404, "no resource " + path);
+  Found f = find_route(m, parts);
+  // A request no route takes is judged by its method: the token before a 404 or 405.
+  bool changes = f.route ? f.route->access == Access::kChange
+                         : m == "POST" || m == "DELETE" || m == "PUT" || m == "PATCH";
   if (auto g = guard(r, changes)) return *g;
-  Response err;
-
-  if (parts.size() == 2 && parts[1] == "openapi.json" && m == "GET")
-    return json_response(200, openapi());
-
-  if (parts.size() >= 2 && parts[1] == "jobs") {
-    if (parts.size() == 2 && m == "GET") {
-      nlohmann::json a = nlohmann::json::array();
-      for (const auto& j : b_.jobs()) a.push_back(to_json(j));
-      return json_response(200, {{"jobs", a}});
-    }
-    if (parts.size() == 3) {
-      auto j = b_.job(parts[2]);
-      if (!j) return error(404, "no job '" + parts[2] + "'");
-      if (m == "GET") {
-        Response r;
-        r.body = job_body(*j);
-        return r;
-      }
-      if (m == "DELETE") {
-        if (j->state != "running") return error(409, "job " + j->id + " has ended (" + j->state + ")");
-        // Once only: a second SIGTERM would be a second Ctrl-C, which stops the job's own
-        // rollback or cleanup half-way.
-        if (!b_.cancel_job(j->id))
-          return error(409, "job " + j->id + " is already being cancelled (it is rolling back or "
-                            "cleaning up; poll it)");
-        Response r;
-        r.status = 202;
-        r.body = job_body(*b_.job(parts[2]));
-        return r;
-      }
-    }
-    return error(405, m + " " + path + " is not an operation of this API (see /api/openapi.json)");
-  }
-
-  if (parts.size() == 2 && parts[1] == "run" && m == "POST") {
-    auto body = parse_body(r, &err);
-    if (!body) return err;
-    std::string scenario = body->str("scenario");
-    Files files = body->files();
-    const JobOptions opts = read_options(*body, "run");
-    const std::string name = opts.str("--name");
-    if (auto bad = body->check()) return *bad;
-    if (scenario.empty()) return error(400, "field 'scenario': expected the scenario's YAML text");
-    if (!name.empty() && !topology::valid_lab_name(name))
-      return error(400, "field 'name': invalid lab name '" + name + "'");
-    if (auto bad = check_references("the scenario", scenario, files)) return *bad;
-    files["scenario.yaml"] = scenario;
-    std::vector<std::string> args{"run", "@scenario.yaml", "--json"};
-    opts.append_to(args);
-    return accepted(b_.start_job("run", name, args, files));
-  }
-
-  if (parts.size() >= 2 && parts[1] == "labs") {
-    if (parts.size() == 2) {
-      if (m == "GET") return json_response(200, b_.labs());
-      if (m == "POST") {
-        auto body = parse_body(r, &err);
-        if (!body) return err;
-        std::string topo = body->str("topology");
-        Files files = body->files();
-        const JobOptions opts = read_options(*body, "up");
-        const std::string name = opts.str("--name");
-        if (auto bad = body->check()) return *bad;
-        if (topo.empty()) return error(400, "field 'topology': expected the topology's YAML text");
-        if (!name.empty() && !topology::valid_lab_name(name))
-          return error(400, "field 'name': invalid lab name '" + name + "'");
-        if (auto bad = check_references("the topology", topo, files)) return *bad;
-        auto plan = b_.check_topology(topo, files, name, &err);
-        if (!plan) return err;
-        std::string lab = plan->value("lab", name);
-        files["topology.yaml"] = topo;
-        std::vector<std::string> args{"up", "@topology.yaml", "--json"};
-        opts.append_to(args);
-        return accepted(b_.start_job("up", lab, args, files));
-      }
-      return error(405, m + " " + path + " is not an operation of this API");
-    }
-    const std::string& lab = parts[2];
-    if (!topology::valid_lab_name(lab)) return error(400, "invalid lab name '" + lab + "'");
-    if (parts.size() == 3) {
-      if (m == "GET") {
-        auto s = b_.lab_status(lab, &err);
-        return s ? json_response(200, *s) : err;
-      }
-      if (m == "DELETE") {
-        if (!b_.running(lab)) return error(404, "lab '" + lab + "' is not running");
-        return accepted(b_.start_job("down", lab, {"down", "--lab", lab, "--json"}, {}));
-      }
-      return error(405, m + " " + path + " is not an operation of this API");
-    }
-    const std::string& what = parts[3];
-    if (what == "graph" && parts.size() == 4 && m == "GET") {
-      std::string format = query.count("format") ? query["format"] : "json";
-      if (format == "json") {
-        auto g = b_.lab_graph(lab, &err);
-        return g ? json_response(200, *g) : err;
-      }
-      static const std::map<std::string, std::string> kTypes{
-          {"svg", "image/svg+xml"},
-          {"dot", "text/vnd.graphviz; charset=utf-8"},
-          {"mermaid", "text/plain; charset=utf-8"}};
-      auto t = kTypes.find(format);
-      if (t == kTypes.end()) return error(400, "format '" + format + "': expected json, svg, dot or mermaid");
-      auto text = b_.lab_graph_text(lab, format, &err);
-      if (!text) return err;
-      Response resp;
-      resp.content_type = t->second;
-      resp.body = std::move(*text);
-      return resp;
-    }
-    if (what == "history" && parts.size() == 4 && m == "GET") {
-      uint64_t after = 0;
-      if (query.count("after")) {
-        try {
-          after = std::stoull(query["after"]);
-        } catch (...) {
-          return error(400, "after: expected a sequence number");
-        }
-      }
-      auto h = b_.history(lab, after, &err);
-      return h ? json_response(200, *h) : err;
-    }
-    if (what == "reports" && parts.size() == 5 && m == "GET") {
-      auto rep = b_.report(lab, parts[4], &err);
-      return rep ? json_response(200, *rep) : err;
-    }
-    if (what == "nodes" && parts.size() >= 5) {
-      const std::string& node = parts[4];
-      if (!valid_node_name(node)) return error(400, "invalid node name '" + node + "'");
-      if (parts.size() == 5 && m == "GET") {
-        auto d = b_.node_detail(lab, node, &err);
-        return d ? json_response(200, *d) : err;
-      }
-      if (parts.size() == 6 && parts[5] == "exec" && m == "POST") {
-        // A command in a node is root in its namespaces: the token's, whenever there is one.
-        if (!o_.token.empty() && !token_ok(r)) return error(401, "exec needs the server's token");
-        auto body = parse_body(r, &err);
-        if (!body) return err;
-        auto timeout = body->number("timeout", 1, 300);
-        body->used.insert("command");
-        if (auto bad = body->check()) return *bad;
-        const auto& c = body->j.contains("command") ? body->j["command"] : nlohmann::json();
-        std::vector<std::string> argv;
-        if (c.is_array())
-          for (const auto& a : c)
-            if (a.is_string()) argv.push_back(a.get<std::string>());
-        if (argv.empty() || argv.size() != c.size())
-          return error(400, "field 'command': expected a non-empty array of strings (argv)");
-        if (!b_.running(lab, node))
-          return error(404, "lab '" + lab + "' is not running or has no node '" + node + "'");
-        auto out = b_.exec(lab, node, argv, timeout.value_or(30), &err);
-        return out ? json_response(200, *out) : err;
-      }
-      if (parts.size() == 6 && parts[5] == "restart" && m == "POST") {
-        auto body = parse_body(r, &err);
-        if (!body) return err;
-        const JobOptions opts = read_options(*body, "restart");
-        const std::string daemon = opts.str("--daemon");
-        if (auto bad = body->check()) return *bad;
-        // A daemon's name is a program name of FRR's: never an option or a path.
-        if (!daemon.empty() &&
-            (daemon.size() > 32 || !std::all_of(daemon.begin(), daemon.end(), [](char c) {
-               return std::islower(static_cast<unsigned char>(c)) ||
-                      std::isdigit(static_cast<unsigned char>(c));
-             })))
-          return error(400, "field 'daemon': expected an FRR daemon's name (e.g. bgpd)");
-        if (!b_.running(lab, node))
-          return error(404, "lab '" + lab + "' is not running or has no node '" + node + "'");
-        std::vector<std::string> args{"restart", node, "--lab", lab, "--json"};
-        opts.append_to(args);
-        return accepted(b_.start_job("restart", lab, args, {}));
-      }
-      return error(405, m + " " + path + " is not an operation of this API");
-    }
-    if (m == "POST" && parts.size() == 4 &&
-        (what == "validate" || what == "apply" || what == "drill")) {
-      auto body = parse_body(r, &err);
-      if (!body) return err;
-      if (!b_.running(lab)) return error(404, "lab '" + lab + "' is not running");
-      std::vector<std::string> args{what, "--lab", lab, "--json"};
-      Files files;
-      JobOptions opts;
-      if (what == "validate") {
-        opts = read_options(*body, what);
-        if (auto bad = body->check()) return *bad;
-      } else if (what == "apply") {
-        std::string change = body->str("change");
-        files = body->files();
-        // Or rendered per-node configs (twin apply --configs DIR): <node>.conf or <node>/frr.conf.
-        Files configs = body->files("configs");
-        opts = read_options(*body, what);
-        if (auto bad = body->check()) return *bad;
-        if (change.empty() == configs.empty())
-          return error(400, "give either 'change' (the change set's YAML text) or 'configs' "
-                            "(rendered per-node configs: {\"leaf1.conf\": \"...\"})");
-        if (!change.empty()) {
-          if (auto bad = check_references("the change set", change, files)) return *bad;
-          files["change.yaml"] = change;
-          args.push_back("@change.yaml");
-        } else {
-          for (auto& [name, text] : configs) files["configs/" + name] = std::move(text);
-          args.insert(args.end(), {"--configs", "@configs"});
-        }
-      } else {
-        opts = read_options(*body, what);
-        if (auto bad = body->check()) return *bad;
-      }
-      opts.append_to(args);
-      // A value from the body never becomes an option of its own.
-      for (size_t i = 5; i < args.size(); ++i)
-        if (args[i].starts_with("-") && args[i - 1].starts_with("--") && opts.valued(args[i - 1]))
-          return error(400, args[i - 1] + ": a value may not start with '-': " + args[i]);
-      return accepted(b_.start_job(what, lab, args, files));
-    }
-    return error(405, m + " " + path + " is not an operation of this API (see /api/openapi.json)");
-  }
+  Call c{r, path, query, b_, o_, {}, {}, {}, {}, {}, {}};
+  if (auto bad = take_parameters(f.params, c)) return *bad;
+  if (f.route) return f.route->handler(c);
+  if (f.scope)
+    return error(405, m + " " + path + " is not an operation of this API" +
+                          (f.scope->points_to_document ? " (see /api/openapi.json)" : ""));
   return error(404, "no resource " + path + " (see /api/openapi.json)");
 }
 

@@ -118,6 +118,23 @@ struct ApiOptions {
 class Api {
  public:
   Api(ApiOptions o, Backend& b) : o_(std::move(o)), b_(b) {}
+  // Who may use a route, by the rules at the top of this file.
+  enum class Access {
+    kRead,     // the token only on a non-loopback listener
+    kChange,   // the token whenever one is set, and a body sent as JSON (POST, DELETE)
+    kUpgrade,  // a WebSocket: check_websocket's rules, not handle's
+  };
+  // One operation: `method` on `pattern`, in which {x} is one path segment
+  // ("/api/labs/{lab}/nodes/{node}").
+  struct Route {
+    std::string method, pattern;
+    Access access;
+  };
+  // Every operation of the API, as the router declares it; the OpenAPI document lists exactly
+  // these.
+  static const std::vector<Route>& routes();
+  // The page and its assets (GET / and /<file>), or a route. A request no route takes is 404,
+  // or 405 (no Allow header) under /api/labs and /api/jobs; either after the token rules.
   Response handle(const Request& r);
   // For a WebSocket upgrade: empty when allowed (and `to` says where), else the refusal.
   //   /api/labs/{lab}/events                  the event stream (reads' rules)
@@ -133,7 +150,6 @@ class Api {
   static nlohmann::json openapi();
 
  private:
-  [[nodiscard]] bool token_ok(const Request& r) const;
   [[nodiscard]] std::optional<Response> host_refused(const Request& r) const;
   std::optional<Response> guard(const Request& r, bool changes_state) const;
   ApiOptions o_;

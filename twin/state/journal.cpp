@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "twin/core/util.hpp"
-#include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 
 namespace twin::state {
 namespace fs = std::filesystem;

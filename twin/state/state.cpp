@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "twin/core/util.hpp"
-#include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 
 namespace fs = std::filesystem;
 

@@ -13,7 +13,7 @@
 #include "twin/topology/daemons_file.hpp"
 #include "twin/topology/frr_conf.hpp"
 #include "twin/topology/image_profile.hpp"
-#include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 #include "twin/topology/own_config.hpp"
 
 namespace fs = std::filesystem;

@@ -1,12 +1,12 @@
 #include "twin/topology/generate.hpp"
-#include "twin/topology/tenants.hpp"
 
 #include <cstdio>
 #include <sstream>
 #include <vector>
 
-#include "twin/topology/loader.hpp"
 #include "twin/topology/model.hpp"
+#include "twin/topology/names.hpp"
+#include "twin/topology/tenants.hpp"
 
 namespace twin::topology {
 

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "twin/core/yaml_reader.hpp"
-#include "twin/topology/loader.hpp"
 
 namespace fs = std::filesystem;
 

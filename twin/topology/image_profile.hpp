@@ -1,6 +1,6 @@
 #pragma once
-// Image profiles (images/<name>.yaml): finding one on the search path and reading it. Used by
-// the topology loader; image_search_path() (loader.hpp) lists the folders.
+// Image profiles (images/<name>.yaml): the search path, finding one on it and reading it. Used
+// by the topology loaders, and by twin serve for the folders a request may name.
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +10,10 @@
 #include "twin/topology/model.hpp"
 
 namespace twin::topology {
+
+// Folders searched for image profiles (<dir>/<image>.yaml), in order: <topology dir>/images,
+// $TWIN_IMAGES (colon-separated), <TWIN_DATA_DIR>/images, /usr/share/twin/images.
+std::vector<std::string> image_search_path(const std::string& topology_dir);
 
 // The profile file of image `name`: a path when `name` has a '/' (relative to topology_dir),
 // else the first <dir>/<name>.yaml on image_search_path(topology_dir). "" when there is none;

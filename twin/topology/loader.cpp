@@ -13,18 +13,13 @@
 #include "twin/topology/daemons_file.hpp"
 #include "twin/topology/declared_checks.hpp"
 #include "twin/topology/image_profile.hpp"
+#include "twin/topology/names.hpp"
 #include "twin/topology/own_config.hpp"
 #include "twin/topology/tenants.hpp"
 
 namespace fs = std::filesystem;
 
 namespace twin::topology {
-
-const Node* Topology::find_node(const std::string& n) const {
-  for (const auto& node : nodes)
-    if (node.name == n) return &node;
-  return nullptr;
-}
 
 namespace {
 

@@ -5,17 +5,12 @@
 // policy's roots is refused by name at the field that names it, never read.
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/input_policy.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::topology {
-
-// Folders searched for image profiles (<dir>/<image>.yaml), in order: <topology dir>/images,
-// $TWIN_IMAGES (colon-separated), <TWIN_DATA_DIR>/images, /usr/share/twin/images.
-std::vector<std::string> image_search_path(const std::string& topology_dir);
 
 // Loads and checks `path`. On any problem, returns nullopt and fills `diags` with every problem
 // found (file:line:column, field, expectation, hint); the Topology is returned only when
@@ -34,13 +29,5 @@ std::optional<Topology> load_topology_text(const std::string& text, const std::s
                                            const std::string& dir, Diagnostics& diags,
                                            const std::string& lab_name = "",
                                            const InputPolicy* policy = nullptr);
-
-// True if `name` is a valid lab name: 1..kMaxLabName of A-Z a-z 0-9 _ -, starting with a letter
-// or digit. Lab names become path components (/run/twin/<lab>): anything else is refused.
-bool valid_lab_name(const std::string& name);
-
-// True if `name` is a valid Linux interface name (1..15 bytes, no '/', ':' or whitespace,
-// not "." or ".."); `why` gets the reason otherwise.
-bool valid_interface_name(const std::string& name, std::string* why);
 
 }  // namespace twin::topology

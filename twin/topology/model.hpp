@@ -229,7 +229,11 @@ struct Topology {
   std::vector<Tenant> tenants;  // `tenants:`, in file order
   std::vector<Anycast> anycast;  // declared (file order), then read from configs
 
-  [[nodiscard]] const Node* find_node(const std::string& name) const;
+  [[nodiscard]] const Node* find_node(const std::string& name) const {
+    for (const auto& node : nodes)
+      if (node.name == name) return &node;
+    return nullptr;
+  }
 };
 
 // The data NIC (0-based, management NIC not counted) that guest interface `name` is, for a

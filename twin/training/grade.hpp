@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "twin/plan/plan.hpp"
-#include "twin/replay/diff.hpp"
 #include "twin/validate/result.hpp"
+#include "twin/verdict/diff.hpp"
 
 namespace twin::training {
 

@@ -7,17 +7,19 @@
 #include <set>
 #include <sstream>
 
+#include "twin/causes/causes.hpp"
+#include "twin/changeset/changeset.hpp"
 #include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
+#include "twin/gate/apply.hpp"
+#include "twin/gate/gate.hpp"
 #include "twin/plan/plan.hpp"
-#include "twin/replay/causes.hpp"
-#include "twin/replay/changeset.hpp"
-#include "twin/replay/gate.hpp"
-#include "twin/replay/watch.hpp"
 #include "twin/state/state.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/topology/names.hpp"
 #include "twin/validate/system_probe.hpp"
+#include "twin/verdict/watch.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;

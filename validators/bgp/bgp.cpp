@@ -132,7 +132,7 @@ std::vector<TestResult> evaluate_bgp(const plan::Plan& plan,
           if (!expected_keys.count(key)) extra.insert(key);
     for (const auto& key : extra) {
       // A neighbor on an interface the change means to be down, or of a drained node, is not
-      // expected to be up (intent, replay/intent.hpp).
+      // expected to be up (intent, changeset/intent.hpp).
       auto intended_down = [&] {
         if (n.drained) return true;
         for (const auto& i : n.interfaces)

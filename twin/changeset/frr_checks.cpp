@@ -1,0 +1,84 @@
+// FRR's own syntax check of a change set's configuration text, and the checks against the lab
+// FRR's parser cannot make (apply.hpp).
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+#include "twin/core/util.hpp"
+#include "twin/changeset/frr_checks.hpp"
+#include "twin/runtime/frr_check.hpp"
+#include "twin/runtime/frr_config.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace twin::replay {
+
+Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner,
+                              Diagnostics& diags) {
+  TempDir tmp;
+  if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
+  std::vector<size_t> steps;       // the frr steps checked, in order
+  std::vector<std::string> paths;  // what vtysh -C reads for each
+  for (size_t i = 0; i < cs.steps.size(); ++i) {
+    const Step& s = cs.steps[i];
+    if (s.kind() != StepKind::kFrr) continue;
+    if (!s.frr().replace.empty()) {
+      if (!fs::is_regular_file(s.frr().replace)) continue;  // the loader reports a missing file
+      paths.push_back(s.frr().replace);
+    } else {
+      paths.push_back(tmp.path + "/step" + std::to_string(i) + ".conf");
+      if (auto w = write_file(paths.back(), s.frr().add.empty() ? s.frr().remove : s.frr().add);
+          !w)
+        return w.error();
+    }
+    steps.push_back(i);
+  }
+  auto checked = runtime::frr_syntax_check(runner, paths);
+  if (!checked) return checked.error();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const size_t i = steps[k];
+    const Step& s = cs.steps[i];
+    const bool replace = !s.frr().replace.empty();
+    const std::string file = replace ? s.frr().replace : cs.file;
+    const int first = replace ? 1 : s.frr().text_line;
+    std::string field = "steps[" + std::to_string(i) + "].frr." +
+                        (replace ? "replace" : s.frr().add.empty() ? "remove" : "add");
+    for (const auto& [line, what] : (*checked)[k]) {
+      if (line == 0)
+        diags.add({file, s.mark.line, s.mark.column, field,
+                   "FRR rejects this configuration: " + what, ""});
+      else
+        diags.add({file, first > 0 ? first + line - 1 : s.mark.line, first > 0 ? 1 : s.mark.column,
+                   field, "FRR rejects this line: " + what,
+                   "check the command against FRR's documentation for this version"});
+    }
+  }
+  return {};
+}
+
+void check_against_lab(const ChangeSet& cs, const plan::Plan& plan, Diagnostics& diags) {
+  static const std::regex kRouterBgp(R"(^router bgp (\d+)\s*$)");
+  for (size_t i = 0; i < cs.steps.size(); ++i) {
+    const Step& s = cs.steps[i];
+    if (s.kind() != StepKind::kFrr || (s.frr().add.empty() && s.frr().remove.empty())) continue;
+    const std::string& text = s.frr().add.empty() ? s.frr().remove : s.frr().add;
+    std::istringstream in(text);
+    std::string line;
+    for (int n = 0; std::getline(in, line); ++n) {
+      std::smatch m;
+      if (!std::regex_match(line, m, kRouterBgp)) continue;
+      for (const auto& name : s.frr().nodes) {
+        const plan::Node* node = plan.find(name);
+        if (!node || node->asn == 0 || std::to_string(node->asn) == m[1].str()) continue;
+        diags.add({cs.file, s.frr().text_line > 0 ? s.frr().text_line + n : s.mark.line, 1,
+                   "steps[" + std::to_string(i) + "].frr." + (s.frr().add.empty() ? "remove" : "add"),
+                   "node " + name + " runs router bgp " + std::to_string(node->asn) + ", not " +
+                       m[1].str() + " (one BGP instance per node)",
+                   "write `router bgp " + std::to_string(node->asn) + "`"});
+      }
+    }
+  }
+}
+
+}  // namespace twin::replay

@@ -1,0 +1,22 @@
+#pragma once
+// Checks of a change set's configuration text before anything is applied: FRR's own parser
+// (`vtysh -C`) and what only the lab's plan can tell.
+#include "twin/changeset/changeset.hpp"
+#include "twin/core/diagnostics.hpp"
+#include "twin/core/error.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/proc/runner.hpp"
+
+namespace twin::replay {
+
+// FRR's own syntax check of every configuration text in `cs` (`vtysh -C -f`, no daemon
+// involved): a rejected line becomes a diagnostic at its line in the change file (add/remove
+// blocks) or in the config file (replace). Errors: vtysh could not run (kEnvironment).
+Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner, Diagnostics& diags);
+
+// Checks of configuration text against the lab that FRR's parser cannot make: a `router bgp
+// N` line whose ASN is not the node's (FRR runs one default BGP instance per node; a second ASN
+// is refused only while applying, with an unhelpful message). Adds diagnostics at their line.
+void check_against_lab(const ChangeSet& cs, const plan::Plan& plan, Diagnostics& diags);
+
+}  // namespace twin::replay

@@ -1,0 +1,110 @@
+// The `topology` change step (the lab becomes another topology file, without a restart): how the
+// change-set loader reads it, how the gate applies it, what a dry run says of it, and what it means
+// for the intended plan (steps.hpp).
+#include <filesystem>
+
+#include "twin/engine/reconcile.hpp"
+#include "twin/changeset/changeset_keys.hpp"
+#include "twin/changeset/changeset_loader.hpp"
+#include "twin/changeset/steps.hpp"
+#include "twin/topology/loader.hpp"
+
+using namespace std::chrono_literals;
+
+namespace twin::replay {
+
+void ChangeSetLoader::parse_body(const Value& v, TopologyStep& out) {
+  r_.check_keys(v, keys::kTopology);
+  auto fv = child(v, "file");
+  if (!fv) {
+    r_.error(v.mark(), fv.field, "missing; expected the topology file the lab changes to",
+             "e.g. file: clos-2x4-leaf5.yaml");
+    return;
+  }
+  auto s = r_.string(fv);
+  if (!s) return;
+  auto abs = existing_file(fv, *s, "topology file");
+  if (!abs) return;
+  out.file = *abs;
+  size_t before = d_.items().size();
+  out.topo = topology::load_topology(*abs, d_, "", &policy_);  // diagnostics name its file
+  if (!out.topo) {
+    size_t n = d_.items().size() - before;
+    r_.error(fv,
+             "topology file '" + *s + "' has " + std::to_string(n) + " problem" +
+                 (n == 1 ? "" : "s") + ", reported with its own file name",
+             "");
+    return;
+  }
+  // A node that stays keeps its kind and image.
+  bool ok = true;
+  for (const auto& n : out.topo->nodes) {
+    const plan::Node* old = cur_->find(n.name);
+    if (!old) continue;
+    const char* what = old->kind != n.kind ? "kind" : old->image != n.image ? "image" : nullptr;
+    if (!what) continue;
+    const bool kind = std::string(what) == "kind";
+    const std::string now = kind ? to_string(n.kind) : n.image;
+    const std::string was = kind ? to_string(old->kind) : old->image;
+    d_.add({*abs, n.mark.line, n.mark.column, "nodes." + n.name + "." + what,
+            "node '" + n.name + "' has " + what + " " + now + " here but " + was +
+                " in the running lab",
+            "a node that stays keeps its kind and image; give a new node a new name"});
+    ok = false;
+  }
+  if (!ok) return;
+  // Later steps (and the intent) may refer to what this topology adds.
+  owned_.push_back(plan::make_plan(*out.topo, cur_->lab));
+  cur_ = &owned_.back();
+  all_plans_.push_back(cur_);
+}
+
+Result<void> apply_step(const TopologyStep& b, StepRun& run, std::string* detail) {
+  if (!b.topo) return input_error("topology file was not loaded");
+  plan::Plan next = plan::make_plan(*b.topo, run.current.lab);
+  run.touched.topology = true;
+  // Recorded before reshaping, so an interrupted or failed reshape is undone too: nodes
+  // whose generated config changes go back by config, and the rollback reshapes from the
+  // new plan (whatever part of it exists) back to the baseline.
+  for (const auto& n : next.nodes)
+    if (const auto* old = run.current.find(n.name);
+        old && n.kind == topology::NodeKind::kFrr && n.frr_config != old->frr_config)
+      run.touched.frr_nodes.insert(n.name);
+  plan::Plan from = run.current;
+  run.current = next;
+  engine::GrowReport g;
+  auto r = run.env.lab.reshape(from, next, &g);
+  if (!r) return r;
+  *detail = g.summary();
+  return {};
+}
+
+Result<void> describe_step(const TopologyStep& b, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner&, std::ostream& out) {
+  if (!b.topo) return {};
+  plan::Plan next = plan::make_plan(*b.topo, st.lab);
+  out << "   " << engine::describe_reshape(current, next);
+  current = next;
+  return {};
+}
+
+// The new topology replaces nodes and links; intent the lab already carries (an earlier
+// approved change's drain, originated or withdrawn prefixes, links meant to be down) stays with
+// the nodes and interfaces that remain.
+void intend_step(const TopologyStep& b, const std::string& lab, plan::Plan& p) {
+  if (!b.topo) return;
+  plan::Plan next = plan::make_plan(*b.topo, lab);
+  for (auto& nn : next.nodes) {
+    const plan::Node* old = p.find(nn.name);
+    if (!old) continue;
+    nn.drained = old->drained;
+    nn.originates = old->originates;
+    nn.withdraws = old->withdraws;
+    for (auto& ni : nn.interfaces)
+      for (const auto& oi : old->interfaces)
+        if (oi.name == ni.name) ni.up = oi.up;
+  }
+  p = std::move(next);
+}
+
+}  // namespace twin::replay

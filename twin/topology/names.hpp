@@ -1,0 +1,18 @@
+#pragma once
+// Which names twin accepts where a name becomes a path component or a kernel object: a lab's
+// name (/run/twin/<lab>, `tw-<lab>-<node>`) and a Linux interface's. Pure; used by the loaders
+// and by every command or request that takes a lab name.
+#include <string>
+
+namespace twin::topology {
+
+// True if `name` is a valid lab name: 1..kMaxLabName (model.hpp) of A-Z a-z 0-9 _ -, starting
+// with a letter or digit. Lab names become path components (/run/twin/<lab>): anything else is
+// refused.
+bool valid_lab_name(const std::string& name);
+
+// True if `name` is a valid Linux interface name (1..15 bytes, no '/', ':' or whitespace,
+// not "." or ".."); `why` gets the reason otherwise.
+bool valid_interface_name(const std::string& name, std::string* why);
+
+}  // namespace twin::topology
