@@ -49,6 +49,7 @@
 
   function roleFill(n) {
     if (n.kind === 'host') return '#eeeeee';
+    if (n.kind === 'bridge') return '#ffffff';  // a LAN segment: the medium, not a router
     if (n.role.indexOf('super') >= 0) return '#e2d9f3';
     if (n.role.indexOf('spine') >= 0) return '#cfe2ff';
     if (n.role.indexOf('leaf') >= 0) return '#d1e7dd';
@@ -110,7 +111,8 @@
     nodes.attr('class', function (n) { return nodeClass(n) + (state.selected === 'node:' + n.name ? ' selected' : ''); })
       .attr('data-node', function (n) { return n.name; })
       .attr('data-state', function (n) { return n.state; });
-    nodes.select('rect').style('fill', roleFill);
+    nodes.select('rect').style('fill', roleFill)
+      .style('stroke-dasharray', function (n) { return n.kind === 'bridge' ? '4 2' : null; });
     nodes.select('text').text(function (n) { return n.name; });
     if (force) force.stop();
     force = d3.layout.force().nodes(g.nodes).links(g.links).size([W, H])
@@ -194,7 +196,8 @@
         (n.router_id ? ', router-id ' + esc(n.router_id) : '') + '; daemons ' + esc(n.daemons.join(', ')) + '</p>';
       h += '<h3>Interfaces</h3><table><tr><th>name</th><th>peer</th><th>state</th><th>MTU</th></tr>' +
         n.interfaces.map(function (i) {
-          return '<tr><td>' + esc(i.name) + '</td><td>' + esc(i.peer) + '</td><td class="' +
+          var peer = i.segment ? 'segment ' + i.segment + ': ' + i.segment_peers.join(', ') : i.peer;
+          return '<tr><td>' + esc(i.name) + '</td><td>' + esc(peer) + '</td><td class="' +
             (i.operstate === 'UP' ? 'ok' : 'bad') + '">' + esc(i.operstate) + '</td><td>' + esc(i.mtu) +
             (i.mtu !== i.mtu_planned ? ' <span class="warn">(' + i.mtu_planned + ' planned)</span>' : '') + '</td></tr>';
         }).join('') + '</table>';

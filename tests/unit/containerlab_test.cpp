@@ -149,7 +149,8 @@ TEST(Containerlab, EveryRefusedInputAtItsPlace) {
   };
   const std::vector<Want> want = {
       {5, 13, "topology.nodes.ceos1.kind", "node ceos1 is of kind 'ceos', which needs a vendor"},
-      {8, 13, "topology.nodes.br1.kind", "node br1 is of kind 'bridge', a shared segment"},
+      {8, 13, "topology.nodes.eth0.kind",
+       "node eth0 is of kind 'host', the host itself or a container outside the lab"},
       {13, 11, "topology.nodes.h1.exec[1]",
        "exec command 'sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'' is not run: twin does not "
        "run arbitrary commands as root on this machine"},

@@ -557,7 +557,7 @@ nodes:
   EXPECT_EQ(l.diags.items()[0].hint, "did you mean 'frr'?");
   expect_at(l.diags.items()[1], 5, 14, "nodes.r2.kind");
   EXPECT_EQ(l.diags.items()[1].message, "unknown kind 'switch'");
-  EXPECT_EQ(l.diags.items()[1].hint, "expected one of: frr, host");
+  EXPECT_EQ(l.diags.items()[1].hint, "expected one of: frr, host, bridge");
 }
 
 TEST(LoaderErrors, UnknownImageWithHint) {
@@ -581,7 +581,7 @@ nodes:
 )");
   expect_at(far, 5, 3, "nodes.r1.image");  // inherited: the node that uses it
   EXPECT_THAT(far.message, StartsWith("unknown image 'cisco-ios' (looked in "));
-  EXPECT_EQ(far.hint, "available: cumulus-vx, frr-8.4, host, sonic-vs, test-vm");
+  EXPECT_EQ(far.hint, "available: bridge, cumulus-vx, frr-8.4, host, sonic-vs, test-vm");
 }
 
 TEST(LoaderErrors, ImageOfTheWrongKind) {

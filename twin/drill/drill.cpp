@@ -180,8 +180,13 @@ std::optional<std::vector<DrillElement>> drill_elements(const plan::Plan& plan,
                          "the routers: " + join_some(node_names(plan, true), 8)));
       } else if (n->kind != topology::NodeKind::kFrr) {
         std::string end = n->interfaces.empty() ? "" : n->name + ":" + n->interfaces.front().name;
-        bad("--nodes", n->name + " is a host: it runs no routing daemons to stop",
-            end.empty() ? "" : "fail its link instead: --links " + end);
+        const bool bridge = n->kind == topology::NodeKind::kBridge;
+        bad("--nodes",
+            n->name + (bridge ? " is a bridge (a LAN segment)" : " is a host") +
+                ": it runs no routing daemons to stop",
+            end.empty() ? ""
+            : bridge    ? "fail one member's port instead: --links " + end
+                        : "fail its link instead: --links " + end);
       } else if (n->backend != topology::Backend::kNetns) {
         bad("--nodes",
             n->name + " is a VM: twin does not stop the routing daemons of a NOS in a VM",

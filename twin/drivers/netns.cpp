@@ -246,7 +246,37 @@ class HostDriver final : public NetnsDriver {
   }
 };
 
+// A LAN segment: a bridge in the node's namespace, its ports the lab's links to the members.
+// The namespace's own stack stays silent (no IPv6, no forwarding): it only switches frames.
+class BridgeDriver final : public NetnsDriver {
+ public:
+  const char* name() const override { return "netns-bridge"; }
+
+  std::vector<std::pair<std::string, std::string>> namespace_sysctls(
+      const plan::Node&) const override {
+    return wiring::wire_sysctls();
+  }
+  std::string address_script(const plan::Node& node,
+                             const std::vector<std::string>& only) const override {
+    return wiring::bridge_script(node, only);
+  }
+  Result<nlohmann::json> frr_json(const plan::Node& node, const std::string&, const std::string&,
+                                  std::string* how) const override {
+    if (how) *how = "(no FRR)";
+    return usage_error("node " + node.name + " is a bridge (a LAN segment): it runs no FRR");
+  }
+  int exec(const state::State& st, const plan::Node& node,
+           const std::vector<std::string>& argv) const override {
+    return exec_in_netns(st, node.netns, node.name, {}, argv);
+  }
+};
+
 }  // namespace
+
+const NodeDriver& netns_bridge_driver() {
+  static const BridgeDriver d;
+  return d;
+}
 
 const NodeDriver& netns_frr_driver() {
   static const FrrDriver d;

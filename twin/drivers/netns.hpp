@@ -7,6 +7,8 @@ namespace twin::drivers {
 
 const NodeDriver& netns_frr_driver();
 const NodeDriver& netns_host_driver();
+// netns-bridge: a LAN segment (kind bridge), a Linux bridge whose ports are its links.
+const NodeDriver& netns_bridge_driver();
 
 // Replaces the calling process with `argv` (empty: $SHELL) inside network namespace `netns`,
 // in the lab's cgroup, with a private mount namespace in which each (source, target) of

@@ -40,6 +40,7 @@ struct UpSummary {
   int nodes = 0, links = 0, daemons = 0;
   int sessions_expected = 0, sessions_established = 0;
   int adjacencies_expected = 0, adjacencies_full = 0;  // OSPF
+  int adjacencies_two_way = 0;  // of adjacencies_full, 2-Way between DROthers on a segment
   double wiring_ms = 0, daemons_ms = 0, converge_ms = 0, total_ms = 0;
   double vms_ms = 0;  // from the last daemon started until every VM was ready
   bool converged = false;
@@ -98,7 +99,8 @@ struct SessionState {
 };
 struct SessionCount {
   int expected = 0, established = 0;           // BGP sessions
-  int adjacencies = 0, full = 0;                // OSPF adjacencies
+  int adjacencies = 0, full = 0;                // OSPF adjacencies settled (Full, or 2-Way:
+  int two_way = 0;  // of `full`, 2-Way between two DROthers on a LAN segment: where they stay)
   std::vector<std::string> down;  // "leaf1 swp1 -> spine1: Active", "r1 eth1 -> r2: ExStart/-"
   // Interfaces of expected adjacencies in OSPF's Waiting state: FRR's wait timer (the dead
   // interval, RFC 2328 §9.4) runs before a broadcast network elects its DR: "r1:eth1 (40 s)".

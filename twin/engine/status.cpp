@@ -20,7 +20,8 @@ std::string SessionCount::text() const {
         " sessions Established";
   if (adjacencies > 0)
     t += (t.empty() ? "" : ", ") + std::string("OSPF ") + std::to_string(full) + "/" +
-         std::to_string(adjacencies) + " adjacencies Full";
+         std::to_string(adjacencies) + " adjacencies Full" +
+         (two_way ? " (" + std::to_string(two_way) + " of them 2-Way between DROthers)" : "");
   return t;
 }
 
@@ -30,6 +31,7 @@ std::string UpSummary::convergence_text() const {
   c.established = sessions_established;
   c.adjacencies = adjacencies_expected;
   c.full = adjacencies_full;
+  c.two_way = adjacencies_two_way;
   return c.text();
 }
 
@@ -55,7 +57,7 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
   for (const auto& n : plan.nodes)
     if (shares.count(n.name)) nodes.push_back(&n);
   struct PerNode {
-    int established = 0, full = 0;
+    int established = 0, full = 0, two_way = 0;
     std::vector<std::string> down, waiting;
     std::vector<SessionState> sessions;
   };
@@ -92,12 +94,23 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
       if (!got)
         got = v3 ? driver.frr_json(n, "ospf6d", "show ipv6 ospf6 neighbor json", nullptr)
                  : driver.frr_json(n, "ospfd", "show ip ospf neighbor json", nullptr);
-      std::string state = *got ? validate::ospf_neighbor_state(**got, a.interface) : "";
+      // On a LAN segment each neighbor by its router-id (several share the interface).
+      const plan::Interface* ifc = nullptr;
+      for (const auto& i : n.interfaces)
+        if (i.name == a.interface) ifc = &i;
+      const bool lan = ifc && plan::segment_of(plan, *ifc);
+      const plan::Node* peer = plan.find(a.peer_node);
+      const std::string rid = lan && peer ? peer->ospf_router_id : "";
+      std::string state;
+      if (*got)
+        if (auto nb = validate::find_ospf_neighbor(**got, a.interface, rid)) state = nb->state;
+      const bool settled = validate::ospf_settled(state, lan);
       p.sessions.push_back({v3 ? "ospf6" : "ospf", n.name, a.interface, a.peer_node,
                             state.empty() ? (*got ? "no neighbor" : "no answer") : state,
-                            validate::ospf_full(state)});
-      if (validate::ospf_full(state)) {
+                            settled});
+      if (settled) {
         ++p.full;
+        if (!validate::ospf_full(state)) ++p.two_way;
         continue;
       }
       p.down.push_back(n.name + " " + a.interface + " -> " + a.peer_node + ": " +
@@ -122,6 +135,7 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
   for (const auto& p : per) {
     c.established += p.established;
     c.full += p.full;
+    c.two_way += p.two_way;
     c.down.insert(c.down.end(), p.down.begin(), p.down.end());
     c.waiting.insert(c.waiting.end(), p.waiting.begin(), p.waiting.end());
     c.sessions.insert(c.sessions.end(), p.sessions.begin(), p.sessions.end());

@@ -159,6 +159,7 @@ Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner
     auto c = count_sessions(plan, opts.parallel);
     sum.sessions_established = c.established;
     sum.adjacencies_full = c.full;
+    sum.adjacencies_two_way = c.two_way;
     sum.not_established = c.down;
     if (c.text() != last) {
       progress(c.text());

@@ -241,6 +241,7 @@ std::string q(const std::string& s) {
 
 const char* role_fill(const Node& n) {
   if (n.kind == "host") return "#eeeeee";
+  if (n.kind == "bridge") return "#ffffff";
   if (n.role.find("super") != std::string::npos) return "#e2d9f3";
   if (n.role.find("spine") != std::string::npos) return "#cfe2ff";
   if (n.role.find("leaf") != std::string::npos) return "#d1e7dd";
@@ -259,6 +260,7 @@ std::string node_label(const Node& n, const std::string& nl) {
   if (n.asn) s += nl + "AS " + std::to_string(n.asn);
   if (!n.loopbacks.empty()) s += nl + n.loopbacks.front();
   if (n.backend == "libvirt") s += nl + "(VM)";
+  if (n.kind == "bridge") s += nl + "(LAN segment)";
   return s;
 }
 
@@ -288,6 +290,7 @@ std::string to_dot(const Graph& g) {
     for (const auto& f : n.failures) tip += "\n" + f.test + ": " + f.message;
     o << "  " << q(n.name) << " [id=" << q("node-" + n.name) << ", label=" << q(node_label(n, "\n"))
       << ", fillcolor=" << q(role_fill(n)) << ", color=" << q(pen)
+      << (n.kind == "bridge" ? ", shape=hexagon" : "")
       << (pen != "#333333" ? ", penwidth=2.5" : "") << ", tooltip=" << q(tip) << "];\n";
   }
   for (const auto& l : g.links) {

@@ -18,7 +18,10 @@ namespace twin::plan {
 
 struct Interface {
   std::string name;       // in the node's netns, e.g. swp1
-  std::string peer_node;  // other end of the link
+  // The other end of this interface's link (a veth). Where it is a bridge node, this interface
+  // is a member port of a LAN segment and its layer-2 neighbors are the other members:
+  // l2_peers() lists them, segment_of() names the bridge.
+  std::string peer_node;
   std::string peer_interface;
   int mtu = 1500;                      // bytes, L3 MTU (excludes the Ethernet header)
   std::string mac;                     // locally administered unicast, unique per lab
@@ -299,6 +302,26 @@ struct Plan {
   };
   NodeIndex index_;
 };
+
+// The Linux bridge of a bridge node (a LAN segment), alone in the node's namespace.
+inline constexpr const char* kBridgeDevice = "br0";
+
+// A layer-2 neighbor of an interface: a node and its port.
+struct L2Peer {
+  std::string node, interface;
+  bool operator==(const L2Peer&) const = default;
+};
+// The bridge node (LAN segment) that `iface` is a member port of, or nullptr on a
+// point-to-point link (and for the bridge's own ports).
+const Node* segment_of(const Plan& plan, const Interface& iface);
+// The nodes `iface` of `node` shares a broadcast domain with, in plan order: on a
+// point-to-point link its far end, when intended up; on a segment every other member whose
+// link to the bridge is intended up at both ends. Empty for a bridge's own ports, or when the far end is not in the
+// plan. What a segment's members expect of each other (OSPF adjacencies, numbered sessions, a
+// host's gateway) goes through this, never through peer_node alone.
+std::vector<L2Peer> l2_peers(const Plan& plan, const Node& node, const Interface& iface);
+// Whether `iface` of `node` shares a broadcast domain with a host node (a server's subnet).
+bool faces_host(const Plan& plan, const Node& node, const Interface& iface);
 
 // Where labs live: state file, per-node run folders. /run is tmpfs: a reboot, which also
 // destroys namespaces and processes, clears it too.

@@ -566,8 +566,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     if (n.kind != NodeKind::kFrr) continue;
     std::vector<std::string> advertised = n.loopbacks;
     for (const auto& i : n.interfaces) {
-      const Node* peer = p.find(i.peer_node);
-      if (i.fabric || !peer || peer->kind != NodeKind::kHost) continue;
+      if (i.fabric || !faces_host(p, n, i)) continue;
       for (const auto& a : i.addresses) advertised.push_back(IpPrefix::parse(a)->network().str());
     }
     const auto* tn = topo.find_node(n.name);
@@ -612,6 +611,37 @@ bool carries_bgp(const Plan& plan, const Node& node, const Interface& iface) {
   if (!peer || peer->drained) return false;
   for (const auto& pi : peer->interfaces)
     if (pi.name == iface.peer_interface) return pi.up;
+  return false;
+}
+
+const Node* segment_of(const Plan& plan, const Interface& iface) {
+  const Node* far = plan.find(iface.peer_node);
+  return far && far->kind == NodeKind::kBridge ? far : nullptr;
+}
+
+std::vector<L2Peer> l2_peers(const Plan& plan, const Node& node, const Interface& iface) {
+  std::vector<L2Peer> out;
+  if (node.kind == NodeKind::kBridge) return out;
+  const Node* far = plan.find(iface.peer_node);
+  if (!far) return out;
+  if (far->kind != NodeKind::kBridge) {
+    for (const auto& fi : far->interfaces)
+      if (fi.name == iface.peer_interface && fi.up) out.push_back({far->name, fi.name});
+    return out;
+  }
+  for (const auto& port : far->interfaces) {
+    if (port.peer_node == node.name && port.peer_interface == iface.name) continue;
+    const Node* m = plan.find(port.peer_node);
+    if (!m || !port.up) continue;
+    for (const auto& mi : m->interfaces)
+      if (mi.name == port.peer_interface && mi.up) out.push_back({m->name, mi.name});
+  }
+  return out;
+}
+
+bool faces_host(const Plan& plan, const Node& node, const Interface& iface) {
+  for (const auto& peer : l2_peers(plan, node, iface))
+    if (const Node* n = plan.find(peer.node); n && n->kind == NodeKind::kHost) return true;
   return false;
 }
 
@@ -693,7 +723,10 @@ void derive_configured(Plan& p) {
   auto toward = [&](const Node& n, const Node& peer, const std::string& address) -> const Interface* {
     auto target = IpPrefix::parse(address, true);
     for (const auto& i : n.interfaces) {
-      if (i.peer_node != peer.name) continue;
+      auto peers = l2_peers(p, n, i);
+      if (std::none_of(peers.begin(), peers.end(),
+                       [&](const L2Peer& l2) { return l2.node == peer.name; }))
+        continue;
       std::vector<std::string> mine = i.addresses;
       if (auto it = n.config_addresses.find(i.name); it != n.config_addresses.end())
         mine.insert(mine.end(), it->second.begin(), it->second.end());
@@ -746,11 +779,15 @@ void derive_configured(Plan& p) {
       if (oi.passive) continue;
       const Interface* i = find_interface(n, oi.name);
       if (!i || !link_usable(p, n, *i)) continue;
-      const Node* peer = p.find(i->peer_node);
-      if (!peer || peer->config_generated || peer == &n) continue;
-      for (const auto& po : peer->ospf_interfaces)
-        if (po.name == i->peer_interface && po.version == oi.version && !po.passive)
-          p.adjacencies.push_back({n.name, i->name, peer->name, i->peer_interface, oi.area, oi.version});
+      // Every pair of routers on a segment is an adjacency: Full with the DR and BDR, 2-Way
+      // between two others (RFC 2328 §10.4); the OSPF family tells them apart.
+      for (const auto& l2 : l2_peers(p, n, *i)) {
+        const Node* peer = p.find(l2.node);
+        if (!peer || peer->config_generated || peer == &n || peer->drained) continue;
+        for (const auto& po : peer->ospf_interfaces)
+          if (po.name == l2.interface && po.version == oi.version && !po.passive)
+            p.adjacencies.push_back({n.name, i->name, peer->name, l2.interface, oi.area, oi.version});
+      }
     }
     auto add_bfd = [&](const std::string& peer_addr, const std::string& ifname) {
       ExpectedBfdPeer e;
@@ -859,12 +896,10 @@ void derive_expectations(Plan& p) {
         if (carries_bgp(p, n, i)) p.sessions.push_back({n.name, i.name, i.peer_node});
         continue;
       }
-      const Node* peer = p.find(i.peer_node);
-      if (!peer || peer->kind != NodeKind::kHost) continue;
       // A host port intended down at either end takes its connected route, and so the
-      // subnet's advertisement, with it (a failure drill's link, intent.links-down).
-      const Interface* pi = find_interface(*peer, i.peer_interface);
-      if (!i.up || !pi || !pi->up) continue;
+      // subnet's advertisement, with it (a failure drill's link, intent.links-down); on a
+      // segment, the subnet stays while a host is still on it.
+      if (!i.up || !faces_host(p, n, i)) continue;
       for (const auto& a : i.addresses) add(IpPrefix::parse(a)->network().str(), "host-subnet");
       // An own config's address on a host-facing port is that host's subnet just the same.
       if (auto it = n.config_addresses.find(i.name); it != n.config_addresses.end())
@@ -895,9 +930,10 @@ IgpGraph igp_graph(const Plan& plan, int family) {
   const int version = family == 6 ? 3 : 2;
   constexpr int kDefaultCost = 10;  // FRR: reference bandwidth 100 Gbit/s over a 10 Gbit/s veth
   IgpGraph out;
-  std::set<std::pair<std::string, std::string>> seen;  // node, interface
+  std::set<std::pair<std::string, std::string>> seen;  // node, "interface>peer"
   for (const auto& a : plan.adjacencies) {
-    if (a.version != version || !seen.insert({a.node, a.interface}).second) continue;
+    if (a.version != version || !seen.insert({a.node, a.interface + ">" + a.peer_node}).second)
+      continue;
     int cost = kDefaultCost;
     if (const Node* n = plan.find(a.node))
       for (const auto& oi : n->ospf_interfaces)
@@ -1468,10 +1504,12 @@ Plan plan_from_json(const nlohmann::json& j) { return j.get<Plan>(); }
 
 std::string render_plan_text(const Plan& p) {
   std::ostringstream o;
-  size_t frr = 0, hosts = 0;
-  for (const auto& n : p.nodes) (n.kind == NodeKind::kFrr ? frr : hosts)++;
+  size_t frr = 0, hosts = 0, bridges = 0;
+  for (const auto& n : p.nodes)
+    (n.kind == NodeKind::kFrr ? frr : n.kind == NodeKind::kBridge ? bridges : hosts)++;
   o << "lab " << p.lab << " (" << p.topology_file << ")\n"
-    << "  " << p.nodes.size() << " nodes (" << frr << " frr, " << hosts << " host), "
+    << "  " << p.nodes.size() << " nodes (" << frr << " frr, " << hosts << " host"
+    << (bridges ? ", " + std::to_string(bridges) + " bridge" : "") << "), "
     << p.links.size() << " links, " << p.sessions.size() << " BGP sessions"
     << (p.adjacencies.empty() ? "" : ", " + std::to_string(p.adjacencies.size()) +
                                          " OSPF adjacencies")
@@ -1508,6 +1546,12 @@ std::string render_plan_text(const Plan& p) {
         for (const auto& a : it->second) o << "  " << a << " (config)";
       if (i.fabric) o << "  (BGP unnumbered)";
       if (i.vni) o << "  (bridged into VNI " << i.vni << ")";
+      if (const Node* seg = segment_of(p, i)) {
+        std::vector<std::string> members;
+        for (const auto& l2 : l2_peers(p, n, i)) members.push_back(l2.node + ":" + l2.interface);
+        o << "  (segment " << seg->name << " with "
+          << (members.empty() ? std::string("no other member") : join_names(members)) << ")";
+      }
       for (const auto& oi : n.ospf_interfaces)
         if (oi.name == i.name)
           o << "  (OSPF" << (oi.version == 3 ? "v3" : "") << " area " << oi.area
@@ -1555,6 +1599,16 @@ std::string render_plan_text(const Plan& p) {
           << (e.via.empty() ? "" : " via " + join_names(e.via)) << "\n";
     }
   }
+  bool segments_header = false;
+  for (const auto& n : p.nodes) {
+    if (n.kind != NodeKind::kBridge) continue;
+    if (!segments_header) o << "\nsegments (a Linux bridge each; members share one broadcast domain):\n";
+    segments_header = true;
+    std::vector<std::string> members;
+    for (const auto& i : n.interfaces) members.push_back(i.peer_node + ":" + i.peer_interface);
+    o << "  " << n.name << "  bridge " << kBridgeDevice << " in netns " << n.netns
+      << "  members " << (members.empty() ? std::string("none") : join_names(members)) << "\n";
+  }
   o << "\nlinks:\n";
   for (const auto& l : p.links)
     o << "  " << l.a_node << ":" << l.a_interface << " <-> " << l.b_node << ":" << l.b_interface
@@ -1583,9 +1637,16 @@ std::string render_plan_text(const Plan& p) {
   }
   if (!p.adjacencies.empty()) {
     o << "\nOSPF adjacencies expected:\n";
-    for (const auto& a : p.adjacencies)
+    for (const auto& a : p.adjacencies) {
+      const Node* n = p.find(a.node);
+      const Interface* i = n ? find_interface(*n, a.interface) : nullptr;
+      const Node* seg = i ? segment_of(p, *i) : nullptr;
       o << "  " << a.node << ":" << a.interface << " <-> " << a.peer_node << ":"
-        << a.peer_interface << "  area " << a.area << (a.version == 3 ? "  OSPFv3" : "") << "\n";
+        << a.peer_interface << "  area " << a.area << (a.version == 3 ? "  OSPFv3" : "")
+        << (seg ? "  on segment " + seg->name + ": Full with the DR and BDR, 2-Way between others"
+                : "")
+        << "\n";
+    }
   }
   if (!p.bfd_peers.empty()) {
     o << "\nBFD peers expected:\n";

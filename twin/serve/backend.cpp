@@ -123,6 +123,14 @@ std::optional<nlohmann::json> SystemBackend::node_detail(const std::string& lab,
                      {"mtu_planned", i.mtu},
                      {"addresses", i.addresses},
                      {"intended_up", i.up}};
+    // A member port of a LAN segment: the bridge, and the members it reaches across it.
+    if (const plan::Node* seg = plan::segment_of(st->plan, i)) {
+      p["segment"] = seg->name;
+      nlohmann::json l2 = nlohmann::json::array();
+      for (const auto& peer : plan::l2_peers(st->plan, *n, i))
+        l2.push_back(peer.node + ":" + peer.interface);
+      p["segment_peers"] = l2;
+    }
     if (table)
       for (const auto& l : *table)
         if (l.value("ifname", "") == i.name) {

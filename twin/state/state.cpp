@@ -36,6 +36,13 @@ void to_json(nlohmann::json& j, const State& s) {
 
 void from_json(const nlohmann::json& j, State& s) {
   j.at("schema_version").get_to(s.schema_version);
+  if (s.schema_version > kStateSchemaVersion)
+    throw nlohmann::json::other_error::create(
+        501,
+        "state file schema version " + std::to_string(s.schema_version) +
+            " is newer than this twin reads (" + std::to_string(kStateSchemaVersion) +
+            "): a newer twin made the lab; take it down with that twin",
+        &j);
   j.at("lab").get_to(s.lab);
   j.at("status").get_to(s.status);
   j.at("created_at").get_to(s.created_at);

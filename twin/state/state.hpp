@@ -26,8 +26,12 @@ struct Resource {
   std::string uri;  // "domain" only
 };
 
+// The state file's format. 2: a plan may hold bridge nodes (LAN segments), which a twin that
+// reads version 1 does not know. Version 1 files read as they are (they hold none).
+inline constexpr int kStateSchemaVersion = 2;
+
 struct State {
-  int schema_version = 1;
+  int schema_version = kStateSchemaVersion;
   std::string lab;
   std::string status;  // "creating" | "up" | "failed"
   std::string created_at;

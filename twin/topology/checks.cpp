@@ -95,6 +95,11 @@ class Checker {
           error(e.mark, ef, "interface 'lo' is the node's loopback and cannot be linked", "");
           ok = false;
         } else if (const Node* n = t.find_node(e.node);
+                   n && n->kind == NodeKind::kBridge && e.interface == "br0") {
+          error(e.mark, ef, "port 'br0' of bridge " + e.node + " is the name of the bridge itself",
+                "name the bridge's ports e.g. p1, p2 or eth1, eth2");
+          ok = false;
+        } else if (const Node* n = t.find_node(e.node);
                    n && n->profile.ports_by_nic && vm_data_nic(n->profile.vm, e.interface) < 0) {
           const auto& vm = n->profile.vm;
           auto name_of = [&](int k) {
@@ -152,6 +157,19 @@ class Checker {
       if (!ok) continue;
       const Node* na = t.find_node(l.a.node);
       const Node* nb = t.find_node(l.b.node);
+      // A bridge end is a member port of a LAN segment: layer 2 only. Two bridges cabled
+      // together are one broadcast domain in two pieces: one bridge says it plainly.
+      if (na->kind == NodeKind::kBridge && nb->kind == NodeKind::kBridge) {
+        error(l.mark, f + ".endpoints",
+              "link joins two bridges, " + l.a.node + " and " + l.b.node,
+              "a bridge is one LAN segment: link every member to one bridge node");
+        continue;
+      }
+      for (const Node* br : {na, nb})
+        if (br->kind == NodeKind::kBridge && l.addresses.count(br->name))
+          error(l.mark, f + ".addresses." + br->name,
+                "bridge " + br->name + " takes no address: its ports are layer 2",
+                "give the address to the member's end of the link");
       // Two FRR nodes peer with BGP unnumbered (the planner's "fabric" link); not a node
       // looped to itself.
       bool unnumbered = na->kind == NodeKind::kFrr && nb->kind == NodeKind::kFrr && na != nb;
@@ -360,6 +378,34 @@ class Checker {
               "add it to the `loopback:` of each router that holds it");
   }
 
+  // The nodes a host's port reaches at layer 2 through the link's far end `peer:pif`: that
+  // node, or, when it is a bridge (a LAN segment), every other member, each with its port and
+  // the link that joins it.
+  struct Beyond {
+    const Node* node;
+    std::string interface;
+    const Link* link;
+  };
+  std::vector<Beyond> routers_beyond(const std::string& peer, const std::string& pif) const {
+    std::vector<Beyond> out;
+    const Node* pn = t.find_node(peer);
+    if (!pn) return out;
+    if (pn->kind != NodeKind::kBridge) {
+      for (const auto& l : t.links)
+        if ((l.a.node == peer && l.a.interface == pif) || (l.b.node == peer && l.b.interface == pif))
+          out.push_back({pn, pif, &l});
+      return out;
+    }
+    for (const auto& l : t.links) {
+      const Endpoint* member = l.a.node == peer ? &l.b : l.b.node == peer ? &l.a : nullptr;
+      const Endpoint* port = l.a.node == peer ? &l.a : &l.b;
+      if (!member || port->interface == pif) continue;
+      if (const Node* m = t.find_node(member->node); m && m->kind == NodeKind::kFrr)
+        out.push_back({m, member->interface, &l});
+    }
+    return out;
+  }
+
   void gateways() {
     // Hosts: a default route per address family, via the peer's address on a shared subnet.
     for (auto& n : t.nodes) {
@@ -416,15 +462,17 @@ class Checker {
               continue;
             }
             std::vector<IpPrefix> candidates;
-            if (auto theirs = l.addresses.find(*peer); theirs != l.addresses.end())
-              candidates = theirs->second;
-            // A router with its own config holds the addresses its frr.conf gives the port.
-            const Node* pn = t.find_node(*peer);
             const std::string& pif = l.a.node == n.name ? l.b.interface : l.a.interface;
-            if (pn && pn->own)
-              if (auto it = pn->own->addresses.find(pif); it != pn->own->addresses.end())
-                for (const auto& s : it->second)
-                  if (auto pf = IpPrefix::parse(s)) candidates.push_back(*pf);
+            for (const auto& [far, far_if, far_link] : routers_beyond(*peer, pif)) {
+              if (auto theirs = far_link->addresses.find(far->name);
+                  theirs != far_link->addresses.end())
+                candidates.insert(candidates.end(), theirs->second.begin(), theirs->second.end());
+              // A router with its own config holds the addresses its frr.conf gives the port.
+              if (far->own)
+                if (auto it = far->own->addresses.find(far_if); it != far->own->addresses.end())
+                  for (const auto& s : it->second)
+                    if (auto pf = IpPrefix::parse(s)) candidates.push_back(*pf);
+            }
             for (const auto& b : candidates)
               if (!gw && b.family == fam && a.contains(b)) gw = b;
           }

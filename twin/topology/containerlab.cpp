@@ -30,9 +30,10 @@ const std::vector<std::string> kTopologyKeys = {"nodes", "links", "kinds", "grou
 // Node fields twin reads; every other one is ignored with a warning.
 const std::set<std::string> kReadNodeKeys = {"kind", "image", "group", "binds", "startup-config",
                                              "exec"};
-// Kinds that are a shared segment or the host itself rather than a node: twin's links are
-// point-to-point veths between nodes.
-const std::set<std::string> kSegmentKinds = {"bridge", "ovs-bridge", "host", "ext-container"};
+// Kinds that are the host itself or a container outside the lab: twin's nodes are all its own.
+const std::set<std::string> kOutsideKinds = {"host", "ext-container"};
+// Kinds that are a LAN segment: twin's bridge node (a Linux bridge in the lab's own namespace).
+const std::set<std::string> kBridgeKinds = {"bridge", "ovs-bridge"};
 const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
 
 const char* kExecHint =
@@ -352,13 +353,18 @@ class ClabLoader {
       refused_.insert(name);
       return;
     }
+    if (kBridgeKinds.count(*kind)) {
+      bridge_node(name, key, kf, *kind);
+      return;
+    }
     if (*kind != "linux" && *kind != "frr") {
       refused_.insert(name);
-      if (kSegmentKinds.count(*kind))
+      if (kOutsideKinds.count(*kind))
         error(kf.value, kf.path,
               "node " + name + " is of kind '" + *kind +
-                  "', a shared segment or the host itself; twin's links join two nodes",
-              "join the nodes with point-to-point links, or model the segment as an frr node");
+                  "', the host itself or a container outside the lab; twin's links join the "
+                  "lab's own nodes",
+              "join the nodes with links, or with a `kind: bridge` node for a shared LAN");
       else
         error(kf.value, kf.path,
               "node " + name + " is of kind '" + *kind +
@@ -475,6 +481,36 @@ class ClabLoader {
       else
         exec_.emplace_back(name, std::make_pair(ex.value, ex.path));
     }
+    t_.nodes.push_back(std::move(n));
+  }
+
+  // containerlab's bridge joins its members through a bridge of the host that the user made
+  // beforehand; twin makes its own, in the lab's namespace, so the lab touches nothing of the
+  // host's and `down` removes it. Said once, as a warning: the host's bridge is not used.
+  void bridge_node(const std::string& name, const YAML::Node& key, const Field& kf,
+                   const std::string& kind) {
+    Node n;
+    n.name = name;
+    n.mark = mark_of(key);
+    n.kind = NodeKind::kBridge;
+    n.image = "bridge";
+    warn(kf.value, kf.path,
+         "node " + name + " (kind " + kind + ") runs as twin's own Linux bridge in namespace " +
+             "tw-<lab>-" + name + ", not " +
+             (kind == "ovs-bridge" ? "an Open vSwitch bridge" : "a bridge of this host") +
+             " named " + name,
+         "its members share one broadcast domain, as on the host's bridge; the host's own "
+         "bridges are left alone");
+    std::vector<std::string> looked;
+    std::optional<InputProblem> refused;
+    std::string profile = find_image_profile(n.image, dir_, policy_, &looked, &refused);
+    if (refused)
+      error(key, "topology.nodes." + name, refused->message, refused->hint);
+    else if (profile.empty())
+      error(key, "topology.nodes." + name,
+            "twin's image profile bridge is missing (looked in " + join_names(looked) + ")", "");
+    else if (auto p = load_image_profile(n.image, profile, d_))
+      n.profile = *p;
     t_.nodes.push_back(std::move(n));
   }
 

@@ -255,6 +255,11 @@ class ChecksReader {
                did_you_mean(*s, names_, "nodes are: " + join_some(names_, 8)));
       return std::nullopt;
     }
+    if (n->kind == NodeKind::kBridge) {
+      r_.error(f, "node '" + *s + "' is a bridge (a LAN segment): it has no address to check from",
+               "name a member of the segment");
+      return std::nullopt;
+    }
     if (frr_only && n->kind != NodeKind::kFrr) {
       r_.error(f, "node '" + *s + "' is a host; this check reads FRR's output",
                "name an frr node, or check a host with `reach:`");
@@ -269,7 +274,10 @@ class ChecksReader {
       if (auto n = node(*f, false)) c.node = *n;
     if (auto f = required(body, "to", "a node name or an address")) {
       if (auto s = r_.string(*f)) {
-        if (t_.find_node(*s)) {
+        if (const Node* to = t_.find_node(*s); to && to->kind == NodeKind::kBridge) {
+          r_.error(*f, "node '" + *s + "' is a bridge (a LAN segment): it has no address to reach",
+                   "name a member of the segment, or one of its addresses");
+        } else if (to) {
           c.to = *s;
         } else if (auto p = IpPrefix::parse(*s, true); p && s->find('/') == std::string::npos) {
           c.to = p->address();

@@ -218,6 +218,9 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
     }
   if (auto k = at(root["kernel-nexthop-groups"], "kernel-nexthop-groups"))
     if (auto b = r.boolean(k)) p.kernel_nexthop_groups = *b;
+  if (p.kind == NodeKind::kBridge && p.backend != Backend::kNetns)
+    r.error(at(root, "backend"), "a bridge runs on backend netns",
+            "a LAN segment is a Linux bridge in a namespace of its own");
   if (auto v = root["vm"]) {
     if (p.backend != Backend::kLibvirt) {
       r.error(at(v, "vm"), "'vm' applies to backend libvirt only", "add `backend: libvirt`");

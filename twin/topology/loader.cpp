@@ -34,7 +34,7 @@ const std::vector<std::string> kNodeKeys = {"kind",   "image",   "asn",    "rout
                                             "daemons-file"};
 const std::vector<std::string> kRouteKeys = {"to", "via"};
 const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses"};
-const std::vector<std::string> kKinds = {"frr", "host"};
+const std::vector<std::string> kKinds = spellings(kNodeKindNames);
 const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
 
 // Reads a topology file into a Topology; check_topology() then checks it as a whole.
@@ -372,8 +372,10 @@ class Loader {
       return n;
     }
     const bool host = n.kind == NodeKind::kHost;
+    const bool bridge = n.kind == NodeKind::kBridge;
+    // A `defaults: image:` is an FRR image: hosts and bridges keep their own.
     if (n.image.empty())
-      n.image = def_image.empty() || host ? (host ? "host" : "frr-8.4") : def_image;
+      n.image = host ? "host" : bridge ? "bridge" : def_image.empty() ? "frr-8.4" : def_image;
     if (const ImageProfile* p = image(n.image, image_at, f + ".image")) {
       n.profile = *p;
       if (p->kind != n.kind)
@@ -381,6 +383,14 @@ class Loader {
               "image '" + n.image + "' is for kind " + to_string(p->kind) +
                   ", but the node is kind " + kind,
               "pick an image of kind " + kind);
+    }
+    if (bridge) {
+      for (const char* k :
+           {"asn", "router-id", "loopback", "config", "daemons-file", "gateway", "routes"})
+        if (body && body.IsMap() && body[k])
+          error(body[k], f + "." + k, std::string("'") + k + "' does not apply to kind bridge",
+                "a bridge is a LAN segment: its members' addresses go on their links");
+      return n;
     }
     if (host) {
       for (const char* k : {"asn", "router-id", "loopback", "config", "daemons-file"})

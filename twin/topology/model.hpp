@@ -20,13 +20,17 @@ using Mark = twin::Mark;
 
 // What a node is, and how it runs. Code above the node drivers (twin/drivers/) compares these
 // enums or asks the driver registry, never their spelling in files.
-enum class NodeKind { kFrr, kHost };      // `kind:` frr | host
+// kBridge: a multi-access segment (a LAN), the one segment resource (WORKPLAN 2): a Linux
+// bridge in a namespace of its own, each link to it one member port. containerlab's `kind:
+// bridge` reads as one. It has no addresses and runs nothing; its members are each other's
+// layer-2 neighbors (plan::l2_peers).
+enum class NodeKind { kFrr, kHost, kBridge };  // `kind:` frr | host | bridge
 enum class Backend { kNetns, kLibvirt };  // image profile `backend:` netns | libvirt
 
 // The one spelling table per enum: to_string, *_from, the loaders' "expected one of" lists and
 // the state file's JSON all read it, so a new value is spelled in one place.
-inline constexpr std::pair<NodeKind, const char*> kNodeKindNames[] = {{NodeKind::kFrr, "frr"},
-                                                                      {NodeKind::kHost, "host"}};
+inline constexpr std::pair<NodeKind, const char*> kNodeKindNames[] = {
+    {NodeKind::kFrr, "frr"}, {NodeKind::kHost, "host"}, {NodeKind::kBridge, "bridge"}};
 inline constexpr std::pair<Backend, const char*> kBackendNames[] = {{Backend::kNetns, "netns"},
                                                                     {Backend::kLibvirt, "libvirt"}};
 

@@ -151,19 +151,36 @@ std::vector<std::pair<const plan::Node*, const plan::Node*>> routed_frr_pairs(
 }
 
 namespace {
-// The FRR router a host hangs off (its first link up at both ends to one), `isolated` when every
-// link of the host is down, else nullptr.
+// The FRR router a host hangs off: on its first port up with a router as a layer-2 neighbor,
+// the one that holds the host's default gateway (a LAN segment can hold several routers), else
+// the first. `isolated` when no port of the host reaches anything, else nullptr.
 const plan::Node* router_of(const plan::Plan& plan, const plan::Node& host, bool* isolated) {
   *isolated = !host.interfaces.empty();
+  std::string gateway;
+  for (const auto& r : host.routes)
+    if (r.destination == "default" && gateway.empty()) gateway = r.via;
+  auto holds = [&](const plan::Node& n, const std::string& ifname) {
+    std::vector<std::string> held;
+    for (const auto& i : n.interfaces)
+      if (i.name == ifname) held = i.addresses;
+    if (auto it = n.config_addresses.find(ifname); it != n.config_addresses.end())
+      held.insert(held.end(), it->second.begin(), it->second.end());
+    return std::any_of(held.begin(), held.end(),
+                       [&](const std::string& a) { return address_of(a) == gateway; });
+  };
   for (const auto& i : host.interfaces) {
-    const plan::Node* p = plan.find(i.peer_node);
-    bool peer_up = false;
-    if (p)
-      for (const auto& pi : p->interfaces)
-        if (pi.name == i.peer_interface) peer_up = pi.up;
-    if (!i.up || !peer_up) continue;
+    if (!i.up) continue;
+    const auto peers = plan::l2_peers(plan, host, i);
+    if (peers.empty()) continue;
     *isolated = false;
-    if (p->kind == topology::NodeKind::kFrr) return p;
+    const plan::Node* first = nullptr;
+    for (const auto& l2 : peers) {
+      const plan::Node* p = plan.find(l2.node);
+      if (!p || p->kind != topology::NodeKind::kFrr) continue;
+      if (!gateway.empty() && holds(*p, l2.interface)) return p;
+      if (!first) first = p;
+    }
+    if (first) return first;
   }
   return nullptr;
 }
@@ -226,7 +243,8 @@ int ospf_state_rank(const std::string& s) {
 }
 
 std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
-                                               const std::string& ifname) {
+                                               const std::string& ifname,
+                                               const std::string& router_id) {
   if (!neighbors.is_object() || !neighbors.contains("neighbors")) return std::nullopt;
   const auto& all = neighbors["neighbors"];
   std::optional<OspfNeighbor> best;
@@ -234,6 +252,7 @@ std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
   if (all.is_array()) {
     for (const auto& e : all) {
       if (!e.is_object() || e.value("interfaceName", "") != ifname) continue;
+      if (!router_id.empty() && e.value("neighborId", "") != router_id) continue;
       std::string st = e.value("state", "");
       if (!best || ospf_state_rank(st) > ospf_state_rank(best->state))
         best = OspfNeighbor{e.value("neighborId", ""), st};
@@ -242,7 +261,7 @@ std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
   }
   if (!all.is_object()) return std::nullopt;
   for (const auto& [rid, list] : all.items()) {
-    if (!list.is_array()) continue;
+    if (!list.is_array() || (!router_id.empty() && rid != router_id)) continue;
     for (const auto& e : list) {
       if (!e.is_object()) continue;
       std::string iface = e.value("ifaceName", "");

@@ -206,10 +206,19 @@ struct OspfNeighbor {
   std::string router_id;
   std::string state;  // "Full/-", "ExStart/-", "2-Way/DROther", ...
 };
+// With `router_id`, only a neighbor of that router-id counts (a LAN segment lists several
+// neighbors on one interface).
 std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
-                                               const std::string& ifname);
+                                               const std::string& ifname,
+                                               const std::string& router_id = "");
 // True for "Full/…": the adjacency is up (RFC 2328 §10.1).
 inline bool ospf_full(const std::string& state) { return state.rfind("Full", 0) == 0; }
+// Whether a neighbor has reached the state it stays in: Full; on a LAN segment also 2-Way with a
+// DROther neighbor ("2-Way/DROther"), the state two DROthers keep (RFC 2328 §10.4). Which end is
+// DR is not known from the neighbor alone: the ospf family checks this router's role too.
+inline bool ospf_settled(const std::string& state, bool on_segment) {
+  return ospf_full(state) || (on_segment && state == "2-Way/DROther");
+}
 // OSPF neighbor states in the order an adjacency passes them (RFC 2328 §10.1); -1 unknown.
 int ospf_state_rank(const std::string& state);
 

@@ -48,6 +48,21 @@ std::string veth_script(const plan::Plan& plan) {
   return s.str();
 }
 
+std::string bridge_script(const plan::Node& node, const std::vector<std::string>& only) {
+  std::ostringstream s;
+  if (node.kind != topology::NodeKind::kBridge) return "";
+  // STP off and no forward delay: a lab's segment forwards at once, as a switch port with
+  // portfast does; multicast snooping off, so that OSPF's and IPv6's link-local groups reach
+  // every member without an IGMP/MLD querier on the segment.
+  if (only.empty())
+    s << "link add " << plan::kBridgeDevice << " type bridge stp_state 0 forward_delay 0 mcast_snooping 0\n";
+  for (const auto& i : node.interfaces)
+    if (only.empty() || std::find(only.begin(), only.end(), i.name) != only.end())
+      s << "link set " << i.name << " master " << plan::kBridgeDevice << "\n";
+  if (only.empty()) s << "link set " << plan::kBridgeDevice << " up\n";
+  return s.str();
+}
+
 std::string node_script(const plan::Node& node, const std::vector<std::string>& only) {
   std::ostringstream s;
   if (node.kind != topology::NodeKind::kHost) return "";

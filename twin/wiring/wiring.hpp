@@ -28,6 +28,11 @@ std::string veth_script(const plan::Plan& plan);
 // With `only`, just the addresses on those interfaces (links added to a running lab).
 std::string node_script(const plan::Node& node, const std::vector<std::string>& only = {});
 
+// Per-node script of a bridge node, run with `ip -n <netns> -batch -` after links_up: the
+// bridge (STP off, no forward delay, no multicast snooping) with every port a member, then up;
+// "" for other kinds. With `only`, just those ports join (links added to a running lab).
+std::string bridge_script(const plan::Node& node, const std::vector<std::string>& only = {});
+
 // Per-node script, run with `ip -n <netns> -batch -` after links_up: a VTEP's devices for each
 // of node.vnis (plan.hpp Vni), "" for a node without. Per VNI a VXLAN device (`local` = the
 // VTEP address, UDP 4789, `nolearning`: EVPN fills the FDB, RFC 8365 §10; `df set`: like a

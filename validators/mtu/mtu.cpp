@@ -1,6 +1,7 @@
 #include "validators/mtu/mtu.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <queue>
 #include <set>
@@ -154,11 +155,27 @@ std::vector<PingProbe> link_df_probes(const plan::Plan& plan,
                                        "overlay-mtu covers it"));
       continue;
     }
+    // A member port of a LAN segment is probed toward each other member, across the bridge
+    // (which has no address and sends nothing itself).
+    std::vector<std::array<std::string, 4>> pairs;  // from, from_if, to, to_if
     for (int side = 0; side < 2; ++side) {
       const std::string& from = side == 0 ? l.a_node : l.b_node;
       const std::string& from_if = side == 0 ? l.a_interface : l.b_interface;
-      const std::string& to = side == 0 ? l.b_node : l.a_node;
-      const std::string& to_if = side == 0 ? l.b_interface : l.a_interface;
+      const plan::Node* fn = plan.find(from);
+      const plan::Interface* fi = nullptr;
+      if (fn)
+        for (const auto& i : fn->interfaces)
+          if (i.name == from_if) fi = &i;
+      if (fn && fn->kind == topology::NodeKind::kBridge) continue;
+      if (fi && plan::segment_of(plan, *fi)) {
+        for (const auto& peer : plan::l2_peers(plan, *fn, *fi))
+          pairs.push_back({from, from_if, peer.node, peer.interface});
+        continue;
+      }
+      pairs.push_back({from, from_if, side == 0 ? l.b_node : l.a_node,
+                       side == 0 ? l.b_interface : l.a_interface});
+    }
+    for (const auto& [from, from_if, to, to_if] : pairs) {
       std::string subject = from_if + " -> " + to + ":" + to_if;
       PingProbe p;
       p.test = 1;
@@ -227,13 +244,23 @@ ForwardingGraph forwarding_graph(const plan::Plan& plan) {
   for (size_t u = 0; u < plan.nodes.size(); ++u) {
     const auto& un = plan.nodes[u];
     for (const auto& i : un.interfaces) {
-      const int v = position(plan, i.peer_node);
-      if (v < 0) continue;
       const int w = plan::forwarding_cost(plan, un, i);
       if (w <= 0) continue;
-      const int mtu = std::min(i.mtu, intended_mtu(plan, i.peer_node, i.peer_interface, i.mtu));
-      g.out[u].push_back({v, w, mtu});
-      g.in[static_cast<size_t>(v)].push_back({static_cast<int>(u), w, mtu});
+      // Across a LAN segment the next hop is another member, not the bridge: an edge to each,
+      // carrying the smallest MTU of the two member ports and the bridge's port.
+      const bool lan = plan::segment_of(plan, i) != nullptr;
+      std::vector<plan::L2Peer> next =
+          lan ? plan::l2_peers(plan, un, i)
+              : std::vector<plan::L2Peer>{{i.peer_node, i.peer_interface}};
+      const int port_mtu = intended_mtu(plan, i.peer_node, i.peer_interface, i.mtu);
+      for (const auto& peer : next) {
+        const int v = position(plan, peer.node);
+        if (v < 0) continue;
+        int mtu = std::min(i.mtu, port_mtu);
+        if (lan) mtu = std::min(mtu, intended_mtu(plan, peer.node, peer.interface, i.mtu));
+        g.out[u].push_back({v, w, mtu});
+        g.in[static_cast<size_t>(v)].push_back({static_cast<int>(u), w, mtu});
+      }
     }
   }
   return g;

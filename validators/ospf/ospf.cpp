@@ -77,12 +77,59 @@ std::string router_id_of(const OspfObservation* o) {
 // The neighbor FRR has on `ifname`, the most advanced state when it lists several (a duplicate
 // router-id shows twice under one key).
 using Neighbor = validate::OspfNeighbor;
+// On a LAN segment, the one of router-id `rid` ("" = any).
 std::optional<Neighbor> neighbor_on(const OspfObservation* o, const std::string& ifname,
-                                    int version) {
+                                    int version, const std::string& rid = "") {
   const auto* j = !o             ? nullptr
                   : version == 3 ? object_of(o->neighbors6, kNeighbors6)
                                  : object_of(o->neighbors, kNeighbors);
-  return j ? validate::find_ospf_neighbor(*j, ifname) : std::nullopt;
+  return j ? validate::find_ospf_neighbor(*j, ifname, rid) : std::nullopt;
+}
+
+// An OSPF router's role on a broadcast network (RFC 2328 §9.1): "DR", "Backup", "DROther", or
+// "" when FRR did not say. Of this router, from its interface (v2 `state`, v3 `state`); of a
+// neighbor, from its state's suffix ("2-Way/DROther", v2) or `ifState` (v3).
+std::string own_role(const nlohmann::json* iface) {
+  if (!iface) return "";
+  std::string s = iface->value("state", "");
+  if (s == "BDR") return "Backup";
+  return s == "DR" || s == "Backup" || s == "DROther" ? s : "";
+}
+// The designated router this router's interface names (RFC 2328 §9.4), "" before one is
+// elected. FRR 8.4: v2 `drId`, v3 `dr`; "0.0.0.0" means none.
+std::string designated_router(const nlohmann::json& iface) {
+  for (const char* k : {"drId", "dr"})
+    if (auto it = iface.find(k); it != iface.end() && it->is_string()) {
+      std::string v = it->get<std::string>();
+      return v == "0.0.0.0" ? "" : v;
+    }
+  return "";
+}
+bool is_two_way(const std::string& state) {
+  std::string s = state.substr(0, state.find('/'));
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  return s == "2-way" || s == "twoway";
+}
+std::string neighbor_role(const Neighbor& n) {
+  auto slash = n.state.find('/');
+  std::string r = slash == std::string::npos ? "" : n.state.substr(slash + 1);
+  return r == "BDR" ? "Backup" : r;
+}
+
+// The router-id `node` runs OSPF with: its config's, else what it reports.
+std::string ospf_rid(const plan::Plan& plan, const std::string& node, const OspfObservation* o) {
+  const plan::Node* n = plan.find(node);
+  if (n && !n->ospf_router_id.empty()) return n->ospf_router_id;
+  return router_id_of(o);
+}
+
+// The segment (bridge node) adjacency `a` runs on, or nullptr on a point-to-point link.
+const plan::Node* segment_of_adjacency(const plan::Plan& plan, const plan::ExpectedAdjacency& a) {
+  const plan::Node* n = plan.find(a.node);
+  if (!n) return nullptr;
+  for (const auto& i : n->interfaces)
+    if (i.name == a.interface) return plan::segment_of(plan, i);
+  return nullptr;
 }
 
 // What both ends must agree on, as "name value" pairs in a fixed order.
@@ -293,15 +340,26 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     const auto* here_if = interface_json(here, a.interface, a.version);
     const auto* there_if = interface_json(there, a.peer_interface, a.version);
     const std::string there_why = interfaces_missing(there, a.peer_node, a.version);
-    auto nbr = neighbor_on(here, a.interface, a.version);
+    const plan::Node* seg = segment_of_adjacency(plan, a);
+    const std::string peer_rid = seg ? ospf_rid(plan, a.peer_node, there) : "";
+    auto nbr = neighbor_on(here, a.interface, a.version, peer_rid);
     bool is_full = nbr && validate::ospf_full(nbr->state);
+    // On a segment two DROthers stay 2-Way (RFC 2328 §10.4: only the DR and BDR become
+    // adjacent with every router): that is the healthy state between them.
+    const std::string my_role = own_role(here_if);
+    const bool two_way_ok = seg && nbr && is_two_way(nbr->state) && my_role == "DROther" &&
+                            neighbor_role(*nbr) == "DROther";
     const std::string auth = auth_why(a);
+    const std::string want = seg ? "Full with " + a.peer_node + " (2-Way if both DROther)"
+                                 : "Full with " + a.peer_node;
     out.push_back(make_result(
-        kFamily, 0, "adjacency-full", is_full ? Status::kPassed : Status::kFailed, a.node, subject,
-        "Full with " + a.peer_node, nbr ? nbr->state : "no neighbor",
-        is_full ? "adjacency with " + a.peer_node + " on " + a.interface + " is Full"
-                : "adjacency with " + a.peer_node + " on " + a.interface + " is not Full: " +
-                      diagnose(a, here_if, there_if, there_why, nbr, here, there, auth)));
+        kFamily, 0, "adjacency-full", is_full || two_way_ok ? Status::kPassed : Status::kFailed,
+        a.node, subject, want, nbr ? nbr->state : "no neighbor",
+        is_full      ? "adjacency with " + a.peer_node + " on " + a.interface + " is Full"
+        : two_way_ok ? a.peer_node + " on segment " + seg->name +
+                           " is 2-Way: both routers are DROthers, which form no adjacency"
+                     : "adjacency with " + a.peer_node + " on " + a.interface + " is not Full: " +
+                           diagnose(a, here_if, there_if, there_why, nbr, here, there, auth)));
     const size_t full_at = out.size() - 1;
 
     if (!there_why.empty()) {
@@ -353,6 +411,52 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
       if (out[full_at].status == Status::kFailed)
         out[full_at].cannot_converge = out.back().cannot_converge;
     }
+  }
+
+  // Test 4: one designated router per segment and OSPF version, named alike by every member
+  // that runs OSPF there, and one of them (RFC 2328 §9.4): two DRs mean the segment is split
+  // (members that cannot hear each other), none means no election finished.
+  std::map<std::pair<const plan::Node*, int>, std::vector<const plan::ExpectedAdjacency*>> lans;
+  for (const auto& a : plan.adjacencies)
+    if (const plan::Node* seg = segment_of_adjacency(plan, a)) lans[{seg, a.version}].push_back(&a);
+  for (const auto& [key, adjs] : lans) {
+    const auto& [seg, version] = key;
+    std::vector<std::pair<std::string, std::string>> members;  // node, interface; plan order
+    std::set<std::string> seen;
+    for (const auto* a : adjs)
+      if (seen.insert(a->node).second) members.push_back({a->node, a->interface});
+    const std::string subject = std::string(version == 3 ? "OSPFv3 " : "") + "DR on " + seg->name;
+    std::string seen_text, why;
+    std::set<std::string> drs, rids;
+    for (const auto& [node, ifname] : members) {
+      const auto* o = find(observed, node);
+      std::string w = interfaces_missing(o, node, version);
+      const auto* iface = w.empty() ? interface_json(o, ifname, version) : nullptr;
+      if (w.empty() && !iface) w = "OSPF does not run on " + node + ":" + ifname;
+      if (!w.empty()) {
+        why += (why.empty() ? "" : "; ") + w;
+        continue;
+      }
+      std::string dr = designated_router(*iface);
+      rids.insert(ospf_rid(plan, node, o));
+      drs.insert(dr);
+      seen_text += (seen_text.empty() ? "" : " ") + node + "=" + (dr.empty() ? "none" : dr);
+    }
+    const std::string want = "one DR, a member, named by every member";
+    if (!why.empty()) {
+      out.push_back(make_result(kFamily, 4, "dr-agreed", Status::kError, seg->name, subject, want,
+                                "no data", "cannot read a member's OSPF interface: " + why));
+      continue;
+    }
+    const std::string dr = drs.size() == 1 ? *drs.begin() : "";
+    const bool ok = !dr.empty() && rids.count(dr);
+    std::string msg = ok ? "every member names " + dr + " the DR"
+                      : drs.size() > 1 ? "members name different DRs (" + seen_text +
+                                             "): the segment does not carry every member's hellos"
+                      : dr.empty() ? "no DR elected yet (" + seen_text + ")"
+                                   : "DR " + dr + " is no member's router-id";
+    out.push_back(make_result(kFamily, 4, "dr-agreed", ok ? Status::kPassed : Status::kFailed,
+                              seg->name, subject, want, seen_text, msg));
   }
 
   // Test 2: router-ids, as each router will run after its next start: the configured one where

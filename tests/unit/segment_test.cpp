@@ -1,0 +1,267 @@
+// Unit tests for LAN segments (issue 46 item 1; WORKPLAN "one segment resource"): a `kind:
+// bridge` node in twin's format and in containerlab files, the loader's refusals, the plan's
+// layer-2 neighbors across a bridge (every pair of members), OSPF adjacencies and host subnets on
+// a segment, the bridge's own script, and the mtu family's probes member to member — on
+// topologies/ospf-lan, four OSPF routers and a server on one segment.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/unit/support.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/topology/loader.hpp"
+#include "twin/wiring/wiring.hpp"
+#include "validators/mtu/mtu.hpp"
+
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using twin::Diagnostics;
+using twin_test::dump;
+using twin::plan::L2Peer;
+
+const std::string kRepo = TWIN_DATA_DIR;
+const std::string kTestData = TWIN_TEST_DATA;
+
+struct Loaded {
+  std::optional<twin::topology::Topology> topo;
+  Diagnostics diags;
+};
+
+Loaded load_text(const std::string& text) {
+  Loaded l;
+  l.topo = twin::topology::load_topology_text(text, "t.yaml", kTestData, l.diags);
+  return l;
+}
+
+const twin::plan::Plan& lan_lab(const std::string& file = "lab.yaml") {
+  static std::map<std::string, twin::plan::Plan> plans;
+  auto it = plans.find(file);
+  if (it != plans.end()) return it->second;
+  Diagnostics d;
+  auto t = twin::topology::load_topology(kRepo + "/topologies/ospf-lan/" + file, d);
+  if (!t) throw std::runtime_error(dump(d));
+  return plans.emplace(file, twin::plan::make_plan(*t, "ospf-lan")).first->second;
+}
+
+const twin::plan::Interface& iface(const twin::plan::Plan& p, const std::string& node,
+                                   const std::string& name) {
+  for (const auto& i : p.find(node)->interfaces)
+    if (i.name == name) return i;
+  throw std::runtime_error("no " + node + ":" + name);
+}
+
+TEST(SegmentLoad, ABridgeNodeIsASegmentWhoseLinksAreMemberPorts) {
+  const auto& p = lan_lab();
+  const auto* lan = p.find("lan1");
+  ASSERT_NE(lan, nullptr);
+  EXPECT_EQ(lan->kind, twin::topology::NodeKind::kBridge);
+  EXPECT_EQ(lan->image, "bridge");
+  EXPECT_EQ(lan->netns, "tw-ospf-lan-lan1");
+  EXPECT_TRUE(lan->daemons.empty());
+  ASSERT_EQ(lan->interfaces.size(), 5u);
+  EXPECT_EQ(lan->interfaces[0].name, "p1");
+  EXPECT_EQ(lan->interfaces[0].peer_node, "r1");
+  EXPECT_TRUE(lan->interfaces[0].addresses.empty());
+  EXPECT_FALSE(iface(p, "r1", "eth1").fabric);  // no BGP unnumbered across a LAN
+}
+
+TEST(SegmentLoad, BridgesTakeNoRoutingFieldsNoAddressesAndNoOtherBridge) {
+  auto l = load_text(R"(version: 1
+name: t
+nodes:
+  r1: {asn: 65001, loopback: 10.0.0.1/32}
+  lan1: {kind: bridge, asn: 65002}
+  lan2: {kind: bridge}
+links:
+  - endpoints: [r1:eth1, lan1:p1]
+    addresses: {r1: 10.1.0.1/24, lan1: 10.1.0.2/24}
+  - endpoints: [lan1:p2, lan2:p1]
+  - endpoints: [r1:eth2, lan2:br0]
+)");
+  EXPECT_FALSE(l.topo);
+  const std::string all = dump(l.diags);
+  EXPECT_THAT(all, HasSubstr("t.yaml:5"));
+  EXPECT_THAT(all, HasSubstr("'asn' does not apply to kind bridge"));
+  EXPECT_THAT(all, HasSubstr("links[0].addresses.lan1"));
+  EXPECT_THAT(all, HasSubstr("bridge lan1 takes no address: its ports are layer 2"));
+  EXPECT_THAT(all, HasSubstr("link joins two bridges, lan1 and lan2"));
+  EXPECT_THAT(all, HasSubstr("port 'br0' of bridge lan2 is the name of the bridge itself"));
+}
+
+TEST(SegmentLoad, AHostOnASegmentTakesTheRouterOnItsSubnetAsGateway) {
+  auto l = load_text(R"(version: 1
+name: t
+nodes:
+  r1: {asn: 65001, loopback: 10.0.0.1/32}
+  r2: {asn: 65002, loopback: 10.0.0.2/32}
+  h1: {kind: host}
+  lan: {kind: bridge}
+links:
+  - endpoints: [r1:eth1, lan:p1]
+    addresses: {r1: 10.1.0.1/24}
+  - endpoints: [r2:eth1, lan:p2]
+    addresses: {r2: 10.2.0.1/24}
+  - endpoints: [h1:eth1, lan:p3]
+    addresses: {h1: 10.2.0.10/24}
+)");
+  ASSERT_TRUE(l.topo) << dump(l.diags);
+  auto p = twin::plan::make_plan(*l.topo);
+  ASSERT_EQ(p.find("h1")->routes.size(), 1u);
+  EXPECT_EQ(p.find("h1")->routes[0].via, "10.2.0.1");  // r2's, the one on h1's subnet
+}
+
+TEST(SegmentLoad, ContainerlabBridgeIsTwinsOwnBridgeWithAWarningNamingBoth) {
+  Diagnostics d;
+  auto t = twin::topology::load_topology(kRepo + "/topologies/ospf-lan/ospf-lan.clab.yml", d);
+  ASSERT_TRUE(t) << dump(d);
+  const std::string all = d.format_warnings();
+  EXPECT_THAT(all, HasSubstr("node lan1 (kind bridge) runs as twin's own Linux bridge in "
+                             "namespace tw-<lab>-lan1, not a bridge of this host named lan1"));
+  auto p = twin::plan::make_plan(*t, "ospf-lan");
+  const auto& own = lan_lab();
+  // The same segment and the same expectations as twin's own file.
+  EXPECT_EQ(p.find("lan1")->kind, twin::topology::NodeKind::kBridge);
+  EXPECT_EQ(p.adjacencies.size(), own.adjacencies.size());
+  EXPECT_EQ(p.find("srv1")->routes.size(), 1u);
+}
+
+TEST(SegmentLoad, ContainerlabHostAndExtContainerKindsAreStillRefused) {
+  Diagnostics d;
+  auto t = twin::topology::load_topology_text(R"(name: t
+topology:
+  nodes:
+    r1: {kind: linux, image: alpine}
+    h: {kind: host}
+  links:
+    - endpoints: ["r1:eth1", "h:veth0"]
+)",
+                                              "t.clab.yml", kTestData, d);
+  EXPECT_FALSE(t);
+  EXPECT_THAT(dump(d), HasSubstr("node h is of kind 'host', the host itself or a container "
+                                 "outside the lab"));
+}
+
+TEST(SegmentPlan, EachMemberHasEveryOtherMemberAsLayerTwoPeer) {
+  const auto& p = lan_lab();
+  const auto& r3 = *p.find("r3");
+  EXPECT_EQ(twin::plan::segment_of(p, iface(p, "r3", "eth1"))->name, "lan1");
+  EXPECT_THAT(twin::plan::l2_peers(p, r3, iface(p, "r3", "eth1")),
+              ElementsAre(L2Peer{"r1", "eth1"}, L2Peer{"r2", "eth1"}, L2Peer{"r4", "eth1"},
+                          L2Peer{"srv1", "eth1"}));
+  EXPECT_TRUE(twin::plan::faces_host(p, r3, iface(p, "r3", "eth1")));
+  // The bridge's own ports have no layer-2 peers: it is the medium, not a member.
+  EXPECT_TRUE(twin::plan::l2_peers(p, *p.find("lan1"), p.find("lan1")->interfaces[0]).empty());
+}
+
+TEST(SegmentPlan, AMemberPortDownLeavesTheOthersPeers) {
+  auto p = lan_lab();
+  for (auto& i : p.find("lan1")->interfaces)
+    if (i.name == "p4") i.up = false;  // r4's port at the bridge
+  EXPECT_THAT(twin::plan::l2_peers(p, *p.find("r1"), iface(p, "r1", "eth1")),
+              ElementsAre(L2Peer{"r2", "eth1"}, L2Peer{"r3", "eth1"}, L2Peer{"srv1", "eth1"}));
+}
+
+TEST(SegmentPlan, EveryPairOfOspfRoutersIsAnAdjacencyAndPathsCrossTheSegmentDirectly) {
+  const auto& p = lan_lab();
+  ASSERT_EQ(p.adjacencies.size(), 12u);  // 4 routers, 3 neighbors each
+  std::vector<std::string> r3;
+  for (const auto& a : p.adjacencies)
+    if (a.node == "r3") r3.push_back(a.peer_node + ":" + a.peer_interface);
+  EXPECT_THAT(r3, ElementsAre("r1:eth1", "r2:eth1", "r4:eth1"));
+  // r3 reaches r4's loopback in one hop (not through the bridge, not through r1).
+  auto paths = twin::plan::expected_paths(p, 4);
+  EXPECT_EQ(paths.at({"r3", "r4"}).ecmp, 1);
+  // The server's subnet is expected once (one island), and only the segment's routers hold it.
+  int subnet = 0;
+  for (const auto& e : p.prefixes)
+    if (e.prefix == "10.0.0.0/24") {
+      ++subnet;
+      EXPECT_EQ(e.kind, "host-subnet");
+    }
+  EXPECT_EQ(subnet, 1);
+  const std::string text = twin::plan::render_plan_text(p);
+  EXPECT_THAT(text, HasSubstr("6 nodes (4 frr, 1 host, 1 bridge)"));
+  EXPECT_THAT(text, HasSubstr("lan1  bridge br0 in netns tw-ospf-lan-lan1  members r1:eth1, "
+                              "r2:eth1, r3:eth1, r4:eth1, srv1:eth1"));
+  EXPECT_THAT(text, HasSubstr("(segment lan1 with r1:eth1, r2:eth1, r4:eth1, srv1:eth1)"));
+  EXPECT_THAT(text, HasSubstr("r3:eth1 <-> r4:eth1  area 0.0.0.0  on segment lan1: Full with the "
+                              "DR and BDR, 2-Way between others"));
+}
+
+TEST(SegmentPlan, IbgpAmongThreeRoutersOnOneSubnetRunsOverTheSegment) {
+  auto l = load_text(R"(version: 1
+name: t
+nodes:
+  r1: {config: segment/r1.conf}
+  r2: {config: segment/r2.conf}
+  r3: {config: segment/r3.conf}
+  lan: {kind: bridge}
+links:
+  - endpoints: [r1:eth1, lan:p1]
+  - endpoints: [r2:eth1, lan:p2]
+  - endpoints: [r3:eth1, lan:p3]
+)");
+  ASSERT_TRUE(l.topo) << dump(l.diags);
+  auto p = twin::plan::make_plan(*l.topo);
+  std::vector<std::string> sessions;
+  for (const auto& s : p.sessions)
+    sessions.push_back(s.node + " " + s.interface + " " + s.peer_address + " " + s.peer_node +
+                       (s.ibgp ? " iBGP" : " eBGP"));
+  EXPECT_THAT(sessions, ElementsAre("r1 eth1 10.9.0.2 r2 iBGP", "r1 eth1 10.9.0.3 r3 iBGP",
+                                    "r2 eth1 10.9.0.1 r1 iBGP", "r2 eth1 10.9.0.3 r3 iBGP",
+                                    "r3 eth1 10.9.0.1 r1 iBGP", "r3 eth1 10.9.0.2 r2 iBGP"));
+  // Each router learns the others' loopbacks straight over the segment (iBGP, no IGP needed:
+  // the next hops are on the shared subnet).
+  auto paths = twin::plan::expected_paths(p, 4);
+  EXPECT_EQ(paths.at({"r1", "r3"}).ecmp, 1);
+  EXPECT_EQ(paths.at({"r2", "r1"}).ecmp, 1);
+}
+
+TEST(SegmentPlan, ThePlanRoundTripsThroughTheStateFilesJson) {
+  const auto& p = lan_lab();
+  auto back = twin::plan::plan_from_json(twin::plan::to_json(p));
+  EXPECT_EQ(back.find("lan1")->kind, twin::topology::NodeKind::kBridge);
+  EXPECT_EQ(twin::plan::to_json(back), twin::plan::to_json(p));
+}
+
+TEST(SegmentWiring, TheBridgeJoinsItsPortsWithStpAndSnoopingOff) {
+  const auto& p = lan_lab();
+  const auto& lan = *p.find("lan1");
+  EXPECT_EQ(twin::wiring::bridge_script(lan),
+            "link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0\n"
+            "link set p1 master br0\nlink set p2 master br0\nlink set p3 master br0\n"
+            "link set p4 master br0\nlink set p5 master br0\nlink set br0 up\n");
+  // A port added to a running lab joins the bridge that is there.
+  EXPECT_EQ(twin::wiring::bridge_script(lan, {"p5"}), "link set p5 master br0\n");
+  EXPECT_EQ(twin::wiring::bridge_script(*p.find("r1")), "");
+}
+
+TEST(SegmentMtu, EachMemberIsProbedTowardEveryOtherMemberNotTowardTheBridge) {
+  const auto& p = lan_lab();
+  // Each member's port with an IPv6 link-local address, as the kernel shows it.
+  std::map<std::string, twin::Result<nlohmann::json>> addrs;
+  int k = 1;
+  for (const char* n : {"r1", "r2", "r3", "r4", "srv1"})
+    addrs.emplace(n, twin::ok(nlohmann::json::array(
+                         {{{"ifname", "eth1"},
+                           {"addr_info",
+                            {{{"family", "inet6"},
+                              {"local", "fe80::" + std::to_string(k++)},
+                              {"scope", "link"}}}}}})));
+  addrs.emplace("lan1", twin::ok(nlohmann::json::array()));
+  auto probes = twin::validators::link_df_probes(p, addrs, nullptr);
+  std::vector<std::string> from_r3;
+  for (const auto& pr : probes)
+    if (pr.node == "r3") from_r3.push_back(pr.subject + " " + pr.request.destination);
+  EXPECT_THAT(from_r3, ElementsAre("eth1 -> r1:eth1 fe80::1", "eth1 -> r2:eth1 fe80::2",
+                                   "eth1 -> r4:eth1 fe80::4", "eth1 -> srv1:eth1 fe80::5"));
+  EXPECT_EQ(probes.size(), 20u);  // 5 members x 4 others; none from or to the bridge
+}
+
+}  // namespace
