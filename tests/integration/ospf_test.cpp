@@ -6,12 +6,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "tests/integration/cli_support.hpp"
@@ -414,8 +414,7 @@ class OspfLan : public ::testing::Test {
 };
 
 TEST_F(OspfLan, UpBuildsTheBridgeAndWaitsForEveryPairOnTheSegment) {
-  EXPECT_THAT(up_out_,
-              HasSubstr("OSPF 12/12 adjacencies Full (2 of them 2-Way between DROthers)"));
+  EXPECT_THAT(up_out_, HasSubstr("OSPF 12/12 adjacencies Full (2 of them 2-Way between DROthers)"));
   // br0 alone in the bridge's namespace, each member's veth a port of it.
   auto links = sh("ip -n tw-" + lab_ + "-lan1 -j link show master br0");
   ASSERT_EQ(links.code, 0) << links.err;
@@ -429,8 +428,8 @@ TEST_F(OspfLan, EveryValidatorPassesWithTheDrAgreedAndDrOthersAt2Way) {
   auto rep = validate(lab_, "bgp,ospf,routes,mtu,reachability", 30);
   ASSERT_EQ(rep["verdict"], "pass") << rep.dump(1).substr(0, 4000);
   auto n = result_counts(rep);
-  EXPECT_EQ((n[{"ospf", 0}]), 12);  // 4 routers, each with the 3 others
-  EXPECT_EQ((n[{"ospf", 4}]), 1);   // one segment
+  EXPECT_EQ((n[{"ospf", 0}]), 12);         // 4 routers, each with the 3 others
+  EXPECT_EQ((n[{"ospf", 4}]), 1);          // one segment
   EXPECT_EQ((n[{"reachability", 0}]), 6);  // loopback mesh of 4 routers
   std::string dr, two_way;
   for (const auto& r : rep["results"]) {
@@ -440,8 +439,9 @@ TEST_F(OspfLan, EveryValidatorPassesWithTheDrAgreedAndDrOthersAt2Way) {
       two_way = r["message"];
   }
   EXPECT_EQ(dr, "every member names 10.0.255.1 the DR");
-  EXPECT_EQ(two_way, "r4 on segment lan1 is 2-Way: both routers are DROthers, which form no "
-                     "adjacency");
+  EXPECT_EQ(two_way,
+            "r4 on segment lan1 is 2-Way: both routers are DROthers, which form no "
+            "adjacency");
 }
 
 // One member's port at the bridge goes down: every router's adjacency with it fails, the
@@ -454,13 +454,12 @@ TEST_F(OspfLan, AMemberPortDownAtTheBridgeFailsItsAdjacenciesOnly) {
     if (r["validator"] == "ospf" && r["test"] == 0 && r["status"] == "failed")
       failed.insert(r["node"].get<std::string>() + "-" + r["expected"].get<std::string>());
   ASSERT_EQ(sh("ip -n tw-" + lab_ + "-lan1 link set p4 up").code, 0);
-  EXPECT_EQ(failed, (std::set<std::string>{
-                        "r1-Full with r4 (2-Way if both DROther)",
-                        "r2-Full with r4 (2-Way if both DROther)",
-                        "r3-Full with r4 (2-Way if both DROther)",
-                        "r4-Full with r1 (2-Way if both DROther)",
-                        "r4-Full with r2 (2-Way if both DROther)",
-                        "r4-Full with r3 (2-Way if both DROther)"}))
+  EXPECT_EQ(
+      failed,
+      (std::set<std::string>{
+          "r1-Full with r4 (2-Way if both DROther)", "r2-Full with r4 (2-Way if both DROther)",
+          "r3-Full with r4 (2-Way if both DROther)", "r4-Full with r1 (2-Way if both DROther)",
+          "r4-Full with r2 (2-Way if both DROther)", "r4-Full with r3 (2-Way if both DROther)"}))
       << rep.dump(1).substr(0, 3000);
   auto again = validate(lab_, "ospf,routes,reachability", 30);
   EXPECT_EQ(again.value("verdict", ""), "pass") << again.dump(1).substr(0, 3000);

@@ -156,7 +156,8 @@ TEST(Containerlab, EveryRefusedInputAtItsPlace) {
        "run arbitrary commands as root on this machine"},
       {14, 11, "topology.nodes.h1.exec[2]",
        "exec command 'ip route add 10.0.0.0/8 dev eth1' is not one twin models"},
-      {20, 19, "topology.links[1].endpoints", "interface h1:eth1 is already used by the link at line 19"},
+      {20, 19, "topology.links[1].endpoints",
+       "interface h1:eth1 is already used by the link at line 19"},
       {21, 19, "topology.links[2].endpoints[0]", "expected node:interface, got 'h1eth3'"},
       {22, 30, "topology.links[3].endpoints[1]", "unknown node 'h9'"},
   };

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,16 +16,18 @@
 #include "tests/unit/support.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/loader.hpp"
+#include "twin/validate/validator.hpp"
 #include "twin/wiring/wiring.hpp"
 #include "validators/mtu/mtu.hpp"
+#include "validators/ospf/ospf.hpp"
 
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using twin::Diagnostics;
-using twin_test::dump;
 using twin::plan::L2Peer;
+using twin_test::dump;
 
 const std::string kRepo = TWIN_DATA_DIR;
 const std::string kTestData = TWIN_TEST_DATA;
@@ -248,12 +252,11 @@ TEST(SegmentMtu, EachMemberIsProbedTowardEveryOtherMemberNotTowardTheBridge) {
   std::map<std::string, twin::Result<nlohmann::json>> addrs;
   int k = 1;
   for (const char* n : {"r1", "r2", "r3", "r4", "srv1"})
-    addrs.emplace(n, twin::ok(nlohmann::json::array(
-                         {{{"ifname", "eth1"},
-                           {"addr_info",
-                            {{{"family", "inet6"},
-                              {"local", "fe80::" + std::to_string(k++)},
-                              {"scope", "link"}}}}}})));
+    addrs.emplace(n, twin::ok(nlohmann::json::array({{{"ifname", "eth1"},
+                                                      {"addr_info",
+                                                       {{{"family", "inet6"},
+                                                         {"local", "fe80::" + std::to_string(k++)},
+                                                         {"scope", "link"}}}}}})));
   addrs.emplace("lan1", twin::ok(nlohmann::json::array()));
   auto probes = twin::validators::link_df_probes(p, addrs, nullptr);
   std::vector<std::string> from_r3;
@@ -262,6 +265,96 @@ TEST(SegmentMtu, EachMemberIsProbedTowardEveryOtherMemberNotTowardTheBridge) {
   EXPECT_THAT(from_r3, ElementsAre("eth1 -> r1:eth1 fe80::1", "eth1 -> r2:eth1 fe80::2",
                                    "eth1 -> r4:eth1 fe80::4", "eth1 -> srv1:eth1 fe80::5"));
   EXPECT_EQ(probes.size(), 20u);  // 5 members x 4 others; none from or to the bridge
+}
+
+// ---- the ospf family on a segment, on FRR 8.4's JSON recorded from topologies/ospf-lan --------
+// healthy: r1 DR, r2 BDR, r3 and r4 DROthers (2-Way with each other). split: r4's bridge port
+// taken out of the bridge (`ip link set p4 nomaster`, carrier kept): r4 hears nobody and, after
+// its wait timer, names itself DR.
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  return nlohmann::json::parse(f);
+}
+
+std::map<std::string, twin::validators::OspfObservation> ospf_lan(const std::string& r4_case,
+                                                                  const std::string& others) {
+  std::map<std::string, twin::validators::OspfObservation> m;
+  for (const char* n : {"r1", "r2", "r3", "r4"}) {
+    const std::string base =
+        kTestData + "/frr84/ospf-lan/" + (std::string(n) == "r4" ? r4_case : others) + "/" + n;
+    twin::validators::OspfObservation o;
+    o.neighbors = twin::ok(read_json(base + "-ospf-neighbor.json"));
+    o.interfaces = twin::ok(read_json(base + "-ospf-interface.json"));
+    o.instance = twin::ok(read_json(base + "-ospf.json"));
+    o.routes = twin::ok(read_json(base + "-ip-route.json"));
+    m.emplace(n, std::move(o));
+  }
+  return m;
+}
+
+std::vector<std::string> lines(const std::vector<twin::validate::TestResult>& rs, int test,
+                               bool failed_only) {
+  std::vector<std::string> out;
+  for (const auto& r : rs)
+    if (r.test == test && (!failed_only || r.status != twin::validate::Status::kPassed))
+      out.push_back(r.node + " " + r.expected + ": " + r.observed + " — " + r.message);
+  return out;
+}
+
+TEST(SegmentOspf, TheHealthyLanPassesWithDrOthersAt2WayAndOneDr) {
+  auto rs = twin::validators::evaluate_ospf(lan_lab(), ospf_lan("healthy", "healthy"));
+  EXPECT_THAT(lines(rs, 0, true), ::testing::IsEmpty());
+  EXPECT_THAT(lines(rs, 1, true), ::testing::IsEmpty());
+  EXPECT_EQ(lines(rs, 0, false).size(), 12u);
+  std::vector<std::string> two_way;
+  for (const auto& l : lines(rs, 0, false))
+    if (l.find("2-Way/") != std::string::npos) two_way.push_back(l);
+  EXPECT_THAT(two_way,
+              ElementsAre("r3 Full with r4 (2-Way if both DROther): 2-Way/DROther — r4 on segment "
+                          "lan1 is 2-Way: both routers are DROthers, which form no adjacency",
+                          "r4 Full with r3 (2-Way if both DROther): 2-Way/DROther — r3 on segment "
+                          "lan1 is 2-Way: both routers are DROthers, which form no adjacency"));
+  EXPECT_THAT(lines(rs, 4, false),
+              ElementsAre("lan1 one DR, a member, named by every member: r1=10.0.255.1 "
+                          "r2=10.0.255.1 r3=10.0.255.1 r4=10.0.255.1 — every member names "
+                          "10.0.255.1 the DR"));
+}
+
+TEST(SegmentOspf, AMemberCutOffFromTheSegmentNamesItselfDrAndItsAdjacenciesFail) {
+  auto rs = twin::validators::evaluate_ospf(lan_lab(), ospf_lan("split", "split"));
+  EXPECT_THAT(lines(rs, 4, true),
+              ElementsAre("lan1 one DR, a member, named by every member: r1=10.0.255.1 "
+                          "r2=10.0.255.1 r3=10.0.255.1 r4=10.0.255.4 — members name different DRs "
+                          "(r1=10.0.255.1 r2=10.0.255.1 r3=10.0.255.1 r4=10.0.255.4): the segment "
+                          "does not carry every member's hellos"));
+  std::vector<std::string> failed;
+  for (const auto& r : rs)
+    if (r.test == 0 && r.status == twin::validate::Status::kFailed)
+      failed.push_back(r.node + ">" + r.expected.substr(10, 2));
+  EXPECT_THAT(failed, ElementsAre("r1>r4", "r2>r4", "r3>r4", "r4>r1", "r4>r2", "r4>r3"));
+}
+
+// Before the election every neighbor reads 2-Way/DROther: only a router that is itself a
+// DROther may stay there. The healthy recording with r3's interface put back in its wait
+// timer (as FRR shows it then) fails r3's 2-Way with r4.
+TEST(SegmentOspf, TwoWayPassesOnlyOnceThisRouterIsADrOtherToo) {
+  auto obs = ospf_lan("healthy", "healthy");
+  (*obs["r3"].interfaces)["interfaces"]["eth1"]["state"] = "Waiting";
+  auto rs = twin::validators::evaluate_ospf(lan_lab(), obs);
+  EXPECT_THAT(lines(rs, 0, true),
+              ElementsAre(HasSubstr("r3 Full with r4 (2-Way if both DROther): 2-Way/DROther — "
+                                    "adjacency with r4 on eth1 is not Full")));
+  twin::validate::OspfNeighbor n{"10.0.255.4", "2-Way/DROther", "DROther", ""};
+  EXPECT_TRUE(twin::validate::ospf_settled(n, true, "DROther"));
+  EXPECT_FALSE(twin::validate::ospf_settled(n, true, "Waiting"));
+  EXPECT_FALSE(twin::validate::ospf_settled(n, false, "DROther"));  // point to point: Full only
+  // OSPFv3 says both roles with the neighbor (FRR 8.4: `ifState`, `interfaceState`).
+  EXPECT_TRUE(twin::validate::ospf_settled({"10.9.255.2", "Twoway", "DROther", "DROther"}, true,
+                                           "DROther"));
+  EXPECT_FALSE(
+      twin::validate::ospf_settled({"10.9.255.1", "Twoway", "DR", "DROther"}, true, "DROther"));
 }
 
 }  // namespace

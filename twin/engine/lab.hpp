@@ -99,7 +99,7 @@ struct SessionState {
 };
 struct SessionCount {
   int expected = 0, established = 0;           // BGP sessions
-  int adjacencies = 0, full = 0;                // OSPF adjacencies settled (Full, or 2-Way:
+  int adjacencies = 0, full = 0;               // OSPF adjacencies settled (Full, or 2-Way:
   int two_way = 0;  // of `full`, 2-Way between two DROthers on a LAN segment: where they stay)
   std::vector<std::string> down;  // "leaf1 swp1 -> spine1: Active", "r1 eth1 -> r2: ExStart/-"
   // Interfaces of expected adjacencies in OSPF's Waiting state: FRR's wait timer (the dead

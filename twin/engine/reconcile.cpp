@@ -413,7 +413,9 @@ struct Reconciler {
     for (const auto* l : d.add_links)
       for (const auto& [node, ifname] :
            {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}})
-        if (const plan::Node* n = to.find(node); n && n->backend == topology::Backend::kNetns)
+        // A bridge's ports are layer 2 only (IPv6 off in its namespace): nothing to check.
+        if (const plan::Node* n = to.find(node);
+            n && n->backend == topology::Backend::kNetns && n->kind != topology::NodeKind::kBridge)
           ports[n].push_back(ifname);
     std::vector<const plan::Node*> pending;
     for (const auto& [n, _] : ports) pending.push_back(n);

@@ -86,6 +86,7 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
     // OSPFv2 from ospfd, OSPFv3 from ospf6d: each asked once, when the node has such an
     // adjacency.
     std::optional<Result<nlohmann::json>> nbrs[2];
+    std::optional<Result<nlohmann::json>> ifs;  // v2 interfaces, read when a 2-Way needs them
     std::vector<std::string> not_full;  // OSPFv2 interfaces, for the wait-timer note below
     for (const auto* ap : mine.adjacencies) {
       const auto& a = *ap;
@@ -100,14 +101,27 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
         if (i.name == a.interface) ifc = &i;
       const bool lan = ifc && plan::segment_of(plan, *ifc);
       const plan::Node* peer = plan.find(a.peer_node);
-      const std::string rid = lan && peer ? peer->ospf_router_id : "";
-      std::string state;
-      if (*got)
-        if (auto nb = validate::find_ospf_neighbor(**got, a.interface, rid)) state = nb->state;
-      const bool settled = validate::ospf_settled(state, lan);
+      const std::string rid =
+          lan && peer ? (v3 ? peer->ospf6_router_id : peer->ospf_router_id) : "";
+      std::optional<validate::OspfNeighbor> nb;
+      if (*got) nb = validate::find_ospf_neighbor(**got, a.interface, rid);
+      const std::string state = nb ? nb->state : "";
+      bool settled = nb && validate::ospf_full(state);
+      if (nb && lan && !settled && validate::ospf_two_way(state)) {
+        // Two DROthers stay 2-Way; before the election everyone is 2-Way/DROther: this
+        // router's own role tells them apart (v3 gives it with the neighbor, v2 on the port).
+        std::string mine = nb->my_role;
+        if (mine.empty() && !v3) {
+          if (!ifs) ifs = driver.frr_json(n, "ospfd", "show ip ospf interface json", nullptr);
+          if (*ifs && (*ifs)->is_object())
+            if (auto all = (*ifs)->find("interfaces"); all != (*ifs)->end() && all->is_object())
+              if (auto i = all->find(a.interface); i != all->end() && i->is_object())
+                mine = i->value("state", "");
+        }
+        settled = validate::ospf_settled(*nb, true, mine);
+      }
       p.sessions.push_back({v3 ? "ospf6" : "ospf", n.name, a.interface, a.peer_node,
-                            state.empty() ? (*got ? "no neighbor" : "no answer") : state,
-                            settled});
+                            state.empty() ? (*got ? "no neighbor" : "no answer") : state, settled});
       if (settled) {
         ++p.full;
         if (!validate::ospf_full(state)) ++p.two_way;
@@ -121,10 +135,10 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
     }
     if (not_full.empty()) return;
     // Say why it takes long where FRR says so: an interface still in its wait timer.
-    auto ifs = driver.frr_json(n, "ospfd", "show ip ospf interface json", nullptr);
-    if (!ifs || !ifs->is_object() || !ifs->contains("interfaces")) return;
+    if (!ifs) ifs = driver.frr_json(n, "ospfd", "show ip ospf interface json", nullptr);
+    if (!*ifs || !(*ifs)->is_object() || !(*ifs)->contains("interfaces")) return;
     for (const auto& name : not_full) {
-      const auto& all = (*ifs)["interfaces"];
+      const auto& all = (**ifs)["interfaces"];
       if (!all.is_object() || !all.contains(name) || !all[name].is_object()) continue;
       const auto& i = all[name];
       if (i.value("state", "") == "Waiting")

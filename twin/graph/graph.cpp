@@ -290,8 +290,8 @@ std::string to_dot(const Graph& g) {
     for (const auto& f : n.failures) tip += "\n" + f.test + ": " + f.message;
     o << "  " << q(n.name) << " [id=" << q("node-" + n.name) << ", label=" << q(node_label(n, "\n"))
       << ", fillcolor=" << q(role_fill(n)) << ", color=" << q(pen)
-      << (n.kind == "bridge" ? ", shape=hexagon" : "")
-      << (pen != "#333333" ? ", penwidth=2.5" : "") << ", tooltip=" << q(tip) << "];\n";
+      << (n.kind == "bridge" ? ", shape=hexagon" : "") << (pen != "#333333" ? ", penwidth=2.5" : "")
+      << ", tooltip=" << q(tip) << "];\n";
   }
   for (const auto& l : g.links) {
     std::string tip = l.a + ":" + l.a_interface + " -- " + l.b + ":" + l.b_interface + " MTU " +

@@ -174,7 +174,8 @@ struct Node {
   std::vector<OspfInterface> ospf_interfaces;
   std::vector<BfdPeer> bfd_peers;
   std::map<std::string, std::vector<std::string>> config_addresses;
-  std::string ospf_router_id;  // `ospf router-id` of the own config; "" = FRR picks
+  std::string ospf_router_id;   // `ospf router-id` of the own config; "" = FRR picks
+  std::string ospf6_router_id;  // `ospf6 router-id` of the own config; "" = FRR picks
   // Own config only: the node's loopbacks and host subnets its config originates into some
   // protocol (an OSPF-enabled interface's subnet, `network`, `redistribute connected`). The
   // others are not expected anywhere else. Unused for generated configs, which originate all.
@@ -316,9 +317,9 @@ struct L2Peer {
 const Node* segment_of(const Plan& plan, const Interface& iface);
 // The nodes `iface` of `node` shares a broadcast domain with, in plan order: on a
 // point-to-point link its far end, when intended up; on a segment every other member whose
-// link to the bridge is intended up at both ends. Empty for a bridge's own ports, or when the far end is not in the
-// plan. What a segment's members expect of each other (OSPF adjacencies, numbered sessions, a
-// host's gateway) goes through this, never through peer_node alone.
+// link to the bridge is intended up at both ends. Empty for a bridge's own ports, or when the far
+// end is not in the plan. What a segment's members expect of each other (OSPF adjacencies, numbered
+// sessions, a host's gateway) goes through this, never through peer_node alone.
 std::vector<L2Peer> l2_peers(const Plan& plan, const Node& node, const Interface& iface);
 // Whether `iface` of `node` shares a broadcast domain with a host node (a server's subnet).
 bool faces_host(const Plan& plan, const Node& node, const Interface& iface);

@@ -296,6 +296,7 @@ void apply_own_config(Node& n, const topology::Node& tn, const topology::Topolog
     for (const auto& b : c.bfd_peers) n.bfd_peers.push_back({b.peer, b.interface});
   n.config_addresses = c.addresses;
   n.ospf_router_id = c.ospf_router_id;
+  n.ospf6_router_id = c.ospf6_router_id;
   // Interfaces OSPF runs on: named under the interface, or matched by a `network` statement
   // (FRR enables OSPF on an interface whose address falls inside the network).
   std::set<std::pair<std::string, int>> seen;
@@ -786,7 +787,8 @@ void derive_configured(Plan& p) {
         if (!peer || peer->config_generated || peer == &n || peer->drained) continue;
         for (const auto& po : peer->ospf_interfaces)
           if (po.name == l2.interface && po.version == oi.version && !po.passive)
-            p.adjacencies.push_back({n.name, i->name, peer->name, l2.interface, oi.area, oi.version});
+            p.adjacencies.push_back(
+                {n.name, i->name, peer->name, l2.interface, oi.area, oi.version});
       }
     }
     auto add_bfd = [&](const std::string& peer_addr, const std::string& ifname) {
@@ -1370,7 +1372,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     Node, name, kind, image, backend, vm, netns, run_dir, daemons, frr_profile, rp_filter, asn,
     router_id, loopbacks, interfaces, routes, config_generated, config_source, frr_config, drained,
     originates, withdraws, bgp_neighbors, ospf_interfaces, bfd_peers, config_addresses,
-    ospf_router_id, daemon_reasons, advertised, bgp_multipath_relax, vnis, anycast)
+    ospf_router_id, ospf6_router_id, daemon_reasons, advertised, bgp_multipath_relax, vnis, anycast)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
                                                 peer_address, ibgp, carries_routes, predictable,
@@ -1481,8 +1483,9 @@ nlohmann::json to_json(const Plan& plan) {
   // Own-config facts and configured expectations only where there are some: a generated lab's
   // plan reads as it did before they existed.
   for (auto& n : j["nodes"]) {
-    for (const char* k : {"bgp_neighbors", "ospf_interfaces", "bfd_peers", "config_addresses",
-                          "ospf_router_id", "daemon_reasons", "advertised", "vnis", "anycast"})
+    for (const char* k :
+         {"bgp_neighbors", "ospf_interfaces", "bfd_peers", "config_addresses", "ospf_router_id",
+          "ospf6_router_id", "daemon_reasons", "advertised", "vnis", "anycast"})
       if (blank(n[k])) n.erase(k);
     for (auto& i : n["interfaces"])
       if (i["vni"] == 0) i.erase("vni");
@@ -1509,10 +1512,10 @@ std::string render_plan_text(const Plan& p) {
     (n.kind == NodeKind::kFrr ? frr : n.kind == NodeKind::kBridge ? bridges : hosts)++;
   o << "lab " << p.lab << " (" << p.topology_file << ")\n"
     << "  " << p.nodes.size() << " nodes (" << frr << " frr, " << hosts << " host"
-    << (bridges ? ", " + std::to_string(bridges) + " bridge" : "") << "), "
-    << p.links.size() << " links, " << p.sessions.size() << " BGP sessions"
-    << (p.adjacencies.empty() ? "" : ", " + std::to_string(p.adjacencies.size()) +
-                                         " OSPF adjacencies")
+    << (bridges ? ", " + std::to_string(bridges) + " bridge" : "") << "), " << p.links.size()
+    << " links, " << p.sessions.size() << " BGP sessions"
+    << (p.adjacencies.empty() ? ""
+                              : ", " + std::to_string(p.adjacencies.size()) + " OSPF adjacencies")
     << (p.bfd_peers.empty() ? "" : ", " + std::to_string(p.bfd_peers.size()) + " BFD peers")
     << " expected, " << p.prefixes.size() << " prefixes advertised\n"
     << "  run directory " << p.run_dir << "\n\nnodes:\n";
@@ -1602,12 +1605,13 @@ std::string render_plan_text(const Plan& p) {
   bool segments_header = false;
   for (const auto& n : p.nodes) {
     if (n.kind != NodeKind::kBridge) continue;
-    if (!segments_header) o << "\nsegments (a Linux bridge each; members share one broadcast domain):\n";
+    if (!segments_header)
+      o << "\nsegments (a Linux bridge each; members share one broadcast domain):\n";
     segments_header = true;
     std::vector<std::string> members;
     for (const auto& i : n.interfaces) members.push_back(i.peer_node + ":" + i.peer_interface);
-    o << "  " << n.name << "  bridge " << kBridgeDevice << " in netns " << n.netns
-      << "  members " << (members.empty() ? std::string("none") : join_names(members)) << "\n";
+    o << "  " << n.name << "  bridge " << kBridgeDevice << " in netns " << n.netns << "  members "
+      << (members.empty() ? std::string("none") : join_names(members)) << "\n";
   }
   o << "\nlinks:\n";
   for (const auto& l : p.links)
@@ -1641,8 +1645,8 @@ std::string render_plan_text(const Plan& p) {
       const Node* n = p.find(a.node);
       const Interface* i = n ? find_interface(*n, a.interface) : nullptr;
       const Node* seg = i ? segment_of(p, *i) : nullptr;
-      o << "  " << a.node << ":" << a.interface << " <-> " << a.peer_node << ":"
-        << a.peer_interface << "  area " << a.area << (a.version == 3 ? "  OSPFv3" : "")
+      o << "  " << a.node << ":" << a.interface << " <-> " << a.peer_node << ":" << a.peer_interface
+        << "  area " << a.area << (a.version == 3 ? "  OSPFv3" : "")
         << (seg ? "  on segment " + seg->name + ": Full with the DR and BDR, 2-Way between others"
                 : "")
         << "\n";

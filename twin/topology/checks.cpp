@@ -160,8 +160,7 @@ class Checker {
       // A bridge end is a member port of a LAN segment: layer 2 only. Two bridges cabled
       // together are one broadcast domain in two pieces: one bridge says it plainly.
       if (na->kind == NodeKind::kBridge && nb->kind == NodeKind::kBridge) {
-        error(l.mark, f + ".endpoints",
-              "link joins two bridges, " + l.a.node + " and " + l.b.node,
+        error(l.mark, f + ".endpoints", "link joins two bridges, " + l.a.node + " and " + l.b.node,
               "a bridge is one LAN segment: link every member to one bridge node");
         continue;
       }
@@ -392,7 +391,8 @@ class Checker {
     if (!pn) return out;
     if (pn->kind != NodeKind::kBridge) {
       for (const auto& l : t.links)
-        if ((l.a.node == peer && l.a.interface == pif) || (l.b.node == peer && l.b.interface == pif))
+        if ((l.a.node == peer && l.a.interface == pif) ||
+            (l.b.node == peer && l.b.interface == pif))
           out.push_back({pn, pif, &l});
       return out;
     }

@@ -255,7 +255,8 @@ std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
       if (!router_id.empty() && e.value("neighborId", "") != router_id) continue;
       std::string st = e.value("state", "");
       if (!best || ospf_state_rank(st) > ospf_state_rank(best->state))
-        best = OspfNeighbor{e.value("neighborId", ""), st};
+        best = OspfNeighbor{e.value("neighborId", ""), st, e.value("ifState", ""),
+                            e.value("interfaceState", "")};
     }
     return best;
   }
@@ -267,11 +268,22 @@ std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
       std::string iface = e.value("ifaceName", "");
       if (iface.substr(0, iface.find(':')) != ifname) continue;
       std::string st = e.value("nbrState", e.value("state", ""));
-      if (!best || ospf_state_rank(st) > ospf_state_rank(best->state)) best = OspfNeighbor{rid, st};
+      if (!best || ospf_state_rank(st) > ospf_state_rank(best->state)) {
+        auto slash = st.find('/');
+        best = OspfNeighbor{rid, st, slash == std::string::npos ? "" : st.substr(slash + 1), ""};
+      }
     }
   }
   return best;
 }
+
+bool ospf_two_way(const std::string& state) {
+  std::string s = state.substr(0, state.find('/'));
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s == "2-way" || s == "twoway";
+}
+
+std::string ospf_role(const std::string& role) { return role == "BDR" ? "Backup" : role; }
 
 std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::string& ifname) {
   auto n = find_ospf_neighbor(neighbors, ifname);

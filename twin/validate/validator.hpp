@@ -205,6 +205,10 @@ std::string ospf_neighbor_state(const nlohmann::json& neighbors, const std::stri
 struct OspfNeighbor {
   std::string router_id;
   std::string state;  // "Full/-", "ExStart/-", "2-Way/DROther", ...
+  // Roles on a broadcast network (RFC 2328 §9.1), "DR", "Backup" or "DROther"; "" unknown. The
+  // neighbor's: v2 the state's suffix, v3 `ifState`. This router's: v3 `interfaceState` (v2's
+  // is in `show ip ospf interface json`, its interface's `state`).
+  std::string role, my_role;
 };
 // With `router_id`, only a neighbor of that router-id counts (a LAN segment lists several
 // neighbors on one interface).
@@ -213,11 +217,17 @@ std::optional<OspfNeighbor> find_ospf_neighbor(const nlohmann::json& neighbors,
                                                const std::string& router_id = "");
 // True for "Full/…": the adjacency is up (RFC 2328 §10.1).
 inline bool ospf_full(const std::string& state) { return state.rfind("Full", 0) == 0; }
-// Whether a neighbor has reached the state it stays in: Full; on a LAN segment also 2-Way with a
-// DROther neighbor ("2-Way/DROther"), the state two DROthers keep (RFC 2328 §10.4). Which end is
-// DR is not known from the neighbor alone: the ospf family checks this router's role too.
-inline bool ospf_settled(const std::string& state, bool on_segment) {
-  return ospf_full(state) || (on_segment && state == "2-Way/DROther");
+// "2-Way/…" (v2) or "Twoway" (v3).
+bool ospf_two_way(const std::string& state);
+// A role as FRR prints it, normalised: "BDR" and "Backup" are "Backup".
+std::string ospf_role(const std::string& role);
+// Whether a neighbor has reached the state it stays in: Full; on a LAN segment also 2-Way when
+// both it and this router (`my_role`) are DROthers, the state two DROthers keep (RFC 2328
+// §10.4). Before the election every neighbor is 2-Way/DROther too: this router's own role is
+// what tells the two apart.
+inline bool ospf_settled(const OspfNeighbor& n, bool on_segment, const std::string& my_role) {
+  return ospf_full(n.state) || (on_segment && ospf_two_way(n.state) &&
+                                ospf_role(n.role) == "DROther" && ospf_role(my_role) == "DROther");
 }
 // OSPF neighbor states in the order an adjacency passes them (RFC 2328 §10.1); -1 unknown.
 int ospf_state_rank(const std::string& state);

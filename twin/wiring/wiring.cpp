@@ -55,7 +55,8 @@ std::string bridge_script(const plan::Node& node, const std::vector<std::string>
   // portfast does; multicast snooping off, so that OSPF's and IPv6's link-local groups reach
   // every member without an IGMP/MLD querier on the segment.
   if (only.empty())
-    s << "link add " << plan::kBridgeDevice << " type bridge stp_state 0 forward_delay 0 mcast_snooping 0\n";
+    s << "link add " << plan::kBridgeDevice
+      << " type bridge stp_state 0 forward_delay 0 mcast_snooping 0\n";
   for (const auto& i : node.interfaces)
     if (only.empty() || std::find(only.begin(), only.end(), i.name) != only.end())
       s << "link set " << i.name << " master " << plan::kBridgeDevice << "\n";

@@ -86,15 +86,35 @@ std::optional<Neighbor> neighbor_on(const OspfObservation* o, const std::string&
   return j ? validate::find_ospf_neighbor(*j, ifname, rid) : std::nullopt;
 }
 
-// An OSPF router's role on a broadcast network (RFC 2328 §9.1): "DR", "Backup", "DROther", or
-// "" when FRR did not say. Of this router, from its interface (v2 `state`, v3 `state`); of a
-// neighbor, from its state's suffix ("2-Way/DROther", v2) or `ifState` (v3).
+// This router's role on a broadcast network (RFC 2328 §9.1), "DR", "Backup", "DROther" or ""
+// when FRR did not say: its interface's `state` (v2) or `ospf6InterfaceState` (v3).
 std::string own_role(const nlohmann::json* iface) {
-  if (!iface) return "";
-  std::string s = iface->value("state", "");
-  if (s == "BDR") return "Backup";
-  return s == "DR" || s == "Backup" || s == "DROther" ? s : "";
+  return iface ? validate::ospf_role(iface->value("state", iface->value("ospf6InterfaceState", "")))
+               : "";
 }
+
+// The router-ids of the neighbors FRR lists on `ifname` (v2: keyed by id; v3: `neighborId`),
+// without 0.0.0.0 (a neighbor not yet identified).
+void collect_neighbor_ids(const nlohmann::json& j, const std::string& ifname,
+                          std::set<std::string>& out) {
+  const auto all = j.find("neighbors");
+  if (all == j.end()) return;
+  if (all->is_array()) {
+    for (const auto& e : *all)
+      if (e.is_object() && e.value("interfaceName", "") == ifname &&
+          e.value("neighborId", "0.0.0.0") != "0.0.0.0")
+        out.insert(e.value("neighborId", ""));
+    return;
+  }
+  if (!all->is_object()) return;
+  for (const auto& [rid, list] : all->items())
+    if (list.is_array())
+      for (const auto& e : list) {
+        const std::string iface = e.is_object() ? e.value("ifaceName", "") : "";
+        if (iface.substr(0, iface.find(':')) == ifname) out.insert(rid);
+      }
+}
+
 // The designated router this router's interface names (RFC 2328 §9.4), "" before one is
 // elected. FRR 8.4: v2 `drId`, v3 `dr`; "0.0.0.0" means none.
 std::string designated_router(const nlohmann::json& iface) {
@@ -105,20 +125,11 @@ std::string designated_router(const nlohmann::json& iface) {
     }
   return "";
 }
-bool is_two_way(const std::string& state) {
-  std::string s = state.substr(0, state.find('/'));
-  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-  return s == "2-way" || s == "twoway";
-}
-std::string neighbor_role(const Neighbor& n) {
-  auto slash = n.state.find('/');
-  std::string r = slash == std::string::npos ? "" : n.state.substr(slash + 1);
-  return r == "BDR" ? "Backup" : r;
-}
-
-// The router-id `node` runs OSPF with: its config's, else what it reports.
-std::string ospf_rid(const plan::Plan& plan, const std::string& node, const OspfObservation* o) {
+// The router-id `node` runs OSPF `version` with: its config's, else (v2) what it reports.
+std::string ospf_rid(const plan::Plan& plan, const std::string& node, const OspfObservation* o,
+                     int version) {
   const plan::Node* n = plan.find(node);
+  if (version == 3) return n ? n->ospf6_router_id : "";
   if (n && !n->ospf_router_id.empty()) return n->ospf_router_id;
   return router_id_of(o);
 }
@@ -142,7 +153,9 @@ Params params_of(const nlohmann::json& i, int version) {
   Params p;
   if (version == 3) {
     p.area = i.value("areaId", "");
-    p.network_type = i.value("operatingAsType", "");
+    // FRR 8.4 prints `operatingAsType` for a configured network type, else `type`
+    // ("BROADCAST" on a LAN segment).
+    p.network_type = i.value("operatingAsType", i.value("type", ""));
     p.hello_ms = i.value("timerIntervalsConfigHello", -1L) * 1000;
     p.dead_s = i.value("timerIntervalsConfigDead", -1L);
     p.mtu = i.value("interfaceMtu", -1L);
@@ -341,17 +354,17 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     const auto* there_if = interface_json(there, a.peer_interface, a.version);
     const std::string there_why = interfaces_missing(there, a.peer_node, a.version);
     const plan::Node* seg = segment_of_adjacency(plan, a);
-    const std::string peer_rid = seg ? ospf_rid(plan, a.peer_node, there) : "";
+    const std::string peer_rid = seg ? ospf_rid(plan, a.peer_node, there, a.version) : "";
     auto nbr = neighbor_on(here, a.interface, a.version, peer_rid);
     bool is_full = nbr && validate::ospf_full(nbr->state);
     // On a segment two DROthers stay 2-Way (RFC 2328 §10.4: only the DR and BDR become
     // adjacent with every router): that is the healthy state between them.
-    const std::string my_role = own_role(here_if);
-    const bool two_way_ok = seg && nbr && is_two_way(nbr->state) && my_role == "DROther" &&
-                            neighbor_role(*nbr) == "DROther";
+    // This router's role: v3 says it with the neighbor, v2 on the interface.
+    const std::string my_role = nbr && !nbr->my_role.empty() ? nbr->my_role : own_role(here_if);
+    const bool two_way_ok = seg && nbr && !is_full && validate::ospf_settled(*nbr, true, my_role);
     const std::string auth = auth_why(a);
-    const std::string want = seg ? "Full with " + a.peer_node + " (2-Way if both DROther)"
-                                 : "Full with " + a.peer_node;
+    const std::string want =
+        seg ? "Full with " + a.peer_node + " (2-Way if both DROther)" : "Full with " + a.peer_node;
     out.push_back(make_result(
         kFamily, 0, "adjacency-full", is_full || two_way_ok ? Status::kPassed : Status::kFailed,
         a.node, subject, want, nbr ? nbr->state : "no neighbor",
@@ -438,7 +451,12 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
         continue;
       }
       std::string dr = designated_router(*iface);
-      rids.insert(ospf_rid(plan, node, o));
+      rids.insert(ospf_rid(plan, node, o, version));
+      // The members' router-ids as they see each other (v3's interface JSON names none, and
+      // a config need not set one).
+      if (const auto* nj = version == 3 ? object_of(o->neighbors6, kNeighbors6)
+                                        : object_of(o->neighbors, kNeighbors))
+        collect_neighbor_ids(*nj, ifname, rids);
       drs.insert(dr);
       seen_text += (seen_text.empty() ? "" : " ") + node + "=" + (dr.empty() ? "none" : dr);
     }
@@ -450,7 +468,7 @@ std::vector<TestResult> evaluate_ospf(const plan::Plan& plan,
     }
     const std::string dr = drs.size() == 1 ? *drs.begin() : "";
     const bool ok = !dr.empty() && rids.count(dr);
-    std::string msg = ok ? "every member names " + dr + " the DR"
+    std::string msg = ok               ? "every member names " + dr + " the DR"
                       : drs.size() > 1 ? "members name different DRs (" + seen_text +
                                              "): the segment does not carry every member's hellos"
                       : dr.empty() ? "no DR elected yet (" + seen_text + ")"
