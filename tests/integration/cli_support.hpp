@@ -204,11 +204,13 @@ struct LabGuard {
 struct SharedLab {
   std::string lab;
   bool up_ok = false;
+  std::string up_out;  // what `up` printed, stdout then stderr
   void up(const std::string& topology, const std::string& tag) {
     if (!root()) return;
     lab = unique_lab(tag);
     auto r = twin("up " + kRepo + "/topologies/" + topology + " --name " + lab);
     up_ok = r.code == 0;
+    up_out = r.out + r.err;
     if (!up_ok) {
       std::cerr << tag << " lab did not come up: " << r.err;
       return;

@@ -389,34 +389,20 @@ TEST(Ipv6OnlyRouter, TheIpv4ExpectationsLeaveItOut) {
 // A LAN segment (topologies/ospf-lan): four OSPF routers and a server on one bridge node. The
 // bridge is real (br0 in its own namespace, the members' veths its ports), the DR election is
 // FRR's: r1 (priority 100) DR, r2 (50) BDR, r3 and r4 DROthers that stay 2-Way with each other.
-class OspfLan : public ::testing::Test {
+struct OspfLanLab {
+  static constexpr const char* kTopology = "ospf-lan/lab.yaml";
+  static constexpr const char* kTag = "ospflan";
+};
+class OspfLan : public SharedLabSuite<OspfLanLab> {
  protected:
-  static void SetUpTestSuite() {
-    if (!root()) return;
-    lab_ = unique_lab("ospflan");
-    auto r = twin("up " + kRepo + "/topologies/ospf-lan/lab.yaml --name " + lab_);
-    up_ok_ = r.code == 0;
-    up_out_ = r.out + r.err;
-  }
-  static void TearDownTestSuite() {
-    if (!root() || lab_.empty()) return;
-    auto r = twin("down --lab " + lab_);
-    EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(leftovers(lab_), std::vector<std::string>{});
-  }
-  void SetUp() override {
-    if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces)");
-    ASSERT_TRUE(up_ok_) << up_out_;
-  }
-  static inline std::string lab_;
-  static inline bool up_ok_ = false;
-  static inline std::string up_out_;
+  static const std::string& lab() { return shared_.lab; }
 };
 
 TEST_F(OspfLan, UpBuildsTheBridgeAndWaitsForEveryPairOnTheSegment) {
-  EXPECT_THAT(up_out_, HasSubstr("OSPF 12/12 adjacencies Full (2 of them 2-Way between DROthers)"));
+  EXPECT_THAT(shared_.up_out,
+              HasSubstr("OSPF 12/12 adjacencies Full (2 of them 2-Way between DROthers)"));
   // br0 alone in the bridge's namespace, each member's veth a port of it.
-  auto links = sh("ip -n tw-" + lab_ + "-lan1 -j link show master br0");
+  auto links = sh("ip -n tw-" + lab() + "-lan1 -j link show master br0");
   ASSERT_EQ(links.code, 0) << links.err;
   std::vector<std::string> ports;
   for (const auto& l : json::parse(links.out)) ports.push_back(l.value("ifname", ""));
@@ -425,7 +411,7 @@ TEST_F(OspfLan, UpBuildsTheBridgeAndWaitsForEveryPairOnTheSegment) {
 }
 
 TEST_F(OspfLan, EveryValidatorPassesWithTheDrAgreedAndDrOthersAt2Way) {
-  auto rep = validate(lab_, "bgp,ospf,routes,mtu,reachability", 30);
+  auto rep = validate(lab(), "bgp,ospf,routes,mtu,reachability", 30);
   ASSERT_EQ(rep["verdict"], "pass") << rep.dump(1).substr(0, 4000);
   auto n = result_counts(rep);
   EXPECT_EQ((n[{"ospf", 0}]), 12);         // 4 routers, each with the 3 others
@@ -447,13 +433,13 @@ TEST_F(OspfLan, EveryValidatorPassesWithTheDrAgreedAndDrOthersAt2Way) {
 // One member's port at the bridge goes down: every router's adjacency with it fails, the
 // others hold; back up, the segment is whole again.
 TEST_F(OspfLan, AMemberPortDownAtTheBridgeFailsItsAdjacenciesOnly) {
-  ASSERT_EQ(sh("ip -n tw-" + lab_ + "-lan1 link set p4 down").code, 0);
-  auto rep = validate(lab_, "ospf", 8);
+  ASSERT_EQ(sh("ip -n tw-" + lab() + "-lan1 link set p4 down").code, 0);
+  auto rep = validate(lab(), "ospf", 8);
   std::set<std::string> failed;
   for (const auto& r : rep["results"])
     if (r["validator"] == "ospf" && r["test"] == 0 && r["status"] == "failed")
       failed.insert(r["node"].get<std::string>() + "-" + r["expected"].get<std::string>());
-  ASSERT_EQ(sh("ip -n tw-" + lab_ + "-lan1 link set p4 up").code, 0);
+  ASSERT_EQ(sh("ip -n tw-" + lab() + "-lan1 link set p4 up").code, 0);
   EXPECT_EQ(
       failed,
       (std::set<std::string>{
@@ -461,7 +447,7 @@ TEST_F(OspfLan, AMemberPortDownAtTheBridgeFailsItsAdjacenciesOnly) {
           "r3-Full with r4 (2-Way if both DROther)", "r4-Full with r1 (2-Way if both DROther)",
           "r4-Full with r2 (2-Way if both DROther)", "r4-Full with r3 (2-Way if both DROther)"}))
       << rep.dump(1).substr(0, 3000);
-  auto again = validate(lab_, "ospf,routes,reachability", 30);
+  auto again = validate(lab(), "ospf,routes,reachability", 30);
   EXPECT_EQ(again.value("verdict", ""), "pass") << again.dump(1).substr(0, 3000);
 }
 

@@ -150,4 +150,20 @@ std::string json_text(const nlohmann::json& j, const char* key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+std::map<std::string, std::string> components(
+    const std::vector<std::string>& nodes,
+    const std::vector<std::pair<std::string, std::string>>& edges) {
+  std::map<std::string, std::string> parent;
+  std::function<std::string(const std::string&)> root = [&](const std::string& n) {
+    auto it = parent.find(n);
+    if (it == parent.end() || it->second == n) return n;
+    return it->second = root(it->second);
+  };
+  for (const auto& n : nodes) parent[n] = n;
+  for (const auto& [a, b] : edges)
+    if (parent.count(a) && parent.count(b)) parent[root(a)] = root(b);
+  for (const auto& n : nodes) parent[n] = root(n);
+  return parent;
+}
+
 }  // namespace twin

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -107,5 +108,12 @@ std::string kernel_release();
 // `j[key]` as text for messages and labels: a string as it is, another value as its JSON, ""
 // when absent or null. Never throws.
 std::string json_text(const nlohmann::json& j, const char* key);
+
+// The connected components of an undirected graph (a lab's islands: nodes joined by links,
+// directly or through others): each of `nodes` mapped to one member of its component, the same
+// for the whole component. An edge naming a node not in `nodes` is left out.
+std::map<std::string, std::string> components(
+    const std::vector<std::string>& nodes,
+    const std::vector<std::pair<std::string, std::string>>& edges);
 
 }  // namespace twin

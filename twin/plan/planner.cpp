@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/host_paths.hpp"
 #include "twin/topology/own_config.hpp"
@@ -865,15 +866,11 @@ void derive_expectations(Plan& p) {
   // may reuse addresses), and per holder for an anycast address (each holder its origin).
   std::map<std::string, std::string> island;
   {
-    std::function<std::string(const std::string&)> root = [&](const std::string& n) {
-      auto it = island.find(n);
-      if (it == island.end() || it->second == n) return n;
-      return it->second = root(it->second);
-    };
-    for (const auto& n : p.nodes) island[n.name] = n.name;
-    for (const auto& l : p.links)
-      if (island.count(l.a_node) && island.count(l.b_node)) island[root(l.a_node)] = root(l.b_node);
-    for (const auto& n : p.nodes) island[n.name] = root(n.name);
+    std::vector<std::string> names;
+    std::vector<std::pair<std::string, std::string>> edges;
+    for (const auto& n : p.nodes) names.push_back(n.name);
+    for (const auto& l : p.links) edges.emplace_back(l.a_node, l.b_node);
+    island = components(names, edges);
   }
   std::set<std::pair<std::string, std::string>> seen_prefix;  // (prefix, island or holder)
   for (const auto& n : p.nodes) {

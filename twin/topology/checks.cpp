@@ -7,6 +7,7 @@
 #include <optional>
 #include <regex>
 
+#include "twin/core/util.hpp"
 #include "twin/topology/names.hpp"
 #include "twin/topology/tenants.hpp"
 
@@ -198,16 +199,11 @@ class Checker {
   // repeated on islands that share no link cannot collide (no broadcast domain, no routing
   // domain joins them).
   void islands() {
-    std::map<std::string, std::string> parent;
-    std::function<std::string(const std::string&)> root = [&](const std::string& n) {
-      auto it = parent.find(n);
-      if (it == parent.end() || it->second == n) return n;
-      return it->second = root(it->second);
-    };
-    for (const auto& n : t.nodes) parent[n.name] = n.name;
-    for (const auto& l : t.links)
-      if (parent.count(l.a.node) && parent.count(l.b.node)) parent[root(l.a.node)] = root(l.b.node);
-    for (const auto& n : t.nodes) island_[n.name] = root(n.name);
+    std::vector<std::string> names;
+    std::vector<std::pair<std::string, std::string>> edges;
+    for (const auto& n : t.nodes) names.push_back(n.name);
+    for (const auto& l : t.links) edges.emplace_back(l.a.node, l.b.node);
+    island_ = components(names, edges);
   }
   const std::string& island(const std::string& node) const {
     static const std::string kNone;
