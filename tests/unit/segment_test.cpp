@@ -98,6 +98,33 @@ links:
   EXPECT_THAT(all, HasSubstr("port 'br0' of bridge lan2 is the name of the bridge itself"));
 }
 
+TEST(SegmentLoad, ASegmentOfOneMemberOrOfDifferentMtusPlansWithAWarning) {
+  auto l = load_text(R"(version: 1
+name: t
+nodes:
+  r1: {asn: 65001, loopback: 10.0.0.1/32}
+  r2: {asn: 65002, loopback: 10.0.0.2/32}
+  lan1: {kind: bridge}
+  lan2: {kind: bridge}
+  lan3: {kind: bridge}
+links:
+  - endpoints: [r1:eth1, lan1:p1]
+    mtu: 9000
+  - endpoints: [r2:eth1, lan1:p2]
+  - endpoints: [r1:eth2, lan2:p1]
+checks:
+  - frr: {node: lan1, command: show ip ospf neighbor json, match: {}}
+)");
+  EXPECT_FALSE(l.topo);  // the check: a bridge runs no FRR
+  EXPECT_THAT(dump(l.diags), HasSubstr("node 'lan1' is a bridge (a LAN segment); this check reads "
+                                       "FRR's output"));
+  const std::string w = l.diags.format_warnings();
+  EXPECT_THAT(w, HasSubstr("t.yaml:6:3: warning: nodes.lan1: members of segment lan1 have "
+                           "different MTUs (r1:eth1 9000, r2:eth1 1500)"));
+  EXPECT_THAT(w, HasSubstr("nodes.lan2: bridge lan2 has one member, r1:eth2: nothing shares it"));
+  EXPECT_THAT(w, HasSubstr("nodes.lan3: bridge lan3 has no members: no link joins it"));
+}
+
 TEST(SegmentLoad, AHostOnASegmentTakesTheRouterOnItsSubnetAsGateway) {
   auto l = load_text(R"(version: 1
 name: t
@@ -126,7 +153,7 @@ TEST(SegmentLoad, ContainerlabBridgeIsTwinsOwnBridgeWithAWarningNamingBoth) {
   ASSERT_TRUE(t) << dump(d);
   const std::string all = d.format_warnings();
   EXPECT_THAT(all, HasSubstr("node lan1 (kind bridge) runs as twin's own Linux bridge in "
-                             "namespace tw-<lab>-lan1, not a bridge of this host named lan1"));
+                             "namespace tw-ospf-lan-lan1, not a bridge of this host named lan1"));
   auto p = twin::plan::make_plan(*t, "ospf-lan");
   const auto& own = lan_lab();
   // The same segment and the same expectations as twin's own file.

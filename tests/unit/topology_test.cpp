@@ -846,7 +846,8 @@ links:
   EXPECT_EQ(d.message,
             "host has an IPv4 address but no default route: no peer address on its subnet");
   EXPECT_EQ(d.hint,
-            "give the leaf an address in the host's subnet on that link, or set `gateway:`");
+            "give the router on that link or segment an address in the host's subnet, or set "
+            "`gateway:`");
 }
 
 TEST(LoaderErrors, ExplicitGatewayOffLink) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "twin/core/util.hpp"
 #include "twin/topology/names.hpp"
@@ -32,6 +33,7 @@ class Checker {
   void run() {
     vm_ports();
     links();
+    segments();
     islands();
     identities();
     gateways();
@@ -192,6 +194,41 @@ class Checker {
                   " is below 1280 on a link that needs IPv6" +
                   std::string(unnumbered ? " (BGP unnumbered peers over IPv6 link-local)" : ""),
               "Linux removes IPv6 from an interface whose MTU is under 1280 (RFC 8200 §5)");
+    }
+  }
+
+  // A segment FRR and the kernel run but that cannot do what a LAN is for: said, not refused
+  // (containerlab runs it too). No member or one; members whose MTUs differ — the bridge drops
+  // frames above a port's MTU, and OSPF neighbors whose MTUs differ stay in ExStart (RFC 2328
+  // §10.6) unless `ip ospf mtu-ignore`.
+  void segments() {
+    for (const auto& n : t.nodes) {
+      if (n.kind != NodeKind::kBridge) continue;
+      std::vector<std::string> members, mtus;
+      std::set<int> distinct;
+      for (const auto& l : t.links) {
+        const Endpoint* m = l.a.node == n.name ? &l.b : l.b.node == n.name ? &l.a : nullptr;
+        if (!m) continue;
+        members.push_back(m->node + ":" + m->interface);
+        mtus.push_back(members.back() + " " + std::to_string(l.mtu));
+        distinct.insert(l.mtu);
+      }
+      const std::string field = "nodes." + n.name;
+      if (members.size() < 2)
+        d_.warn({t.file, n.mark.line, n.mark.column, field,
+                 "bridge " + n.name +
+                     (members.empty() ? " has no members: no link joins it"
+                                      : " has one member, " + members[0] + ": nothing shares it"),
+                 "a LAN segment joins several nodes: link each member's port to it"});
+      if (distinct.size() > 1) {
+        std::string list;
+        for (const auto& s : mtus) list += (list.empty() ? "" : ", ") + s;
+        d_.warn({t.file, n.mark.line, n.mark.column, field,
+                 "members of segment " + n.name + " have different MTUs (" + list +
+                     "): the bridge drops frames above a port's MTU, and OSPF neighbors whose "
+                     "MTUs differ stay in ExStart (RFC 2328 §10.6)",
+                 "give every link to the segment one `mtu`"});
+      }
     }
   }
 
@@ -480,7 +517,8 @@ class Checker {
           error(n.mark, "nodes." + n.name + ".gateway",
                 "host has an IPv" + std::to_string(fam) +
                     " address but no default route: no peer address on its subnet",
-                "give the leaf an address in the host's subnet on that link, or set `gateway:`");
+                "give the router on that link or segment an address in the host's subnet, or set "
+                "`gateway:`");
         if (gw && !explicit_gw) {
           IpPrefix g = *gw;
           g.length = fam == 4 ? 32 : 128;

@@ -496,7 +496,7 @@ class ClabLoader {
     n.image = "bridge";
     warn(kf.value, kf.path,
          "node " + name + " (kind " + kind + ") runs as twin's own Linux bridge in namespace " +
-             "tw-<lab>-" + name + ", not " +
+             "tw-" + (t_.name.empty() ? std::string("<lab>") : t_.name) + "-" + name + ", not " +
              (kind == "ovs-bridge" ? "an Open vSwitch bridge" : "a bridge of this host") +
              " named " + name,
          "its members share one broadcast domain, as on the host's bridge; the host's own "

@@ -255,14 +255,18 @@ class ChecksReader {
                did_you_mean(*s, names_, "nodes are: " + join_some(names_, 8)));
       return std::nullopt;
     }
+    if (frr_only && n->kind != NodeKind::kFrr) {
+      const bool bridge = n->kind == NodeKind::kBridge;
+      r_.error(f,
+               "node '" + *s + "' is a " + (bridge ? "bridge (a LAN segment)" : "host") +
+                   "; this check reads FRR's output",
+               bridge ? "name an frr node on the segment"
+                      : "name an frr node, or check a host with `reach:`");
+      return std::nullopt;
+    }
     if (n->kind == NodeKind::kBridge) {
       r_.error(f, "node '" + *s + "' is a bridge (a LAN segment): it has no address to check from",
                "name a member of the segment");
-      return std::nullopt;
-    }
-    if (frr_only && n->kind != NodeKind::kFrr) {
-      r_.error(f, "node '" + *s + "' is a host; this check reads FRR's output",
-               "name an frr node, or check a host with `reach:`");
       return std::nullopt;
     }
     return *s;
