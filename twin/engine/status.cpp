@@ -96,9 +96,7 @@ SessionCount count_sessions(const plan::Plan& plan, int parallel,
         got = v3 ? driver.frr_json(n, "ospf6d", "show ipv6 ospf6 neighbor json", nullptr)
                  : driver.frr_json(n, "ospfd", "show ip ospf neighbor json", nullptr);
       // On a LAN segment each neighbor by its router-id (several share the interface).
-      const plan::Interface* ifc = nullptr;
-      for (const auto& i : n.interfaces)
-        if (i.name == a.interface) ifc = &i;
+      const plan::Interface* ifc = plan::find_interface(n, a.interface);
       const bool lan = ifc && plan::segment_of(plan, *ifc);
       const plan::Node* peer = plan.find(a.peer_node);
       const std::string rid =

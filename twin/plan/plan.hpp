@@ -307,6 +307,9 @@ struct Plan {
 // The Linux bridge of a bridge node (a LAN segment), alone in the node's namespace.
 inline constexpr const char* kBridgeDevice = "br0";
 
+// `n`'s interface named `name`, or nullptr.
+const Interface* find_interface(const Node& n, const std::string& name);
+
 // A layer-2 neighbor of an interface: a node and its port.
 struct L2Peer {
   std::string node, interface;

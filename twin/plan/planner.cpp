@@ -673,13 +673,13 @@ int forwarding_cost(const Plan& plan, const Node& node, const Interface& iface) 
   return 0;
 }
 
-namespace {
-
 const Interface* find_interface(const Node& n, const std::string& name) {
   for (const auto& i : n.interfaces)
     if (i.name == name) return &i;
   return nullptr;
 }
+
+namespace {
 
 // Both ends of `i` are up and neither node drained.
 bool link_usable(const Plan& p, const Node& n, const Interface& i) {

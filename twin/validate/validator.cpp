@@ -161,8 +161,7 @@ const plan::Node* router_of(const plan::Plan& plan, const plan::Node& host, bool
     if (r.destination == "default" && gateway.empty()) gateway = r.via;
   auto holds = [&](const plan::Node& n, const std::string& ifname) {
     std::vector<std::string> held;
-    for (const auto& i : n.interfaces)
-      if (i.name == ifname) held = i.addresses;
+    if (const plan::Interface* i = plan::find_interface(n, ifname)) held = i->addresses;
     if (auto it = n.config_addresses.find(ifname); it != n.config_addresses.end())
       held.insert(held.end(), it->second.begin(), it->second.end());
     return std::any_of(held.begin(), held.end(),

@@ -155,25 +155,18 @@ std::vector<PingProbe> link_df_probes(const plan::Plan& plan,
                                        "overlay-mtu covers it"));
       continue;
     }
-    // A member port of a LAN segment is probed toward each other member, across the bridge
-    // (which has no address and sends nothing itself).
+    // Each end toward its layer-2 neighbors: the far end of a point-to-point link (both ends
+    // are up here), each other member across a LAN segment's bridge (which has no address and
+    // sends nothing itself: l2_peers lists none for its ports).
     std::vector<std::array<std::string, 4>> pairs;  // from, from_if, to, to_if
     for (int side = 0; side < 2; ++side) {
       const std::string& from = side == 0 ? l.a_node : l.b_node;
       const std::string& from_if = side == 0 ? l.a_interface : l.b_interface;
       const plan::Node* fn = plan.find(from);
-      const plan::Interface* fi = nullptr;
-      if (fn)
-        for (const auto& i : fn->interfaces)
-          if (i.name == from_if) fi = &i;
-      if (fn && fn->kind == topology::NodeKind::kBridge) continue;
-      if (fi && plan::segment_of(plan, *fi)) {
-        for (const auto& peer : plan::l2_peers(plan, *fn, *fi))
-          pairs.push_back({from, from_if, peer.node, peer.interface});
-        continue;
-      }
-      pairs.push_back({from, from_if, side == 0 ? l.b_node : l.a_node,
-                       side == 0 ? l.b_interface : l.a_interface});
+      const plan::Interface* fi = fn ? plan::find_interface(*fn, from_if) : nullptr;
+      if (!fi) continue;
+      for (const auto& peer : plan::l2_peers(plan, *fn, *fi))
+        pairs.push_back({from, from_if, peer.node, peer.interface});
     }
     for (const auto& [from, from_if, to, to_if] : pairs) {
       std::string subject = from_if + " -> " + to + ":" + to_if;

@@ -137,10 +137,8 @@ std::string ospf_rid(const plan::Plan& plan, const std::string& node, const Ospf
 // The segment (bridge node) adjacency `a` runs on, or nullptr on a point-to-point link.
 const plan::Node* segment_of_adjacency(const plan::Plan& plan, const plan::ExpectedAdjacency& a) {
   const plan::Node* n = plan.find(a.node);
-  if (!n) return nullptr;
-  for (const auto& i : n->interfaces)
-    if (i.name == a.interface) return plan::segment_of(plan, i);
-  return nullptr;
+  const plan::Interface* i = n ? plan::find_interface(*n, a.interface) : nullptr;
+  return i ? plan::segment_of(plan, *i) : nullptr;
 }
 
 // What both ends must agree on, as "name value" pairs in a fixed order.
