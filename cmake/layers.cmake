@@ -68,6 +68,23 @@ if(CMAKE_SCRIPT_MODE_FILE AND ROOT)
       endforeach()
     endforeach()
   endforeach()
+  # The node-driver seam (twin/drivers/driver.hpp): outside the drivers, the profile that names
+  # a backend and the image choice that sets one (plan/images.cpp), no code asks which backend
+  # a node has; it asks the driver what it can do.
+  file(GLOB_RECURSE seam_files "${ROOT}/twin/*.cpp" "${ROOT}/twin/*.hpp" "${ROOT}/validators/*.cpp"
+       "${ROOT}/validators/*.hpp")
+  foreach(f IN LISTS seam_files)
+    file(RELATIVE_PATH rel "${ROOT}" "${f}")
+    if(rel MATCHES "^twin/drivers/" OR rel STREQUAL "twin/topology/model.hpp" OR
+       rel STREQUAL "twin/topology/image_profile.cpp" OR rel STREQUAL "twin/plan/images.cpp")
+      continue()
+    endif()
+    file(STRINGS "${f}" lines REGEX "Backend::k[A-Z]|backend [!=]= \"")
+    foreach(line IN LISTS lines)
+      string(STRIP "${line}" line)
+      list(APPEND problems "${rel}: ${line}: code above the node drivers asks a node's backend: ask its driver (twin/drivers/driver.hpp) or the image profile's data instead")
+    endforeach()
+  endforeach()
   if(problems)
     list(JOIN problems "\n" text)
     message(FATAL_ERROR "layering violation(s):\n${text}")

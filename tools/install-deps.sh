@@ -5,13 +5,17 @@
 set -euo pipefail
 vm=0
 browser=0
+containers=0
 for a in "$@"; do
   case "$a" in
     --vm) vm=1 ;;
     --browser) browser=1 ;;
-    -h|--help) echo "usage: tools/install-deps.sh [--vm] [--browser]"
-               echo "  --vm       libvirt and QEMU for VM nodes"
-               echo "  --browser  headless Chromium and Selenium for the web page's test"
+    --containers) containers=1 ;;
+    -h|--help) echo "usage: tools/install-deps.sh [--vm] [--browser] [--containers]"
+               echo "  --vm          libvirt and QEMU for VM nodes"
+               echo "  --browser     headless Chromium and Selenium for the web page's test"
+               echo "  --containers  podman (rootful, runc) and mmdebstrap for container nodes"
+               echo "                and tools/build-images.sh"
                exit 0 ;;
     *) echo "install-deps: unknown option '$a'" >&2; exit 2 ;;
   esac
@@ -27,6 +31,12 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config
 # jq for the curl examples of the API (docs/serve.md).
 if [ "$browser" = 1 ]; then
   pkgs+=(chromium chromium-driver python3-selenium)
+fi
+# Container nodes: Debian 12's podman with runc (crun refuses this kernel's hybrid cgroups,
+# DESIGN.md §4b) and conmon; mmdebstrap builds twin's FRR images from Debian's archives. twin
+# passes its own settings (CONTAINERS_CONF), never the host's /etc/containers.
+if [ "$containers" = 1 ]; then
+  pkgs+=(podman runc conmon mmdebstrap uidmap)
 fi
 if [ "$vm" = 1 ]; then
   pkgs+=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils busybox-static cpio)

@@ -7,7 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # --browser: the web page is tested in headless Chromium (skipped, with the reason, without it).
-if [ "$(id -u)" = 0 ]; then bash tools/install-deps.sh --browser; fi
+# --containers: podman, and FRR's images by release built from Debian's archives (cached: a
+# second run keeps them); without them the container suite skips, saying what is missing.
+if [ "$(id -u)" = 0 ]; then
+  bash tools/install-deps.sh --browser --containers
+  bash tools/build-images.sh || echo "test.sh: the FRR images did not build; the container suite will say so"
+fi
 bash tools/build.sh
 # Each test process writes its tests' outcomes here (tests/test_main.cpp); only this run's count.
 export TWIN_TEST_RESULTS="$PWD/build/test-results"

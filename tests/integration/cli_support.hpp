@@ -88,6 +88,15 @@ inline std::vector<std::string> leftovers(const std::string& lab) {
     if (close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z') continue;
     found.push_back("process " + pid);
   }
+  // Containers labelled with the lab (container nodes), found the way `down` finds them.
+  if (fs::exists("/usr/bin/podman")) {
+    auto ps =
+        sh("env CONTAINERS_CONF=/var/lib/twin/podman/containers.conf podman ps --all "
+           "--quiet --filter label=org.twin.lab=" +
+           lab);
+    std::istringstream ids(ps.out);
+    for (std::string id; ids >> id;) found.push_back("container " + id);
+  }
   return found;
 }
 
@@ -119,7 +128,7 @@ inline bool root() { return geteuid() == 0; }
 // kernel's VRF devices). Without one a test skips, saying why; TWIN_REQUIRE lists those a run
 // must have (.ci/run: browser,vm, what it installs), and there a missing one is a failure, so
 // coverage the CI paid for cannot turn into a quiet skip.
-inline const std::vector<std::string> kCapabilities{"root", "vm", "browser", "vrf"};
+inline const std::vector<std::string> kCapabilities{"root", "vm", "browser", "vrf", "containers"};
 
 // TWIN_REQUIRE's names, split at commas and spaces.
 inline std::vector<std::string> required_capabilities() {

@@ -34,9 +34,13 @@ const fs::path kRepo = fs::path(TWIN_TEST_DATA).parent_path().parent_path();
 const fs::path kTriangle = kRepo / "topologies" / "ospf-triangle";
 
 // The plan as JSON without what legitimately differs between two files of one lab.
+// A topology's plan as JSON, for comparing a containerlab file with its twin twin: without the
+// images the containerlab file names (the twin file names profiles; which image runs is decided
+// at `up`, plan::resolve_images).
 nlohmann::json plan_json(const twin::topology::Topology& t, bool drop_daemons = false) {
   auto j = twin::plan::to_json(twin::plan::make_plan(t));
   j["topology_file"] = "";
+  for (auto& n : j["nodes"]) n.erase("asked_image");
   if (drop_daemons)
     for (auto& n : j["nodes"]) {
       n.erase("daemons");
@@ -89,6 +93,7 @@ TEST(Containerlab, OspfTriangleClabPlansLikeLabYaml) {
   EXPECT_EQ(d1.warnings()[0].field, "mgmt");
   EXPECT_EQ(d1.warnings()[0].line, 10);
   EXPECT_EQ(plan_json(*clab, true), plan_json(*lab, true));
+  EXPECT_EQ(twin::plan::make_plan(*clab).find("r1")->asked_image, "frrouting/frr:v8.4.1");
   // The daemons: lab.yaml's routers run the image's (zebra) plus ospfd for their config; the
   // clab routers what configs/daemons enables (ospfd), and neither a staticd: no static route.
   auto pc = twin::plan::make_plan(*clab), pl = twin::plan::make_plan(*lab);

@@ -275,7 +275,8 @@ TEST(IdleEvidence, LabsWithTimersTheEvidenceDoesNotSeeWaitTheQuietPeriod) {
             "the change sets update-delay");
   p = clos();
   p.find("spine1")->backend = twin::topology::Backend::kLibvirt;
-  EXPECT_EQ(idle_evidence_blocked(p, none, ""), "spine1 is a VM");
+  p.find("spine1")->daemons.clear();  // a VM's NOS starts its own (the planner lists none)
+  EXPECT_EQ(idle_evidence_blocked(p, none, ""), "spine1 runs no FRR daemons of twin's");
   p = clos();
   p.find("leaf4")->frr_config.clear();  // an own config, not read
   EXPECT_EQ(idle_evidence_blocked(p, none, ""), "leaf4's running config is not known");

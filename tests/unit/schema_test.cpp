@@ -65,13 +65,13 @@ const StringSet kReachKeys = {"from", "to", "expect"};
 const StringSet kRouteCheckKeys = {"node", "prefix", "nexthops", "protocol"};
 const StringSet kFrrCheckKeys = {"node", "command", "match"};
 const StringSet kDefaultKeys = {"kind", "image", "mtu"};
-const StringSet kNodeKeys = {"kind",    "image",  "asn",         "router-id", "loopback",
-                             "config",  "gateway", "routes", "daemons-file"};
+const StringSet kNodeKeys = {"kind",   "image",   "asn",    "router-id",    "loopback",
+                             "config", "gateway", "routes", "daemons-file", "container-image"};
 const StringSet kLinkKeys = {"endpoints", "mtu", "addresses"};
 const StringSet kImageKeys = {
     "name",      "kind",        "backend",       "daemons",     "frr-profile",
     "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups",
-    "vm"};
+    "vm",        "container"};
 const StringSet kVmKeys = {
     "kernel",          "initrd",         "disk",           "cmdline",
     "vcpus",           "memory",         "nic-model",      "interface-pattern",
@@ -360,6 +360,7 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"node.daemons-file",
        {"r1: {asn: 65001, loopback: 10.255.0.1/32}",
         "r1: {config: frr.conf, daemons-file: daemons}"}},
+      {"node.container-image", {"r1: {", "r1: {container-image: quay.io/frrouting/frr:10.3.1, "}},
       {"link.endpoints", {"", ""}},
       {"link.addresses", {"", ""}},
       {"link.mtu", {"    addresses:", "    mtu: 1500\n    addresses:"}},
@@ -411,6 +412,8 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"coalesce-time", "coalesce-time: 1000"},
       {"kernel-nexthop-groups", "kernel-nexthop-groups: false"},
       {"vm", "backend: libvirt\nvm: {kernel: vmlinuz, initrd: initrd.img}"},
+      {"container",
+       "backend: container\ncontainer: {image: localhost/twin-frr:10.3, frr-version: \"10.3\"}"},
   };
   for (const auto& key : property_names(image_schema())) {
     SCOPED_TRACE("image." + key);
@@ -524,7 +527,9 @@ TEST_F(SchemaLoader, ImageValueRangesMatchTheLoader) {
     SCOPED_TRACE(line);
     const std::string name = "probe-value-" + std::to_string(n++);
     // A libvirt profile needs what its VM boots.
-    std::string vm = line == "backend: libvirt" ? "vm: {disk: d.qcow2}\n" : "";
+    std::string vm = line == "backend: libvirt"     ? "vm: {disk: d.qcow2}\n"
+                     : line == "backend: container" ? "container: {image: localhost/x:1}\n"
+                                                    : "";
     write("images/" + name + ".yaml", "kind: frr\ndaemons: [zebra, bgpd]\n" + line + "\n" + vm);
     Diagnostics d;
     EXPECT_EQ(load(lab_with("r1: {", "r1: {image: " + name + ", "), d), accepted) << dump(d);

@@ -33,6 +33,11 @@ struct FakeBackend : twin::serve::Backend {
   std::vector<Started> started;
   int topology_checks = 0;
   nlohmann::json labs() override { return {{"running", {{{"name", "g1"}}}}, {"history", {"g1"}}}; }
+  std::optional<nlohmann::json> images(Response*) override {
+    return nlohmann::json{{"images", {{{"name", "frr-10"}, {"present", true}}}},
+                          {"unprofiled", nlohmann::json::array()},
+                          {"podman", true}};
+  }
   std::optional<nlohmann::json> lab_status(const std::string& lab, Response* err) override {
     if (lab != "g1") return *err = twin::serve::error(404, "lab '" + lab + "' is not running"), std::nullopt;
     return nlohmann::json{{"lab", lab}};
@@ -108,6 +113,12 @@ struct ApiTest : ::testing::Test {
   ApiOptions o;
   Response call(const Request& r) { return Api(o, b).handle(r); }
 };
+
+TEST_F(ApiTest, ListsTheImagesAsTwinImagesDoes) {
+  auto r = call(req("GET", "/api/images"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(body(r)["images"][0]["name"], "frr-10");
+}
 
 TEST_F(ApiTest, ListsLabsAndReadsALab) {
   auto r = call(req("GET", "/api/labs"));

@@ -571,7 +571,7 @@ nodes:
   EXPECT_EQ(d.message, "unknown image 'frr-9.0' (looked in " + kTestData +
                            "/images/frr-9.0.yaml, " + kRepo +
                            "/images/frr-9.0.yaml, /usr/share/twin/images/frr-9.0.yaml)");
-  EXPECT_EQ(d.hint, "did you mean 'frr-8.4'?");
+  EXPECT_EQ(d.hint, "did you mean 'frr-10'?");  // images/frr-10.yaml (FRR 10.3)
 
   auto far = only_problem(R"(version: 1
 name: x
@@ -581,7 +581,9 @@ nodes:
 )");
   expect_at(far, 5, 3, "nodes.r1.image");  // inherited: the node that uses it
   EXPECT_THAT(far.message, StartsWith("unknown image 'cisco-ios' (looked in "));
-  EXPECT_EQ(far.hint, "available: bridge, cumulus-vx, frr-8.4, host, sonic-vs, test-vm");
+  EXPECT_EQ(far.hint,
+            "available: bridge, cumulus-vx, frr-10, frr-7.5, frr-8.4, frr-8.4-container, host, "
+            "sonic-vs, test-vm");
 }
 
 TEST(LoaderErrors, ImageOfTheWrongKind) {
@@ -938,7 +940,7 @@ links:
   EXPECT_EQ(l.diags.items()[0].message, "unknown field 'colour'");
   EXPECT_EQ(l.diags.items()[0].hint,
             "expected one of: kind, image, asn, router-id, loopback, config, gateway, routes, "
-            "daemons-file");
+            "daemons-file, container-image");
   expect_at(l.diags.items()[1], 8, 10, "links[0].mtu");
   EXPECT_EQ(l.diags.items()[1].message, "MTU 10 is outside 68-65535 bytes");
   expect_at(l.diags.items()[2], 7, 26, "links[0].endpoints[1]");

@@ -200,11 +200,15 @@ TEST(VmDataNic, FollowsPatternFirstAndStep) {
 // ---- plan ------------------------------------------------------------------------------------
 
 // Every (backend, kind) the model can spell has a driver: a value added to an enum without one
-// fails here, not at the first `up`.
+// fails here, not at the first `up`. Backend container runs kind frr only (the image loader
+// refuses a container host or bridge: ContainerProfile.ASectionInTheWrongPlaceOrMissing...).
 TEST(DriverRegistry, EveryBackendAndKindHasADriver) {
   for (const auto& [backend, b] : twin::topology::kBackendNames)
-    for (const auto& [kind, k] : twin::topology::kNodeKindNames)
+    for (const auto& [kind, k] : twin::topology::kNodeKindNames) {
+      if (backend == twin::topology::Backend::kContainer && kind != twin::topology::NodeKind::kFrr)
+        continue;
       EXPECT_NE(twin::drivers::find_driver(backend, kind), nullptr) << b << "/" << k;
+    }
 }
 
 TEST_F(VmLab, PlanGivesEachVmItsDomainTapsAndNics) {

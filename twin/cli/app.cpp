@@ -152,6 +152,7 @@ Cli::Cli()
                                           {"--converge-timeout", &up.converge_timeout_s},
                                           {"--parallel", &up.parallel},
                                           {"--libvirt-uri", &up.libvirt_uri},
+                                          {"--strict-images", &up.strict_images},
                                           {"--json", &up.json}} +
                             inputs(up.inputs));
   u->callback([this, u] {
@@ -167,6 +168,10 @@ Cli::Cli()
   add_command(app, "status",
               {{"lab", &status.lab}, {"--lab", &status.lab}, {"--json", &status.json}})
       ->callback([&] { code = twin::cli::run_status(status); });
+
+  add_command(app, "images", {{"--json", &images.json}})->callback([&] {
+    code = twin::cli::run_images(images);
+  });
 
   add_command(app, "restart",
               {{"node", &restart.node},

@@ -28,6 +28,7 @@ class Cli {
   UpOptions up;
   DownOptions down;
   StatusOptions status;
+  ImagesOptions images;
   RestartOptions restart;
   bool list_json = false;
   ExecOptions exec;

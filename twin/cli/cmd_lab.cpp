@@ -8,6 +8,7 @@
 #include "twin/cli/commands.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
+#include "twin/engine/images.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/runtime/frr_check.hpp"
@@ -114,6 +115,19 @@ int run_plan(const PlanOptions& o) {
   auto t = load(o.file, o.name, o.inputs, o.json);
   if (!t) return 2;
   auto p = plan::make_plan(*t, o.name);
+  // Which image each node would run here (as `up` decides it, without --strict-images): read
+  // from podman when a node names a container image.
+  if (std::any_of(p.nodes.begin(), p.nodes.end(), [](const plan::Node& n) {
+        return !n.asked_image.empty() || !n.container.image.empty();
+      })) {
+    proc::SystemRunner runner;
+    auto present = engine::present_images(runner);
+    if (!present)
+      std::cerr << "twin: warning: cannot read the images present (" << present.error().message
+                << "): the plan shows the images the lab names\n";
+    else if (auto r = plan::resolve_images(p, *present, false); !r)
+      std::cerr << "twin: warning: " << r.error().message << "\n";
+  }
   if (o.json)
     std::cout << plan::to_json(p).dump(2) << "\n";
   else
@@ -134,6 +148,7 @@ int run_up(const UpOptions& o) {
   eo.parallel = o.parallel;
   eo.converge_timeout = std::chrono::milliseconds(static_cast<long>(o.converge_timeout_s * 1000));
   eo.libvirt_uri = o.libvirt_uri.empty() ? runtime::default_libvirt_uri() : o.libvirt_uri;
+  eo.strict_images = o.strict_images;
   auto start = Clock::now();
   proc::SystemRunner runner;
   std::string lab = o.name.empty() ? t->name : o.name;
@@ -269,6 +284,44 @@ int run_down(const DownOptions& o) {
   return code;
 }
 
+int run_images(const ImagesOptions& o) {
+  proc::SystemRunner runner;
+  auto cat = engine::image_catalog(runner, "");
+  if (!cat) return fail(cat.error().message, exit_code(cat.error()));
+  if (o.json) {
+    std::cout << cat->dump(2) << "\n";
+    return 0;
+  }
+  auto mb = [](const nlohmann::json& e) {
+    return e.contains("bytes") ? std::to_string(e["bytes"].get<int64_t>() / 1000000) + " MB" : "";
+  };
+  std::cout << std::left << std::setw(20) << "IMAGE" << std::setw(10) << "BACKEND" << std::setw(9)
+            << "FRR" << std::setw(9) << "SIZE"
+            << "PRESENT\n";
+  for (const auto& e : (*cat)["images"]) {
+    std::cout << std::left << std::setw(20) << e.value("name", "") << std::setw(10)
+              << e.value("backend", "") << std::setw(9) << e.value("frr_version", "-")
+              << std::setw(9) << mb(e)
+              << (e.value("present", false) ? "yes" : "no: " + e.value("missing", "")) << "\n";
+    if (e.contains("image"))
+      std::cout << "  " << e["image"].get<std::string>()
+                << (e.contains("image_id") ? " (" + e["image_id"].get<std::string>() + ")" : "")
+                << "\n";
+    if (e.contains("note")) std::cout << "  note: " << e["note"].get<std::string>() << "\n";
+  }
+  if (!(*cat)["unprofiled"].empty()) {
+    std::cout << "\ncontainer images no profile names (a profile with `backend: container` and "
+                 "`container: {image: ...}` makes one usable):\n";
+    for (const auto& e : (*cat)["unprofiled"])
+      std::cout << "  " << e.value("image", "") << "  FRR " << e.value("frr_version", "?") << "  "
+                << mb(e) << "\n";
+  }
+  if (!(*cat)["podman"].get<bool>())
+    std::cout << "\npodman is not installed: container images need tools/install-deps.sh "
+                 "--containers\n";
+  return 0;
+}
+
 int run_status(const StatusOptions& o) {
   auto lab = state::resolve_lab(o.lab);
   if (!lab) return fail(lab.error().message, exit_code(lab.error()));
@@ -302,6 +355,12 @@ int run_status(const StatusOptions& o) {
                 << " (" << vm.value("accel", "") << ")";
       if (vm.contains("mgmt")) std::cout << ", mgmt " << vm.value("mgmt", "");
     }
+    if (n.contains("container")) {
+      const auto& c = n["container"];
+      std::cout << " container " << c.value("name", "") << " "
+                << (c.value("running", false) ? "running" : "NOT RUNNING") << " ("
+                << c.value("image", "") << ", FRR " << c.value("frr_version", "") << ")";
+    }
     std::cout << "\n";
   }
   std::cout << "\nlinks:\n";
@@ -315,7 +374,8 @@ int run_status(const StatusOptions& o) {
               << (ok ? "" : "  (expected " + mtu(l["mtu_expected"]) + ")") << "\n";
   }
   if (degraded)
-    std::cout << "\nlab is degraded: a daemon is dead, a VM is not running, or a namespace, "
+    std::cout << "\nlab is degraded: a daemon is dead, a VM or container is not running, or a "
+                 "namespace, "
                  "link or interface is missing\n";
   if (incomplete)
     std::cout << "\nlab is incomplete: "

@@ -11,6 +11,7 @@
 #include "twin/cli/commands.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/report/apply_report.hpp"
 #include "twin/report/report.hpp"
 #include "twin/runtime/frr.hpp"
@@ -137,7 +138,8 @@ int run_validate(const ValidateOptions& o) {
   report.twin_version = TWIN_VERSION;
   {
     InterruptShield shield;  // a Ctrl-C that ended the run early must not blank the header
-    report.frr_version = runtime::frr_version(runner);
+    // Every release in the lab: container nodes run their images' (plan::frr_versions).
+    report.frr_version = plan::frr_versions(st->plan, runtime::frr_version(runner));
   }
   report.kernel_version = kernel_release();
 

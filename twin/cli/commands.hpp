@@ -42,6 +42,7 @@ struct UpOptions {
   int parallel = 0;
   bool json = false;
   std::string libvirt_uri;  // "" = $TWIN_LIBVIRT_URI or qemu:///system
+  bool strict_images = false;  // refuse a substitute release (plan::resolve_images)
   InputOptions inputs;
 };
 int run_up(const UpOptions& o);
@@ -58,6 +59,11 @@ struct StatusOptions {
   bool json = false;
 };
 int run_status(const StatusOptions& o);
+
+struct ImagesOptions {
+  bool json = false;
+};
+int run_images(const ImagesOptions& o);
 int run_list(bool json);
 
 struct RestartOptions {

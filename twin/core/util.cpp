@@ -77,9 +77,11 @@ Result<void> write_file(const std::string& path, const std::string& content) {
   return {};
 }
 
-TempDir::TempDir() {
-  char tmpl[] = "/tmp/twin-XXXXXX";
-  if (::mkdtemp(tmpl)) path = tmpl;
+TempDir::TempDir() : TempDir(std::string()) {}
+
+TempDir::TempDir(const std::string& parent) {
+  std::string tmpl = (parent.empty() ? std::string("/tmp") : parent) + "/twin-XXXXXX";
+  if (::mkdtemp(tmpl.data())) path = tmpl;
 }
 
 TempDir::~TempDir() {

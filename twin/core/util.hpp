@@ -87,6 +87,8 @@ Result<void> write_file_atomically(const std::string& path, const std::string& c
 struct TempDir {
   std::string path;
   TempDir();
+  // Inside `parent` ("" = /tmp), which must exist.
+  explicit TempDir(const std::string& parent);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

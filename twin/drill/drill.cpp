@@ -165,8 +165,8 @@ std::optional<std::vector<DrillElement>> drill_elements(const plan::Plan& plan,
   };
   if (nodes == "all") {
     for (const auto& n : plan.nodes)
-      if (n.kind == topology::NodeKind::kFrr && n.backend == topology::Backend::kNetns)
-        add_node(n);
+      // The routers whose daemons twin runs (a VM's NOS starts its own: the plan lists none).
+      if (n.kind == topology::NodeKind::kFrr && !n.daemons.empty()) add_node(n);
   } else if (!nodes.empty()) {
     for (const auto& item : split_list(nodes)) {
       if (item.empty()) {
@@ -187,9 +187,11 @@ std::optional<std::vector<DrillElement>> drill_elements(const plan::Plan& plan,
             end.empty() ? ""
             : bridge    ? "fail one member's port instead: --links " + end
                         : "fail its link instead: --links " + end);
-      } else if (n->backend != topology::Backend::kNetns) {
+      } else if (n->daemons.empty()) {
         bad("--nodes",
-            n->name + " is a VM: twin does not stop the routing daemons of a NOS in a VM",
+            n->name + "'s routing daemons are its NOS's own (" +
+                (n->vm.domain.empty() ? "twin starts none" : "inside its VM") +
+                "): twin does not stop them",
             "fail its links instead (--links " + n->name + ":<interface>)");
       } else {
         add_node(*n);
@@ -312,9 +314,10 @@ Result<void> Drill::set_link(const DrillElement& e, bool up) {
   const plan::Node* b = node(e.b_node);
   if (!a || !b) return input_error("link " + e.name() + " is not in the lab");
   // A VM's end lives in its guest: the namespace end taken down pulls the cable all the same.
-  auto in_guest = [](const plan::Node* n) { return n->backend != topology::Backend::kNetns; };
+  auto in_guest = [&](const plan::Node* n) { return !env_.drivers(*n).ports_in_namespace(); };
   if (in_guest(a) && in_guest(b))
-    return usage_error("link " + e.name() + " joins two VMs: twin has no end of it to take down");
+    return usage_error("link " + e.name() +
+                       " joins two guests' ports (VMs): twin has no end of it to take down");
   for (const auto& [name, ifname] : {std::pair{e.node, e.a_interface}, {e.b_node, e.b_interface}}) {
     const plan::Node* n = node(name);
     if (in_guest(n)) continue;

@@ -12,7 +12,7 @@ Result<void> Record::add(std::vector<state::Resource> rs) {
   for (auto& r : rs) st_.resources.push_back(std::move(r));
   // Saving rewrites the whole file (the plan included: ~0.5 MB at 56 nodes), so resources
   // created together are recorded together.
-  return state::save_state(st_);
+  return save_(st_);
 }
 
 void Record::note(state::Resource r) {
@@ -24,7 +24,7 @@ Result<void> Record::forget(const std::string& kind, const std::string& name) {
   std::lock_guard lk(mu_);
   std::erase_if(st_.resources,
                 [&](const state::Resource& r) { return r.kind == kind && r.name == name; });
-  return state::save_state(st_);
+  return save_(st_);
 }
 
 std::vector<state::Resource> Record::take(const std::string& kind, const std::string& node) {
@@ -39,7 +39,7 @@ std::vector<state::Resource> Record::take(const std::string& kind, const std::st
 
 Result<void> Record::save() {
   std::lock_guard lk(mu_);
-  return state::save_state(st_);
+  return save_(st_);
 }
 
 std::string Record::cgroup() const {
@@ -49,7 +49,14 @@ std::string Record::cgroup() const {
   return "";
 }
 
-Result<void> NodeDriver::preflight(std::vector<plan::Node*>&, const DriverSettings&) const {
+Result<std::vector<std::pair<int, std::string>>> NodeDriver::refused_lines(
+    const plan::Node& node, const std::string&, proc::ProcessRunner&) const {
+  return usage_error("node " + node.name + " (driver " + name() +
+                     "): twin does not check configurations for its NOS");
+}
+
+Result<void> NodeDriver::preflight(std::vector<plan::Node*>&, const DriverSettings&,
+                                   proc::ProcessRunner&) const {
   return {};
 }
 

@@ -4,9 +4,12 @@
 //   netns-frr   a network namespace running the image's FRR daemons (the embedded default)
 //   netns-host  a network namespace with addresses and routes only (a server)
 //   libvirt     a QEMU VM through libvirt; its namespace only holds the host ends of its wires
-// Code above the drivers (validate, engine, replay, cli) never asks "is this a VM?": it asks the
-// registry for the node's driver and calls it. Drivers are stateless and thread-safe; every call
-// gets what it acts on (the node, the runner, the lab's record) as arguments.
+// Code above the drivers (validate, engine, gate, drill, cli) never asks "is this a VM?" or which
+// backend a node has: it asks the registry for the node's driver and calls it, or asks the
+// driver what it can do (manages_frr, ports_in_namespace, packet_namespace,
+// links_change_live). Below the drivers (topology, plan) what a node can do is image-profile
+// data (ImageProfile::boots_vm, the plan node's daemons). Drivers are stateless and thread-safe;
+// every call gets what it acts on (the node, the runner, the lab's record) as arguments.
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -31,10 +34,13 @@ using Progress = std::function<void(const std::string&)>;
 // saves it before the caller creates them (the rule `down` relies on, also after a crash);
 // `note` appends without saving, for processes that already run inside the lab's cgroup (the
 // cgroup, saved before any process started, is how `down` finds them until the next save).
-// Thread-safe.
+// Thread-safe. `save` writes the state where `down` finds it (state::save_state); unit tests
+// pass one that keeps it in memory.
 class Record {
  public:
-  explicit Record(state::State& st) : st_(st) {}
+  using Saver = std::function<Result<void>(const state::State&)>;
+  explicit Record(state::State& st, Saver save = state::save_state)
+      : st_(st), save_(std::move(save)) {}
   Result<void> add(std::vector<state::Resource> rs);
   void note(state::Resource r);
   // Drops a resource that is gone (removed by its creator before the lab was up) and saves.
@@ -49,6 +55,7 @@ class Record {
 
  private:
   state::State& st_;
+  Saver save_;
   mutable std::mutex mu_;
 };
 
@@ -87,8 +94,8 @@ class NodeDriver {
   // Before the lab is claimed: what these nodes need from the host (programs, images, a
   // hypervisor); may complete the plan's nodes (a VM's libvirt URI). Creates nothing of the
   // lab. Errors: kEnvironment (missing piece), kInput (missing file).
-  virtual Result<void> preflight(std::vector<plan::Node*>& nodes,
-                                 const DriverSettings& settings) const;
+  virtual Result<void> preflight(std::vector<plan::Node*>& nodes, const DriverSettings& settings,
+                                 proc::ProcessRunner& runner) const;
   // Once the lab's record exists, before any namespace: decisions that may need resources of
   // their own, recorded through ctx (a VM's accelerator, after a trial boot).
   virtual Result<void> prepare(std::vector<plan::Node*>& nodes, BuildContext& ctx) const;
@@ -123,6 +130,10 @@ class NodeDriver {
                                   BuildContext& ctx) const;
   // `down`: removes what this driver recorded beside namespaces and processes (domains, taps).
   virtual void remove(const state::State& st, proc::ProcessRunner& runner, Teardown& out) const;
+  // Whether the node's interfaces are the kernel's of its namespace (twin sets their admin
+  // state, MTU and addresses there, and the kernel gives them IPv6 link-local addresses); false
+  // where they are a guest's and the namespace holds only the host ends of its wires (a VM).
+  [[nodiscard]] virtual bool ports_in_namespace() const { return true; }
   // Whether a running lab can gain, lose or re-MTU this node's links (a VM's NICs are fixed
   // while it runs: no hot-plug here).
   [[nodiscard]] virtual bool links_change_live() const { return true; }
@@ -164,7 +175,9 @@ class NodeDriver {
   virtual Result<nlohmann::json> artifact_ip_json(const plan::Node& node,
                                                   const std::vector<std::string>& args,
                                                   proc::ProcessRunner& runner) const;
-  // Extra facts for `twin status` (a VM's domain, accelerator, console); null when none.
+  // Extra facts for `twin status`, as sections merged into the node's entry: {"vm": {domain,
+  // accelerator, console, running}} or {"container": {name, image, frr_version, running}};
+  // null when none. A section with "running": false marks the lab degraded.
   [[nodiscard]] virtual nlohmann::json status(const plan::Node& node) const;
   // Everything the running node must have running (its daemons, its VM) and whether it does,
   // from `recorded` (the lab record's resources of this node): what every validation checks
@@ -188,6 +201,13 @@ class NodeDriver {
   // (frr-reload.py); `test` only computes it into `out`.
   virtual Result<void> reload_config(const plan::Node& node, const std::string& path, bool test,
                                      std::string* out, proc::ProcessRunner& runner) const;
+
+  // Lines of `config` (frr.conf syntax) that the node's own FRR release refuses, by its parser
+  // (`vtysh -C`), as (line, FRR's words); empty when it parses: what an image step checks
+  // before it touches a node. Errors: kUsage where twin does not run the node's FRR (the
+  // default); the check not running (kHarness).
+  virtual Result<std::vector<std::pair<int, std::string>>> refused_lines(
+      const plan::Node& node, const std::string& config, proc::ProcessRunner& runner) const;
 
   // Kernel settings of the running node's network namespace, by sysctl(8) name
   // ("net.ipv4.ip_forward"): what the `sysctl` change step reads, sets and restores. Errors: a

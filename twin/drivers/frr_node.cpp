@@ -27,10 +27,21 @@ namespace twin::drivers {
 
 namespace {
 
-Result<void> chown_frr(const std::string& path) {
-  struct passwd* pw = ::getpwnam("frr");
-  if (!pw) return env_error("user frr does not exist");
-  if (::chown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+// User frr owns what the node's daemons write and read: this machine's frr, or the one of a
+// container node's image (its ids differ: 997:996 in Debian 13's, 102:106 on this host).
+Result<void> chown_frr(const plan::Node* n, const std::string& path) {
+  uid_t uid;
+  gid_t gid;
+  if (n && n->container.frr_uid >= 0) {
+    uid = static_cast<uid_t>(n->container.frr_uid);
+    gid = static_cast<gid_t>(n->container.frr_gid);
+  } else {
+    struct passwd* pw = ::getpwnam("frr");
+    if (!pw) return env_error("user frr does not exist");
+    uid = pw->pw_uid;
+    gid = pw->pw_gid;
+  }
+  if (::chown(path.c_str(), uid, gid) != 0)
     return harness_error("chown frr " + path + ": " + std::strerror(errno));
   return {};
 }
@@ -38,7 +49,8 @@ Result<void> chown_frr(const std::string& path) {
 // A generated config split per daemon (runtime::split_generated_config), or nullopt when the
 // integrated frr.conf must go through `vtysh -b`.
 std::optional<std::map<std::string, std::string>> own_configs(const plan::Node& n) {
-  if (!n.config_generated) return std::nullopt;
+  // With mgmtd, staticd reads no file of its own: the integrated config goes through vtysh.
+  if (!n.config_generated || runtime::frr_has_mgmtd(n)) return std::nullopt;
   return runtime::split_generated_config(n.frr_config, n.daemons);
 }
 
@@ -62,7 +74,7 @@ Result<void> frr_preflight(const std::vector<plan::Node*>& nodes) {
     fs::create_directories("/var/tmp/frr", ec);
     if (ec) return env_error("cannot create /var/tmp/frr: " + ec.message());
     fs::permissions("/var/tmp/frr", fs::perms::owner_all, ec);
-    if (auto r = chown_frr("/var/tmp/frr"); !r) return r;
+    if (auto r = chown_frr(nullptr, "/var/tmp/frr"); !r) return r;
   }
   return {};
 }
@@ -91,12 +103,12 @@ Result<void> write_frr_files(const plan::Node& n) {
   for (const auto& p :
        {n.run_dir, n.run_dir + "/tmp", n.run_dir + "/log", topology::host_files_dir(n.run_dir),
         n.run_dir + "/frr.conf", n.run_dir + "/vtysh.conf"})
-    if (auto r = chown_frr(p); !r) return r;
+    if (auto r = chown_frr(&n, p); !r) return r;
   if (auto parts = own_configs(n))
     for (const auto& [daemon, text] : *parts) {
       auto path = runtime::daemon_config_path(n, daemon);
       if (auto r = write_file(path, text); !r) return r;
-      if (auto r = chown_frr(path); !r) return r;
+      if (auto r = chown_frr(&n, path); !r) return r;
     }
   return {};
 }
@@ -105,7 +117,7 @@ Result<void> save_frr_config(const plan::Node& n, const std::string& config) {
   const std::string path = n.run_dir + "/frr.conf";
   const std::string tmp = path + ".saving";
   if (auto r = write_file(tmp, config); !r) return r;
-  if (auto r = chown_frr(tmp); !r) return r;
+  if (auto r = chown_frr(&n, tmp); !r) return r;
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) return harness_error("saving " + path + ": " + ec.message());
@@ -165,6 +177,7 @@ Result<void> start_daemon(const plan::Node& n, const std::string& d, bool own, B
   // Nothing but the node's run folder (which holds the two binds above) is writable for the
   // daemon: whatever file a line of its config names, the machine's stay untouched.
   c.writable = {n.run_dir};
+  runtime::use_node_programs(n, c);  // a container node's daemons are its image's
   c.detach = true;  // in the foreground of its own session: see runtime::daemon_argv
   // The run ends as soon as the daemon is executing; an interrupt then would lose its PID (it
   // would stay in the lab's cgroup, unrecorded). The wait below stops on the interrupt.
@@ -238,7 +251,12 @@ Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
       for (const auto& [line, what] : runtime::vtysh_complaints(r->out + r->err))
         msg += (msg.empty() ? "" : "; ") + file + ":" + std::to_string(line) + ": " + what;
       if (msg.empty()) msg = trim_end(r->out + r->err);
-      return input_error("node " + n.name + ": FRR rejected its configuration (vtysh -b exit " +
+      // A container node's release is named: the same line may pass on another release.
+      const std::string frr = n.container.frr_version.empty() ? "FRR"
+                                                              : "FRR " + n.container.frr_version +
+                                                                    " (" + n.container.image + ")";
+      return input_error("node " + n.name + ": " + frr +
+                         " rejected its configuration (vtysh -b exit " +
                          std::to_string(r->exit_code) + "): " + msg);
     }
   }

@@ -111,8 +111,8 @@ class LibvirtDriver final : public NodeDriver {
  public:
   const char* name() const override { return "libvirt"; }
 
-  Result<void> preflight(std::vector<plan::Node*>& nodes,
-                         const DriverSettings& settings) const override {
+  Result<void> preflight(std::vector<plan::Node*>& nodes, const DriverSettings& settings,
+                         proc::ProcessRunner&) const override {
     for (auto* n : nodes) n->vm.uri = settings.libvirt_uri;
     return vm_preflight(nodes, settings.libvirt_uri);
   }
@@ -150,6 +150,7 @@ class LibvirtDriver final : public NodeDriver {
   void remove(const state::State& st, proc::ProcessRunner& runner, Teardown& out) const override {
     remove_vms(st, runner, out);
   }
+  bool ports_in_namespace() const override { return false; }
   bool links_change_live() const override { return false; }
   std::chrono::seconds ready_timeout(const plan::Node& node) const override {
     return std::chrono::seconds(node.vm.ready_timeout_s);
@@ -255,7 +256,7 @@ class LibvirtDriver final : public NodeDriver {
     return NodeDriver::artifact_ip_json(node, args, runner);
   }
 
-  nlohmann::json status(const plan::Node& node) const override { return vm_status(node); }
+  nlohmann::json status(const plan::Node& node) const override { return {{"vm", vm_status(node)}}; }
 
   std::vector<state::ProcessHealth> process_health(
       const plan::Node& node, const std::vector<state::Resource>&) const override {

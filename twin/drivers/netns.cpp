@@ -14,8 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "twin/core/util.hpp"
+#include "twin/drivers/container.hpp"
 #include "twin/drivers/frr_node.hpp"
 #include "twin/runtime/frr.hpp"
+#include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/frr_config.hpp"
 #include "twin/wiring/wiring.hpp"
 
@@ -25,7 +27,7 @@ namespace twin::drivers {
 
 int exec_in_netns(const state::State& st, const std::string& netns, const std::string& hostname,
                   const std::vector<std::pair<std::string, std::string>>& binds,
-                  const std::vector<std::string>& argv) {
+                  const std::vector<std::string>& argv, const std::string& mount_ns) {
   auto sys_fail = [](const std::string& what) {
     std::cerr << "twin: " << what << ": " << std::strerror(errno) << "\n";
     return 3;
@@ -45,6 +47,13 @@ int exec_in_netns(const state::State& st, const std::string& netns, const std::s
       return sys_fail("joining the lab's cgroup " + r.name);
     }
     ::close(fd);
+  }
+  if (!mount_ns.empty()) {
+    int mnt_fd = ::open(mount_ns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (mnt_fd < 0) return sys_fail("node " + hostname + ": opening " + mount_ns);
+    if (::setns(mnt_fd, CLONE_NEWNS) != 0)
+      return sys_fail("node " + hostname + ": entering its container's mount namespace");
+    ::close(mnt_fd);
   }
   if (::unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) return sys_fail("unshare");
   // Keep our mounts from propagating back to the host.
@@ -138,7 +147,7 @@ class NetnsDriver : public NodeDriver {
   }
 };
 
-class FrrDriver final : public NetnsDriver {
+class FrrDriver : public NetnsDriver {
  public:
   const char* name() const override { return "netns-frr"; }
 
@@ -146,7 +155,8 @@ class FrrDriver final : public NetnsDriver {
       const plan::Node& node) const override {
     return wiring::namespace_sysctls(node);
   }
-  Result<void> preflight(std::vector<plan::Node*>& nodes, const DriverSettings&) const override {
+  Result<void> preflight(std::vector<plan::Node*>& nodes, const DriverSettings&,
+                         proc::ProcessRunner&) const override {
     return frr_preflight(nodes);
   }
   Result<void> write_files(const plan::Node& node) const override {
@@ -171,6 +181,15 @@ class FrrDriver final : public NetnsDriver {
     return wiring::vnis_in_kernel(*j);
   }
   bool manages_frr(const plan::Node& node) const override { return !node.daemons.empty(); }
+  Result<std::vector<std::pair<int, std::string>>> refused_lines(
+      const plan::Node&, const std::string& config, proc::ProcessRunner& runner) const override {
+    TempDir tmp;
+    if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
+    if (auto w = write_file(tmp.path + "/frr.conf", config); !w) return w.error();
+    auto r = runtime::frr_syntax_check(runner, {tmp.path + "/frr.conf"});
+    if (!r) return r.error();
+    return r->at(0);
+  }
   Result<void> write_startup_config(const plan::Node& node,
                                     const std::string& config) const override {
     return save_frr_config(node, config);
@@ -220,6 +239,62 @@ class FrrDriver final : public NetnsDriver {
     // (sockets) and /etc/frr (frr.conf, vtysh.conf) makes a plain vtysh reach this node only.
     return exec_in_netns(st, node.netns, node.name,
                          {{node.run_dir, "/run/frr"}, {node.run_dir, "/etc/frr"}}, argv);
+  }
+};
+
+// FRR from an OCI image (drivers/container.hpp): the namespace, wiring and everything FRR
+// does are the netns-frr driver's; the daemons, vtysh and frr-reload.py run inside the
+// container (runtime::use_node_programs), which this driver creates, checks and removes.
+class ContainerFrrDriver final : public FrrDriver {
+ public:
+  const char* name() const override { return "container-frr"; }
+
+  Result<void> preflight(std::vector<plan::Node*>& nodes, const DriverSettings&,
+                         proc::ProcessRunner& runner) const override {
+    return container_preflight(nodes, runner);
+  }
+  Result<void> create(const std::vector<const plan::Node*>& nodes,
+                      BuildContext& ctx) const override {
+    for (const auto* n : nodes)
+      if (n->container.frr_uid < 0)  // preflight reads the image: `up` runs it, a live add not
+        return usage_error("node " + n->name +
+                           " runs in a container: it joins a lab at `twin up`, not while the "
+                           "lab runs (its image is read before anything is built)");
+    if (auto r = create_containers(nodes, ctx); !r) return r;
+    // The run folder is the image's user frr's (its ids differ between images; an image step
+    // hands a folder written for another over).
+    for (const auto* n : nodes)
+      if (auto r = adopt_run_dir(*n); !r) return r;
+    return {};
+  }
+  void remove(const state::State& st, proc::ProcessRunner& runner, Teardown& out) const override {
+    remove_containers(st, runner, out);
+  }
+  Result<std::vector<std::pair<int, std::string>>> refused_lines(
+      const plan::Node& node, const std::string& config,
+      proc::ProcessRunner& runner) const override {
+    return check_config_in_image(runner, node, config);
+  }
+  std::vector<state::ProcessHealth> process_health(
+      const plan::Node& node, const std::vector<state::Resource>& recorded) const override {
+    auto h = FrrDriver::process_health(node, recorded);
+    h.insert(h.begin(), container_health(node, recorded));
+    return h;
+  }
+  nlohmann::json status(const plan::Node& node) const override {
+    return {{"container",
+             {{"name", node.container.name},
+              {"image", node.container.image},
+              {"image_id", node.container.image_id.substr(0, 12)},
+              {"frr_version", node.container.frr_version},
+              {"running", runtime::container_pid(node) > 0}}}};
+  }
+  int exec(const state::State& st, const plan::Node& node,
+           const std::vector<std::string>& argv) const override {
+    proc::Command c{{"/bin/true"}};
+    runtime::use_node_programs(node, c);
+    // The container already has the run folder over /etc/frr and /var/run/frr.
+    return exec_in_netns(st, node.netns, node.name, {}, argv, c.mount_ns);
   }
 };
 
@@ -280,6 +355,11 @@ const NodeDriver& netns_bridge_driver() {
 
 const NodeDriver& netns_frr_driver() {
   static const FrrDriver d;
+  return d;
+}
+
+const NodeDriver& container_frr_driver() {
+  static const ContainerFrrDriver d;
   return d;
 }
 

@@ -21,6 +21,7 @@ const Entry kDrivers[] = {
     {topology::Backend::kNetns, topology::NodeKind::kFrr, netns_frr_driver},
     {topology::Backend::kNetns, topology::NodeKind::kHost, netns_host_driver},
     {topology::Backend::kNetns, topology::NodeKind::kBridge, netns_bridge_driver},
+    {topology::Backend::kContainer, topology::NodeKind::kFrr, container_frr_driver},
     {topology::Backend::kLibvirt, std::nullopt, libvirt_driver},
 };
 

@@ -30,6 +30,9 @@ struct UpOptions {
   std::string libvirt_uri = "qemu:///system";  // VM nodes: libvirt connection
   // Where the test-vm image lives, booted once under KVM to see whether KVM works here.
   std::string trial_image_dir = "/var/lib/twin/images/test-vm";
+  // A node whose image is not present fails `up` instead of running the closest release
+  // present (plan::resolve_images).
+  bool strict_images = false;
 };
 
 // Progress sink: one short line per event ("daemons started 4/8"). The CLI prints to stderr.
@@ -136,6 +139,16 @@ enum class RoutingAction {
 Result<int> control_routing(const std::string& lab, const plan::Plan& running,
                             const std::vector<std::string>& nodes, RoutingAction action,
                             proc::ProcessRunner& runner, int parallel);
+
+// Node `to.name` of `running` boots image `to` from `config` (an image step and its rollback):
+// its routing daemons stop; its container is removed and one of `to`'s image is created
+// (recorded first), its run folder handed to that image's user frr; `config` becomes its
+// startup configuration and the daemons boot from it; the state file's plan records `to`.
+// `to` is complete (the container driver's preflight read its image). Returns the number of
+// daemons started. Errors: as control_routing's; a container that does not start (kHarness);
+// the new release refusing a line of `config` (kInput).
+Result<int> boot_image(const std::string& lab, const plan::Plan& running, const plan::Node& to,
+                       const std::string& config, proc::ProcessRunner& runner);
 
 // What `twin restart` did.
 struct RestartReport {

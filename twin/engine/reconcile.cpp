@@ -415,7 +415,7 @@ struct Reconciler {
            {std::pair{l->a_node, l->a_interface}, {l->b_node, l->b_interface}})
         // A bridge's ports are layer 2 only (IPv6 off in its namespace): nothing to check.
         if (const plan::Node* n = to.find(node);
-            n && n->backend == topology::Backend::kNetns && n->kind != topology::NodeKind::kBridge)
+            n && driver_for(*n).ports_in_namespace() && n->kind != topology::NodeKind::kBridge)
           ports[n].push_back(ifname);
     std::vector<const plan::Node*> pending;
     for (const auto& [n, _] : ports) pending.push_back(n);
@@ -574,6 +574,49 @@ Result<int> control_routing(const std::string& lab, const plan::Plan& running,
     if (!results[i]) return results[i].error().with_context("restarting " + list[i]->name);
     started += *results[i];
   }
+  if (!saved) return saved.error();
+  return started;
+}
+
+Result<int> boot_image(const std::string& lab, const plan::Plan& running, const plan::Node& to,
+                       const std::string& config, proc::ProcessRunner& runner) {
+  auto loaded = state::load_state(lab);
+  if (!loaded) return loaded.error();
+  const plan::Node* from = running.find(to.name);
+  if (!from) return usage_error("node " + to.name + " is not in lab " + lab);
+  drivers::Record record(*loaded);
+  drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};
+  const auto& old_driver = driver_for(*from);
+  const auto& new_driver = driver_for(to);
+  if (auto r = old_driver.stop_routing(*from, ctx); !r) {
+    (void)record.save();
+    return r.error().with_context("node " + to.name + ": stopping its daemons");
+  }
+  // The old container goes (only this node's, recorded and labelled), then one of the new
+  // image comes, recorded before it is created.
+  state::State one;
+  one.lab = loaded->lab;
+  for (const auto& res : loaded->resources)
+    if (res.node == to.name && res.kind == "container") one.resources.push_back(res);
+  drivers::Teardown t;
+  old_driver.remove(one, runner, t);
+  if (!t.problems.empty()) {
+    (void)record.save();
+    return harness_error("node " + to.name + ": " + t.problems.front());
+  }
+  (void)record.take("container", to.name);
+  if (auto r = new_driver.create({&to}, ctx); !r) {
+    (void)record.save();
+    return r.error();
+  }
+  // `config` is what its daemons boot from (the new image's user frr owns the run folder: the
+  // driver's create handed it over).
+  if (auto r = new_driver.write_startup_config(to, config); !r) return r.error();
+  auto started = new_driver.start_routing(to, ctx);
+  for (auto& n : loaded->plan.nodes)
+    if (n.name == to.name) n = to;
+  auto saved = record.save();
+  if (!started) return started.error().with_context("node " + to.name);
   if (!saved) return saved.error();
   return started;
 }

@@ -161,6 +161,7 @@ bool degraded(const nlohmann::json& j) {
     out |= !n.value("netns_present", false);
     for (const auto& d : n.value("daemons", nlohmann::json::array())) out |= !d.value("alive", false);
     if (n.contains("vm")) out |= n["vm"].value("running", false) != true;
+    if (n.contains("container")) out |= n["container"].value("running", false) != true;
   }
   for (const auto& l : j.value("links", nlohmann::json::array()))
     out |= l.value("a_state", "") == "missing" || l.value("b_state", "") == "missing";
@@ -188,7 +189,8 @@ Result<nlohmann::json> status(const std::string& lab) {
     nj["kind"] = to_string(n.kind);
     nj["netns"] = n.netns;
     nj["backend"] = to_string(n.backend);
-    if (auto extra = driver.status(n); !extra.is_null()) nj["vm"] = std::move(extra);
+    if (auto extra = driver.status(n); extra.is_object())
+      for (auto& [section, facts] : extra.items()) nj[section] = std::move(facts);
     bool present = fs::exists("/run/netns/" + n.netns);
     nj["netns_present"] = present;
     nj["daemons"] = nlohmann::json::array();

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -5,6 +6,7 @@
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/engine/images.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/engine/reconcile.hpp"
 
@@ -48,6 +50,16 @@ Result<UpSummary> up(const topology::Topology& topo, const UpOptions& opts,
 Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner& runner,
                      const Progress& progress) {
   auto t0 = Clock::now();
+  // The image each node names, or the closest release present with a note (never silently).
+  if (std::any_of(plan.nodes.begin(), plan.nodes.end(), [](const plan::Node& n) {
+        return !n.asked_image.empty() || !n.container.image.empty();
+      })) {
+    auto present = present_images(runner);
+    if (!present) return present.error();
+    const size_t before = plan.notes.size();
+    if (auto r = plan::resolve_images(plan, *present, opts.strict_images); !r) return r.error();
+    for (size_t i = before; i < plan.notes.size(); ++i) progress(to_text(plan.notes[i]));
+  }
   if (auto r = preflight(plan, runner); !r) return r.error();
   // `down` deletes every namespace it recorded: never record one that exists already (another
   // lab whose name composes to the same "tw-<lab>-<node>", or a leftover not ours).
@@ -59,7 +71,7 @@ Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner
   drivers::DriverSettings settings{opts.parallel, opts.libvirt_uri, opts.trial_image_dir};
   auto groups = drivers::group_by_driver(plan.nodes);
   for (auto& g : groups)
-    if (auto r = g.driver->preflight(g.nodes, settings); !r) return r.error();
+    if (auto r = g.driver->preflight(g.nodes, settings, runner); !r) return r.error();
   if (auto r = ensure_neighbor_capacity(plan, progress); !r) return r.error();
   if (auto r = state::claim_lab(plan.lab); !r) return r.error();
   auto lock = state::lock_lab(plan.lab);

@@ -97,6 +97,7 @@ Graph from_plan(const plan::Plan& plan) {
     gn.name = n.name;
     gn.kind = topology::to_string(n.kind);
     gn.backend = topology::to_string(n.backend);
+    gn.vm = !n.vm.domain.empty();
     gn.role = role_of(n.name, gn.kind);
     gn.asn = n.asn;
     gn.router_id = n.router_id;
@@ -259,7 +260,7 @@ std::string node_label(const Node& n, const std::string& nl) {
   std::string s = n.name;
   if (n.asn) s += nl + "AS " + std::to_string(n.asn);
   if (!n.loopbacks.empty()) s += nl + n.loopbacks.front();
-  if (n.backend == "libvirt") s += nl + "(VM)";
+  if (n.vm) s += nl + "(VM)";
   if (n.kind == "bridge") s += nl + "(LAN segment)";
   return s;
 }

@@ -29,6 +29,7 @@ struct Cause {
 
 struct Node {
   std::string name, kind, backend;  // kind: topology::to_string (frr, host, ...)
+  bool vm = false;                  // boots a VM (its label says so)
   // The name without its number ("leaf", "spine", "super-spine", "server"): nodes of one role
   // share a colour and a row.
   std::string role;

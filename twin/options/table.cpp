@@ -206,6 +206,10 @@ std::vector<Command> build() {
     o.push_back(value("--libvirt-uri",
                       "libvirt connection for VM nodes (default: $TWIN_LIBVIRT_URI or "
                       "qemu:///system)"));
+    o.push_back(api(flag("--strict-images",
+                         "refuse a node whose image is not present instead of running the "
+                         "closest release present (with a warning naming both)"),
+                    "strict_images"));
     o.push_back(json("print the summary as JSON"));
     input_flags(o);
   }
@@ -220,6 +224,12 @@ std::vector<Command> build() {
     auto& o = add("status", "Nodes, daemons and PIDs, links with state and MTU");
     o.push_back(lab_positional());
     o.push_back(lab());
+    o.push_back(json("print JSON"));
+  }
+  {
+    auto& o = add("images",
+                  "The image profiles a lab may name and whether this machine runs each: FRR "
+                  "release, container image and size, what is missing");
     o.push_back(json("print JSON"));
   }
   {

@@ -139,6 +139,21 @@ struct BfdPeer {
   std::string interface;  // "" when not bound
 };
 
+// A node whose FRR runs from an OCI image (backend container, drivers/container.hpp): twin makes
+// its namespace and links; the image gives its FRR programs, which twin starts inside the
+// container.
+struct Container {
+  std::string image;  // as its profile names it: localhost/twin-frr:10.3
+  std::string name;   // the container's name, "tw-<lab>-<node>" (its netns's)
+  // Read from the image by `up` (the container driver's preflight): the image's id, the FRR
+  // release its own zebra reports ("10.3"), and user frr's ids in it (the node's run folder is
+  // theirs: the daemons drop to that user).
+  std::string image_id;
+  std::string frr_version;
+  int frr_uid = -1;
+  int frr_gid = -1;
+};
+
 struct Node {
   std::string name;
   topology::NodeKind kind = topology::NodeKind::kFrr;
@@ -146,8 +161,12 @@ struct Node {
   // "netns": the node is its namespace. "libvirt": the node is a VM; its namespace only holds
   // the host ends of its links, joined to the VM's taps (runtime/libvirt.hpp).
   // The node driver that runs it is chosen by (backend, kind): drivers/registry.hpp.
-  topology::Backend backend = topology::Backend::kNetns;
+  topology::Backend backend = topology::kDefaultBackend;
   Vm vm;                             // backend libvirt only
+  Container container;               // backend container only
+  // The container image the lab's file asked for (topology::Node::container_image), kept after
+  // plan::resolve_images chose what runs: "" when the file named none.
+  std::string asked_image;
   std::string netns;                 // "tw-<lab>-<node>"
   std::string run_dir;               // <lab run dir>/<node>: frr.conf, sockets, pid files, logs
   std::vector<std::string> daemons;  // from the image profile, start order

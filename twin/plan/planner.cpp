@@ -498,6 +498,12 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     n.image = tn.image;
     n.netns = netns_name(p.lab, tn.name);
     n.run_dir = p.run_dir + "/" + tn.name;
+    n.asked_image = tn.container_image;
+    if (!tn.profile.container.image.empty()) {
+      n.container.image = tn.profile.container.image;
+      n.container.name = n.netns;
+      n.container.frr_version = tn.profile.container.frr_version;  // up reads the image's own
+    }
     n.daemons = tn.profile.daemons;
     n.frr_profile = tn.profile.frr_profile;
     n.rp_filter = tn.profile.rp_filter;
@@ -593,7 +599,8 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
 }
 
 std::vector<std::string> add_needed_daemons(Node& node, const std::string& frr_text) {
-  if (node.kind != NodeKind::kFrr || node.backend != topology::Backend::kNetns) return {};
+  // A VM's NOS starts its own daemons (the plan lists none of twin's).
+  if (node.kind != NodeKind::kFrr || node.daemons.empty()) return {};
   std::set<std::string> run(node.daemons.begin(), node.daemons.end()), missing;
   for (const auto& [daemon, line] : topology::parse_frr_conf(frr_text, "").needs)
     if (!run.count(daemon)) missing.insert(daemon);
@@ -1357,6 +1364,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 nic_model, accel, ready_pattern, ready_timeout_s,
                                                 agent, console_log, agent_socket, mgmt_tap,
                                                 mgmt_mac)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Container, image, name, image_id, frr_version,
+                                                frr_uid, frr_gid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PathIntent, node, prefix, ecmp, via)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, ibgp, shutdown, bfd,
@@ -1365,11 +1374,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BgpNeighbor, peer, unnumbered, i
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OspfInterface, name, area, passive, version,
                                                 cost, dead_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BfdPeer, peer, interface)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
-    Node, name, kind, image, backend, vm, netns, run_dir, daemons, frr_profile, rp_filter, asn,
-    router_id, loopbacks, interfaces, routes, config_generated, config_source, frr_config, drained,
-    originates, withdraws, bgp_neighbors, ospf_interfaces, bfd_peers, config_addresses,
-    ospf_router_id, ospf6_router_id, daemon_reasons, advertised, bgp_multipath_relax, vnis, anycast)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend, vm, container,
+                                                asked_image, netns, run_dir, daemons, frr_profile,
+                                                rp_filter, asn, router_id, loopbacks, interfaces,
+                                                routes, config_generated, config_source, frr_config,
+                                                drained, originates, withdraws, bgp_neighbors,
+                                                ospf_interfaces, bfd_peers, config_addresses,
+                                                ospf_router_id, ospf6_router_id, daemon_reasons,
+                                                advertised, bgp_multipath_relax, vnis, anycast)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
                                                 peer_address, ibgp, carries_routes, predictable,
@@ -1471,7 +1483,9 @@ nlohmann::json to_json(const Plan& plan) {
   for (size_t k = 0; k < plan.nodes.size(); ++k) {
     auto& n = j["nodes"][k];
     // Only the default backend is left out: a node of any other reads back as what it is.
-    if (plan.nodes[k].backend == Backend::kNetns) n.erase("backend");
+    if (plan.nodes[k].backend == topology::kDefaultBackend) n.erase("backend");
+    if (plan.nodes[k].container.image.empty()) n.erase("container");
+    if (plan.nodes[k].asked_image.empty()) n.erase("asked_image");
     if (!plan.nodes[k].vm.domain.empty()) continue;
     n.erase("vm");
     for (auto& i : n["interfaces"])
@@ -1517,7 +1531,11 @@ std::string render_plan_text(const Plan& p) {
     << " expected, " << p.prefixes.size() << " prefixes advertised\n"
     << "  run directory " << p.run_dir << "\n\nnodes:\n";
   for (const auto& n : p.nodes) {
-    o << "  " << n.name << "  kind " << to_string(n.kind) << ", image " << n.image << ", netns " << n.netns;
+    o << "  " << n.name << "  kind " << to_string(n.kind) << ", image " << n.image;
+    if (!n.container.image.empty())
+      o << " (container " << n.container.image
+        << (n.container.frr_version.empty() ? "" : ", FRR " + n.container.frr_version) << ")";
+    o << ", netns " << n.netns;
     if (n.asn) o << ", asn " << n.asn;
     if (!n.router_id.empty()) o << ", router-id " << n.router_id;
     o << "\n";

@@ -82,6 +82,7 @@ const char* confine_mounts(const std::vector<std::pair<std::string, std::string>
 // Runs in the forked child before exec: only async-signal-safe calls.
 struct EnterNsAndCgroup {
   int netns_fd = -1;
+  int mnt_fd = -1;     // a mount namespace to join first (Command::mount_ns)
   int cgroup_fd = -1;  // cgroup.procs of the target cgroup, opened for writing
   const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;
   const std::vector<std::string>* writable = nullptr;
@@ -91,6 +92,7 @@ struct EnterNsAndCgroup {
                                           const char* const*&) {
     auto fail = [] { return boost::system::error_code{errno, boost::system::system_category()}; };
     if (cgroup_fd >= 0 && ::write(cgroup_fd, "0\n", 2) != 2) return fail();
+    if (mnt_fd >= 0 && ::setns(mnt_fd, CLONE_NEWNS) != 0) return fail();
     if (confine_mounts(mounts, writable) != nullptr) return fail();
     if (hostname && !hostname->empty()) {
       if (::unshare(CLONE_NEWUTS) != 0) return fail();
@@ -128,7 +130,7 @@ struct DetachedSpawn {
   const char* exe = nullptr;
   char* const* argv = nullptr;
   char* const* envp = nullptr;
-  int netns_fd = -1, cgroup_fd = -1, out_fd = -1, null_fd = -1;
+  int netns_fd = -1, cgroup_fd = -1, out_fd = -1, null_fd = -1, mnt_fd = -1;
   const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;
   const std::vector<std::string>* writable = nullptr;
   const std::string* hostname = nullptr;
@@ -176,6 +178,7 @@ int detached_child(void* arg) {
     ::_exit(127);
   };
   if (a->cgroup_fd >= 0 && ::write(a->cgroup_fd, "0\n", 2) != 2) fail("joining the cgroup");
+  if (a->mnt_fd >= 0 && ::setns(a->mnt_fd, CLONE_NEWNS) != 0) fail("entering the mount namespace");
   if (const char* step = confine_mounts(a->mounts, a->writable)) fail(step);
   if (a->hostname && !a->hostname->empty()) {
     if (::unshare(CLONE_NEWUTS) != 0) fail("unshare(CLONE_NEWUTS)");
@@ -231,9 +234,18 @@ struct FdGuard {
   }
 };
 
-// The network namespace and cgroup.procs a child enters before exec (Command::netns, cgroup);
-// each -1 when not asked for.
-Result<void> open_targets(const Command& cmd, int& netns_fd, int& cgroup_fd) {
+// The network namespace, cgroup.procs and mount namespace a child enters before exec
+// (Command::netns, cgroup, mount_ns); each -1 when not asked for.
+Result<void> open_targets(const Command& cmd, int& netns_fd, int& cgroup_fd, int& mnt_fd) {
+  if (!cmd.mount_ns.empty()) {
+    if (cmd.argv.empty() || cmd.argv[0].empty() || cmd.argv[0][0] != '/')
+      return harness_error("a command run in another mount namespace needs an absolute path: " +
+                           render(cmd.argv));
+    mnt_fd = ::open(cmd.mount_ns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (mnt_fd < 0)
+      return harness_error("cannot open mount namespace " + cmd.mount_ns + ": " +
+                           std::strerror(errno));
+  }
   if (!cmd.netns.empty()) {
     std::string path = "/run/netns/" + cmd.netns;
     netns_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -252,8 +264,8 @@ Result<Output> run_detached(const Command& cmd, const std::filesystem::path& exe
   if (cmd.output_file.empty()) return harness_error("a detached command needs an output file");
   auto start = std::chrono::steady_clock::now();
   DetachedSpawn a;
-  FdGuard g1{a.netns_fd}, g2{a.cgroup_fd}, g3{a.out_fd}, g4{a.null_fd};
-  if (auto r = open_targets(cmd, a.netns_fd, a.cgroup_fd); !r) return r.error();
+  FdGuard g1{a.netns_fd}, g2{a.cgroup_fd}, g3{a.out_fd}, g4{a.null_fd}, g5{a.mnt_fd};
+  if (auto r = open_targets(cmd, a.netns_fd, a.cgroup_fd, a.mnt_fd); !r) return r.error();
   a.out_fd = ::open(cmd.output_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (a.out_fd < 0)
     return harness_error("cannot open " + cmd.output_file + ": " + std::strerror(errno));
@@ -331,8 +343,8 @@ Result<Output> SystemRunner::run(const Command& cmd) {
   if (cmd.detach) return run_detached(cmd, exe);
 
   EnterNsAndCgroup init;
-  FdGuard g1{init.netns_fd}, g2{init.cgroup_fd};
-  if (auto r = open_targets(cmd, init.netns_fd, init.cgroup_fd); !r) return r.error();
+  FdGuard g1{init.netns_fd}, g2{init.cgroup_fd}, g3{init.mnt_fd};
+  if (auto r = open_targets(cmd, init.netns_fd, init.cgroup_fd, init.mnt_fd); !r) return r.error();
 
   init.mounts = &cmd.bind_mounts;
   init.writable = &cmd.writable;

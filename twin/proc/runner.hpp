@@ -18,6 +18,10 @@ struct Command {
   std::chrono::milliseconds timeout{30000};
   std::string netns;   // enter /run/netns/<netns> before exec ("" = stay)
   std::string cgroup;  // cgroup v2 directory to join before exec ("" = stay)
+  // A mount namespace to join before the bind mounts below (a file such as /proc/<pid>/ns/mnt:
+  // a container's, whose root then is the child's root). argv[0] must then be an absolute path
+  // inside that namespace. "" = the caller's.
+  std::string mount_ns;
   // Bind mounts (source, target) made in a private mount namespace of the child, e.g. to give
   // an FRR daemon its own /var/tmp/frr. Empty = share the caller's mount namespace.
   std::vector<std::pair<std::string, std::string>> bind_mounts;

@@ -1,6 +1,8 @@
 #include "twin/runtime/frr.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -12,6 +14,50 @@
 namespace twin::runtime {
 
 std::string daemon_path(const std::string& daemon) { return "/usr/lib/frr/" + daemon; }
+
+int frr_major(const plan::Node& node) {
+  const std::string& v = node.container.frr_version;
+  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return 0;
+  return std::atoi(v.c_str());
+}
+
+bool frr_has_mgmtd(const plan::Node& node) { return frr_major(node) >= 9; }
+
+std::string container_pid_file(const plan::Node& node) { return node.run_dir + "/container.pid"; }
+
+std::string node_temp_parent(const plan::Node& node) {
+  return node.container.name.empty() ? "" : node.run_dir + "/tmp";
+}
+
+int container_pid(const plan::Node& node) {
+  if (node.container.name.empty()) return 0;
+  std::ifstream f(container_pid_file(node));
+  long pid = 0;
+  unsigned long long start = 0;
+  f >> pid >> start;
+  // The recorded process must still be the container's: same PID and start time.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  unsigned long long now = 0;
+  if (auto paren = text.rfind(')'); paren != std::string::npos) {
+    std::istringstream rest(text.substr(paren + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && rest >> field; ++i)
+      if (i == 22) now = std::stoull(field);
+  }
+  return pid > 0 && start != 0 && now == start ? static_cast<int>(pid) : 0;
+}
+
+void use_node_programs(const plan::Node& node, proc::Command& c) {
+  if (node.container.name.empty()) return;
+  // The container has the run folder over /run/frr too, where some releases' daemons keep
+  // sockets at fixed paths (10.3's mgmtd: /run/frr/mgmtd_fe.sock): writable like the folder.
+  if (!c.writable.empty()) c.writable.push_back("/run/frr");
+  if (const int pid = container_pid(node); pid > 0)
+    c.mount_ns = "/proc/" + std::to_string(pid) + "/ns/mnt";
+  else
+    c.mount_ns = "(container " + node.container.name + " of node " + node.name + " is not running)";
+}
 
 std::optional<std::map<std::string, std::string>> split_generated_config(
     const std::string& config, const std::vector<std::string>& daemons) {
@@ -85,6 +131,13 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
   // a second node's bfdd would fail to bind it. Each node keeps its own (FRR docs, "BFD",
   // --bfdctl).
   if (daemon == "bfdd") argv.insert(argv.end(), {"--bfdctl", d + "/bfdd.sock"});
+  // Releases differ (measured on Debian's 7.5.1 and 10.3): with mgmtd (9.0+), mgmtd and staticd
+  // refuse -f (their configuration comes through mgmtd); 7.5 has no --limit-fds.
+  if (frr_has_mgmtd(node) && (daemon == "mgmtd" || daemon == "staticd"))
+    argv.erase(argv.begin() + 3, argv.begin() + 5);
+  if (const int major = frr_major(node); major != 0 && major < 8)
+    if (auto it = std::find(argv.begin(), argv.end(), "--limit-fds"); it != argv.end())
+      argv.erase(it, it + 2);
   return argv;
 }
 
@@ -142,15 +195,26 @@ std::string frr_version(proc::ProcessRunner& runner) {
 
 Result<void> frr_reload(proc::ProcessRunner& runner, const plan::Node& n,
                         const std::string& config_path, bool test, std::string* out) {
-  proc::Command c{{"/usr/lib/frr/frr-reload.py", test ? "--test" : "--reload", "--stdout",
-                   "--bindir", "/usr/bin", "--confdir", n.run_dir, "--rundir", n.run_dir,
-                   "--vty_socket", n.run_dir, config_path},
-                  "",
-                  std::chrono::seconds(120)};
+  // A container node's frr-reload.py sees its run folder, not this machine's /tmp: the file
+  // goes there first.
+  TempDir tmp(node_temp_parent(n));
+  std::string path = config_path;
+  if (!n.container.name.empty()) {
+    auto text = read_file(config_path);
+    if (!text) return text.error();
+    path = tmp.path + "/reload.conf";
+    if (auto w = write_file(path, *text); !w) return w.error();
+  }
+  proc::Command c{
+      {"/usr/lib/frr/frr-reload.py", test ? "--test" : "--reload", "--stdout", "--bindir",
+       "/usr/bin", "--confdir", n.run_dir, "--rundir", n.run_dir, "--vty_socket", n.run_dir, path},
+      "",
+      std::chrono::seconds(120)};
   c.hostname = n.name;  // vtysh shows its host's name as `hostname`: make it the node's
   // What the lines it applies write stays in the node's run folder (where frr-reload.py keeps
   // its own temporary files too): topology/host_paths.hpp.
   c.writable = {n.run_dir};
+  use_node_programs(n, c);  // a container node's frr-reload.py and vtysh are its image's
   auto r = runner.run(c);
   // frr-reload.py can exit non-zero on a pass whose lines partly needed others applied first
   // ("Create the bgp interface first") and still leave the node as the file says; a second run

@@ -15,8 +15,35 @@
 
 namespace twin::runtime {
 
-// Full path of an FRR daemon binary (Debian: /usr/lib/frr/<daemon>).
+// Full path of an FRR daemon binary (Debian: /usr/lib/frr/<daemon>; in a container node, the
+// same path inside its image).
 std::string daemon_path(const std::string& daemon);
+
+// The major number of the FRR release that runs `node`: its container image's, as `up` read it
+// (plan::Container::frr_version); 0 for this machine's own FRR (Debian 12: 8.4).
+int frr_major(const plan::Node& node);
+// Whether `node`'s FRR has a management daemon that must start first and owns staticd's
+// configuration (FRR 9.0 and later: mgmtd; measured with 10.3: staticd and mgmtd refuse -f).
+bool frr_has_mgmtd(const plan::Node& node);
+
+// Makes `c` run the node's own FRR programs: a container node's come from its image, so `c`
+// joins the container's mount namespace (proc::Command::mount_ns), found through
+// container_pid_file, and a confined `c` (Command::writable) may write /run/frr too (the run
+// folder again, where some releases keep sockets at fixed paths); a namespace node's are this
+// machine's and `c` is left as it is. When the
+// container is not running, the namespace path names that, and running `c` fails saying so.
+void use_node_programs(const plan::Node& node, proc::Command& c);
+// A folder for files the node's FRR programs read (a change's lines, a config to reload): the
+// node's run folder for a container node (which its container sees at the same path), else
+// "" (TempDir's default, /tmp).
+std::string node_temp_parent(const plan::Node& node);
+
+// The container node's running container process (its PID, checked against the recorded start
+// time), or 0: not a container node, or its container is gone.
+int container_pid(const plan::Node& node);
+// Where the container driver keeps the container's init process as "<pid> <start time>" (start
+// time: /proc/<pid>/stat field 22, which tells a reused PID apart): <run_dir>/container.pid.
+std::string container_pid_file(const plan::Node& node);
 
 // Each daemon's own share of a configuration twin generated (Node::config_generated), so that
 // every daemon reads it itself at start (-f) and no `vtysh -b` is needed (~70 ms of CPU per

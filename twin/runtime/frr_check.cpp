@@ -6,6 +6,7 @@
 
 #include "twin/core/input_policy.hpp"
 #include "twin/core/util.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/topology/own_config.hpp"
 
@@ -43,8 +44,27 @@ Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunn
                                Diagnostics& diags) {
   std::map<std::string, std::vector<std::string>> users;  // config file -> nodes, file order
   std::vector<std::string> paths;
+  // A node that runs an image's FRR (a container profile, or a containerlab image) is checked by
+  // its own release when it starts (`vtysh -b` there names each refused line): this machine's
+  // FRR would judge another release's grammar.
+  // A containerlab image of this machine's release line runs here as this machine's FRR
+  // (plan::resolve_images), so this machine's parser is the right judge of its file.
+  // ("" when unknown: the file is then checked here, as before container nodes.)
+  std::string host;
+  for (const auto& n : topo.nodes)
+    if (!n.container_image.empty()) {
+      host = plan::release_of_tag(":" + frr_version(runner));
+      break;
+    }
+  auto line_of = [](const std::string& v) { return v.substr(0, v.find('.', v.find('.') + 1)); };
+  auto own_release = [&](const topology::Node& n) {
+    if (!n.profile.container.image.empty()) return true;
+    if (n.container_image.empty()) return false;
+    const std::string want = plan::release_of_tag(n.container_image);
+    return !want.empty() && !host.empty() && line_of(want) != line_of(host);
+  };
   for (const auto& n : topo.nodes) {
-    if (n.config.empty()) continue;
+    if (n.config.empty() || own_release(n)) continue;
     auto& u = users[n.config];
     if (u.empty()) paths.push_back(n.config);
     u.push_back(n.name);
@@ -52,7 +72,7 @@ Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunn
   // A daemon the config needs that FRR here does not ship would fail mid-`up`: say it now, at
   // the line that needs it.
   for (const auto& n : topo.nodes) {
-    if (!n.own) continue;
+    if (!n.own || own_release(n)) continue;
     for (const auto& [daemon, line] : n.own->needs) {
       std::error_code ec;
       if (topology::daemon_switched_off(n, daemon)) continue;  // never started: a plan note
@@ -67,13 +87,15 @@ Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunn
   // package does not ship): once per setting, naming the nodes that share the file.
   std::map<std::pair<std::string, int>, std::vector<std::string>> off_nodes;
   std::map<std::pair<std::string, int>, const topology::DaemonSetting*> off;
-  for (const auto& n : topo.nodes)
+  for (const auto& n : topo.nodes) {
+    if (own_release(n)) continue;
     for (const auto& s : n.daemon_settings) {
       std::error_code ec;
       if (!s.enabled || fs::is_regular_file(daemon_path(s.daemon), ec)) continue;
       off[{s.file, s.mark.line}] = &s;
       off_nodes[{s.file, s.mark.line}].push_back(n.name);
     }
+  }
   for (const auto& [at, s] : off) {
     const auto& nodes = off_nodes[at];
     diags.add({s->file, s->mark.line, s->mark.column,

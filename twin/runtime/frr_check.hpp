@@ -31,7 +31,10 @@ Result<std::vector<std::vector<Complaint>>> frr_syntax_check(proc::ProcessRunner
 // config's file:line:column (first non-blank character), naming the nodes that use the file, so
 // `plan`/`up`/`run`/`convert` stop with exit 2 rather than fail mid-`up` with a half-built lab.
 // A file shared by several nodes is checked once. A line needing a daemon FRR here does not ship
-// (no /usr/lib/frr/<daemon>) is a diagnostic too. Errors: as frr_syntax_check.
+// (no /usr/lib/frr/<daemon>) is a diagnostic too. Nodes that run an image's FRR (container
+// profiles, containerlab images) are left to their own release, which checks the file as the
+// node starts — but for a containerlab image of this machine's release line (8.4.x here),
+// which runs as this machine's FRR. Errors: as frr_syntax_check.
 Result<void> check_own_configs(const topology::Topology& topo, proc::ProcessRunner& runner,
                                Diagnostics& diags);
 

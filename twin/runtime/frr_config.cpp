@@ -1,13 +1,14 @@
 #include "twin/runtime/frr_config.hpp"
 
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
 #include <cstring>
 #include <regex>
 #include <sstream>
 
-#include <sys/stat.h>
-#include <sys/utsname.h>
-
 #include "twin/core/util.hpp"
+#include "twin/runtime/frr.hpp"
 #include "twin/runtime/vty.hpp"
 #include "twin/runtime/vtysh_merge.hpp"
 
@@ -15,7 +16,8 @@ namespace twin::runtime {
 
 proc::Command vtysh_command(const plan::Node& n, std::vector<std::string> args,
                             std::chrono::milliseconds timeout) {
-  std::vector<std::string> argv = {"vtysh", "--vty_socket", n.run_dir, "--config_dir", n.run_dir};
+  std::vector<std::string> argv = {"/usr/bin/vtysh", "--vty_socket", n.run_dir, "--config_dir",
+                                   n.run_dir};
   argv.insert(argv.end(), args.begin(), args.end());
   proc::Command c{argv, "", timeout};
   // vtysh prints its own host's name as `hostname`: give it the node's, as the daemons have.
@@ -23,6 +25,9 @@ proc::Command vtysh_command(const plan::Node& n, std::vector<std::string> args,
   // vtysh itself writes what `output file` and `write` name: only the node's run folder may
   // take it (topology/host_paths.hpp).
   c.writable = {n.run_dir};
+  // A container node's vtysh is its image's: configuration across releases is unsafe from
+  // another release's vtysh (DESIGN.md §4b: 8.4's refuses a 10.x `ip route` line).
+  use_node_programs(n, c);
   return c;
 }
 
@@ -96,13 +101,16 @@ std::optional<std::string> running_config_from_sockets(const plan::Node& n) {
 }
 
 Result<std::string> running_config(proc::ProcessRunner& runner, const plan::Node& n) {
+  // The merge reproduces FRR 8.4's vtysh: another release's node asks its own vtysh.
+  if (!n.container.name.empty() && runtime::frr_major(n) != 8)
+    return running_config_vtysh(runner, n);
   if (auto fast = running_config_from_sockets(n)) return *fast;
   return running_config_vtysh(runner, n);
 }
 
 Result<void> vtysh_apply(proc::ProcessRunner& runner, const plan::Node& n, const std::string& text,
                          int first_line, const std::string& file) {
-  TempDir tmp;
+  TempDir tmp(node_temp_parent(n));
   if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
   std::string path = tmp.path + "/lines.conf";
   if (auto w = write_file(path, text); !w) return w.error();

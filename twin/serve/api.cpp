@@ -535,6 +535,11 @@ Response run_scenario(Call& c) {
 
 Response list_labs(Call& c) { return json_response(200, c.b.labs()); }
 
+Response list_images(Call& c) {
+  auto j = c.b.images(&c.err);
+  return j ? json_response(200, *j) : c.err;
+}
+
 Response bring_up(Call& c) {
   auto body = parse_body(c.r, &c.err);
   if (!body) return c.err;
@@ -720,6 +725,7 @@ struct Entry {
 using A = Api::Access;
 constexpr Entry kRoutes[] = {
     {"GET", "/api/openapi.json", A::kRead, document},
+    {"GET", "/api/images", A::kRead, list_images},
     {"GET", "/api/labs", A::kRead, list_labs},
     {"POST", "/api/labs", A::kChange, bring_up},
     {"GET", "/api/labs/{lab}", A::kRead, lab_status},

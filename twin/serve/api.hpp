@@ -74,6 +74,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual nlohmann::json labs() = 0;  // {"running": [...], "history": [...]}
+  // The image profiles and whether this machine runs each (engine::image_catalog, `twin
+  // images --json`).
+  virtual std::optional<nlohmann::json> images(Response* err) = 0;
   // Errors are returned as Responses (status + message); success as JSON.
   virtual std::optional<nlohmann::json> lab_status(const std::string& lab, Response* err) = 0;
   virtual std::optional<nlohmann::json> lab_graph(const std::string& lab, Response* err) = 0;

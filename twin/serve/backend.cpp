@@ -7,6 +7,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/engine/images.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/engine/live.hpp"
 #include "twin/graph/graph.hpp"
@@ -46,6 +47,16 @@ SystemBackend::~SystemBackend() {
   }
   std::error_code ec;
   std::filesystem::remove(jobs_root_, ec);  // only when nothing is left in it
+}
+
+std::optional<nlohmann::json> SystemBackend::images(Response* err) {
+  proc::SystemRunner runner;
+  auto cat = engine::image_catalog(runner, "");
+  if (!cat) {
+    *err = error(500, cat.error().message);
+    return std::nullopt;
+  }
+  return *cat;
 }
 
 nlohmann::json SystemBackend::labs() {

@@ -20,6 +20,7 @@ class SystemBackend final : public Backend {
   ~SystemBackend() override;  // cancels running jobs and waits for them
 
   nlohmann::json labs() override;
+  std::optional<nlohmann::json> images(Response* err) override;
   std::optional<nlohmann::json> lab_status(const std::string& lab, Response* err) override;
   std::optional<nlohmann::json> lab_graph(const std::string& lab, Response* err) override;
   std::optional<std::string> lab_graph_text(const std::string& lab, const std::string& format,

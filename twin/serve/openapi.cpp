@@ -78,6 +78,9 @@ struct Doc {
 const std::map<std::string, Doc>& docs() {
   static const std::map<std::string, Doc> d{
       {"GET /api/openapi.json", {op("this document", "Any")}},
+      {"GET /api/images",
+       {op("the image profiles and whether this machine runs each (twin images --json)",
+           "Images")}},
       {"GET /api/labs", {op("running labs and labs with a history", "Labs")}},
       {"POST /api/labs",
        {op("bring a lab up from a topology (job: twin up)", "Job", 202,
@@ -179,6 +182,9 @@ nlohmann::json Api::openapi() {
                   {"exit_code", {{"type", "integer"}}}, {"result", {{"type", "object"}, {"nullable", true}}},
                   {"argv", {{"type", "array"}, {"items", kStr}}}});
   s["Jobs"] = obj({{"jobs", {{"type", "array"}, {"items", ref("Job")}}}});
+  s["Images"] = obj({{"images", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+                     {"unprofiled", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+                     {"podman", kBool}});
   s["Labs"] = obj({{"running", {{"type", "array"}, {"items", {{"type", "object"}}}}},
                    {"history", {{"type", "array"}, {"items", kStr}}}});
   s["Graph"] = obj({{"lab", kStr}, {"live", kBool},

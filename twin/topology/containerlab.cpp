@@ -411,6 +411,7 @@ class ClabLoader {
     if (router) {
       n.kind = NodeKind::kFrr;
       n.image = "frr-8.4";
+      n.container_image = image_name;  // what `up` looks for (plan::resolve_images)
       std::string daemons_file;
       Mark daemons_at = n.mark;
       std::string daemons_field = f;
@@ -855,6 +856,7 @@ std::string to_twin_yaml(const Topology& t, const std::string& source, const std
     if (n.asn) f.push_back("asn: " + std::to_string(*n.asn));
     if (!n.loopbacks.empty()) f.push_back("loopback: " + prefixes(n.loopbacks, false));
     if (n.router_id) f.push_back("router-id: " + n.router_id->address());
+    if (!n.container_image.empty()) f.push_back("container-image: " + quoted(n.container_image));
     if (!n.config.empty()) f.push_back("config: " + rel(n.config));
     if (!n.daemon_settings.empty())
       f.push_back("daemons-file: " + rel(n.daemon_settings.front().file));

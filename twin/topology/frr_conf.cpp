@@ -38,11 +38,12 @@ enum class Block {
 }  // namespace
 
 const std::vector<std::string>& frr_daemon_order() {
-  // /usr/lib/frr/frrcommon.sh DAEMONS in FRR 8.4.
-  static const std::vector<std::string> order = {
-      "zebra", "bgpd",  "ripd",  "ripngd",  "ospfd",  "ospf6d",  "isisd",
-      "babeld", "pimd", "ldpd",  "nhrpd",   "eigrpd", "sharpd",  "pbrd",
-      "staticd", "bfdd", "fabricd", "vrrpd", "pathd"};
+  // /usr/lib/frr/frrcommon.sh DAEMONS in FRR 8.4, after FRR 10.3's mgmtd (9.0 and later start
+  // it first: the container driver adds it to a node of such a release).
+  static const std::vector<std::string> order = {"mgmtd",   "zebra",  "bgpd",    "ripd",   "ripngd",
+                                                 "ospfd",   "ospf6d", "isisd",   "babeld", "pimd",
+                                                 "ldpd",    "nhrpd",  "eigrpd",  "sharpd", "pbrd",
+                                                 "staticd", "bfdd",   "fabricd", "vrrpd",  "pathd"};
   return order;
 }
 

@@ -20,7 +20,8 @@ using yaml::Value;
 const std::vector<std::string> kImageKeys = {
     "name",      "kind",        "backend",       "daemons",     "frr-profile",
     "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups",
-    "vm"};
+    "vm",        "container"};
+const std::vector<std::string> kContainerKeys = {"image", "frr-version"};
 const std::vector<std::string> kVmKeys = {
     "kernel",          "initrd",         "disk",           "cmdline",
     "vcpus",           "memory",         "nic-model",      "interface-pattern",
@@ -221,6 +222,29 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
   if (p.kind == NodeKind::kBridge && p.backend != Backend::kNetns)
     r.error(at(root, "backend"), "a bridge runs on backend netns",
             "a LAN segment is a Linux bridge in a namespace of its own");
+  if (auto c = root["container"]) {
+    if (p.backend != Backend::kContainer) {
+      r.error(at(c, "container"), "'container' applies to backend container only",
+              "add `backend: container`");
+    } else if (!c.IsMap()) {
+      r.error(at(c, "container"), "expected a mapping with image (and frr-version)");
+    } else {
+      r.check_keys(at(c, "container"), kContainerKeys);
+      if (auto i = at(c["image"], "container.image")) {
+        if (auto s = r.string(i)) p.container.image = *s;
+      } else {
+        r.error(at(c, "container"), "missing image", "e.g. `image: localhost/twin-frr:10.3`");
+      }
+      if (auto v = at(c["frr-version"], "container.frr-version"))
+        if (auto s = r.string(v)) p.container.frr_version = *s;
+    }
+  } else if (p.backend == Backend::kContainer) {
+    r.error(at(root, "container"), "missing; backend container needs a container section",
+            "give `container: {image: localhost/twin-frr:10.3}`");
+  }
+  if (p.backend == Backend::kContainer && p.kind != NodeKind::kFrr)
+    r.error(at(root, "kind"), "backend container runs kind frr only",
+            "hosts and bridges are namespaces of twin's own (backend netns)");
   if (auto v = root["vm"]) {
     if (p.backend != Backend::kLibvirt) {
       r.error(at(v, "vm"), "'vm' applies to backend libvirt only", "add `backend: libvirt`");

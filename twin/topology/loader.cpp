@@ -29,9 +29,9 @@ using yaml::mark_of;
 const std::vector<std::string> kTopKeys = {"version", "name",   "defaults", "nodes",
                                            "links",   "checks", "tenants",  "anycast"};
 const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
-const std::vector<std::string> kNodeKeys = {"kind",   "image",   "asn",    "router-id",
-                                            "loopback", "config", "gateway", "routes",
-                                            "daemons-file"};
+const std::vector<std::string> kNodeKeys = {
+    "kind",   "image",   "asn",    "router-id",    "loopback",
+    "config", "gateway", "routes", "daemons-file", "container-image"};
 const std::vector<std::string> kRouteKeys = {"to", "via"};
 const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses"};
 const std::vector<std::string> kKinds = spellings(kNodeKindNames);
@@ -246,7 +246,7 @@ class Loader {
   // libvirt may take them over. Profiles from the image search path are the operator's.
   bool vm_files_allowed(const ImageProfile& p, const YAML::Node& where, const std::string& field) {
     InputPolicy operators = InputPolicy().with_roots(image_search_path(""), "image search path");
-    if (p.backend != Backend::kLibvirt || operators.inside(p.file)) return true;
+    if (!p.boots_vm || operators.inside(p.file)) return true;
     bool ok = true;
     for (const auto& [what, file] : {std::pair<const char*, std::string>{"kernel", p.vm.kernel},
                                      {"initrd", p.vm.initrd},
@@ -346,6 +346,10 @@ class Loader {
       }
       if (auto g = body["gateway"])
         n.gateways = as_prefixes(g, f + ".gateway", true, &places_.gateways[name]);
+      // The container image a converted containerlab node named (twin convert writes it):
+      // `up` runs that image, or the closest release present with a note.
+      if (auto ci = body["container-image"])
+        if (auto s = r_.string(at(ci, f + ".container-image"))) n.container_image = *s;
       if (auto rt = body["routes"]) parse_routes(n, rt, f + ".routes");
       if (auto df = body["daemons-file"]) {
         if (auto s = r_.string(at(df, f + ".daemons-file"))) {
@@ -385,15 +389,16 @@ class Loader {
               "pick an image of kind " + kind);
     }
     if (bridge) {
-      for (const char* k :
-           {"asn", "router-id", "loopback", "config", "daemons-file", "gateway", "routes"})
+      for (const char* k : {"asn", "router-id", "loopback", "config", "daemons-file", "gateway",
+                            "routes", "container-image"})
         if (body && body.IsMap() && body[k])
           error(body[k], f + "." + k, std::string("'") + k + "' does not apply to kind bridge",
                 "a bridge is a LAN segment: its members' addresses go on their links");
       return n;
     }
     if (host) {
-      for (const char* k : {"asn", "router-id", "loopback", "config", "daemons-file"})
+      for (const char* k :
+           {"asn", "router-id", "loopback", "config", "daemons-file", "container-image"})
         if (body && body.IsMap() && body[k])
           error(body[k], f + "." + k, std::string("'") + k + "' does not apply to kind host",
                 "a host has addresses on its links, a default route and static routes only");

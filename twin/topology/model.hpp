@@ -25,14 +25,17 @@ using Mark = twin::Mark;
 // bridge` reads as one. It has no addresses and runs nothing; its members are each other's
 // layer-2 neighbors (plan::l2_peers).
 enum class NodeKind { kFrr, kHost, kBridge };  // `kind:` frr | host | bridge
-enum class Backend { kNetns, kLibvirt };  // image profile `backend:` netns | libvirt
+// image profile `backend:` netns | libvirt | container
+enum class Backend { kNetns, kLibvirt, kContainer };
 
 // The one spelling table per enum: to_string, *_from, the loaders' "expected one of" lists and
 // the state file's JSON all read it, so a new value is spelled in one place.
 inline constexpr std::pair<NodeKind, const char*> kNodeKindNames[] = {
     {NodeKind::kFrr, "frr"}, {NodeKind::kHost, "host"}, {NodeKind::kBridge, "bridge"}};
-inline constexpr std::pair<Backend, const char*> kBackendNames[] = {{Backend::kNetns, "netns"},
-                                                                    {Backend::kLibvirt, "libvirt"}};
+// The backend of a profile that names none (the embedded default, DESIGN.md §4).
+inline constexpr Backend kDefaultBackend = Backend::kNetns;
+inline constexpr std::pair<Backend, const char*> kBackendNames[] = {
+    {Backend::kNetns, "netns"}, {Backend::kLibvirt, "libvirt"}, {Backend::kContainer, "container"}};
 
 template <class E, size_t N>
 const char* spelling_of(E e, const std::pair<E, const char*> (&table)[N]) {
@@ -86,6 +89,15 @@ struct VmProfile {
   std::string agent = "none";  // "twin": twin's guest agent on virtio-serial (test-vm)
 };
 
+// How a `backend: container` image runs (the profile's `container:` section): an OCI image the
+// node's FRR runs from, in the node's own network namespace (drivers/container.hpp).
+struct ContainerProfile {
+  std::string image;  // image reference as podman names it, e.g. localhost/twin-frr:10.3
+  // The FRR release the profile says the image holds ("10.3"); `up` reads the image's own
+  // answer (zebra --version) and says so when the two differ. "" = not declared.
+  std::string frr_version;
+};
+
 // What a node boots: an image profile file images/<name>.yaml.
 struct ImageProfile {
   std::string name;
@@ -100,6 +112,7 @@ struct ImageProfile {
   // zebra installs routes through kernel nexthop objects (`zebra nexthop kernel enable`).
   bool kernel_nexthop_groups = true;
   VmProfile vm;  // backend libvirt only
+  ContainerProfile container;  // backend container only
   // Capabilities the topology checks rely on, set from the profile's sections when it is read
   // (never from the backend's name):
   // ports are NICs in order, named by `vm.interface_pattern`: linked ports must match the
@@ -133,6 +146,10 @@ struct Node {
   NodeKind kind = NodeKind::kFrr;
   std::string image;  // profile name
   ImageProfile profile;
+  // The container image the lab's file names for this node (containerlab's `image:` of an FRR
+  // node, e.g. quay.io/frrouting/frr:10.5.1); "" when none. plan::resolve_images gives the node
+  // that image, or the closest release present, with a note naming both.
+  std::string container_image;
   std::optional<uint32_t> asn;
   std::optional<IpPrefix> router_id;  // IPv4 (BGP identifier, RFC 6286); /32
   std::vector<IpPrefix> loopbacks;    // host prefixes on lo: /32 and/or /128

@@ -207,9 +207,10 @@ class TenantsReader {
       r_.error(pv, "unknown node '" + e.node + "'", "");
       return;
     }
-    if (leaf->kind != NodeKind::kFrr || leaf->profile.backend != Backend::kNetns) {
-      r_.error(pv, "node '" + e.node + "' is not a VTEP: twin builds VXLAN devices on FRR nodes " +
-                       "in namespaces only",
+    if (leaf->kind != NodeKind::kFrr || leaf->profile.boots_vm) {
+      r_.error(pv,
+               "node '" + e.node + "' is not a VTEP: twin builds VXLAN devices on FRR nodes " +
+                   "whose kernel is twin's (not a VM's)",
                "a VM's VTEP is its guest's to configure");
       return;
     }

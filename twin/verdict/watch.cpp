@@ -4,6 +4,7 @@
 
 #include "twin/core/ip.hpp"
 #include "twin/core/util.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/validate/runner.hpp"
 #include "twin/validate/system_probe.hpp"
@@ -118,7 +119,8 @@ std::string idle_evidence_blocked(const plan::Plan& plan,
   if (!plan.tenants.empty()) return "the lab has tenants (EVPN and VRF tables)";
   for (const auto& n : plan.nodes) {
     if (n.kind != topology::NodeKind::kFrr) continue;
-    if (n.backend != topology::Backend::kNetns) return n.name + " is a VM";
+    // A NOS that starts its own FRR (a VM's) shows twin none of its timers or queues.
+    if (n.daemons.empty()) return n.name + " runs no FRR daemons of twin's";
     if (auto d = other_daemon(n.daemons); !d.empty()) return d + " runs on " + n.name;
     auto c = configs.find(n.name);
     const std::string& text = c != configs.end() ? c->second : n.frr_config;
@@ -217,7 +219,7 @@ Phase LabWatch::validate(const std::string& name, const plan::Plan& plan,
   ph.report.started_at = now_rfc3339();
   ph.report.twin_version = TWIN_VERSION;
   if (frr_version_.empty()) frr_version_ = runtime::frr_version(env_.runner);
-  ph.report.frr_version = frr_version_;
+  ph.report.frr_version = plan::frr_versions(plan, frr_version_);
   ph.report.kernel_version = kernel_release();
   ph.state = observe(plan, probe, parallel_);
   add_reachability(ph.state, ph.report);

@@ -1,0 +1,378 @@
+#include "twin/drivers/container.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "twin/core/util.hpp"
+#include "twin/runtime/frr.hpp"
+#include "twin/runtime/frr_config.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace twin::drivers {
+
+namespace {
+
+// twin's podman folder: its settings and the probes of images; $TWIN_PODMAN_DIR moves it.
+std::string podman_dir() {
+  const char* env = std::getenv("TWIN_PODMAN_DIR");
+  return env && *env ? env : "/var/lib/twin/podman";
+}
+constexpr const char* kNodeLabel = "org.twin.node";
+
+// DESIGN.md §4b, measured on Debian 12's podman 4.3.1 without systemd: crun refuses this
+// kernel's hybrid cgroup layout (runc works); the default ulimits are above what root may set
+// here; no systemd: cgroupfs and a file events logger.
+constexpr const char* kConf =
+    "# twin's podman settings (written by twin; edits are overwritten)\n"
+    "[containers]\n"
+    "default_ulimits = [\"nofile=20000:20000\", \"nproc=32768:32768\"]\n"
+    "[engine]\n"
+    "runtime = \"runc\"\n"
+    "cgroup_manager = \"cgroupfs\"\n"
+    "events_logger = \"file\"\n";
+
+std::string conf_path() { return podman_dir() + "/containers.conf"; }
+
+Result<proc::Output> run_podman(proc::ProcessRunner& runner, const std::vector<std::string>& args,
+                                const std::string& what, std::chrono::milliseconds timeout = 60s) {
+  auto r = runner.run(podman_command(args, timeout));
+  if (!r) return r.error().with_context(what);
+  if (r->exit_code != 0)
+    return harness_error(what + ": podman exit " + std::to_string(r->exit_code) + ": " +
+                         trim_end(r->err.empty() ? r->out : r->err));
+  return r;
+}
+
+// /proc/<pid>/stat field 22, 0 when the process is gone.
+uint64_t start_time_of(int pid) { return state::process_start_time(pid); }
+
+}  // namespace
+
+Result<std::string> podman_conf() {
+  std::error_code ec;
+  fs::create_directories(podman_dir(), ec);
+  if (ec) return harness_error("creating " + podman_dir() + ": " + ec.message());
+  std::ifstream in(conf_path());
+  std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (have != kConf)
+    if (auto r = write_file(conf_path(), kConf); !r) return r.error();
+  return conf_path();
+}
+
+proc::Command podman_command(const std::vector<std::string>& args,
+                             std::chrono::milliseconds timeout) {
+  // CONTAINERS_CONF through env(1): the runner passes twin's environment as it is, and twin
+  // does not change its own (other threads read it).
+  std::vector<std::string> argv = {"env", "CONTAINERS_CONF=" + conf_path(), "podman"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return proc::Command{argv, "", timeout};
+}
+
+Result<std::vector<ImageInfo>> parse_podman_images(const std::string& json_text) {
+  auto j = nlohmann::json::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_array())
+    return harness_error("podman images: expected a JSON list, got: " + json_text.substr(0, 120));
+  std::vector<ImageInfo> out;
+  for (const auto& e : j) {
+    if (!e.is_object()) continue;
+    ImageInfo i;
+    i.id = e.value("Id", "");
+    if (auto n = e.find("Names"); n != e.end() && n->is_array())
+      for (const auto& s : *n)
+        if (s.is_string()) i.names.push_back(s.get<std::string>());
+    i.bytes = e.value("Size", int64_t{0});
+    if (auto l = e.find("Labels"); l != e.end() && l->is_object()) {
+      i.frr_version = l->value(kFrrVersionLabel, "");
+      i.suite = l->value("org.twin.suite", "");
+    }
+    if (!i.id.empty()) out.push_back(std::move(i));
+  }
+  return out;
+}
+
+Result<std::vector<ImageInfo>> list_images(proc::ProcessRunner& runner) {
+  if (auto c = podman_conf(); !c) return c.error();
+  auto r = run_podman(runner, {"images", "--format", "json"}, "listing images (podman images)");
+  if (!r) return r.error();
+  return parse_podman_images(r->out);
+}
+
+const ImageInfo* find_image(const std::vector<ImageInfo>& images, const std::string& ref) {
+  if (ref.empty()) return nullptr;
+  // podman names local images localhost/<name>; a reference without a registry means that one.
+  const std::string local = ref.find('/') == std::string::npos ? "localhost/" + ref : ref;
+  // A reference without a tag means :latest, as podman reads it.
+  auto tagged = [](const std::string& s) {
+    const auto slash = s.rfind('/');
+    return s.find(':', slash == std::string::npos ? 0 : slash) != std::string::npos ? s
+                                                                                    : s + ":latest";
+  };
+  for (const auto& i : images)
+    for (const auto& n : i.names)
+      if (n == tagged(ref) || n == tagged(local)) return &i;
+  for (const auto& i : images)
+    if (ref.size() >= 12 && i.id.rfind(ref, 0) == 0) return &i;
+  return nullptr;
+}
+
+Result<ImageProbe> parse_image_probe(const std::string& out) {
+  std::istringstream in(out);
+  ImageProbe p;
+  std::string uid, gid, version_line;
+  std::getline(in, uid);
+  std::getline(in, gid);
+  std::getline(in, version_line);
+  auto number = [](const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), ::isdigit) ? std::stoi(s) : -1;
+  };
+  p.frr_uid = number(trim_end(uid));
+  p.frr_gid = number(trim_end(gid));
+  // "zebra version 10.3" (FRR's lib/libfrr.c print_version), possibly with a suffix "-dev".
+  const std::string marker = "zebra version ";
+  if (auto at = version_line.find(marker); at != std::string::npos) {
+    std::string v = version_line.substr(at + marker.size());
+    size_t end = 0;
+    while (end < v.size() && (std::isdigit(static_cast<unsigned char>(v[end])) || v[end] == '.'))
+      ++end;
+    p.frr_version = v.substr(0, end);
+  }
+  if (p.frr_uid < 0 || p.frr_gid < 0)
+    return env_error("the image has no user frr (id frr printed '" + trim_end(uid) + "')");
+  if (p.frr_version.empty())
+    return env_error("the image's /usr/lib/frr/zebra reports no version ('" +
+                     trim_end(version_line) + "')");
+  return p;
+}
+
+Result<ImageProbe> probe_image(proc::ProcessRunner& runner, const std::string& id,
+                               const std::string& ref) {
+  const std::string cache = podman_dir() + "/probes/" + id + ".json";
+  if (std::ifstream f(cache); f) {
+    auto j = nlohmann::json::parse(f, nullptr, false);
+    if (j.is_object() && j.contains("frr_version"))
+      return ImageProbe{j.value("frr_version", ""), j.value("frr_uid", -1), j.value("frr_gid", -1)};
+  }
+  auto r = run_podman(runner,
+                      {"run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", id, "-c",
+                       "id -u frr; id -g frr; /usr/lib/frr/zebra --version | head -1"},
+                      "reading FRR's version in image " + ref);
+  if (!r) return r.error();
+  auto p = parse_image_probe(r->out);
+  if (!p) return Error{p.error().kind, "image " + ref + ": " + p.error().message};
+  std::error_code ec;
+  fs::create_directories(fs::path(cache).parent_path(), ec);
+  nlohmann::json j = {{"frr_version", p->frr_version},
+                      {"frr_uid", p->frr_uid},
+                      {"frr_gid", p->frr_gid},
+                      {"image", ref}};
+  (void)write_file(cache, j.dump() + "\n");  // a cache: failing to keep it costs a probe later
+  return p;
+}
+
+std::vector<std::string> container_run_args(const std::string& lab, const plan::Node& n) {
+  return {"run", "--detach", "--name", n.container.name, "--label",
+          std::string(kLabLabel) + "=" + lab, "--label", std::string(kNodeLabel) + "=" + n.name,
+          "--hostname", n.name, "--network", "ns:/run/netns/" + n.netns, "--cap-add",
+          "NET_ADMIN,NET_RAW,SYS_ADMIN", "--volume", n.run_dir + ":" + n.run_dir, "--volume",
+          n.run_dir + ":/etc/frr", "--volume", n.run_dir + ":/var/run/frr",
+          // The container's process only keeps it alive; twin starts FRR inside it.
+          "--entrypoint", "/bin/sleep",
+          n.container.image_id.empty() ? n.container.image : n.container.image_id, "infinity"};
+}
+
+Result<void> container_preflight(std::vector<plan::Node*>& nodes, proc::ProcessRunner& runner) {
+  if (nodes.empty()) return {};
+  if (::access("/usr/bin/podman", X_OK) != 0)
+    return env_error("node " + nodes.front()->name +
+                     " runs in a container and podman is missing; run tools/install-deps.sh "
+                     "--containers");
+  auto images = list_images(runner);
+  if (!images) return images.error();
+  std::map<std::string, ImageProbe> probes;  // image id -> probe
+  for (auto* n : nodes) {
+    const ImageInfo* img = find_image(*images, n->container.image);
+    if (!img) {
+      std::string present;
+      for (const auto& i : *images)
+        for (const auto& name : i.names) present += (present.empty() ? "" : ", ") + name;
+      return env_error(
+          "node " + n->name + ": image " + n->container.image +
+          " is not present on this machine (present: " + (present.empty() ? "none" : present) +
+          "); tools/build-images.sh builds twin's FRR images from Debian's archives");
+    }
+    if (!probes.count(img->id)) {
+      auto p = probe_image(runner, img->id, n->container.image);
+      if (!p) return p.error().with_context("node " + n->name);
+      probes[img->id] = *p;
+    }
+    const ImageProbe& p = probes[img->id];
+    n->container.image_id = img->id;
+    n->container.frr_version = p.frr_version;
+    n->container.frr_uid = p.frr_uid;
+    n->container.frr_gid = p.frr_gid;
+    // FRR 9.0+ starts mgmtd first: it holds the configuration staticd and others take.
+    if (runtime::frr_has_mgmtd(*n) &&
+        std::find(n->daemons.begin(), n->daemons.end(), "mgmtd") == n->daemons.end())
+      n->daemons.insert(n->daemons.begin(), "mgmtd");
+  }
+  return {};
+}
+
+Result<void> create_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx) {
+  if (nodes.empty()) return {};
+  const std::string& lab = ctx.record.state().lab;
+  std::vector<state::Resource> rs;
+  for (const auto* n : nodes) rs.push_back({"container", n->container.name, n->name, 0, 0, ""});
+  if (auto r = ctx.record.add(rs); !r) return r;  // recorded before created
+  std::vector<proc::Command> cmds;
+  for (const auto* n : nodes) cmds.push_back(podman_command(container_run_args(lab, *n)));
+  auto results = proc::run_all(ctx.runner, cmds, std::max(1, ctx.settings.parallel));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& r = results[i];
+    if (!r) return r.error().with_context("node " + nodes[i]->name + ": starting its container");
+    if (r->exit_code != 0)
+      return harness_error("node " + nodes[i]->name + ": starting its container (podman run " +
+                           nodes[i]->container.image + "): " + trim_end(r->err));
+  }
+  std::vector<std::string> args = {"inspect", "--type", "container", "--format", "json"};
+  for (const auto* n : nodes) args.push_back(n->container.name);
+  auto r = run_podman(ctx.runner, args, "reading the containers' processes (podman inspect)");
+  if (!r) return r.error();
+  auto j = nlohmann::json::parse(r->out, nullptr, false);
+  if (j.is_discarded() || !j.is_array())
+    return harness_error("podman inspect: expected a JSON list");
+  std::map<std::string, int> pids;
+  for (const auto& c : j)
+    if (c.is_object()) {
+      std::string name = c.value("Name", "");
+      if (!name.empty() && name[0] == '/') name.erase(0, 1);
+      if (auto s = c.find("State"); s != c.end() && s->is_object()) pids[name] = s->value("Pid", 0);
+    }
+  for (const auto* n : nodes) {
+    const int pid = pids.count(n->container.name) ? pids[n->container.name] : 0;
+    const uint64_t start = pid > 0 ? start_time_of(pid) : 0;
+    if (start == 0)
+      return harness_error("node " + n->name + ": container " + n->container.name +
+                           " is not running after podman run");
+    for (auto& res : ctx.record.take("container", n->name)) {
+      res.pid = pid;
+      res.start_time = start;
+      ctx.record.note(res);
+    }
+    if (auto w = write_file(runtime::container_pid_file(*n),
+                            std::to_string(pid) + " " + std::to_string(start) + "\n");
+        !w)
+      return w.error();
+  }
+  return ctx.record.save();
+}
+
+void remove_containers(const state::State& st, proc::ProcessRunner& runner, Teardown& out) {
+  std::set<std::string> recorded;
+  for (const auto& r : st.resources)
+    if (r.kind == "container") recorded.insert(r.name);
+  if (recorded.empty()) return;
+  if (::access("/usr/bin/podman", X_OK) != 0) {
+    out.problems.push_back("podman is missing: cannot remove the lab's containers");
+    return;
+  }
+  // Only the lab's own: recorded by name and carrying its label.
+  auto r = run_podman(runner,
+                      {"ps", "--all", "--filter", std::string("label=") + kLabLabel + "=" + st.lab,
+                       "--format", "json"},
+                      "listing the lab's containers", 30s);
+  if (!r) {
+    out.problems.push_back(r.error().message);
+    return;
+  }
+  auto j = nlohmann::json::parse(r->out, nullptr, false);
+  std::vector<std::string> ids;
+  if (j.is_array())
+    for (const auto& c : j) {
+      if (!c.is_object()) continue;
+      bool ours = false;
+      if (auto names = c.find("Names"); names != c.end() && names->is_array())
+        for (const auto& nm : *names)
+          if (nm.is_string() && recorded.count(nm.get<std::string>())) ours = true;
+      if (ours) ids.push_back(c.value("Id", ""));
+    }
+  if (ids.empty()) return;
+  // -t 0: the container's process is `sleep`, which has no SIGTERM handler as PID 1.
+  std::vector<std::string> args = {"rm", "--force", "--time", "0"};
+  args.insert(args.end(), ids.begin(), ids.end());
+  if (auto rm = run_podman(runner, args, "removing the lab's containers", 60s); !rm)
+    out.problems.push_back(rm.error().message);
+}
+
+Result<std::vector<std::pair<int, std::string>>> check_config_in_image(proc::ProcessRunner& runner,
+                                                                       const plan::Node& n,
+                                                                       const std::string& config) {
+  TempDir tmp;
+  if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
+  // vtysh -C reads vtysh.conf from its config folder: an empty one of ours, not the image's.
+  if (auto w = write_file(tmp.path + "/vtysh.conf", "service integrated-vtysh-config\n"); !w)
+    return w.error();
+  if (auto w = write_file(tmp.path + "/frr.conf", config); !w) return w.error();
+  ::chmod(tmp.path.c_str(), 0755);
+  ::chmod((tmp.path + "/frr.conf").c_str(), 0644);
+  ::chmod((tmp.path + "/vtysh.conf").c_str(), 0644);
+  auto r = runner.run(
+      podman_command({"run", "--rm", "--network", "none", "--volume",
+                      tmp.path + ":/tmp/twin-check:ro", "--entrypoint", "/usr/bin/vtysh",
+                      n.container.image_id.empty() ? n.container.image : n.container.image_id,
+                      "--config_dir", "/tmp/twin-check", "-C", "-f", "/tmp/twin-check/frr.conf"}));
+  if (!r) return r.error().with_context("checking the configuration with " + n.container.image);
+  std::vector<std::pair<int, std::string>> out;
+  if (r->exit_code == 0) return out;
+  out = runtime::vtysh_complaints(r->out + r->err);
+  if (out.empty())
+    out.emplace_back(
+        0, "vtysh -C exit " + std::to_string(r->exit_code) + ": " + trim_end(r->out + r->err));
+  return out;
+}
+
+Result<void> adopt_run_dir(const plan::Node& n) {
+  if (n.container.frr_uid < 0) return harness_error("node " + n.name + ": its image was not read");
+  std::error_code ec;
+  auto own = [&](const fs::path& p) -> Result<void> {
+    if (::lchown(p.c_str(), static_cast<uid_t>(n.container.frr_uid),
+                 static_cast<gid_t>(n.container.frr_gid)) != 0)
+      return harness_error("chown " + p.string() + ": " + std::strerror(errno));
+    return {};
+  };
+  if (auto r = own(n.run_dir); !r) return r;
+  for (auto it = fs::recursive_directory_iterator(n.run_dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (auto r = own(it->path()); !r) return r;
+  if (ec) return harness_error("reading " + n.run_dir + ": " + ec.message());
+  return {};
+}
+
+state::ProcessHealth container_health(const plan::Node& n,
+                                      const std::vector<state::Resource>& recorded) {
+  state::ProcessHealth h;
+  h.name = "container " + n.container.name;
+  for (const auto& r : recorded)
+    if (r.kind == "container") {
+      h.pid = r.pid;
+      h.running = r.pid > 0 && state::process_alive(r.pid, r.start_time);
+      if (!h.running) h.detail = "its process (PID " + std::to_string(r.pid) + ") is gone";
+      return h;
+    }
+  h.detail = "no container recorded";
+  return h;
+}
+
+}  // namespace twin::drivers
