@@ -175,23 +175,42 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(in.tenant_ports[0].network, "web");
 
   const auto& st = cs->steps;
-  ASSERT_EQ(st.size(), 18u);
+  ASSERT_EQ(st.size(), 20u);
   std::vector<std::string> names;
   std::vector<std::string> kinds;
   for (const auto& s : st) {
     names.push_back(s.name);
     kinds.push_back(twin::replay::to_string(s.kind()));
   }
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "add subnet on leaf1", "drop leaf4 loopback", "replace leaf2", "raise mtu",
-                       "server subnet", "raise link mtu", "one link down", "two links up", "settle",
-                       "pause", "check sessions", "add leaf5", "configure leaf5",
-                       "forwarding off on spine1", "strict rp_filter on two leaves",
-                       "green on leaf1", "no VNI 30100 on leaf2", "final check"}));
-  EXPECT_EQ(kinds, (std::vector<std::string>{"frr", "frr", "frr", "interface", "interface", "link",
-                                             "link", "link", "wait", "wait", "check", "topology",
-                                             "frr", "sysctl", "sysctl", "vxlan", "vxlan",
-                                             "check"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"add subnet on leaf1",
+                                             "drop leaf4 loopback",
+                                             "replace leaf2",
+                                             "raise mtu",
+                                             "server subnet",
+                                             "raise link mtu",
+                                             "one link down",
+                                             "two links up",
+                                             "settle",
+                                             "pause",
+                                             "check sessions",
+                                             "add leaf5",
+                                             "configure leaf5",
+                                             "forwarding off on spine1",
+                                             "strict rp_filter on two leaves",
+                                             "green on leaf1",
+                                             "no VNI 30100 on leaf2",
+                                             "upgrade leaf5",
+                                             "leaf5 back a release",
+                                             "final check"}));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"frr",   "frr",      "frr",   "interface", "interface",
+                                             "link",  "link",     "link",  "wait",      "wait",
+                                             "check", "topology", "frr",   "sysctl",    "sysctl",
+                                             "vxlan", "vxlan",    "image", "image",     "check"}));
+  // image: the container node leaf5 (the topology step's) moves to frr-10, then frr-7.5.
+  EXPECT_EQ(st[17].image().nodes, (std::vector<std::string>{"leaf5"}));
+  EXPECT_EQ(st[17].image().to, "frr-10");
+  EXPECT_EQ(st[17].image().profile.container.image, "localhost/twin-frr:10.3");
+  EXPECT_EQ(st[18].image().to, "frr-7.5");
   EXPECT_EQ(st[0].mark.line, 20);
   EXPECT_EQ(st[0].mark.column, 5);
 
@@ -268,10 +287,10 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(st[10].check().expect, "fail");
   EXPECT_EQ(st[10].check().failing, (std::vector<std::string>{"bgp.0"}));
   EXPECT_EQ(st[10].check().timeout, milliseconds(60000));
-  EXPECT_EQ(st[17].check().tests, (std::vector<std::string>{"routes", "reachability"}));
-  EXPECT_EQ(st[17].check().expect, "pass");
-  EXPECT_TRUE(st[17].check().failing.empty());
-  EXPECT_EQ(st[17].check().timeout, milliseconds(30000));
+  EXPECT_EQ(st[19].check().tests, (std::vector<std::string>{"routes", "reachability"}));
+  EXPECT_EQ(st[19].check().expect, "pass");
+  EXPECT_TRUE(st[19].check().failing.empty());
+  EXPECT_EQ(st[19].check().timeout, milliseconds(30000));
 
   // sysctl: settings in file order, values as text.
   EXPECT_EQ(st[13].sysctl().nodes, (std::vector<std::string>{"spine1"}));
@@ -310,9 +329,11 @@ TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {
   EXPECT_STREQ(to_string(StepKind::kTopology), "topology");
   EXPECT_STREQ(to_string(StepKind::kSysctl), "sysctl");
   EXPECT_STREQ(to_string(StepKind::kVxlan), "vxlan");
+  EXPECT_STREQ(to_string(StepKind::kImage), "image");
   std::vector<std::string> all;
-  for (auto k : {StepKind::kFrr, StepKind::kInterface, StepKind::kLink, StepKind::kWait,
-                 StepKind::kCheck, StepKind::kTopology, StepKind::kSysctl, StepKind::kVxlan})
+  for (auto k :
+       {StepKind::kFrr, StepKind::kInterface, StepKind::kLink, StepKind::kWait, StepKind::kCheck,
+        StepKind::kTopology, StepKind::kSysctl, StepKind::kVxlan, StepKind::kImage})
     all.push_back(to_string(k));
   EXPECT_EQ(all, keys::kStepKinds);
 }
@@ -449,14 +470,15 @@ TEST(ChangeSetErrors, UnknownStepKindSuggestsTheNearest) {
   auto far = only_problem(kHead + "  - name: a\n    colour: blue\n    wait: {}\n");
   expect_at(far, 5, 5, "steps[0].colour");
   EXPECT_EQ(far.message, "unknown field 'colour'");
-  EXPECT_EQ(far.hint,
-            "expected one of: name, frr, interface, link, wait, check, topology, sysctl, vxlan");
+  EXPECT_EQ(
+      far.hint,
+      "expected one of: name, frr, interface, link, wait, check, topology, sysctl, vxlan, image");
 
   auto none = only_problem(kHead + "  - name: a\n");
   expect_at(none, 4, 5, "steps[0]");
   EXPECT_EQ(none.message,
             "missing step kind; expected one of: frr, interface, link, wait, check, topology, "
-            "sysctl, vxlan");
+            "sysctl, vxlan, image");
 }
 
 TEST(ChangeSetErrors, TwoKindsInOneStep) {

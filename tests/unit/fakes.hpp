@@ -429,10 +429,21 @@ class FakeLab final : public twin::replay::LabControl {
     }
     return action == twin::engine::RoutingAction::kStop ? 0 : static_cast<int>(nodes.size()) * 3;
   }
+  // Booting a node on another image: logged ("boot leaf2 localhost/twin-frr:10.3"), with the
+  // configuration it booted from.
+  twin::Result<int> boot_image(const twin::plan::Plan&, const twin::plan::Node& to,
+                               const std::string& config) override {
+    if (net) net->note("boot " + to.name + " " + to.container.image);
+    booted.emplace_back(to, config);
+    if (fail_boot) return twin::harness_error("container did not start");
+    return static_cast<int>(to.daemons.size());
+  }
   FakeNetwork* net = nullptr;
   std::vector<std::string> reshapes;
   std::vector<twin::plan::Plan> reshaped_to;
   std::optional<twin::plan::Plan> saved;
+  std::vector<std::pair<twin::plan::Node, std::string>> booted;
+  bool fail_boot = false;
 };
 
 }  // namespace twin_test

@@ -66,8 +66,8 @@ struct TenantPortRef {
 };
 // The kinds in StepBody's order; their YAML keys are changeset_keys.hpp's kStepKinds, in the same
 // order (the loader dispatches by that position, to_string reads it).
-enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology, kSysctl, kVxlan };
-// "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl" | "vxlan"
+enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology, kSysctl, kVxlan, kImage };
+// "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl" | "vxlan" | "image"
 const char* to_string(StepKind k);
 // Whether a step of this kind changes the network (wait and check only observe it): the gate
 // settles and validates after each changing step when it goes step by step.
@@ -82,6 +82,7 @@ constexpr bool changes_network(StepKind k) {
     case StepKind::kTopology:
     case StepKind::kSysctl:
     case StepKind::kVxlan:
+    case StepKind::kImage:
       return true;
   }
   return true;
@@ -173,13 +174,27 @@ struct VxlanStep {
   std::vector<std::string> ports;  // the nodes' server ports; with one node only
   bool remove = false;
 };
+// The NOS of container nodes replaced by another image (issue 44's upgrade rehearsal): for each
+// node, in order, its running configuration is saved as its startup configuration (what a
+// reboot loads), checked by the new release's own parser (`vtysh -C` in the new image: a line
+// it refuses fails the step before anything is touched), then the node's daemons stop, its
+// container is replaced by one of the new image, and the daemons boot from that configuration.
+// The rollback boots the old image from the configuration saved before the step (a newer
+// release writes its defaults as lines an older one refuses, DESIGN.md §4b). Intent: the nodes
+// run the new image.
+struct ImageStep {
+  std::vector<std::string> nodes;  // container nodes (backend container)
+  std::string to;                  // image profile name (images/<to>.yaml, backend container)
+  topology::ImageProfile profile;  // `to` as loaded
+};
+
 // One step is exactly one of the kinds, in StepKind's order. Each kind has one handler
 // (changeset/step_<kind>.cpp) that reads it from the change file, applies it in the gate, says
 // what it would do (dry run) and what it means for the intended plan; ARCHITECTURE.md has the
 // recipe for a new kind.
 using StepBody = std::variant<FrrStep, InterfaceStep, LinkStep, WaitStep, CheckStep, TopologyStep,
-                              SysctlStep, VxlanStep>;
-static_assert(std::variant_size_v<StepBody> == 8, "StepKind lists one value per StepBody kind");
+                              SysctlStep, VxlanStep, ImageStep>;
+static_assert(std::variant_size_v<StepBody> == 9, "StepKind lists one value per StepBody kind");
 
 struct Step {
   std::string name;  // unique within the change set; the report refers to steps by it
@@ -191,6 +206,7 @@ struct Step {
   FrrStep& frr() { return std::get<FrrStep>(body); }
   InterfaceStep& interface() { return std::get<InterfaceStep>(body); }
   LinkStep& link() { return std::get<LinkStep>(body); }
+  const ImageStep& image() const { return std::get<ImageStep>(body); }
   WaitStep& wait() { return std::get<WaitStep>(body); }
   CheckStep& check() { return std::get<CheckStep>(body); }
   TopologyStep& topology() { return std::get<TopologyStep>(body); }

@@ -21,8 +21,8 @@ inline const std::vector<std::string> kPath = {"node", "prefix", "prefixes", "ec
                                                "next-hops"};  // intent.paths[i]
 // A step: its name and exactly one kind key. The kinds in the order of StepKind and StepBody
 // (changeset.hpp): the loader makes the kind at a key's position, to_string(StepKind) reads it.
-inline const std::vector<std::string> kStepKinds = {"frr",   "interface", "link",   "wait",
-                                                    "check", "topology",  "sysctl", "vxlan"};
+inline const std::vector<std::string> kStepKinds = {
+    "frr", "interface", "link", "wait", "check", "topology", "sysctl", "vxlan", "image"};
 inline const std::vector<std::string> kStep = [] {
   std::vector<std::string> v{"name"};
   v.insert(v.end(), kStepKinds.begin(), kStepKinds.end());
@@ -37,6 +37,7 @@ inline const std::vector<std::string> kCheck = {"tests", "expect", "failing", "t
 inline const std::vector<std::string> kTopology = {"file"};
 inline const std::vector<std::string> kSysctl = {"nodes", "node", "set"};
 inline const std::vector<std::string> kVxlan = {"nodes", "node", "vni", "ports", "remove"};
+inline const std::vector<std::string> kImage = {"nodes", "node", "to"};
 
 // Values.
 inline const std::vector<std::string> kUntil = {"converged", "duration"};

@@ -169,6 +169,7 @@ std::set<std::string> Touched::kernel_nodes() const {
 std::set<std::string> Touched::nodes() const {
   std::set<std::string> out = kernel_nodes();
   out.insert(frr_nodes.begin(), frr_nodes.end());
+  for (const auto& [node, config] : images) out.insert(node.name);
   return out;
 }
 

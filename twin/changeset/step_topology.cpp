@@ -3,10 +3,11 @@
 // for the intended plan (steps.hpp).
 #include <filesystem>
 
-#include "twin/engine/reconcile.hpp"
 #include "twin/changeset/changeset_keys.hpp"
 #include "twin/changeset/changeset_loader.hpp"
 #include "twin/changeset/steps.hpp"
+#include "twin/engine/reconcile.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/topology/loader.hpp"
 
 using namespace std::chrono_literals;
@@ -55,6 +56,7 @@ void ChangeSetLoader::parse_body(const Value& v, TopologyStep& out) {
   if (!ok) return;
   // Later steps (and the intent) may refer to what this topology adds.
   owned_.push_back(plan::make_plan(*out.topo, cur_->lab));
+  plan::keep_running_images(owned_.back(), *cur_);
   cur_ = &owned_.back();
   all_plans_.push_back(cur_);
 }
@@ -62,6 +64,7 @@ void ChangeSetLoader::parse_body(const Value& v, TopologyStep& out) {
 Result<void> apply_step(const TopologyStep& b, StepRun& run, std::string* detail) {
   if (!b.topo) return input_error("topology file was not loaded");
   plan::Plan next = plan::make_plan(*b.topo, run.current.lab);
+  plan::keep_running_images(next, run.current);
   run.touched.topology = true;
   // Recorded before reshaping, so an interrupted or failed reshape is undone too: nodes
   // whose generated config changes go back by config, and the rollback reshapes from the
@@ -83,6 +86,7 @@ Result<void> describe_step(const TopologyStep& b, const state::State& st, plan::
                            proc::ProcessRunner&, std::ostream& out) {
   if (!b.topo) return {};
   plan::Plan next = plan::make_plan(*b.topo, st.lab);
+  plan::keep_running_images(next, current);
   out << "   " << engine::describe_reshape(current, next);
   current = next;
   return {};
@@ -94,6 +98,7 @@ Result<void> describe_step(const TopologyStep& b, const state::State& st, plan::
 void intend_step(const TopologyStep& b, const std::string& lab, plan::Plan& p) {
   if (!b.topo) return;
   plan::Plan next = plan::make_plan(*b.topo, lab);
+  plan::keep_running_images(next, p);
   for (auto& nn : next.nodes) {
     const plan::Node* old = p.find(nn.name);
     if (!old) continue;

@@ -45,6 +45,11 @@ struct Touched {
   // Nodes whose planned addresses the kernel lost (found by restore(), whoever removed them):
   // put back in both families, and their ports bounced so zebra reinstalls routes through them.
   std::set<std::string> readdress;
+  // Container nodes an image step replaced: each node as the baseline ran it and the
+  // configuration it saved before its first image step (the rollback boots that image from
+  // that configuration: a newer release's saved defaults may not parse on an older one), in
+  // the order replaced.
+  std::vector<std::pair<plan::Node, std::string>> images;
   // FRR nodes whose routing-policy objects (route-map entries, prefix-lists, community, as-path
   // and access lists) a step's lines edited, with the node's route-map delay timer in seconds:
   // bgpd applies such an edit to routes only when that timer fires (FRR's docs, `bgp route-map
@@ -56,7 +61,8 @@ struct Touched {
   // The nodes whose kernel state a step changed: ports, host and FRR-set addresses, kernel
   // settings.
   [[nodiscard]] std::set<std::string> kernel_nodes() const;
-  // Every node the change worked on: those, and the nodes whose FRR configuration changed.
+  // Every node the change worked on: those, the nodes whose FRR configuration changed, and
+  // those an image step replaced.
   [[nodiscard]] std::set<std::string> nodes() const;
 };
 
@@ -111,6 +117,7 @@ Result<void> apply_step(const CheckStep& step, StepRun& run, std::string* detail
 Result<void> apply_step(const TopologyStep& step, StepRun& run, std::string* detail);
 Result<void> apply_step(const SysctlStep& step, StepRun& run, std::string* detail);
 Result<void> apply_step(const VxlanStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const ImageStep& step, StepRun& run, std::string* detail);
 
 // What the step would do, without doing it: lines indented by three spaces on `out`. `current`
 // is the plan the lab would run at that step (a topology step replaces it). Errors: a program
@@ -131,6 +138,8 @@ Result<void> describe_step(const SysctlStep& step, const state::State& st, plan:
                            proc::ProcessRunner& runner, std::ostream& out);
 Result<void> describe_step(const VxlanStep& step, const state::State& st, plan::Plan& current,
                            proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const ImageStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
 
 // What the step means for the intended plan `p` of lab `lab` (intent.hpp), applied in order.
 void intend_step(const FrrStep& step, const std::string& lab, plan::Plan& p);
@@ -141,6 +150,7 @@ void intend_step(const CheckStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const TopologyStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const SysctlStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const VxlanStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const ImageStep& step, const std::string& lab, plan::Plan& p);
 
 // What a vxlan step does to one VTEP's VNIs `vnis` (node `node` of `plan`, the lab as it runs):
 // the VNI created where missing (names, VRF and gateway as another VTEP of the plan has it,

@@ -6,6 +6,7 @@
 #include "twin/core/util.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/gate/gate.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/state/state.hpp"
 
 namespace twin::replay {
@@ -25,8 +26,15 @@ class EngineLab final : public LabControl {
   Result<void> save_intent(const plan::Plan& intended) override {
     auto cur = state::load_state(lab_);
     if (!cur) return cur.error();
-    cur->plan = intended;
+    // Nodes keep the image they run (what `up` or an image step read of it).
+    plan::Plan keep = intended;
+    plan::keep_running_images(keep, cur->plan);
+    cur->plan = keep;
     return state::save_state(*cur);
+  }
+  Result<int> boot_image(const plan::Plan& running, const plan::Node& to,
+                         const std::string& config) override {
+    return engine::boot_image(lab_, running, to, config, runner_);
   }
   Result<int> control_routing(const plan::Plan& running, const std::vector<std::string>& nodes,
                               engine::RoutingAction action) override {

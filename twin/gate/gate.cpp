@@ -290,6 +290,21 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
 
 Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   std::vector<std::string> problems;
+  // Nodes an image step moved: back on the image the baseline ran, booting the configuration
+  // they saved before the step (the last replaced first), before anything else is restored.
+  int images = 0;
+  for (auto it = t.images.rbegin(); it != t.images.rend(); ++it) {
+    const auto& [before, config] = *it;
+    auto r = env_.lab.boot_image(current_, before, config);
+    if (!r) {
+      problems.push_back("node " + before.name + ": back to " + before.container.image + ": " +
+                         r.error().message);
+      continue;
+    }
+    ++images;
+    for (auto& n : current_.nodes)
+      if (n.name == before.name) n = before;
+  }
   // VTEPs a vxlan step changed: from the VNIs their kernel runs now (as the steps left them,
   // when it cannot be read) to those before the change, or to the plan's when a topology step
   // reshaped the lab (its reshape back, below, works from that plan).
@@ -415,6 +430,7 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
   if (!t.sysctls.empty())
     restored += ", " + std::to_string(t.sysctls.size()) + " kernel setting(s) written back";
   if (vteps > 0) restored += ", the VNIs of " + std::to_string(vteps) + " VTEP(s) put back";
+  if (images > 0) restored += ", " + std::to_string(images) + " node(s) back on their image";
   if (!problems.empty()) {
     *detail = "not all restored (of " + restored + "): " + problems.front();
     return harness_error(*detail);

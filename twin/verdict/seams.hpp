@@ -68,6 +68,12 @@ class LabControl {
   virtual Result<int> control_routing(const plan::Plan& running,
                                       const std::vector<std::string>& nodes,
                                       engine::RoutingAction action) = 0;
+  // Node `to.name` of `running` boots image `to` (a container node's image replaced, its
+  // daemons restarted) from `config`, and the lab's state file records `to` (engine::boot_image):
+  // the image step and its rollback, on the restore ladder's one primitive. Returns the number
+  // of daemons started.
+  virtual Result<int> boot_image(const plan::Plan& running, const plan::Node& to,
+                                 const std::string& config) = 0;
 };
 
 // Everything the gate uses besides the change and the lab's state.
