@@ -88,8 +88,9 @@ TEST(Containerlab, OspfTriangleClabPlansLikeLabYaml) {
   ASSERT_TRUE(clab) << dump(d1);
   auto lab = load_topology((kTriangle / "lab.yaml").string(), d2);
   ASSERT_TRUE(lab) << dump(d2);
-  // mgmt and the alpine images are read and ignored, with a warning each.
-  ASSERT_EQ(d1.warnings().size(), 4u) << d1.format_warnings();
+  // mgmt and the alpine images are read and ignored, with a warning each; the stock daemons
+  // file's zebra_options (-s 90000000) is not applied, said once for the three routers.
+  ASSERT_EQ(d1.warnings().size(), 5u) << d1.format_warnings();
   EXPECT_EQ(d1.warnings()[0].field, "mgmt");
   EXPECT_EQ(d1.warnings()[0].line, 10);
   EXPECT_EQ(plan_json(*clab, true), plan_json(*lab, true));
@@ -218,7 +219,10 @@ TEST(Containerlab, ConvertedFilePlansLikeTheSource) {
     Diagnostics d2;
     auto back = load_topology(out.string(), d2, "", &*policy);
     ASSERT_TRUE(back) << dump(d2) << yaml;
-    EXPECT_TRUE(d2.warnings().empty());
+    // What the converted file cannot avoid saying again: the daemons file's options.
+    for (const auto& w : d2.warnings())
+      EXPECT_NE(w.message.find("_options ("), std::string::npos) << w.message;
+    EXPECT_LE(d2.warnings().size(), 1u);
     EXPECT_EQ(plan_json(*back), plan_json(*t));
     // Paths are relative to the output file's folder.
     EXPECT_NE(yaml.find("config: \"" +
@@ -307,4 +311,58 @@ TEST(Containerlab, ARefusedNodeIsReportedOnceNotAgainAtItsNeighboursExec) {
   EXPECT_FALSE(twin::topology::load_topology_text(text, "c.clab.yml", ".", d));
   ASSERT_EQ(d.items().size(), 1u) << dump(d);  // not also "interface eth1 of h2 is on no link"
   EXPECT_EQ(d.items()[0].field, "topology.nodes.r3.kind");
+}
+
+// What containerlab does that twin did not, or changed without a word (issue 44 item 7): its
+// magic variables in binds are expanded as containerlab expands them; a daemons file's
+// *_options beyond the stock `-A 127.0.0.1`, and a startup-config that loses to a bound
+// frr.conf, are warnings naming what was asked and what runs.
+TEST(Containerlab, MagicBindVariablesOptionsAndAStartupConfigThatLosesAreSaid) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "clab-magic" / "r1");
+  std::ofstream(dir.path() / "clab-magic" / "r1" / "frr.conf")
+      << "frr defaults traditional\nhostname r1\ninterface eth1\n ip address 10.0.12.1/30\n"
+         "router ospf\n network 10.0.12.0/30 area 0\n";
+  std::ofstream(dir.path() / "clab-magic" / "daemons")
+      << "zebra=yes\nospfd=yes\nzebra_options=\"  -A 127.0.0.1 -s 90000000\"\n"
+         "ospfd_options=\"   -A 127.0.0.1\"\n";
+  dir.write("r2.conf",
+            "frr defaults traditional\nhostname r2\ninterface eth1\n"
+            " ip address 10.0.12.2/30\nrouter ospf\n network 10.0.12.0/30 area 0\n");
+  dir.write("unused.cfg", "hostname r2\n");
+  auto file = dir.write("magic.clab.yml", R"(name: magic
+topology:
+  nodes:
+    r1:
+      kind: linux
+      image: quay.io/frrouting/frr:8.4.1
+      binds:
+        - __clabNodeDir__/frr.conf:/etc/frr/frr.conf
+        - __clabDir__/daemons:/etc/frr/daemons
+    r2:
+      kind: linux
+      image: quay.io/frrouting/frr:8.4.1
+      startup-config: unused.cfg
+      binds: [r2.conf:/etc/frr/frr.conf]
+  links:
+    - endpoints: [r1:eth1, r2:eth1]
+)");
+  Diagnostics d;
+  auto t = load_topology(file.string(), d);
+  ASSERT_TRUE(t) << dump(d);
+  EXPECT_EQ(t->find_node("r1")->config, (dir.path() / "clab-magic/r1/frr.conf").string());
+  ASSERT_FALSE(t->find_node("r1")->daemon_settings.empty());
+  EXPECT_EQ(t->find_node("r1")->daemon_settings.front().file,
+            (dir.path() / "clab-magic/daemons").string());
+  std::string warnings = d.format_warnings();
+  EXPECT_NE(warnings.find("zebra_options (-s 90000000) is not applied: twin starts zebra with its "
+                          "own options"),
+            std::string::npos)
+      << warnings;
+  EXPECT_EQ(warnings.find("ospfd_options"), std::string::npos) << warnings;  // the stock line
+  EXPECT_NE(warnings.find("startup-config is not used: FRR reads the frr.conf bound onto "
+                          "/etc/frr (" +
+                          (dir.path() / "r2.conf").string() + ")"),
+            std::string::npos)
+      << warnings;
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr.hpp"
@@ -237,7 +238,12 @@ Result<void> create_containers(const std::vector<const plan::Node*>& nodes, Buil
   for (const auto* n : nodes) rs.push_back({"container", n->container.name, n->name, 0, 0, ""});
   if (auto r = ctx.record.add(rs); !r) return r;  // recorded before created
   std::vector<proc::Command> cmds;
-  for (const auto* n : nodes) cmds.push_back(podman_command(container_run_args(lab, *n)));
+  for (const auto* n : nodes) {
+    cmds.push_back(podman_command(container_run_args(lab, *n)));
+    // In the lab's cgroup: a `twin up` killed meanwhile leaves no `podman run` creating a
+    // container after `down` looked (down stops the cgroup first, then removes by label).
+    cmds.back().cgroup = ctx.record.cgroup();
+  }
   auto results = proc::run_all(ctx.runner, cmds, std::max(1, ctx.settings.parallel));
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& r = results[i];
@@ -312,8 +318,21 @@ void remove_containers(const state::State& st, proc::ProcessRunner& runner, Tear
   // -t 0: the container's process is `sleep`, which has no SIGTERM handler as PID 1.
   std::vector<std::string> args = {"rm", "--force", "--time", "0"};
   args.insert(args.end(), ids.begin(), ids.end());
-  if (auto rm = run_podman(runner, args, "removing the lab's containers", 60s); !rm)
-    out.problems.push_back(rm.error().message);
+  // A container whose `podman run` was killed half-way (a killed `up`: down stops the lab's
+  // cgroup first) may still hold its mounts for a moment ("device or resource busy"): podman's
+  // own cleanup, then the removal again, a few times.
+  Result<proc::Output> rm = harness_error("not run");
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    if (attempt > 0) {
+      std::vector<std::string> cleanup = {"container", "cleanup"};
+      cleanup.insert(cleanup.end(), ids.begin(), ids.end());
+      (void)runner.run(podman_command(cleanup, 30s));
+      std::this_thread::sleep_for(std::chrono::milliseconds(250 * attempt));
+    }
+    rm = run_podman(runner, args, "removing the lab's containers", 60s);
+    if (rm) break;
+  }
+  if (!rm) out.problems.push_back(rm.error().message);
 }
 
 Result<std::vector<std::pair<int, std::string>>> check_config_in_image(proc::ProcessRunner& runner,

@@ -33,8 +33,10 @@ Result<nlohmann::json> image_catalog(proc::ProcessRunner& runner, const std::str
   InputPolicy policy =
       InputPolicy().with_roots(topology::image_search_path(topology_dir), "image search path");
   for (const auto& name : topology::known_images(topology_dir)) {
+    std::vector<std::string> looked;  // (find_image_profile fills them: not optional)
+    std::optional<InputProblem> refused;
     const std::string file =
-        topology::find_image_profile(name, topology_dir, policy, nullptr, nullptr);
+        topology::find_image_profile(name, topology_dir, policy, &looked, &refused);
     if (file.empty()) continue;
     Diagnostics diags;
     auto p = topology::load_image_profile(name, file, diags);
@@ -83,7 +85,8 @@ Result<nlohmann::json> image_catalog(proc::ProcessRunner& runner, const std::str
           missing += (missing.empty() ? "" : "; ") + f + " is missing";
         }
       if (!ok)
-        missing += " (tools/build-test-vm-image builds test-vm; NOS images are the vendor's)";
+        missing += name == "test-vm" ? " (tools/build-test-vm-image builds it)"
+                                     : " (the NOS vendor's image: docs/vm-nodes.md)";
     } else if (p->kind == topology::NodeKind::kFrr) {
       if (host_frr == "unknown") {
         ok = false;

@@ -184,6 +184,8 @@ class ClabLoader {
              std::string(k) == "mgmt"
                  ? "twin's nodes have no management network; reach them with twin exec"
                  : "twin names namespaces tw-<lab>-<node>");
+    // containerlab's own lab directory is named after the file's `name` (binds' __clabDir__).
+    if (auto n = root["name"]; n && n.IsScalar()) lab_ = n.Scalar();
     if (!lab_name.empty()) {
       t_.name = lab_name;  // given by the caller (--name): the file's own is not used
     } else if (auto n = root["name"]; !n) {
@@ -258,6 +260,8 @@ class ClabLoader {
              const std::string& hint) {
     r_.error(mark_of(where), field, msg, hint);
   }
+  std::string lab_;  // the file's `name` (containerlab's lab directory is clab-<name>)
+
   void warn(const YAML::Node& where, const std::string& field, const std::string& msg,
             const std::string& hint) {
     Mark m = mark_of(where);
@@ -429,6 +433,11 @@ class ClabLoader {
         return canonical(p);
       };
       std::optional<std::string> etc_conf = in_etc("frr.conf");
+      if ((conf || (etc_conf && !etc_conf->empty())) && startup)
+        warn(startup.value, startup.path,
+             "startup-config is not used: FRR reads the frr.conf bound onto /etc/frr (" +
+                 (conf ? conf->host : *etc_conf) + "), which is this node's configuration",
+             "drop startup-config, or the frr.conf bind");
       if (conf) {
         n.config = conf->host;
       } else if (etc_conf) {
@@ -534,7 +543,15 @@ class ClabLoader {
         std::string p = path + "[" + std::to_string(i) + "]";
         auto s = r_.string(at(list[i], p));
         if (!s) continue;
-        auto parts = split(*s, ':');
+        // containerlab's magic variables: its lab directory (clab-<lab> beside the file) and
+        // the node's folder in it (containerlab docs, "Lab Directory").
+        std::string spec = *s;
+        for (const auto& [var, value] :
+             {std::pair<std::string, std::string>{"__clabNodeDir__", "clab-" + lab_ + "/" + name},
+              {"__clabDir__", "clab-" + lab_}})
+          for (size_t at = spec.find(var); at != std::string::npos; at = spec.find(var, at))
+            spec.replace(at, var.size(), value);
+        auto parts = split(spec, ':');
         if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || parts[1].empty() ||
             parts[1][0] != '/') {
           error(list[i], p, "expected host-path:container-path[:options], got '" + *s + "'",

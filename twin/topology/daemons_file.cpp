@@ -36,6 +36,44 @@ std::vector<DaemonSetting> parse_daemons_file(const std::string& text, const std
     size_t eq = line.find('=', start);
     if (eq == std::string::npos) continue;  // not an assignment: nothing twin reads
     std::string key = line.substr(start, eq - start);
+    // `bgpd_options="-A 127.0.0.1 -M rpki"`: how FRR's init would start that daemon. twin starts
+    // each daemon with its own command line (runtime::daemon_argv: vty socket in the node's run
+    // folder, no TCP vty, which covers the stock `-A 127.0.0.1`); anything else is not applied,
+    // and said so.
+    if (const std::string suffix = "_options";
+        key.size() > suffix.size() && key.ends_with(suffix)) {
+      std::string value = trim(line.substr(eq + 1));
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\''))
+        value = trim(value.substr(1, value.find(value.front(), 1) - 1));
+      // `-A 127.0.0.1` / `-A ::1` (the stock vty addresses) are what no TCP vty at all covers.
+      std::istringstream words(value);
+      std::string rest;
+      for (std::string w; words >> w;) {
+        if (w == "-A") {
+          std::string addr;
+          words >> addr;
+          if (addr == "127.0.0.1" || addr == "::1") continue;
+          w += " " + addr;
+        }
+        rest += (rest.empty() ? "" : " ") + w;
+      }
+      Diagnostic warning{file,
+                         no,
+                         static_cast<int>(start) + 1,
+                         "",
+                         key + " (" + rest + ") is not applied: twin starts " +
+                             key.substr(0, key.size() - suffix.size()) +
+                             " with its own options (its node's vty socket, no TCP vty)",
+                         "the daemon runs with FRR's default for it (a module, -M, is not "
+                         "loaded)"};
+      // A file shared by several nodes is read once per node: said once.
+      const auto& have = diags.warnings();
+      if (!rest.empty() && std::find_if(have.begin(), have.end(), [&](const Diagnostic& x) {
+                             return x.file == file && x.line == no && x.message == warning.message;
+                           }) == have.end())
+        diags.warn(warning);
+      continue;
+    }
     // Daemon switches are bare lower-case names; `bgpd_options`, `vtysh_enable`, `MAX_FDS`,
     // `frr_profile` and the like are other settings, which twin does not read.
     if (key.empty() ||
