@@ -41,7 +41,7 @@ pss_per_router() {
     local node pss=0
     node=$(basename "$dir")
     for pidfile in "$dir"*.pid; do
-      [ -e "$pidfile" ] || continue
+      [ -e "$pidfile" ] && [ "$(basename "$pidfile")" != container.pid ] || continue
       pss=$((pss + $(awk '/^Pss:/{print $2}' /proc/"$(cat "$pidfile")"/smaps_rollup)))
     done
     [ "$pss" -gt 0 ] || continue
