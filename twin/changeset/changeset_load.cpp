@@ -101,6 +101,26 @@ std::vector<std::string> ChangeSetLoader::node_names(const Plans& scope) {
 
 // The node `name` in the first plan of `scope` that has it. `frr_only`, when set, is why
 // the node must be an FRR node ("frr steps configure FRR nodes only").
+std::vector<ChangeSetLoader::StepNode> ChangeSetLoader::step_nodes(const Value& v,
+                                                                   const std::string& what,
+                                                                   const std::string& example,
+                                                                   const char* frr_only,
+                                                                   const char* frr_hint) {
+  std::vector<StepNode> out;
+  for (const auto& it : r_.one_or_many(v, "node", "nodes", what, example)) {
+    auto s = r_.string(it);
+    if (!s) continue;
+    const plan::Node* n = node_ref(it, *s, {cur_}, frr_only, frr_hint);
+    if (!n) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const StepNode& x) { return x.node == n; })) {
+      r_.error(it, "node '" + *s + "' listed twice", "");
+      continue;
+    }
+    out.push_back({it, n});
+  }
+  return out;
+}
+
 const plan::Node* ChangeSetLoader::node_ref(const Value& v, const std::string& name,
                                             const Plans& scope, const char* frr_only,
                                             const char* frr_hint) {

@@ -56,6 +56,16 @@ class ChangeSetLoader {
   const plan::Node* node_ref(const Value& v, const std::string& name, const Plans& scope,
                              const char* frr_only = nullptr, const char* frr_hint = "");
 
+  // A step's `node:` or `nodes:` (what: "nodes to set", example: "spine1"): each a node of the
+  // lab as of this step (node_ref, with `frr_only`), each once; the others reported. In order.
+  struct StepNode {
+    Value at;
+    const plan::Node* node;
+  };
+  std::vector<StepNode> step_nodes(const Value& v, const std::string& what,
+                                   const std::string& example, const char* frr_only = nullptr,
+                                   const char* frr_hint = "");
+
   // "node:interface", an interface of a node of the lab.
   std::optional<End> end_ref(const Value& v, const std::string& text, const Plans& scope,
                              const std::string& example);

@@ -26,16 +26,8 @@ void ChangeSetLoader::parse_body(const Value& v, FrrStep& out) {
   r_.check_keys(v, keys::kFrr);
   const char* why = "frr steps configure FRR nodes only";
   const char* hint = "change a host with an interface step";
-  auto nodes = r_.one_or_many(v, "node", "nodes", "FRR nodes to configure", "leaf1");
-  for (const auto& it : nodes) {
-    auto s = r_.string(it);
-    if (!s || !node_ref(it, *s, {cur_}, why, hint)) continue;
-    if (has(out.nodes, *s)) {
-      r_.error(it, "node '" + *s + "' listed twice", "");
-      continue;
-    }
-    out.nodes.push_back(*s);
-  }
+  for (const auto& [at, n] : step_nodes(v, "FRR nodes to configure", "leaf1", why, hint))
+    out.nodes.push_back(n->name);
 
   std::vector<Value> ops;
   for (const auto& kv : v.node) {
@@ -62,10 +54,10 @@ void ChangeSetLoader::parse_body(const Value& v, FrrStep& out) {
     if (!p) return;
     if (auto abs = existing_file(op, *p, "config file")) {
       out.replace = *abs;
-      if (nodes.size() > 1)
+      if (out.nodes.size() > 1)
         r_.error(op,
                  "replace sets one node's whole configuration, but this step names " +
-                     std::to_string(nodes.size()) + " nodes",
+                     std::to_string(out.nodes.size()) + " nodes",
                  "use one step per node, each with its own file");
     }
     return;

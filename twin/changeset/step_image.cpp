@@ -37,25 +37,17 @@ plan::Node on_image(const plan::Node& n, const std::string& profile_name,
 
 void ChangeSetLoader::parse_body(const Value& v, ImageStep& out) {
   r_.check_keys(v, keys::kImage);
-  for (const auto& it : r_.one_or_many(v, "node", "nodes", "nodes to upgrade", "leaf2")) {
-    auto s = r_.string(it);
-    if (!s) continue;
-    const plan::Node* n = node_ref(it, *s, {cur_});
-    if (!n) continue;
-    if (has(out.nodes, *s)) {
-      r_.error(it, "node '" + *s + "' listed twice", "");
-      continue;
-    }
+  for (const auto& [it, n] : step_nodes(v, "nodes to upgrade", "leaf2")) {
     if (n->container.image.empty()) {
       r_.error(it,
-               "node " + *s + " runs " +
+               "node " + n->name + " runs " +
                    (n->kind == topology::NodeKind::kFrr ? "this machine's FRR in a namespace"
                                                         : "no FRR of an image") +
                    ": an image step replaces a container node's image",
                "give the node a container image profile in the lab (docs/containers.md)");
       continue;
     }
-    out.nodes.push_back(*s);
+    out.nodes.push_back(n->name);
   }
   Value to = child(v, "to");
   if (!to) {

@@ -28,16 +28,8 @@ std::string interface_of(const std::string& key) {
 void ChangeSetLoader::parse_body(const Value& v, SysctlStep& out) {
   r_.check_keys(v, keys::kSysctl);
   std::vector<const plan::Node*> nodes;
-  for (const auto& it : r_.one_or_many(v, "node", "nodes", "nodes to set", "spine1")) {
-    auto s = r_.string(it);
-    if (!s) continue;
-    const plan::Node* n = node_ref(it, *s, {cur_});
-    if (!n) continue;
-    if (has(out.nodes, *s)) {
-      r_.error(it, "node '" + *s + "' listed twice", "");
-      continue;
-    }
-    out.nodes.push_back(*s);
+  for (const auto& [at, n] : step_nodes(v, "nodes to set", "spine1")) {
+    out.nodes.push_back(n->name);
     nodes.push_back(n);
   }
   Value set = child(v, "set");

@@ -21,22 +21,15 @@ std::string devices(uint32_t vni) {
 void ChangeSetLoader::parse_body(const Value& v, VxlanStep& out) {
   r_.check_keys(v, keys::kVxlan);
   std::vector<const plan::Node*> nodes;
-  for (const auto& it : r_.one_or_many(v, "node", "nodes", "VTEPs to change", "leaf1")) {
-    auto s = r_.string(it);
-    if (!s) continue;
-    const plan::Node* n = node_ref(it, *s, {cur_}, "a VTEP is an FRR node (EVPN runs in its bgpd)",
-                                   "tenant networks live on leaves");
-    if (!n) continue;
-    if (has(out.nodes, *s)) {
-      r_.error(it, "node '" + *s + "' listed twice", "");
-      continue;
-    }
+  for (const auto& [it, n] :
+       step_nodes(v, "VTEPs to change", "leaf1", "a VTEP is an FRR node (EVPN runs in its bgpd)",
+                  "tenant networks live on leaves")) {
     if (plan::vni_on(*n, 0, "").local.empty()) {  // (the VTEP address vni_on picks)
-      r_.error(it, "node '" + *s + "' has no IPv4 loopback to be its VTEP address",
+      r_.error(it, "node '" + n->name + "' has no IPv4 loopback to be its VTEP address",
                "give it one under `loopback:` in the topology");
       continue;
     }
-    out.nodes.push_back(*s);
+    out.nodes.push_back(n->name);
     nodes.push_back(n);
   }
   Value vv = child(v, "vni");
