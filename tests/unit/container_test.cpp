@@ -93,6 +93,9 @@ class FakePodman final : public twin::proc::ProcessRunner {
       o.out = list.dump();
     } else if (verb == "ps") {
       o.out = containers.dump();
+    } else if (verb == "rm" && fail_rm) {
+      o.exit_code = 125;
+      o.err = "Error: removing container aaa root filesystem: device or resource busy";
     }
     return o;
   }
@@ -101,6 +104,7 @@ class FakePodman final : public twin::proc::ProcessRunner {
   std::map<std::string, std::string> probe_for;  // image id -> recorded probe file
   nlohmann::json containers = nlohmann::json::array();
   int probes = 0;
+  bool fail_rm = false;  // `rm` fails as a half-created container's busy mount made it
   std::function<void(const std::vector<std::string>&)> on_create;  // each `podman run --detach`
 };
 
@@ -381,6 +385,26 @@ TEST_F(ContainerDriver, ContainersAreRecordedBeforeCreatedAndDownRemovesOnlyTheL
   EXPECT_TRUE(has(podman_.calls[0], "label=org.twin.lab=mix"));
   EXPECT_EQ(podman_.calls[1],
             (std::vector<std::string>{"rm", "--force", "--time", "0", "aaa", "bbb"}));
+  EXPECT_TRUE(t.left.empty());
+
+  // A removal that keeps failing: podman's cleanup and the removal again, then the containers
+  // podman still has stay recorded (down keeps them for the next down), the third not.
+  podman_.fail_rm = true;
+  podman_.calls.clear();
+  twin::drivers::Teardown failed;
+  twin::drivers::remove_containers(st, podman_, failed, std::chrono::milliseconds(0));
+  int rms = 0, cleanups = 0;
+  for (const auto& c : podman_.calls) {
+    rms += c.at(0) == "rm";
+    cleanups += c.at(0) == "container" && c.at(1) == "cleanup";
+  }
+  EXPECT_EQ(rms, 4);
+  EXPECT_EQ(cleanups, 3);
+  ASSERT_EQ(failed.problems.size(), 1u);
+  EXPECT_NE(failed.problems[0].find("device or resource busy"), std::string::npos);
+  std::vector<std::string> left;
+  for (const auto& r : failed.left) left.push_back(r.name);
+  EXPECT_EQ(left, (std::vector<std::string>{"tw-mix-spine1", "tw-mix-leaf1"}));
 }
 
 // ---- Which image a node runs (plan::resolve_images) ----

@@ -288,13 +288,16 @@ Result<void> create_containers(const std::vector<const plan::Node*>& nodes, Buil
   return ctx.record.save();
 }
 
-void remove_containers(const state::State& st, proc::ProcessRunner& runner, Teardown& out) {
+void remove_containers(const state::State& st, proc::ProcessRunner& runner, Teardown& out,
+                       std::chrono::milliseconds retry_delay) {
   std::set<std::string> recorded;
   for (const auto& r : st.resources)
     if (r.kind == "container") recorded.insert(r.name);
   if (recorded.empty()) return;
   if (::access("/usr/bin/podman", X_OK) != 0) {
     out.problems.push_back("podman is missing: cannot remove the lab's containers");
+    for (const auto& res : st.resources)
+      if (res.kind == "container") out.left.push_back(res);
     return;
   }
   // Only the lab's own: recorded by name and carrying its label.
@@ -302,19 +305,25 @@ void remove_containers(const state::State& st, proc::ProcessRunner& runner, Tear
                       {"ps", "--all", "--filter", std::string("label=") + kLabLabel + "=" + st.lab,
                        "--format", "json"},
                       "listing the lab's containers", 30s);
-  if (!r) {
+  if (!r) {  // podman cannot say what exists: every recorded container stays recorded
     out.problems.push_back(r.error().message);
+    for (const auto& res : st.resources)
+      if (res.kind == "container") out.left.push_back(res);
     return;
   }
   auto j = nlohmann::json::parse(r->out, nullptr, false);
   std::vector<std::string> ids;
+  std::set<std::string> present;  // recorded names podman still has
   if (j.is_array())
     for (const auto& c : j) {
       if (!c.is_object()) continue;
       bool ours = false;
       if (auto names = c.find("Names"); names != c.end() && names->is_array())
         for (const auto& nm : *names)
-          if (nm.is_string() && recorded.count(nm.get<std::string>())) ours = true;
+          if (nm.is_string() && recorded.count(nm.get<std::string>())) {
+            ours = true;
+            present.insert(nm.get<std::string>());
+          }
       if (ours) ids.push_back(c.value("Id", ""));
     }
   if (ids.empty()) return;
@@ -330,12 +339,16 @@ void remove_containers(const state::State& st, proc::ProcessRunner& runner, Tear
       std::vector<std::string> cleanup = {"container", "cleanup"};
       cleanup.insert(cleanup.end(), ids.begin(), ids.end());
       (void)runner.run(podman_command(cleanup, 30s));
-      std::this_thread::sleep_for(std::chrono::milliseconds(250 * attempt));
+      std::this_thread::sleep_for(retry_delay * attempt);
     }
     rm = run_podman(runner, args, "removing the lab's containers", 60s);
     if (rm) break;
   }
-  if (!rm) out.problems.push_back(rm.error().message);
+  if (!rm) {
+    out.problems.push_back(rm.error().message);
+    for (const auto& r : st.resources)
+      if (r.kind == "container" && present.count(r.name)) out.left.push_back(r);
+  }
 }
 
 Result<std::vector<std::pair<int, std::string>>> check_config_in_image(proc::ProcessRunner& runner,

@@ -79,8 +79,10 @@ Result<void> container_preflight(std::vector<plan::Node*>& nodes, proc::ProcessR
 // runtime::container_pid_file. Errors name the node and podman's words.
 Result<void> create_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx);
 // `down`: removes the lab's recorded containers that carry its label (never another's), in one
-// podman call. Appends problems to `out`.
-void remove_containers(const state::State& st, proc::ProcessRunner& runner, Teardown& out);
+// podman call, tried again (after podman's own cleanup, waiting `retry_delay` more each time) up
+// to 4 times. Appends problems to `out`, and to out.left the recorded containers still there.
+void remove_containers(const state::State& st, proc::ProcessRunner& runner, Teardown& out,
+                       std::chrono::milliseconds retry_delay = std::chrono::milliseconds(250));
 // Lines of `config` (a running configuration) that node `n`'s image refuses, by its own parser
 // (`vtysh -C` in a throw-away container of n.container.image_id, no network): (line, FRR's
 // words); empty when it parses. Errors: podman failing (kHarness).

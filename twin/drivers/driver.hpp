@@ -80,6 +80,9 @@ struct BuildContext {
 struct Teardown {
   int vms_destroyed = 0;
   std::vector<std::string> problems;
+  // Recorded resources still there after their removal failed: `down` keeps them in the lab's
+  // state file (nothing else), so the next `down` tries again instead of forgetting them.
+  std::vector<state::Resource> left;
 };
 
 class NodeDriver {
@@ -128,7 +131,8 @@ class NodeDriver {
   // ctx.deadline. Errors name the node and what it last said.
   virtual Result<void> wait_ready(const std::vector<const plan::Node*>& nodes,
                                   BuildContext& ctx) const;
-  // `down`: removes what this driver recorded beside namespaces and processes (domains, taps).
+  // `down`: removes what this driver recorded beside namespaces and processes (domains, taps,
+  // containers); what it could not remove goes to out.left with the problem.
   virtual void remove(const state::State& st, proc::ProcessRunner& runner, Teardown& out) const;
   // Whether the node's interfaces are the kernel's of its namespace (twin sets their admin
   // state, MTU and addresses there, and the kernel gives them IPv6 link-local addresses); false

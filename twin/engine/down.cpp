@@ -109,11 +109,13 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
 
   // 2. What drivers made beside namespaces and processes (VMs, before their namespaces: QEMU
   //    lets go of the taps inside them).
+  std::vector<state::Resource> left;  // recorded, still there: kept for the next `down`
   {
     drivers::Teardown t;
     for (const auto* d : drivers::all_drivers()) d->remove(s, runner, t);
     rep.vms_destroyed = t.vms_destroyed;
     rep.problems.insert(rep.problems.end(), t.problems.begin(), t.problems.end());
+    left = std::move(t.left);
   }
 
   // 3. Namespaces (their veths and the VMs' taps go with them).
@@ -128,17 +130,31 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
       if (!fs::exists("/run/netns/" + n)) ++rep.namespaces_removed;
   }
 
-  // 4. Files: run folders (FRR's crash-log folders are inside them), the lab folder last.
+  // 4. Files: run folders (FRR's crash-log folders are inside them), the lab folder last —
+  //    unless something recorded is still there: its record (the state file in the lab folder)
+  //    stays, holding only that, so the next `down` removes it rather than forgetting it.
+  const std::string lab_folder = state::lab_dir(lab);
   for (auto it = s.resources.rbegin(); it != s.resources.rend(); ++it) {
-    if (it->kind != "dir") continue;
+    if (it->kind != "dir" || (!left.empty() && it->name == lab_folder)) continue;
     std::error_code ec;
     if (fs::remove_all(it->name, ec) > 0) ++rep.paths_removed;
     if (ec && ec != std::errc::no_such_file_or_directory)
       rep.problems.push_back("removing " + it->name + ": " + ec.message());
   }
+  if (!left.empty()) {
+    s.status = "down-incomplete";
+    s.resources = std::move(left);
+    s.resources.push_back({"dir", lab_folder, ""});
+    if (auto saved = state::save_state(s); !saved)
+      rep.problems.push_back("keeping the record of what is left: " + saved.error().message);
+    else
+      rep.problems.push_back("what could not be removed stays recorded: run `twin down --lab " +
+                             lab + "` again");
+    return rep;
+  }
   // The lab directory holds the state file: if a step above failed, keep nothing half-known.
   std::error_code ec;
-  fs::remove_all(state::lab_dir(lab), ec);
+  fs::remove_all(lab_folder, ec);
   return rep;
 }
 
