@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "tests/unit/support.hpp"
+#include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
 #include "twin/plan/images.hpp"
 #include "twin/plan/plan.hpp"
@@ -119,20 +120,14 @@ std::string id_of(const std::string& version) {
 class ContainerDriver : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "twin-podman-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    ASSERT_NE(::mkdtemp(buf.data()), nullptr);
-    dir_ = buf.data();
+    ASSERT_FALSE(tmp_.path.empty());
+    dir_ = tmp_.path;
     ::setenv("TWIN_PODMAN_DIR", dir_.c_str(), 1);  // settings and probe cache of this test only
     for (const char* v : {"7.5.1", "8.4.4", "10.3"})
       podman_.probe_for[id_of(v)] = std::string("probe-") + v + ".txt";
   }
-  void TearDown() override {
-    ::unsetenv("TWIN_PODMAN_DIR");
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { ::unsetenv("TWIN_PODMAN_DIR"); }
+  twin::TempDir tmp_{::testing::TempDir()};
   fs::path dir_;
   FakePodman podman_;
 };
@@ -161,15 +156,12 @@ TEST(ContainerProfile, TheRepositorysReleasesLoadAsContainerProfiles) {
 
 TEST(ContainerProfile, ASectionInTheWrongPlaceOrMissingIsRefusedByField) {
   auto load = [](const std::string& profile) {
-    std::string tmpl = ::testing::TempDir() + "twin-img-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    EXPECT_NE(::mkdtemp(buf.data()), nullptr);
-    const std::string path = std::string(buf.data()) + "/x.yaml";
+    twin::TempDir tmp(::testing::TempDir());
+    EXPECT_FALSE(tmp.path.empty());
+    const std::string path = tmp.path + "/x.yaml";
     std::ofstream(path) << profile;
     Diagnostics d;
     auto p = twin::topology::load_image_profile("x", path, d);
-    fs::remove_all(buf.data());
     return std::make_pair(p.has_value(), dump(d));
   };
   auto [ok, msgs] = load(

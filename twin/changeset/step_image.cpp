@@ -94,7 +94,8 @@ Result<void> apply_step(const ImageStep& b, StepRun& run, std::string* detail) {
     const plan::Node* n = run.current.find(name);
     if (!n) return input_error("node " + name + " is not in the lab");
     const auto& driver = run.env.drivers(*n);
-    // What a reboot loads: the node's running configuration, saved as its startup one.
+    // What a reboot loads: the node's running configuration (saved as its startup one by
+    // boot_image below).
     auto config = driver.running_config(*n, run.env.runner);
     if (!config) return config.error().with_context("node " + name);
     plan::Node to = on_image(*n, b.to, b.profile);
@@ -119,8 +120,7 @@ Result<void> apply_step(const ImageStep& b, StepRun& run, std::string* detail) {
     const bool seen = std::any_of(run.touched.images.begin(), run.touched.images.end(),
                                   [&](const auto& t) { return t.first.name == name; });
     if (!seen) run.touched.images.emplace_back(*n, *config);
-    if (auto w = driver.save_config(*n, run.env.runner); !w)
-      return w.error().with_context("node " + name + ": saving its running configuration");
+    // boot_image makes `config` the startup configuration the new release boots from.
     auto started = run.env.lab.boot_image(run.current, to, *config);
     if (!started) return started.error().with_context("node " + name);
     done += (done.empty() ? "" : "; ") + name + ": " + release_of(*n) + " -> " + release_of(to) +

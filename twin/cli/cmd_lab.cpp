@@ -117,9 +117,7 @@ int run_plan(const PlanOptions& o) {
   auto p = plan::make_plan(*t, o.name);
   // Which image each node would run here (as `up` decides it, without --strict-images): read
   // from podman when a node names a container image.
-  if (std::any_of(p.nodes.begin(), p.nodes.end(), [](const plan::Node& n) {
-        return !n.asked_image.empty() || !n.container.image.empty();
-      })) {
+  if (plan::asks_for_images(p)) {
     proc::SystemRunner runner;
     auto present = engine::present_images(runner);
     if (!present)

@@ -77,6 +77,21 @@ Result<void> write_file(const std::string& path, const std::string& content) {
   return {};
 }
 
+uint64_t process_start_time(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string content;
+  if (!f || !std::getline(f, content)) return 0;
+  // comm (field 2) may hold spaces and parentheses: fields after it start at the last ')'.
+  auto close = content.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(content.substr(close + 2));
+  std::string field;
+  // rest starts at field 3 (state); start time is field 22.
+  for (int i = 3; i <= 22 && rest >> field; ++i)
+    if (i == 22) return std::stoull(field);
+  return 0;
+}
+
 TempDir::TempDir() : TempDir(std::string()) {}
 
 TempDir::TempDir(const std::string& parent) {

@@ -84,6 +84,10 @@ Result<void> write_file_atomically(const std::string& path, const std::string& c
 
 // A private scratch folder under /tmp (mode 0700), removed with its contents on destruction.
 // `path` is "" when it could not be created.
+// /proc/<pid>/stat field 22, the process's start time in clock ticks since boot (what tells a
+// reused PID apart), or 0 if the process does not exist.
+uint64_t process_start_time(int pid);
+
 struct TempDir {
   std::string path;
   TempDir();

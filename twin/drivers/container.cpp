@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "twin/core/util.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/frr_config.hpp"
 
@@ -55,9 +56,6 @@ Result<proc::Output> run_podman(proc::ProcessRunner& runner, const std::vector<s
                          trim_end(r->err.empty() ? r->out : r->err));
   return r;
 }
-
-// /proc/<pid>/stat field 22, 0 when the process is gone.
-uint64_t start_time_of(int pid) { return state::process_start_time(pid); }
 
 }  // namespace
 
@@ -112,17 +110,10 @@ Result<std::vector<ImageInfo>> list_images(proc::ProcessRunner& runner) {
 
 const ImageInfo* find_image(const std::vector<ImageInfo>& images, const std::string& ref) {
   if (ref.empty()) return nullptr;
-  // podman names local images localhost/<name>; a reference without a registry means that one.
-  const std::string local = ref.find('/') == std::string::npos ? "localhost/" + ref : ref;
-  // A reference without a tag means :latest, as podman reads it.
-  auto tagged = [](const std::string& s) {
-    const auto slash = s.rfind('/');
-    return s.find(':', slash == std::string::npos ? 0 : slash) != std::string::npos ? s
-                                                                                    : s + ":latest";
-  };
+  const std::string want = plan::canonical_image_ref(ref);
   for (const auto& i : images)
     for (const auto& n : i.names)
-      if (n == tagged(ref) || n == tagged(local)) return &i;
+      if (plan::canonical_image_ref(n) == want) return &i;
   for (const auto& i : images)
     if (ref.size() >= 12 && i.id.rfind(ref, 0) == 0) return &i;
   return nullptr;
@@ -199,14 +190,24 @@ Result<void> container_preflight(std::vector<plan::Node*>& nodes, proc::ProcessR
     return env_error("node " + nodes.front()->name +
                      " runs in a container and podman is missing; run tools/install-deps.sh "
                      "--containers");
-  auto images = list_images(runner);
-  if (!images) return images.error();
+  if (auto c = podman_conf(); !c) return c.error();
+  // `up` resolved the images against podman's list just before (plan::resolve_images keeps each
+  // image's id): the list is read again only for a node without one (an image step's).
+  std::vector<ImageInfo> images;
+  if (std::any_of(nodes.begin(), nodes.end(),
+                  [](const plan::Node* n) { return n->container.image_id.empty(); })) {
+    auto listed = list_images(runner);
+    if (!listed) return listed.error();
+    images = std::move(*listed);
+  }
   std::map<std::string, ImageProbe> probes;  // image id -> probe
   for (auto* n : nodes) {
-    const ImageInfo* img = find_image(*images, n->container.image);
+    const ImageInfo known{n->container.image_id, {n->container.image}, 0, "", ""};
+    const ImageInfo* img =
+        n->container.image_id.empty() ? find_image(images, n->container.image) : &known;
     if (!img) {
       std::string present;
-      for (const auto& i : *images)
+      for (const auto& i : images)
         for (const auto& name : i.names) present += (present.empty() ? "" : ", ") + name;
       return env_error(
           "node " + n->name + ": image " + n->container.image +
@@ -271,7 +272,7 @@ Result<void> create_containers(const std::vector<const plan::Node*>& nodes, Buil
     }
   for (const auto* n : nodes) {
     const int pid = pids.count(n->container.name) ? pids[n->container.name] : 0;
-    const uint64_t start = pid > 0 ? start_time_of(pid) : 0;
+    const uint64_t start = pid > 0 ? process_start_time(pid) : 0;
     if (start == 0)
       return harness_error("node " + n->name + ": container " + n->container.name +
                            " is not running after podman run");

@@ -70,9 +70,10 @@ Result<ImageProbe> probe_image(proc::ProcessRunner& runner, const std::string& i
 std::vector<std::string> container_run_args(const std::string& lab, const plan::Node& n);
 
 // Preflight of container nodes: podman present, settings written, each node's image present
-// and probed (completes n.container: image_id, frr_version, frr_uid/gid; a release with mgmtd
-// gets it first in n.daemons). Errors: kEnvironment naming the node, the image and how to get
-// it (tools/build-images.sh, `twin images`).
+// (a node whose image_id plan::resolve_images set is taken as found; the others are looked up in
+// `podman images`) and probed (completes n.container: image_id, frr_version, frr_uid/gid; a release
+// with mgmtd gets it first in n.daemons). Errors: kEnvironment naming the node, the image and how
+// to get it (tools/build-images.sh, `twin images`).
 Result<void> container_preflight(std::vector<plan::Node*>& nodes, proc::ProcessRunner& runner);
 // Creates and starts the nodes' containers, each recorded (kind "container", its name) before
 // it is created; then notes each one's init PID and start time in the record and in

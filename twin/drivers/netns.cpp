@@ -291,10 +291,8 @@ class ContainerFrrDriver final : public FrrDriver {
   }
   int exec(const state::State& st, const plan::Node& node,
            const std::vector<std::string>& argv) const override {
-    proc::Command c{{"/bin/true"}};
-    runtime::use_node_programs(node, c);
     // The container already has the run folder over /etc/frr and /var/run/frr.
-    return exec_in_netns(st, node.netns, node.name, {}, argv, c.mount_ns);
+    return exec_in_netns(st, node.netns, node.name, {}, argv, runtime::container_mount_ns(node));
   }
 };
 

@@ -51,9 +51,7 @@ Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner
                      const Progress& progress) {
   auto t0 = Clock::now();
   // The image each node names, or the closest release present with a note (never silently).
-  if (std::any_of(plan.nodes.begin(), plan.nodes.end(), [](const plan::Node& n) {
-        return !n.asked_image.empty() || !n.container.image.empty();
-      })) {
+  if (plan::asks_for_images(plan)) {
     auto present = present_images(runner);
     if (!present) return present.error();
     const size_t before = plan.notes.size();

@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "twin/core/diagnostics.hpp"
+
 namespace twin::plan {
 
 namespace {
@@ -20,20 +22,6 @@ std::vector<int> numbers(const std::string& v) {
   return out;
 }
 
-// "x" -> "localhost/x:latest", "x:1" -> "localhost/x:1", "quay.io/a/x" -> "quay.io/a/x:latest".
-std::string canonical_ref(const std::string& ref) {
-  std::string r = ref.find('/') == std::string::npos ? "localhost/" + ref : ref;
-  const auto slash = r.rfind('/');
-  if (r.find(':', slash) == std::string::npos) r += ":latest";
-  return r;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 std::string describe(const PresentImage& p) {
   if (p.host) return "this machine's FRR " + p.frr_version + " in a namespace";
   return (p.names.empty() ? p.id.substr(0, 12) : p.names.front()) +
@@ -41,6 +29,19 @@ std::string describe(const PresentImage& p) {
 }
 
 }  // namespace
+
+std::string canonical_image_ref(const std::string& ref) {
+  std::string r = ref.find('/') == std::string::npos ? "localhost/" + ref : ref;
+  const auto slash = r.rfind('/');
+  if (r.find(':', slash) == std::string::npos) r += ":latest";
+  return r;
+}
+
+bool asks_for_images(const Plan& plan) {
+  return std::any_of(plan.nodes.begin(), plan.nodes.end(), [](const Node& n) {
+    return !n.asked_image.empty() || !n.container.image.empty();
+  });
+}
 
 std::string release_of_tag(const std::string& image_ref) {
   const auto slash = image_ref.rfind('/');
@@ -92,10 +93,10 @@ int closest_release(const std::string& wanted, const std::vector<std::string>& h
 const PresentImage* present_by_name(const std::vector<PresentImage>& present,
                                     const std::string& ref) {
   if (ref.empty()) return nullptr;
-  const std::string want = canonical_ref(ref);
+  const std::string want = canonical_image_ref(ref);
   for (const auto& p : present)
     for (const auto& n : p.names)
-      if (canonical_ref(n) == want) return &p;
+      if (canonical_image_ref(n) == want) return &p;
   return nullptr;
 }
 
@@ -116,6 +117,7 @@ Result<void> resolve_images(Plan& plan, const std::vector<PresentImage>& present
       }
       n.backend = topology::Backend::kContainer;
       n.container.image = p.names.empty() ? p.id : p.names.front();
+      n.container.image_id = p.id;  // the container driver's preflight reads no list again
       n.container.name = n.netns;
       n.container.frr_version = p.frr_version;
     };
@@ -134,7 +136,7 @@ Result<void> resolve_images(Plan& plan, const std::vector<PresentImage>& present
       return input_error(
           "node " + n.name + ": " + asked + " is not present on this machine, nor any release " +
           (wanted.empty() ? "at all" : "of FRR " + std::to_string(numbers(wanted)[0]) + ".x") +
-          " (present: " + (have_names.empty() ? "none" : join(have_names)) +
+          " (present: " + (have_names.empty() ? "none" : join_names(have_names)) +
           "); tools/build-images.sh builds FRR 7.5, 8.4 and 10.3 from Debian's archives, or "
           "`podman load -i FILE` adds an image of your own");
     const PresentImage& p = present[i];
@@ -172,7 +174,8 @@ std::string frr_versions(const Plan& plan, const std::string& host_version) {
   }
   if (by.size() <= 1) return by.empty() ? host_version : by.begin()->first;
   std::string s;
-  for (const auto& [v, nodes] : by) s += (s.empty() ? "" : ", ") + v + " (" + join(nodes) + ")";
+  for (const auto& [v, nodes] : by)
+    s += (s.empty() ? "" : ", ") + v + " (" + join_names(nodes) + ")";
   return s;
 }
 

@@ -23,6 +23,14 @@ struct PresentImage {
   bool host = false;        // this machine's FRR: a namespace node, no container
 };
 
+// An image reference as podman reads it: "x" is "localhost/x:latest", "x:1" "localhost/x:1",
+// "quay.io/a/x" "quay.io/a/x:latest".
+std::string canonical_image_ref(const std::string& ref);
+
+// Whether any node of `plan` names a container image (a container profile's, or a containerlab
+// file's): then `up` and `plan` read the images present (resolve_images).
+bool asks_for_images(const Plan& plan);
+
 // The release number a reference's tag gives: "quay.io/frrouting/frr:10.5.1" -> "10.5.1",
 // "frrouting/frr:v8.4.1" -> "8.4.1"; "" without a numeric tag ("latest", none).
 std::string release_of_tag(const std::string& image_ref);
@@ -37,9 +45,9 @@ const PresentImage* present_by_name(const std::vector<PresentImage>& present,
                                     const std::string& ref);
 
 // Resolves every node's image against `present` (above), changing what a node runs (its
-// backend and container) and adding a note per substitution to plan.notes. Errors (kInput,
-// naming the node, what it asked for and what is present): nothing close enough, or any
-// substitution under `strict`.
+// backend and container, with the image's id) and adding a note per substitution to plan.notes.
+// Errors (kInput, naming the node, what it asked for and what is present): nothing close enough, or
+// any substitution under `strict`.
 Result<void> resolve_images(Plan& plan, const std::vector<PresentImage>& present, bool strict);
 
 // A node that stays in `next` (a topology change's plan) runs what it runs in `running`: the

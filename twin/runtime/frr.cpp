@@ -36,16 +36,15 @@ int container_pid(const plan::Node& node) {
   unsigned long long start = 0;
   f >> pid >> start;
   // The recorded process must still be the container's: same PID and start time.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  unsigned long long now = 0;
-  if (auto paren = text.rfind(')'); paren != std::string::npos) {
-    std::istringstream rest(text.substr(paren + 2));
-    std::string field;
-    for (int i = 3; i <= 22 && rest >> field; ++i)
-      if (i == 22) now = std::stoull(field);
-  }
-  return pid > 0 && start != 0 && now == start ? static_cast<int>(pid) : 0;
+  return pid > 0 && start != 0 && process_start_time(static_cast<int>(pid)) == start
+             ? static_cast<int>(pid)
+             : 0;
+}
+
+std::string container_mount_ns(const plan::Node& node) {
+  if (const int pid = container_pid(node); pid > 0)
+    return "/proc/" + std::to_string(pid) + "/ns/mnt";
+  return "(container " + node.container.name + " of node " + node.name + " is not running)";
 }
 
 void use_node_programs(const plan::Node& node, proc::Command& c) {
@@ -53,10 +52,7 @@ void use_node_programs(const plan::Node& node, proc::Command& c) {
   // The container has the run folder over /run/frr too, where some releases' daemons keep
   // sockets at fixed paths (10.3's mgmtd: /run/frr/mgmtd_fe.sock): writable like the folder.
   if (!c.writable.empty()) c.writable.push_back("/run/frr");
-  if (const int pid = container_pid(node); pid > 0)
-    c.mount_ns = "/proc/" + std::to_string(pid) + "/ns/mnt";
-  else
-    c.mount_ns = "(container " + node.container.name + " of node " + node.name + " is not running)";
+  c.mount_ns = container_mount_ns(node);
 }
 
 std::optional<std::map<std::string, std::string>> split_generated_config(

@@ -41,6 +41,9 @@ std::string node_temp_parent(const plan::Node& node);
 // The container node's running container process (its PID, checked against the recorded start
 // time), or 0: not a container node, or its container is gone.
 int container_pid(const plan::Node& node);
+// The container node's mount namespace (/proc/<pid>/ns/mnt of its running container), or, when
+// the container is not running, a path that names that (opening it fails saying so).
+std::string container_mount_ns(const plan::Node& node);
 // Where the container driver keeps the container's init process as "<pid> <start time>" (start
 // time: /proc/<pid>/stat field 22, which tells a reused PID apart): <run_dir>/container.pid.
 std::string container_pid_file(const plan::Node& node);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "twin/core/error.hpp"
+#include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 
 namespace twin::state {
@@ -83,8 +84,9 @@ Result<std::string> resolve_lab(const std::string& requested);
 // resolve_lab + load_state: the state of the requested (or only running) lab.
 Result<State> load_lab(const std::string& requested);
 
-// /proc/<pid>/stat start time (clock ticks since boot), or 0 if the process does not exist.
-uint64_t process_start_time(int pid);
+// /proc/<pid>/stat start time (clock ticks since boot), or 0 if the process does not exist
+// (core/util.hpp; the runtime reads it too, for a container's process).
+using twin::process_start_time;
 // True if pid exists with that start time and is not a zombie.
 bool process_alive(int pid, uint64_t start_time);
 // How a recorded process that is no longer alive ended, in words, as far as this machine still
