@@ -2,7 +2,8 @@
 # Container nodes side by side with namespace nodes, in one run (issue 44's figures):
 #   clos-2x4 (8 nodes) and, with --large, 8x48 (56 routers): `up` (to every BGP session
 #   Established) and up -> passing `twin validate`, on frr-8.4 (this machine's FRR in
-#   namespaces) and on frr-8.4-container (the same release from localhost/twin-frr:8.4.4);
+#   namespaces) and on frr-8.4-container (the same release from localhost/twin-frr:8.4.4),
+#   the containers made through podman's API (twin's way) and through its CLI (TWIN_PODMAN_API=0);
 #   PSS per router (its daemons' smaps_rollup Pss, plus its container's own `sleep` and conmon
 #   for a container node);
 #   the image step on clos-2x4-mixed: leaf2 8.4.4 -> 10.3 (`twin apply --per-step`), the step's
@@ -62,9 +63,14 @@ median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 for f in "${fabrics[@]}"; do
   IFS=: read -r name netns_topo container_topo <<<"$f"
-  for kind in netns container; do
+  # container: podman's API (twin's default); container-cli: `podman run` a container, as
+  # before the API (TWIN_PODMAN_API=0), measured in the same run.
+  for kind in netns container container-cli; do
     topo=$netns_topo
-    [ "$kind" = container ] && topo=$container_topo
+    [ "$kind" != netns ] && topo=$container_topo
+    api=1
+    [ "$kind" = container-cli ] && api=0
+    export TWIN_PODMAN_API=$api
     ups=(); valids=(); psss=()
     for i in $(seq 1 "$runs"); do
       t0=$(now)
@@ -83,6 +89,8 @@ for f in "${fabrics[@]}"; do
     echo "$name $kind median of $runs: up $(printf '%s\n' "${ups[@]}" | median) s, up->passing validate $(printf '%s\n' "${valids[@]}" | median) s, PSS per router $(printf '%s\n' "${psss[@]}" | median) MiB"
   done
 done
+
+unset TWIN_PODMAN_API
 
 # The upgrade step: leaf2 8.4.4 -> 10.3 on the mixed fabric, judged with the probe stream.
 "$twin" up topologies/clos-2x4-mixed.yaml --name "$lab" >/dev/null 2>&1

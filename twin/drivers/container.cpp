@@ -1,5 +1,6 @@
 #include "twin/drivers/container.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +17,7 @@
 #include <thread>
 
 #include "twin/core/util.hpp"
+#include "twin/drivers/podman_api.hpp"
 #include "twin/plan/images.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/runtime/frr_config.hpp"
@@ -31,7 +34,6 @@ std::string podman_dir() {
   const char* env = std::getenv("TWIN_PODMAN_DIR");
   return env && *env ? env : "/var/lib/twin/podman";
 }
-constexpr const char* kNodeLabel = "org.twin.node";
 
 // DESIGN.md §4b, measured on Debian 12's podman 4.3.1 without systemd: crun refuses this
 // kernel's hybrid cgroup layout (runc works); the default ulimits are above what root may set
@@ -48,8 +50,11 @@ constexpr const char* kConf =
 std::string conf_path() { return podman_dir() + "/containers.conf"; }
 
 Result<proc::Output> run_podman(proc::ProcessRunner& runner, const std::vector<std::string>& args,
-                                const std::string& what, std::chrono::milliseconds timeout = 60s) {
-  auto r = runner.run(podman_command(args, timeout));
+                                const std::string& what, std::chrono::milliseconds timeout = 60s,
+                                bool cancellable = true) {
+  auto c = podman_command(args, timeout);
+  c.cancellable = cancellable;
+  auto r = runner.run(c);
   if (!r) return r.error().with_context(what);
   if (r->exit_code != 0)
     return harness_error(what + ": podman exit " + std::to_string(r->exit_code) + ": " +
@@ -232,23 +237,72 @@ Result<void> container_preflight(std::vector<plan::Node*>& nodes, proc::ProcessR
   return {};
 }
 
-Result<void> create_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx) {
-  if (nodes.empty()) return {};
-  const std::string& lab = ctx.record.state().lab;
-  std::vector<state::Resource> rs;
-  for (const auto* n : nodes) rs.push_back({"container", n->container.name, n->name, 0, 0, ""});
-  if (auto r = ctx.record.add(rs); !r) return r;  // recorded before created
+namespace {
+
+constexpr const char* kServiceName = "podman-service";
+
+std::string service_socket(const std::string& lab) { return state::lab_dir(lab) + "/podman.sock"; }
+
+// The running service's record, or nullptr.
+const state::Resource* service_record(const state::State& st) {
+  for (const auto& r : st.resources)
+    if (r.kind == "process" && r.name == kServiceName && r.node.empty()) return &r;
+  return nullptr;
+}
+
+// Stops the service (SIGTERM, then SIGKILL after 2 s) and forgets it. Its containers live on
+// under their conmon, as after a `podman run`.
+void stop_podman_service(BuildContext& ctx) {
+  std::vector<state::Resource> keep;
+  for (auto& r : ctx.record.take("process", "")) {
+    if (r.name != kServiceName) {
+      keep.push_back(r);
+      continue;
+    }
+    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGTERM);
+    auto until = std::chrono::steady_clock::now() + 2s;
+    while (state::process_alive(r.pid, r.start_time) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(5ms);
+    if (state::process_alive(r.pid, r.start_time)) ::kill(r.pid, SIGKILL);
+  }
+  for (auto& r : keep) ctx.record.note(r);
+  std::error_code ec;
+  fs::remove(service_socket(ctx.record.state().lab), ec);
+}
+
+// The nodes' containers through the service's API, up to 16 at once: each one's PID, or the
+// error of the first that failed.
+Result<std::vector<int>> run_by_api(const std::vector<const plan::Node*>& nodes,
+                                    const std::string& lab, const PodmanApi& api) {
+  std::vector<int> pids(nodes.size(), 0);
+  std::vector<std::optional<Error>> errors(nodes.size());
+  parallel_for(nodes.size(), 16, [&](size_t i) {
+    auto r = api_run_container(api, container_spec(lab, *nodes[i]));
+    if (r)
+      pids[i] = *r;
+    else
+      errors[i] = r.error().with_context("node " + nodes[i]->name + ": starting its container");
+  });
+  for (const auto& e : errors)
+    if (e) return *e;
+  return pids;
+}
+
+// The nodes' containers through `podman run`, one process each: each one's PID.
+Result<std::vector<int>> run_by_cli(const std::vector<const plan::Node*>& nodes,
+                                    const std::string& lab, proc::ProcessRunner& runner,
+                                    const std::string& cgroup, int parallel) {
   std::vector<proc::Command> cmds;
   for (const auto* n : nodes) {
     cmds.push_back(podman_command(container_run_args(lab, *n)));
     // In the lab's cgroup: a `twin up` killed meanwhile leaves no `podman run` creating a
     // container after `down` looked (down stops the cgroup first, then removes by label).
-    cmds.back().cgroup = ctx.record.cgroup();
+    cmds.back().cgroup = cgroup;
   }
   // `podman run` mostly waits (storage, runc, conmon): more at once than --parallel's CPU-bound
   // daemon starts, up to 16.
-  const int at_once = std::clamp(static_cast<int>(nodes.size()), std::max(1, ctx.settings.parallel), 16);
-  auto results = proc::run_all(ctx.runner, cmds, at_once);
+  const int at_once = std::clamp(static_cast<int>(nodes.size()), std::max(1, parallel), 16);
+  auto results = proc::run_all(runner, cmds, at_once);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& r = results[i];
     if (!r) return r.error().with_context("node " + nodes[i]->name + ": starting its container");
@@ -258,7 +312,7 @@ Result<void> create_containers(const std::vector<const plan::Node*>& nodes, Buil
   }
   std::vector<std::string> args = {"inspect", "--type", "container", "--format", "json"};
   for (const auto* n : nodes) args.push_back(n->container.name);
-  auto r = run_podman(ctx.runner, args, "reading the containers' processes (podman inspect)");
+  auto r = run_podman(runner, args, "reading the containers' processes (podman inspect)");
   if (!r) return r.error();
   auto j = nlohmann::json::parse(r->out, nullptr, false);
   if (j.is_discarded() || !j.is_array())
@@ -270,8 +324,109 @@ Result<void> create_containers(const std::vector<const plan::Node*>& nodes, Buil
       if (!name.empty() && name[0] == '/') name.erase(0, 1);
       if (auto s = c.find("State"); s != c.end() && s->is_object()) pids[name] = s->value("Pid", 0);
     }
+  std::vector<int> out;
+  for (const auto* n : nodes)
+    out.push_back(pids.count(n->container.name) ? pids[n->container.name] : 0);
+  return out;
+}
+
+}  // namespace
+
+Result<void> start_podman_service(BuildContext& ctx) {
+  const std::string& lab = ctx.record.state().lab;
+  const std::string sock = service_socket(lab);
+  std::error_code ec;
+  fs::remove(sock, ec);
+  proc::Command c = podman_command({"system", "service", "--time=0", "unix://" + sock}, 10s);
+  c.detach = true;  // owned by the lab's cgroup from its first instruction, as a daemon is
+  c.cgroup = ctx.record.cgroup();
+  c.output_file = state::lab_dir(lab) + "/podman-service.log";
+  auto r = ctx.runner.run(c);
+  if (!r) return r.error().with_context("starting podman's API service");
+  if (r->exit_code != 0 || r->pid <= 0)
+    return harness_error("starting podman's API service: exit " + std::to_string(r->exit_code));
+  ctx.record.note({"process", kServiceName, "", r->pid, process_start_time(r->pid), ""});
+  return ctx.record.save();
+}
+
+namespace {
+
+// Containers being created while `up` wires the links (begin_containers), joined by
+// create_containers.
+struct Begun {
+  std::string note;  // said once joined: the service did not answer, the CLI made them
+  std::future<Result<std::vector<int>>> pids;
+};
+
+// The nodes' containers: through the service's API when it answers within 5 s, else podman's
+// CLI (with a note).
+Result<std::vector<int>> run_containers(const std::vector<const plan::Node*>& nodes,
+                                        const std::string& lab, proc::ProcessRunner& runner,
+                                        const std::string& cgroup, int parallel,
+                                        std::string* note) {
+  auto api = socket_api(service_socket(lab), 60s);
+  if (api_ready(*api, std::chrono::steady_clock::now() + 5s)) return run_by_api(nodes, lab, *api);
+  *note = "podman's API service did not answer within 5 s (its log: " + state::lab_dir(lab) +
+          "/podman-service.log): the containers were started with podman's CLI";
+  return run_by_cli(nodes, lab, runner, cgroup, parallel);
+}
+
+Result<void> record_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx) {
+  std::vector<state::Resource> rs;
+  for (const auto* n : nodes) rs.push_back({"container", n->container.name, n->name, 0, 0, ""});
+  return ctx.record.add(rs);  // recorded before created
+}
+
+}  // namespace
+
+Result<void> begin_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx) {
+  if (nodes.empty() || !service_record(ctx.record.state())) return {};
+  if (auto r = record_containers(nodes, ctx); !r) return r;
+  // Their run folders are bound into them: made here, written by the driver's write_files.
   for (const auto* n : nodes) {
-    const int pid = pids.count(n->container.name) ? pids[n->container.name] : 0;
+    std::error_code ec;
+    fs::create_directories(n->run_dir, ec);
+    if (ec) return harness_error("creating " + n->run_dir + ": " + ec.message());
+  }
+  auto begun = std::make_shared<Begun>();
+  begun->pids = std::async(
+      std::launch::async,
+      [nodes, lab = ctx.record.state().lab, &runner = ctx.runner, cgroup = ctx.record.cgroup(),
+       parallel = ctx.settings.parallel,
+       note = &begun->note] { return run_containers(nodes, lab, runner, cgroup, parallel, note); });
+  ctx.begun["container-frr"] = begun;
+  return {};
+}
+
+Result<void> create_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx) {
+  if (nodes.empty()) return {};
+  const std::string lab = ctx.record.state().lab;
+  // Begun while the links were wired (begin_containers), else here: through podman's API when
+  // `up` started its service (prepare), else its CLI. The service goes once the containers run
+  // (nothing of the lab needs it later).
+  Result<std::vector<int>> pids = std::vector<int>{};
+  std::string note;
+  if (auto it = ctx.begun.find("container-frr"); it != ctx.begun.end()) {
+    auto begun = std::static_pointer_cast<Begun>(it->second);
+    pids = begun->pids.get();
+    note = begun->note;
+    ctx.begun.erase(it);
+    stop_podman_service(ctx);
+  } else {
+    if (auto r = record_containers(nodes, ctx); !r) return r;
+    if (service_record(ctx.record.state())) {
+      pids =
+          run_containers(nodes, lab, ctx.runner, ctx.record.cgroup(), ctx.settings.parallel, &note);
+      stop_podman_service(ctx);
+    } else {
+      pids = run_by_cli(nodes, lab, ctx.runner, ctx.record.cgroup(), ctx.settings.parallel);
+    }
+  }
+  if (!note.empty()) ctx.progress(note);
+  if (!pids) return pids.error();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto* n = nodes[i];
+    const int pid = (*pids)[i];
     const uint64_t start = pid > 0 ? process_start_time(pid) : 0;
     if (start == 0)
       return harness_error("node " + n->name + ": container " + n->container.name +
@@ -301,11 +456,12 @@ void remove_containers(const state::State& st, proc::ProcessRunner& runner, Tear
       if (res.kind == "container") out.left.push_back(res);
     return;
   }
-  // Only the lab's own: recorded by name and carrying its label.
+  // Only the lab's own: recorded by name and carrying its label. Teardown runs to its end also
+  // after an interrupt (an interrupted `up` tears down with the interrupt flag set).
   auto r = run_podman(runner,
                       {"ps", "--all", "--filter", std::string("label=") + kLabLabel + "=" + st.lab,
                        "--format", "json"},
-                      "listing the lab's containers", 30s);
+                      "listing the lab's containers", 30s, /*cancellable=*/false);
   if (!r) {  // podman cannot say what exists: every recorded container stays recorded
     out.problems.push_back(r.error().message);
     for (const auto& res : st.resources)
@@ -339,10 +495,12 @@ void remove_containers(const state::State& st, proc::ProcessRunner& runner, Tear
     if (attempt > 0) {
       std::vector<std::string> cleanup = {"container", "cleanup"};
       cleanup.insert(cleanup.end(), ids.begin(), ids.end());
-      (void)runner.run(podman_command(cleanup, 30s));
+      auto c = podman_command(cleanup, 30s);
+      c.cancellable = false;
+      (void)runner.run(c);
       std::this_thread::sleep_for(retry_delay * attempt);
     }
-    rm = run_podman(runner, args, "removing the lab's containers", 60s);
+    rm = run_podman(runner, args, "removing the lab's containers", 60s, /*cancellable=*/false);
     if (rm) break;
   }
   if (!rm) {

@@ -26,6 +26,8 @@ namespace twin::drivers {
 Result<std::string> podman_conf();
 // The label every container of a lab carries (org.twin.lab=<lab>): how leftovers are found.
 inline constexpr const char* kLabLabel = "org.twin.lab";
+// The label naming the node a container runs (org.twin.node=<node>).
+inline constexpr const char* kNodeLabel = "org.twin.node";
 // The label twin's own images carry with the FRR version their zebra reported when built.
 inline constexpr const char* kFrrVersionLabel = "org.twin.frr-version";
 
@@ -75,9 +77,22 @@ std::vector<std::string> container_run_args(const std::string& lab, const plan::
 // with mgmtd gets it first in n.daemons). Errors: kEnvironment naming the node, the image and how
 // to get it (tools/build-images.sh, `twin images`).
 Result<void> container_preflight(std::vector<plan::Node*>& nodes, proc::ProcessRunner& runner);
+// Starts `podman system service` on the lab's socket (<lab dir>/podman.sock) in the lab's
+// cgroup, recorded as the lab's process "podman-service" (node ""), so create_containers speaks
+// podman's API (podman_api.hpp) rather than starting one podman process a container. Returns at
+// once: the service reads its settings and storage while twin makes namespaces and links.
+// Errors: it could not be started (kHarness).
+Result<void> start_podman_service(BuildContext& ctx);
+// Once the nodes' namespaces exist, when `up` started podman's service: records the nodes'
+// containers and begins creating them through its API on a thread of their own (kept in
+// ctx.begun) while twin wires the links; create_containers joins it. Without the service:
+// nothing (create_containers does it all).
+Result<void> begin_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx);
 // Creates and starts the nodes' containers, each recorded (kind "container", its name) before
 // it is created; then notes each one's init PID and start time in the record and in
-// runtime::container_pid_file. Errors name the node and podman's words.
+// runtime::container_pid_file. Through podman's API when start_podman_service ran (then stops
+// the service: a service that does not answer within 5 s leaves the work to the CLI, said in
+// ctx.progress), else `podman run`. Errors name the node and podman's words.
 Result<void> create_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx);
 // `down`: removes the lab's recorded containers that carry its label (never another's), in one
 // podman call, tried again (after podman's own cleanup, waiting `retry_delay` more each time) up

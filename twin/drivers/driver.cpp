@@ -83,6 +83,10 @@ Result<void> NodeDriver::write_files(const plan::Node& node) const {
   return {};
 }
 
+Result<void> NodeDriver::begin_create(const std::vector<const plan::Node*>&, BuildContext&) const {
+  return {};
+}
+
 Result<void> NodeDriver::create(const std::vector<const plan::Node*>&, BuildContext&) const {
   return {};
 }

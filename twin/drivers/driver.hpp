@@ -12,6 +12,8 @@
 // every call gets what it acts on (the node, the runner, the lab's record) as arguments.
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -74,6 +76,9 @@ struct BuildContext {
   Progress progress;
   DriverSettings settings;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Work a driver began in begin_create, by driver name, owned here until that driver's create
+  // joins it (reconcile drops what is left before it returns an error: dropping joins).
+  std::map<std::string, std::shared_ptr<void>> begun;
 };
 
 // What `down` removed and what it could not (appended to, never thrown).
@@ -122,6 +127,11 @@ class NodeDriver {
                                                       proc::ProcessRunner& runner) const;
   // The node's run folder and the files its processes read (FRR configs). Idempotent.
   virtual Result<void> write_files(const plan::Node& node) const;
+  // Once the nodes' namespaces exist, before their links: begins creating what create()
+  // finishes, on a thread of its own while twin wires the links (work that mostly waits on
+  // another program: a container engine), recorded first; kept in ctx.begun. Default: nothing.
+  virtual Result<void> begin_create(const std::vector<const plan::Node*>& nodes,
+                                    BuildContext& ctx) const;
   // Creates what runs beside the namespaces (VM domains and their taps), recorded first.
   virtual Result<void> create(const std::vector<const plan::Node*>& nodes,
                               BuildContext& ctx) const;

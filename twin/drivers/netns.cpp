@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -252,6 +253,18 @@ class ContainerFrrDriver final : public FrrDriver {
   Result<void> preflight(std::vector<plan::Node*>& nodes, const DriverSettings&,
                          proc::ProcessRunner& runner) const override {
     return container_preflight(nodes, runner);
+  }
+  // podman's API service starts here, before the namespaces: it is ready by the time the
+  // containers are created (create). TWIN_PODMAN_API=0 keeps to podman's CLI (a podman whose
+  // service misbehaves; bench/containers.sh measures both).
+  Result<void> prepare(std::vector<plan::Node*>& nodes, BuildContext& ctx) const override {
+    const char* api = std::getenv("TWIN_PODMAN_API");
+    if (nodes.empty() || (api && std::string(api) == "0")) return {};
+    return start_podman_service(ctx);
+  }
+  Result<void> begin_create(const std::vector<const plan::Node*>& nodes,
+                            BuildContext& ctx) const override {
+    return begin_containers(nodes, ctx);
   }
   Result<void> create(const std::vector<const plan::Node*>& nodes,
                       BuildContext& ctx) const override {

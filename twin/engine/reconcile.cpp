@@ -285,6 +285,14 @@ struct Reconciler {
     return {};
   }
 
+  // What drivers begin once the namespaces exist and finish in create_nodes (a container node's
+  // container, created while the links are wired).
+  Result<void> begin_nodes() {
+    for (const auto& g : drivers::group_by_driver(d.add_nodes))
+      if (auto r = g.driver->begin_create(g.nodes, ctx); !r) return r;
+    return {};
+  }
+
   // New links: veths live only inside the lab's namespaces and vanish with them, created
   // directly in both with final names, MTU and MAC (the `a` end up).
   Result<void> create_links() {
@@ -514,6 +522,7 @@ Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::Bu
            &Reconciler::record_new_nodes,
            &Reconciler::start_node_files,
            &Reconciler::create_namespaces,
+           &Reconciler::begin_nodes,
            &Reconciler::create_links,
            &Reconciler::raise_and_address,
            &Reconciler::set_mtus,
@@ -521,7 +530,10 @@ Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::Bu
            &Reconciler::start_daemons,
            &Reconciler::check_link_local,
        })
-    if (auto r = (run.*step)(); !r) return r;
+    if (auto r = (run.*step)(); !r) {
+      ctx.begun.clear();  // joins what a driver began, before anyone removes the lab
+      return r;
+    }
   return {};
 }
 

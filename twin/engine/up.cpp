@@ -101,6 +101,10 @@ Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner
     auto d = down_locked(plan.lab, runner);
     if (!d)
       return Error{e.kind, e.message + "; teardown also failed: " + d.error().message};
+    if (!d->problems.empty())
+      return Error{e.kind, e.message + "; teardown left what it could not remove (" +
+                               d->problems.front() + "): twin down --lab " + plan.lab +
+                               " tries again"};
     return e;
   };
   // Unless the caller chose a timeout, nodes that take long to be ready (a NOS under TCG may
