@@ -21,6 +21,7 @@
 #include "twin/gate/scenario.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/loader.hpp"
+#include "validators/reachability/reachability.hpp"
 
 namespace {
 
@@ -365,4 +366,41 @@ topology:
                           (dir.path() / "r2.conf").string() + ")"),
             std::string::npos)
       << warnings;
+}
+
+namespace {
+
+const fs::path kClab = fs::path(TWIN_TEST_DATA) / "clab";
+
+}  // namespace
+
+// containerlab gives a host no default route of its own; twin adds one via the router on its
+// subnet so that reachability can be tested, and says so, unless exec lines give it.
+TEST(Containerlab, AHostsDefaultRouteTwinAddsIsSaidAndOneGivenIsNot) {
+  Diagnostics d;
+  auto t = load_topology((kClab / "hosts.clab.yml").string(), d);
+  ASSERT_TRUE(t) << dump(d);
+  ASSERT_EQ(d.warnings().size(), 1u) << d.format_warnings();
+  const auto& w = d.warnings()[0];
+  EXPECT_EQ(w.line, 10);
+  EXPECT_EQ(w.field, "topology.nodes.h1");
+  EXPECT_EQ(w.message,
+            "host h1 has no default route in the containerlab file; twin adds default via "
+            "10.0.1.1 (edge) so reachability can be tested; containerlab would give it none");
+  EXPECT_EQ(w.hint,
+            "add `ip route add default via 10.0.1.1` to its exec lines to run the same "
+            "route in both");
+  for (const char* h : {"h1", "h2", "h3"}) {
+    SCOPED_TRACE(h);
+    ASSERT_EQ(t->find_node(h)->gateways.size(), 1u);
+  }
+  EXPECT_EQ(t->find_node("h1")->gateways[0].address(), "10.0.1.1");
+  EXPECT_EQ(t->find_node("h2")->gateways[0].address(), "10.0.2.1");  // ip route add default
+  EXPECT_EQ(t->find_node("h3")->gateways[0].address(), "10.0.3.1");  // ip route replace default
+  // Each host reaches the others through edge, which holds each one's gateway.
+  auto p = twin::plan::make_plan(*t);
+  int host_mesh = 0;
+  for (const auto& probe : twin::validators::reachability_probes(p, 0))
+    host_mesh += probe.test_name == "host-mesh";
+  EXPECT_EQ(host_mesh, 6);
 }

@@ -234,6 +234,11 @@ class ClabLoader {
           read_link(links[i], "topology.links[" + std::to_string(i) + "]", i);
     }
     for (const auto& [name, items] : exec_) apply_exec(name, items);
+    // Hosts' default routes as the file gives them (exec lines), before the checks add one.
+    std::map<std::string, size_t> given;
+    for (const auto& n : t_.nodes)
+      if (n.kind == NodeKind::kHost) given[n.name] = n.gateways.size();
+    places_.gateway_optional = true;  // containerlab gives a host no default route of its own
     // The checks name fields as twin's format does (links[i], nodes.x): name them as this
     // file does (topology.links[j] counts the links skipped above).
     Diagnostics checked;
@@ -251,6 +256,7 @@ class ClabLoader {
       }
       d_.add(std::move(d));
     }
+    say_default_routes(given);
     if (d_.items().size() != before) return std::nullopt;
     return t_;
   }
@@ -492,6 +498,84 @@ class ClabLoader {
         exec_.emplace_back(name, std::make_pair(ex.value, ex.path));
     }
     t_.nodes.push_back(std::move(n));
+  }
+
+  // Where a host's default route differs from containerlab's, which gives a host none of its
+  // own: twin adds one via the router on its subnet (so that reachability can be tested), or,
+  // with no router address there, runs it without one. A warning per host says which, unless
+  // its exec lines give the route (`given`: how many gateways they gave each host).
+  void say_default_routes(const std::map<std::string, size_t>& given) {
+    for (const auto& n : t_.nodes) {
+      auto g = given.find(n.name);
+      if (g == given.end()) continue;
+      std::string added, via;
+      for (size_t k = g->second; k < n.gateways.size(); ++k) {
+        const std::string holder = gateway_holder(n.name, n.gateways[k]);
+        added += std::string(added.empty() ? "default via " : " and via ") +
+                 n.gateways[k].address() + (holder.empty() ? "" : " (" + holder + ")");
+        if (via.empty()) via = n.gateways[k].address();
+      }
+      if (!added.empty())
+        d_.warn({file_, n.mark.line, n.mark.column, "topology.nodes." + n.name,
+                 "host " + n.name + " has no default route in the containerlab file; twin adds " +
+                     added + " so reachability can be tested; containerlab would give it none",
+                 "add `ip route add default via " + via +
+                     "` to its exec lines to run the same route in both"});
+      // A family with an address and no default route: no router address to take one from.
+      std::vector<std::string> bare;
+      for (int fam : {4, 6}) {
+        if (std::any_of(n.gateways.begin(), n.gateways.end(),
+                        [&](const IpPrefix& gw) { return gw.family == fam; }))
+          continue;
+        for (const auto& l : t_.links)
+          if (auto a = l.addresses.find(n.name); a != l.addresses.end())
+            for (const auto& p : a->second)
+              if (p.family == fam &&
+                  std::find(bare.begin(), bare.end(), p.network().str()) == bare.end())
+                bare.push_back(p.network().str());
+      }
+      if (!bare.empty())
+        d_.warn({file_, n.mark.line, n.mark.column, "topology.nodes." + n.name,
+                 "host " + n.name +
+                     " has no default route in the containerlab file and no router holds an "
+                     "address on its subnet (" +
+                     join_names(bare) +
+                     ") to take one from: it runs without one, as in containerlab; twin "
+                     "expects it to reach its own subnet only",
+                 "add `ip route add default via G` to its exec lines, G a router's address "
+                 "there"});
+    }
+  }
+
+  // The node on `host`'s links (or on a LAN segment it is on) that holds `gw` there, by the
+  // link's addresses or its own frr.conf's; "" when none does.
+  std::string gateway_holder(const std::string& host, const IpPrefix& gw) const {
+    auto holds = [&](const Endpoint& e, const Link& l) {
+      if (auto a = l.addresses.find(e.node); a != l.addresses.end())
+        for (const auto& p : a->second)
+          if (p.address() == gw.address()) return true;
+      const Node* n = t_.find_node(e.node);
+      if (n && n->own)
+        if (auto a = n->own->addresses.find(e.interface); a != n->own->addresses.end())
+          for (const auto& s : a->second)
+            if (auto p = IpPrefix::parse(s); p && p->address() == gw.address()) return true;
+      return false;
+    };
+    // The host's link peers, and the members of a segment it is on.
+    std::vector<std::string> near;
+    for (const auto& l : t_.links)
+      for (const auto& [me, far] : {std::pair{&l.a, &l.b}, std::pair{&l.b, &l.a}})
+        if (me->node == host) near.push_back(far->node);
+    for (const auto& l : t_.links)
+      for (const auto& [me, far] : {std::pair{&l.a, &l.b}, std::pair{&l.b, &l.a}}) {
+        if (far->node == host) continue;
+        const Node* peer = t_.find_node(me->node);
+        bool on_segment = peer && peer->kind == NodeKind::kBridge &&
+                          std::find(near.begin(), near.end(), me->node) != near.end();
+        bool direct = me->node == host;
+        if ((direct || on_segment) && holds(*far, l)) return far->node;
+      }
+    return "";
   }
 
   // containerlab's bridge joins its members through a bridge of the host that the user made
