@@ -21,6 +21,7 @@
 #include "twin/gate/scenario.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/loader.hpp"
+#include "validators/reachability/reachability.hpp"
 
 namespace {
 
@@ -365,4 +366,231 @@ topology:
                           (dir.path() / "r2.conf").string() + ")"),
             std::string::npos)
       << warnings;
+}
+
+namespace {
+
+const fs::path kClab = fs::path(TWIN_TEST_DATA) / "clab";
+
+// The warnings whose message holds `fragment`.
+std::vector<twin::Diagnostic> warnings_with(const Diagnostics& d, const std::string& fragment) {
+  std::vector<twin::Diagnostic> out;
+  for (const auto& w : d.warnings())
+    if (w.message.find(fragment) != std::string::npos) out.push_back(w);
+  return out;
+}
+
+std::vector<std::string> daemons_of(const twin::topology::Node& n) {
+  std::vector<std::string> out;
+  for (const auto& s : n.daemon_settings)
+    if (s.enabled) out.push_back(s.daemon);
+  return out;
+}
+
+}  // namespace
+
+// containerlab starts an FRR node without frr.conf empty (issue 44 item 7): so does twin, with a
+// warning naming the node; the daemons file decides its daemons; nothing of its routing is
+// expected, and its hosts, without a router address on their subnets, get no default route and
+// are expected to reach their own subnet only.
+TEST(Containerlab, AnFrrNodeWithOnlyADaemonsBindStartsEmpty) {
+  Diagnostics d;
+  const std::string file = (kClab / "daemons-only.clab.yml").string();
+  auto t = load_topology(file, d);
+  ASSERT_TRUE(t) << dump(d);
+  const auto& r1 = *t->find_node("r1");
+  EXPECT_EQ(r1.kind, twin::topology::NodeKind::kFrr);
+  EXPECT_EQ(r1.config, "");
+  ASSERT_TRUE(r1.start_config);
+  EXPECT_EQ(*r1.start_config, "");
+  EXPECT_EQ(daemons_of(r1), (std::vector<std::string>{"ospfd"}));  // configs/daemons: ospfd=yes
+  auto empty = warnings_with(d, "has no frr.conf");
+  ASSERT_EQ(empty.size(), 1u) << d.format_warnings();
+  EXPECT_EQ(empty[0].line, 7);
+  EXPECT_EQ(empty[0].field, "topology.nodes.r1");
+  EXPECT_EQ(empty[0].message,
+            "FRR node r1 has no frr.conf: it starts with an empty configuration, as containerlab "
+            "starts it; twin expects no routing of it (no BGP sessions, OSPF adjacencies or "
+            "routes)");
+  // The hosts: no router holds an address on their subnets, so no default route, said so.
+  EXPECT_TRUE(t->find_node("h1")->gateways.empty());
+  auto bare = warnings_with(d, "has no default route");
+  ASSERT_EQ(bare.size(), 2u) << d.format_warnings();
+  EXPECT_EQ(bare[0].line, 18);
+  EXPECT_EQ(bare[0].message,
+            "host h1 has no default route in the containerlab file and no router holds an "
+            "address on its subnet (192.168.1.0/24) to take one from: it runs without one, as in "
+            "containerlab; twin expects it to reach its own subnet only");
+  EXPECT_EQ(d.warnings().size(), 3u) << d.format_warnings();
+
+  auto p = twin::plan::make_plan(*t);
+  const auto& n1 = *p.find("r1");
+  EXPECT_FALSE(n1.config_generated);
+  EXPECT_EQ(n1.config_source, "");
+  EXPECT_EQ(n1.frr_config, "");
+  EXPECT_EQ(n1.frr_profile, "traditional");  // FRR's own default, as the image runs it
+  EXPECT_EQ(n1.daemons, (std::vector<std::string>{"zebra", "ospfd"}));
+  EXPECT_TRUE(n1.bgp_neighbors.empty());
+  EXPECT_TRUE(n1.ospf_interfaces.empty());
+  EXPECT_TRUE(n1.advertised.empty());
+  EXPECT_TRUE(p.find("h1")->routes.empty());
+  // r2's OSPF faces r1 on eth1, where r1 runs none: no adjacency, no session, and nothing
+  // of r1 expected anywhere.
+  EXPECT_TRUE(p.sessions.empty());
+  EXPECT_TRUE(p.adjacencies.empty());
+  for (const auto& e : p.prefixes) EXPECT_NE(e.owner, "r1") << e.prefix;
+  EXPECT_FALSE(twin::plan::has_bgp_instance(n1));
+  // h1 and h2 sit behind r1 on two subnets without a route: not expected to reach each other.
+  for (const auto& probe : twin::validators::reachability_probes(p, 0))
+    EXPECT_NE(probe.test_name, "host-mesh") << probe.node << " -> " << probe.subject;
+  const std::string text = twin::plan::render_plan_text(p);
+  EXPECT_NE(text.find("config: none: FRR starts with an empty configuration"), std::string::npos)
+      << text;
+  EXPECT_TRUE(p.notes.empty());
+}
+
+// The frr kind and its alias: startup-config; without one containerlab's minimal
+// configuration; extras.frr.daemons of the node or its kind; a linux node's extras.frr ignored
+// with a warning, and a node without a list said once.
+TEST(Containerlab, TheFrrKindItsAliasAndExtrasFrrDaemons) {
+  Diagnostics d;
+  const std::string file = (kClab / "frr-kind.clab.yml").string();
+  auto t = load_topology(file, d);
+  ASSERT_TRUE(t) << dump(d);
+  const auto& r1 = *t->find_node("r1");
+  EXPECT_EQ(r1.config, (kClab / "configs" / "r1.conf").string());
+  EXPECT_FALSE(r1.start_config);
+  EXPECT_EQ(daemons_of(r1), (std::vector<std::string>{"ospfd", "bfdd"}));  // zebra runs anyway
+  EXPECT_EQ(r1.daemons_field, "topology.kinds.frr.extras.frr.daemons");
+  ASSERT_EQ(r1.daemon_settings.size(), 2u);
+  EXPECT_EQ(r1.daemon_settings[0].file, file);
+  EXPECT_EQ(r1.daemon_settings[0].mark.line, 11);
+  EXPECT_EQ(r1.daemon_settings[1].mark.line, 12);
+  const auto& r2 = *t->find_node("r2");  // kind frrouting
+  EXPECT_EQ(r2.kind, twin::topology::NodeKind::kFrr);
+  EXPECT_EQ(r2.container_image, "quay.io/frrouting/frr:10.3");
+  ASSERT_TRUE(r2.start_config);
+  EXPECT_EQ(*r2.start_config, "frr defaults traditional\nlog stdout\n");
+  EXPECT_TRUE(r2.daemon_settings.empty());
+  const auto& r3 = *t->find_node("r3");  // its own list wins over its kind's
+  EXPECT_EQ(daemons_of(r3), (std::vector<std::string>{"bgpd"}));
+  EXPECT_EQ(r3.daemons_field, "topology.nodes.r3.extras.frr.daemons");
+  const auto& r4 = *t->find_node("r4");  // kind linux: its daemons file decides
+  EXPECT_EQ(daemons_of(r4), (std::vector<std::string>{"ospfd"}));
+  EXPECT_EQ(r4.daemons_field, "");
+
+  const std::string w = d.format_warnings();
+  auto minimal = warnings_with(d, "has no startup-config");
+  ASSERT_EQ(minimal.size(), 1u) << w;
+  EXPECT_EQ(minimal[0].line, 18);
+  EXPECT_EQ(minimal[0].message,
+            "FRR node r2 (kind frrouting) has no startup-config: it starts with containerlab's "
+            "minimal configuration (frr defaults traditional, log stdout); twin expects no "
+            "routing of it (no BGP sessions, OSPF adjacencies or routes)");
+  auto all = warnings_with(d, "no extras.frr.daemons");
+  ASSERT_EQ(all.size(), 1u) << w;
+  EXPECT_EQ(all[0].message,
+            "node r2 (kind frr) names no extras.frr.daemons: containerlab starts every daemon of "
+            "its frr kind; twin starts zebra and the daemons its configuration needs (and those "
+            "a change set needs, when applied)");
+  auto linux_extras = warnings_with(d, "`extras.frr` is ignored");
+  ASSERT_EQ(linux_extras.size(), 1u) << w;
+  EXPECT_EQ(linux_extras[0].field, "topology.nodes.r4.extras.frr");
+  EXPECT_EQ(linux_extras[0].line, 32);
+  EXPECT_EQ(warnings_with(d, "has no frr.conf").size(), 1u) << w;  // r4
+  EXPECT_TRUE(warnings_with(d, "`extras` is ignored").empty()) << w;
+  EXPECT_EQ(d.warnings().size(), 4u) << w;
+
+  auto p = twin::plan::make_plan(*t);
+  EXPECT_EQ(p.find("r1")->daemons, (std::vector<std::string>{"zebra", "ospfd", "bfdd"}));
+  EXPECT_EQ(p.find("r2")->daemons, (std::vector<std::string>{"zebra"}));
+  EXPECT_EQ(p.find("r2")->frr_config, "frr defaults traditional\nlog stdout\n");
+  EXPECT_EQ(p.find("r2")->frr_profile, "traditional");
+  EXPECT_EQ(p.find("r3")->daemons, (std::vector<std::string>{"zebra", "bgpd"}));
+  // r3's config runs OSPF, which its list leaves out: FRR starts no ospfd there, a note says
+  // so, and r1's OSPF expects nobody on eth1.
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_EQ(p.notes[0].node, "r3");
+  EXPECT_EQ(p.notes[0].source, (kClab / "configs" / "r2.conf").string() + ":6");
+  EXPECT_EQ(p.notes[0].text,
+            "`ip ospf area 0` (and 2 more lines) needs ospfd, but "
+            "topology.nodes.r3.extras.frr.daemons (" +
+                file + ":26) does not list ospfd: OSPF will not run on r3");
+  EXPECT_TRUE(p.adjacencies.empty());
+  const std::string text = twin::plan::render_plan_text(p);
+  EXPECT_NE(text.find("--- r2 frr.conf ---\nfrr defaults traditional\nlog stdout\n"),
+            std::string::npos)
+      << text;
+  // twin's format has neither a node without frr.conf nor a daemons list: convert says so.
+  Diagnostics c;
+  twin::topology::check_convertible(*t, c);
+  ASSERT_EQ(c.items().size(), 4u) << dump(c);  // r1, r3 (lists), r2, r4 (no frr.conf)
+  EXPECT_EQ(c.items()[0].field, "topology.kinds.frr.extras.frr.daemons");
+  EXPECT_EQ(c.items()[0].line, 11);
+  EXPECT_EQ(c.items()[1].field, "topology.nodes.r2");
+  EXPECT_EQ(c.items()[1].message,
+            "FRR node r2 names no frr.conf: twin's format has no node that starts without one");
+}
+
+// containerlab refuses a daemons entry that is no list and an unknown daemon; twin also one it
+// cannot start. Each at its line and column, named by its field path.
+TEST(Containerlab, BadExtrasFrrDaemonsAreRefusedAtTheirPlace) {
+  Diagnostics d;
+  const std::string file = (kClab / "bad-extras.clab.yml").string();
+  EXPECT_FALSE(load_topology(file, d));
+  struct Want {
+    int line, column;
+    std::string field, message, hint;
+  };
+  const std::vector<Want> want = {
+      {10, 20, "topology.nodes.r1.extras.frr.daemons", "expected a list of daemon names",
+       "e.g. daemons: [ospfd, bfdd]"},
+      {15, 28, "topology.nodes.r2.extras.frr.daemons[1]", "unknown FRR daemon 'bgdp'",
+       "did you mean 'bgpd'?"},
+      {15, 34, "topology.nodes.r2.extras.frr.daemons[2]", "twin cannot start pim6d", ""},
+  };
+  ASSERT_EQ(d.items().size(), want.size()) << dump(d);
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(i);
+    const auto& g = d.items()[i];
+    EXPECT_EQ(g.file, file);
+    EXPECT_EQ(g.line, want[i].line);
+    EXPECT_EQ(g.column, want[i].column);
+    EXPECT_EQ(g.field, want[i].field);
+    EXPECT_EQ(g.message, want[i].message);
+    if (!want[i].hint.empty()) {
+      EXPECT_EQ(g.hint, want[i].hint);
+    }
+  }
+}
+
+// containerlab gives a host no default route of its own; twin adds one via the router on its
+// subnet so that reachability can be tested, and says so, unless exec lines give it.
+TEST(Containerlab, AHostsDefaultRouteTwinAddsIsSaidAndOneGivenIsNot) {
+  Diagnostics d;
+  auto t = load_topology((kClab / "hosts.clab.yml").string(), d);
+  ASSERT_TRUE(t) << dump(d);
+  ASSERT_EQ(d.warnings().size(), 1u) << d.format_warnings();
+  const auto& w = d.warnings()[0];
+  EXPECT_EQ(w.line, 10);
+  EXPECT_EQ(w.field, "topology.nodes.h1");
+  EXPECT_EQ(w.message,
+            "host h1 has no default route in the containerlab file; twin adds default via "
+            "10.0.1.1 (edge) so reachability can be tested; containerlab would give it none");
+  EXPECT_EQ(w.hint,
+            "add `ip route add default via 10.0.1.1` to its exec lines to run the same "
+            "route in both");
+  for (const char* h : {"h1", "h2", "h3"}) {
+    SCOPED_TRACE(h);
+    ASSERT_EQ(t->find_node(h)->gateways.size(), 1u);
+  }
+  EXPECT_EQ(t->find_node("h1")->gateways[0].address(), "10.0.1.1");
+  EXPECT_EQ(t->find_node("h2")->gateways[0].address(), "10.0.2.1");  // ip route add default
+  EXPECT_EQ(t->find_node("h3")->gateways[0].address(), "10.0.3.1");  // ip route replace default
+  // Each host reaches the others through edge, which holds each one's gateway.
+  auto p = twin::plan::make_plan(*t);
+  int host_mesh = 0;
+  for (const auto& probe : twin::validators::reachability_probes(p, 0))
+    host_mesh += probe.test_name == "host-mesh";
+  EXPECT_EQ(host_mesh, 6);
 }

@@ -30,6 +30,7 @@ int run_convert(const ConvertOptions& o) {
   if (t) {
     proc::SystemRunner runner;
     if (auto c = runtime::check_own_configs(*t, runner, d); !c) return fail(c.error().message, 3);
+    topology::check_convertible(*t, d);
     if (!d.empty()) t.reset();
   }
   // The companion checks file goes into the twin file as its `checks:` section, verbatim.

@@ -84,7 +84,9 @@ Result<void> write_frr_files(const plan::Node& n) {
   fs::create_directories(n.run_dir, ec);
   if (ec) return harness_error("creating " + n.run_dir + ": " + ec.message());
   std::string config = n.frr_config;
-  if (!n.config_generated) {
+  // A user's file, read now; a node without one (containerlab's FRR node that names none)
+  // boots the plan's text, as a generated config does.
+  if (!n.config_generated && !n.config_source.empty()) {
     auto text = read_regular_file(n.config_source);  // the loader checked it; the cap holds
     if (!text) return text.error();
     // What the user's lines would write or read on this machine lands in the node's run

@@ -510,7 +510,9 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     n.asn = tn.asn.value_or(0);
     if (tn.router_id) n.router_id = tn.router_id->address();
     for (const auto& l : tn.loopbacks) n.loopbacks.push_back(l.str());
-    n.config_generated = tn.config.empty();
+    // A containerlab node that names no frr.conf boots its start text (containerlab's), not a
+    // generated fabric config: an own config, read from that text, configuring nothing.
+    n.config_generated = tn.config.empty() && !tn.start_config;
     n.config_source = tn.config;
     if (tn.own) {
       apply_own_config(n, tn, topo, p.notes);
@@ -580,7 +582,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
     const auto* tn = topo.find_node(n.name);
     n.frr_config = n.config_generated
                        ? generate_frr_config(n, tn->profile, advertised, !topo.tenants.empty())
-                       : "";
+                       : tn->start_config.value_or("");
     // Besides the image's, only the daemons the generated config needs: no staticd (~30 ms of
     // CPU to start, for no route) on a fabric without static routes.
     if (n.config_generated) add_needed_daemons(n, n.frr_config);
@@ -1593,7 +1595,12 @@ std::string render_plan_text(const Plan& p) {
         << (v.ports.empty() ? "" : " with " + join_names(v.ports))
         << (v.gateway.empty() ? "" : ", gateway " + v.gateway) << "\n";
     if (n.kind == NodeKind::kFrr)
-      o << "    config: " << (n.config_generated ? "generated" : n.config_source) << "\n";
+      o << "    config: "
+        << (n.config_generated         ? "generated"
+            : !n.config_source.empty() ? n.config_source
+            : n.frr_config.empty()     ? "none: FRR starts with an empty configuration"
+                                       : "none: FRR starts with the configuration below")
+        << "\n";
     if (n.kind == NodeKind::kFrr && !n.config_generated)
       o << "    originates: " << (n.advertised.empty() ? "nothing" : join_names(n.advertised))
         << "\n";
@@ -1745,8 +1752,9 @@ std::string render_plan_text(const Plan& p) {
     o << "\nnotes:\n";
     for (const auto& n : p.notes) o << "  " << to_text(n) << "\n";
   }
+  // The configs twin writes: generated ones, and the start text of a node that names no file.
   for (const auto& n : p.nodes) {
-    if (!n.config_generated || n.kind != NodeKind::kFrr) continue;
+    if (n.kind != NodeKind::kFrr || !n.config_source.empty() || n.frr_config.empty()) continue;
     o << "\n--- " << n.name << " frr.conf ---\n" << n.frr_config;
   }
   return o.str();

@@ -513,7 +513,7 @@ class Checker {
         if (explicit_gw && !gw_on_link)
           error(gw_at.mark, gw_at.field,
                 "gateway " + gw->address() + " is not on any subnet of the host's links", "");
-        if (has_addr && !gw && !places.tenant_problems)
+        if (has_addr && !gw && !places.tenant_problems && !places.gateway_optional)
           error(n.mark, "nodes." + n.name + ".gateway",
                 "host has an IPv" + std::to_string(fam) +
                     " address but no default route: no peer address on its subnet",

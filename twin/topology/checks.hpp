@@ -33,11 +33,16 @@ struct Places {
   // The tenants section had problems (reported): a server on a refused tenant port has no
   // router address and no network, which is not a second problem to report.
   bool tenant_problems = false;
+  // A host with an address but no router address on its subnet runs without a default route
+  // instead of being refused: containerlab gives a host none unless its exec lines do (its
+  // loader says so with a warning).
+  bool gateway_optional = false;
 };
 
 // Checks `t` (as read from `t.file`) and reports every problem to `diags`. Completes hosts'
 // gateways: a host without `gateway:` for a family gets its link peer's address on a shared
-// subnet (as a host prefix). Not idempotent on its own output: run it once per load.
+// subnet (as a host prefix); with none there, it is an error unless `at.gateway_optional`. Not
+// idempotent on its own output: run it once per load.
 void check_topology(Topology& t, const Places& at, Diagnostics& diags);
 
 }  // namespace twin::topology

@@ -28,8 +28,21 @@ using yaml::mark_of;
 const std::vector<std::string> kTopKeys = {"name", "prefix", "mgmt", "topology", "settings"};
 const std::vector<std::string> kTopologyKeys = {"nodes", "links", "kinds", "groups", "defaults"};
 // Node fields twin reads; every other one is ignored with a warning.
-const std::set<std::string> kReadNodeKeys = {"kind", "image", "group", "binds", "startup-config",
-                                             "exec"};
+const std::set<std::string> kReadNodeKeys = {"kind",           "image", "group", "binds",
+                                             "startup-config", "exec",  "extras"};
+// containerlab's FRR kind and its alias (containerlab docs, "FRRouting").
+const std::set<std::string> kFrrKinds = {"frr", "frrouting"};
+// The daemons containerlab's frr kind switches on and off (`extras.frr.daemons`; all of them
+// when the list is absent or empty), and those FRR starts whatever the list says, which the
+// list may name to no effect.
+const std::vector<std::string> kFrrKindDaemons = {
+    "bgpd",  "ospfd",  "ospf6d", "ripd",   "ripngd", "isisd", "pimd",    "pim6d", "ldpd",
+    "nhrpd", "eigrpd", "babeld", "sharpd", "pbrd",   "bfdd",  "fabricd", "vrrpd", "pathd"};
+const std::vector<std::string> kFrrAlwaysOn = {"zebra", "staticd", "mgmtd", "watchfrr"};
+// What an frr-kind node without startup-config boots: containerlab's minimal configuration,
+// which sets FRR's traditional defaults and logging and nothing else (no hostname: FRR takes
+// the node's).
+constexpr const char* kFrrKindMinimalConfig = "frr defaults traditional\nlog stdout\n";
 // Kinds that are the host itself or a container outside the lab: twin's nodes are all its own.
 const std::set<std::string> kOutsideKinds = {"host", "ext-container"};
 // Kinds that are a LAN segment: twin's bridge node (a Linux bridge in the lab's own namespace).
@@ -234,6 +247,11 @@ class ClabLoader {
           read_link(links[i], "topology.links[" + std::to_string(i) + "]", i);
     }
     for (const auto& [name, items] : exec_) apply_exec(name, items);
+    // Hosts' default routes as the file gives them (exec lines), before the checks add one.
+    std::map<std::string, size_t> given;
+    for (const auto& n : t_.nodes)
+      if (n.kind == NodeKind::kHost) given[n.name] = n.gateways.size();
+    places_.gateway_optional = true;  // containerlab gives a host no default route of its own
     // The checks name fields as twin's format does (links[i], nodes.x): name them as this
     // file does (topology.links[j] counts the links skipped above).
     Diagnostics checked;
@@ -251,6 +269,8 @@ class ClabLoader {
       }
       d_.add(std::move(d));
     }
+    say_default_routes(given);
+    say_all_daemons();
     if (d_.items().size() != before) return std::nullopt;
     return t_;
   }
@@ -361,7 +381,8 @@ class ClabLoader {
       bridge_node(name, key, kf, *kind);
       return;
     }
-    if (*kind != "linux" && *kind != "frr") {
+    const bool frr_kind = kFrrKinds.count(*kind) > 0;
+    if (*kind != "linux" && !frr_kind) {
       refused_.insert(name);
       if (kOutsideKinds.count(*kind))
         error(kf.value, kf.path,
@@ -405,13 +426,16 @@ class ClabLoader {
     }
     std::string lower = image_name;
     std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    bool router = *kind == "frr" || lower.find("frr") != std::string::npos || conf || daemons || etc;
+    bool router = frr_kind || lower.find("frr") != std::string::npos || conf || daemons || etc;
     for (const auto& b : binds)
       if (&b != conf && &b != daemons && &b != etc && b.container != "/etc/frr/vtysh.conf")
         warn(b.at, b.path, "bind onto " + b.container + " is ignored by twin",
              router ? "twin reads /etc/frr/frr.conf and /etc/frr/daemons binds"
                     : "a host in twin is a namespace with this machine's programs");
     Field startup = field(name, body, group, *kind, "startup-config");
+    // The daemons containerlab's frr kind is told to run; nullopt when it names none.
+    std::optional<std::vector<DaemonSetting>> listed =
+        read_extras(field(name, body, group, *kind, "extras"), frr_kind, router);
     if (router) {
       n.kind = NodeKind::kFrr;
       n.image = "frr-8.4";
@@ -449,10 +473,25 @@ class ClabLoader {
                                        "paths are relative to the containerlab file's folder"}))
           n.config = *file;
       } else {
-        error(key, f,
-              "FRR node " + name + " has no frr.conf: twin needs the router's own configuration",
-              "bind it onto /etc/frr/frr.conf (binds: [r1/frr.conf:/etc/frr/frr.conf]) or give "
-              "startup-config");
+        // containerlab starts it so: the frr kind with its minimal configuration, an FRR image
+        // with none (the image ships no frr.conf). Nothing of its routing is expected then,
+        // which the warning says, as the plan shows.
+        n.start_config = frr_kind ? kFrrKindMinimalConfig : "";
+        n.own = parse_frr_conf(*n.start_config, file_);
+        const std::string nothing =
+            "; twin expects no routing of it (no BGP sessions, OSPF adjacencies or routes)";
+        d_.warn({file_, n.mark.line, n.mark.column, f,
+                 frr_kind ? "FRR node " + name + " (kind " + *kind +
+                                ") has no startup-config: it starts with containerlab's minimal "
+                                "configuration (frr defaults traditional, log stdout)" +
+                                nothing
+                          : "FRR node " + name +
+                                " has no frr.conf: it starts with an empty configuration, as "
+                                "containerlab starts it" +
+                                nothing,
+                 frr_kind ? "give it startup-config, or configure it with a change set (twin apply)"
+                          : "bind one onto /etc/frr/frr.conf or give startup-config, or configure "
+                            "it with a change set (twin apply)"});
       }
       if (daemons) {
         daemons_file = daemons->host;
@@ -463,8 +502,19 @@ class ClabLoader {
         daemons_at = mark_of(etc->at);
         daemons_field = etc->path;
       }
-      if (!daemons_file.empty())
+      if (!daemons_file.empty()) {
         n.daemon_settings = read_daemons_file(daemons_file, file_, daemons_at, daemons_field, d_);
+        if (listed)
+          warn(extras_list_.value, extras_list_.path,
+               "extras.frr.daemons is not used: the daemons file bound onto /etc/frr (" +
+                   daemons_file + ") decides which daemons run",
+               "drop one of them");
+      } else if (listed) {
+        n.daemon_settings = std::move(*listed);
+        n.daemons_field = extras_list_.path;
+      } else if (frr_kind) {
+        all_daemons_.emplace_back(name, n.mark);
+      }
       loopbacks_from_config(n);
     } else {
       n.kind = NodeKind::kHost;
@@ -492,6 +542,202 @@ class ClabLoader {
         exec_.emplace_back(name, std::make_pair(ex.value, ex.path));
     }
     t_.nodes.push_back(std::move(n));
+  }
+
+  // Where a host's default route differs from containerlab's, which gives a host none of its
+  // own: twin adds one via the router on its subnet (so that reachability can be tested), or,
+  // with no router address there, runs it without one. A warning per host says which, unless
+  // its exec lines give the route (`given`: how many gateways they gave each host).
+  void say_default_routes(const std::map<std::string, size_t>& given) {
+    for (const auto& n : t_.nodes) {
+      auto g = given.find(n.name);
+      if (g == given.end()) continue;
+      std::string added, via;
+      for (size_t k = g->second; k < n.gateways.size(); ++k) {
+        const std::string holder = gateway_holder(n.name, n.gateways[k]);
+        added += std::string(added.empty() ? "default via " : " and via ") +
+                 n.gateways[k].address() + (holder.empty() ? "" : " (" + holder + ")");
+        if (via.empty()) via = n.gateways[k].address();
+      }
+      if (!added.empty())
+        d_.warn({file_, n.mark.line, n.mark.column, "topology.nodes." + n.name,
+                 "host " + n.name + " has no default route in the containerlab file; twin adds " +
+                     added + " so reachability can be tested; containerlab would give it none",
+                 "add `ip route add default via " + via +
+                     "` to its exec lines to run the same route in both"});
+      // A family with an address and no default route: no router address to take one from.
+      std::vector<std::string> bare;
+      for (int fam : {4, 6}) {
+        if (std::any_of(n.gateways.begin(), n.gateways.end(),
+                        [&](const IpPrefix& gw) { return gw.family == fam; }))
+          continue;
+        for (const auto& l : t_.links)
+          if (auto a = l.addresses.find(n.name); a != l.addresses.end())
+            for (const auto& p : a->second)
+              if (p.family == fam &&
+                  std::find(bare.begin(), bare.end(), p.network().str()) == bare.end())
+                bare.push_back(p.network().str());
+      }
+      if (!bare.empty())
+        d_.warn({file_, n.mark.line, n.mark.column, "topology.nodes." + n.name,
+                 "host " + n.name +
+                     " has no default route in the containerlab file and no router holds an "
+                     "address on its subnet (" +
+                     join_names(bare) +
+                     ") to take one from: it runs without one, as in containerlab; twin "
+                     "expects it to reach its own subnet only",
+                 "add `ip route add default via G` to its exec lines, G a router's address "
+                 "there"});
+    }
+  }
+
+  // The node on `host`'s links (or on a LAN segment it is on) that holds `gw` there, by the
+  // link's addresses or its own frr.conf's; "" when none does.
+  std::string gateway_holder(const std::string& host, const IpPrefix& gw) const {
+    auto holds = [&](const Endpoint& e, const Link& l) {
+      if (auto a = l.addresses.find(e.node); a != l.addresses.end())
+        for (const auto& p : a->second)
+          if (p.address() == gw.address()) return true;
+      const Node* n = t_.find_node(e.node);
+      if (n && n->own)
+        if (auto a = n->own->addresses.find(e.interface); a != n->own->addresses.end())
+          for (const auto& s : a->second)
+            if (auto p = IpPrefix::parse(s); p && p->address() == gw.address()) return true;
+      return false;
+    };
+    // The host's link peers, and the members of a segment it is on.
+    std::vector<std::string> near;
+    for (const auto& l : t_.links)
+      for (const auto& [me, far] : {std::pair{&l.a, &l.b}, std::pair{&l.b, &l.a}})
+        if (me->node == host) near.push_back(far->node);
+    for (const auto& l : t_.links)
+      for (const auto& [me, far] : {std::pair{&l.a, &l.b}, std::pair{&l.b, &l.a}}) {
+        if (far->node == host) continue;
+        const Node* peer = t_.find_node(me->node);
+        bool on_segment = peer && peer->kind == NodeKind::kBridge &&
+                          std::find(near.begin(), near.end(), me->node) != near.end();
+        bool direct = me->node == host;
+        if ((direct || on_segment) && holds(*far, l)) return far->node;
+      }
+    return "";
+  }
+
+  // frr-kind nodes that list no daemons: containerlab starts every daemon of its kind there;
+  // twin starts those the configuration needs (apply_own_config), and a change's when applied.
+  void say_all_daemons() {
+    if (all_daemons_.empty()) return;
+    std::vector<std::string> names;
+    for (const auto& [name, mark] : all_daemons_) names.push_back(name);
+    const Mark at = all_daemons_.front().second;
+    const bool one = names.size() == 1;
+    d_.warn({file_, at.line, at.column, "topology.nodes." + names.front(),
+             std::string(one ? "node " : "nodes ") + join_some(names, 8) + " (kind frr) " +
+                 (one ? "names" : "name") +
+                 " no extras.frr.daemons: containerlab starts every daemon of its frr kind; twin "
+                 "starts zebra and the daemons " +
+                 (one ? "its" : "each one's") +
+                 " configuration needs (and those a change set needs, when applied)",
+             "list the daemons under extras.frr.daemons to run exactly those"});
+  }
+
+  // containerlab's `extras` of a node (the whole field: node, group, kind or defaults). twin
+  // reads one entry: `frr.daemons` of the frr kind, the daemons to run besides zebra, staticd,
+  // mgmtd and watchfrr (containerlab docs, "FRRouting"); every other entry is ignored with a
+  // warning. The listed daemons as settings (each at its entry, extras_list_ the list), or
+  // nullopt when the node names none: no list, an empty one (containerlab then starts every
+  // daemon of the kind), or one with errors (reported).
+  std::optional<std::vector<DaemonSetting>> read_extras(const Field& ex, bool frr_kind,
+                                                        bool router) {
+    extras_list_ = {};
+    if (!ex) return std::nullopt;
+    // A group's, kind's or the defaults' list serves many nodes: read (and reported) once.
+    const std::string key = ex.path + (frr_kind ? "" : " linux");
+    if (auto seen = extras_read_.find(key); seen != extras_read_.end()) {
+      extras_list_ = seen->second.first;
+      return seen->second.second;
+    }
+    auto out = parse_extras(ex, frr_kind, router);
+    extras_read_[key] = {extras_list_, out};
+    return out;
+  }
+  std::optional<std::vector<DaemonSetting>> parse_extras(const Field& ex, bool frr_kind,
+                                                         bool router) {
+    if (!ex.value.IsMap()) {
+      error(ex.value, ex.path, "expected a mapping", "e.g. extras: {frr: {daemons: [ospfd]}}");
+      return std::nullopt;
+    }
+    const char* elsewhere =
+        "twin runs the node in a network namespace: none of containerlab's container settings "
+        "apply";
+    for (const auto& kv : ex.value) {
+      const std::string k = kv.first.Scalar(), kp = ex.path + "." + k;
+      if (k != "frr") {
+        warn(kv.first, kp, "`extras." + k + "` is ignored by twin", elsewhere);
+      } else if (!frr_kind) {
+        // The defaults' or a group's list is for its frr-kind nodes; a linux node's own, or
+        // its kind's, is not read by containerlab either.
+        if (ex.path.rfind("topology.defaults.", 0) == 0 ||
+            ex.path.rfind("topology.groups.", 0) == 0)
+          continue;
+        warn(kv.first, kp, "`extras.frr` is ignored: containerlab reads it for kind frr only",
+             router ? "this node is kind linux: a daemons file bound onto /etc/frr/daemons says "
+                      "which daemons run"
+                    : "");
+      } else if (!kv.second.IsMap()) {
+        error(kv.second, kp, "expected a mapping with daemons", "e.g. frr: {daemons: [ospfd]}");
+      } else {
+        for (const auto& e : kv.second) {
+          const std::string ek = e.first.Scalar();
+          if (ek == "daemons")
+            extras_list_ = {e.second, kp + ".daemons"};
+          else
+            warn(e.first, kp + "." + ek, "`extras.frr." + ek + "` is ignored by twin", "");
+        }
+      }
+    }
+    const Field& list = extras_list_;
+    if (!list) return std::nullopt;  // `daemons:` with no value: containerlab's empty list
+    if (!list.value.IsSequence()) {
+      error(list.value, list.path, "expected a list of daemon names",
+            "e.g. daemons: [ospfd, bfdd]");
+      return std::nullopt;
+    }
+    std::vector<DaemonSetting> out;
+    bool bad = false;
+    for (size_t i = 0; i < list.value.size(); ++i) {
+      const std::string p = list.path + "[" + std::to_string(i) + "]";
+      auto d = r_.string(at(list.value[i], p));
+      if (!d) {
+        bad = true;
+        continue;
+      }
+      if (std::find(kFrrAlwaysOn.begin(), kFrrAlwaysOn.end(), *d) != kFrrAlwaysOn.end())
+        continue;  // FRR starts it anyway; containerlab lets the list name it
+      if (std::find(kFrrKindDaemons.begin(), kFrrKindDaemons.end(), *d) == kFrrKindDaemons.end()) {
+        std::vector<std::string> known = kFrrKindDaemons;
+        known.insert(known.end(), kFrrAlwaysOn.begin(), kFrrAlwaysOn.end());
+        error(list.value[i], p, "unknown FRR daemon '" + *d + "'",
+              did_you_mean(*d, known, "containerlab's frr kind takes: " + join_names(known)));
+        bad = true;
+        continue;
+      }
+      const auto& order = frr_daemon_order();
+      if (std::find(order.begin(), order.end(), *d) == order.end()) {
+        error(list.value[i], p, "twin cannot start " + *d,
+              "leave it out; twin starts " + join_names(order));
+        bad = true;
+        continue;
+      }
+      if (std::none_of(out.begin(), out.end(), [&](const auto& s) { return s.daemon == *d; }))
+        out.push_back({*d, true, file_, mark_of(list.value[i])});
+    }
+    if (bad) return std::nullopt;
+    // A list naming only daemons FRR always starts switches every other one off: zebra's
+    // setting keeps it a list (an empty one would mean every daemon).
+    if (out.empty() && list.value.size() > 0)
+      out.push_back({"zebra", true, file_, mark_of(list.value[0])});
+    if (out.empty()) return std::nullopt;
+    return out;
   }
 
   // containerlab's bridge joins its members through a bridge of the host that the user made
@@ -794,6 +1040,11 @@ class ClabLoader {
   std::set<std::pair<std::string, std::string>> dropped_ends_;  // node, interface
   std::set<std::pair<int, int>> warned_;
   std::vector<std::pair<std::string, std::pair<YAML::Node, std::string>>> exec_;
+  Field extras_list_;  // the node's extras.frr.daemons, while read_node reads it
+  // Each `extras` read (by path, and whether for the frr kind): its list and its settings.
+  std::map<std::string, std::pair<Field, std::optional<std::vector<DaemonSetting>>>> extras_read_;
+  // frr-kind nodes that list no daemons (containerlab starts every one of its kind): said once.
+  std::vector<std::pair<std::string, Mark>> all_daemons_;
   std::map<size_t, Mark> mtu_set_;
   std::vector<size_t> link_index_;  // Topology::links index -> index in the file
 };
@@ -858,6 +1109,22 @@ std::string quoted(const std::string& s) {  // YAML double-quoted scalar
   return o + "\"";
 }
 }  // namespace
+
+void check_convertible(const Topology& t, Diagnostics& diags) {
+  for (const auto& n : t.nodes) {
+    const std::string f = "topology.nodes." + n.name;
+    if (n.start_config)
+      diags.add({t.file, n.mark.line, n.mark.column, f,
+                 "FRR node " + n.name +
+                     " names no frr.conf: twin's format has no node that starts without one",
+                 "bind a frr.conf onto /etc/frr/frr.conf or give startup-config (an empty file "
+                 "will do) before converting"});
+    if (!n.daemons_field.empty())
+      diags.add({t.file, n.daemon_settings.front().mark.line, n.daemon_settings.front().mark.column,
+                 n.daemons_field, "twin's format has no daemons list: it names a daemons file",
+                 "bind a daemons file onto /etc/frr/daemons instead before converting"});
+  }
+}
 
 std::string to_twin_yaml(const Topology& t, const std::string& source, const std::string& out_dir) {
   auto rel = [&](const std::string& p) {

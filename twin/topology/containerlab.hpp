@@ -32,6 +32,12 @@ std::optional<Topology> load_containerlab_text(const std::string& text, const st
                                                const std::string& lab_name = "",
                                                const InputPolicy* policy = nullptr);
 
+// What of `t` twin's format has no field for, each an error at its node: an FRR node that
+// names no frr.conf (it boots Node::start_config) and daemons listed in containerlab's
+// `extras.frr.daemons`. twin convert refuses such a file rather than write one that would plan
+// otherwise.
+void check_convertible(const Topology& t, Diagnostics& diags);
+
 // `t` written in twin's topology format: a header naming `source`, every value explicit
 // (kinds, images, MTUs, gateways), file paths relative to `out_dir` (the output file's folder).
 // Loading it gives the same plan as `t`.

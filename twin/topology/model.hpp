@@ -155,11 +155,20 @@ struct Node {
   std::vector<IpPrefix> loopbacks;    // host prefixes on lo: /32 and/or /128
   std::string config;                 // absolute path of a user frr.conf; "" = generated
   std::optional<FrrConf> own;         // `config` as read by the loader (frr_conf.hpp)
+  // A containerlab FRR node that names no frr.conf boots this text, as containerlab starts it:
+  // the frr kind's minimal configuration, or nothing for an FRR image (which ships no
+  // frr.conf). `own` is read from it, so the lab expects nothing of the node's routing until a
+  // change configures it. nullopt for every other node; set only with `config` "".
+  std::optional<std::string> start_config;
   std::vector<IpPrefix> gateways;     // host kind: default-route next hops (one per family)
   std::vector<HostRoute> routes;      // host kind: static routes beyond the gateways
   // Empty: the image's daemons plus what `config` needs. Else the node has a daemons file and
   // only the daemons enabled in it may run (a config needing another one is an error).
   std::vector<DaemonSetting> daemon_settings;
+  // Where daemon_settings were written when they come from no daemons file: containerlab's
+  // `extras.frr.daemons` ("topology.nodes.r1.extras.frr.daemons", each setting's `file` the
+  // containerlab file and `mark` its entry). "" for a daemons file.
+  std::string daemons_field;
   Mark mark;
 };
 

@@ -45,6 +45,9 @@ std::optional<std::string> daemon_switched_off(const Node& n, const std::string&
   if (n.daemon_settings.empty() || daemon == "zebra" || daemon == "staticd") return std::nullopt;
   auto s = std::find_if(n.daemon_settings.begin(), n.daemon_settings.end(),
                         [&](const DaemonSetting& d) { return d.daemon == daemon; });
+  if (s == n.daemon_settings.end() && !n.daemons_field.empty())
+    return n.daemons_field + " (" + n.daemon_settings.front().file + ":" +
+           std::to_string(n.daemon_settings.front().mark.line) + ") does not list " + daemon;
   if (s == n.daemon_settings.end())
     return "the node's daemons (" + n.daemon_settings.front().file + ") do not include " + daemon;
   if (s->enabled) return std::nullopt;

@@ -20,9 +20,10 @@ namespace twin::topology {
 void read_own_configs(Topology& t, Diagnostics& diags);
 
 // Why `daemon` does not run on `n` although its config may need it: "daemons:7 switches bfdd
-// off" or "the node's daemons (daemons) do not include bfdd"; nullopt when it runs as far as
-// the daemons file decides (no daemons file, zebra, or staticd, which FRR's init starts
-// whatever the file says). Pure.
+// off", "the node's daemons (daemons) do not include bfdd", or for containerlab's list
+// "topology.nodes.r1.extras.frr.daemons (lab.clab.yml:9) does not list bfdd"; nullopt when it
+// runs as far as the daemons file (or list) decides (none, zebra, or staticd, which FRR's init
+// starts whatever the file says). Pure.
 std::optional<std::string> daemon_switched_off(const Node& n, const std::string& daemon);
 
 }  // namespace twin::topology

@@ -154,8 +154,11 @@ namespace {
 // The FRR router a host hangs off: on its first port up with a router as a layer-2 neighbor,
 // the one that holds the host's default gateway (a LAN segment can hold several routers), else
 // the first. `isolated` when no port of the host reaches anything, else nullptr.
-const plan::Node* router_of(const plan::Plan& plan, const plan::Node& host, bool* isolated) {
+// `*gateway_held`: the router returned holds the host's default-route next hop on that link.
+const plan::Node* router_of(const plan::Plan& plan, const plan::Node& host, bool* isolated,
+                            bool* gateway_held) {
   *isolated = !host.interfaces.empty();
+  *gateway_held = false;
   std::string gateway;
   for (const auto& r : host.routes)
     if (r.destination == "default" && gateway.empty()) gateway = r.via;
@@ -176,7 +179,10 @@ const plan::Node* router_of(const plan::Plan& plan, const plan::Node& host, bool
     for (const auto& l2 : peers) {
       const plan::Node* p = plan.find(l2.node);
       if (!p || p->kind != topology::NodeKind::kFrr) continue;
-      if (!gateway.empty() && holds(*p, l2.interface)) return p;
+      if (!gateway.empty() && holds(*p, l2.interface)) {
+        *gateway_held = true;
+        return p;
+      }
       if (!first) first = p;
     }
     if (first) return first;
@@ -203,9 +209,9 @@ bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const pl
   const auto* nb = plan::tenant_network_of_server(plan, b.name, &tb);
   const bool overlay = na || nb;
   if (overlay && (!na || !nb || ta != tb || (na != nb && ta->l3vni == 0))) return false;
-  bool a_cut = false, b_cut = false;
-  const auto* ra = router_of(plan, a, &a_cut);
-  const auto* rb = router_of(plan, b, &b_cut);
+  bool a_cut = false, b_cut = false, a_held = false, b_held = false;
+  const auto* ra = router_of(plan, a, &a_cut, &a_held);
+  const auto* rb = router_of(plan, b, &b_cut, &b_held);
   if (a_cut || b_cut) return false;
   if (overlay) {
     // Over the overlay: both VTEPs in service and routing to each other's loopback (their
@@ -213,6 +219,16 @@ bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const pl
     if (!ra || !rb || ra->drained || rb->drained) return false;
   } else if (!ra || !rb) {
     return true;
+  } else if (!a_held || !b_held) {
+    // A host whose default route leads to no router's address there (a containerlab host
+    // twin gives none, as containerlab does) reaches its own subnet only.
+    auto other = IpPrefix::parse(address_of(b_addr), true);
+    for (const auto& i : a.interfaces)
+      for (const auto& x : i.addresses)
+        if (address_of(x) == address_of(a_addr))
+          if (auto net = IpPrefix::parse(x); net && other && net->network().contains(*other))
+            return true;
+    return false;
   }
   if (ra == rb) return true;
   if (!overlay && (!originates(plan, *ra, a_addr) || !originates(plan, *rb, b_addr))) return false;

@@ -158,10 +158,11 @@ bool routed_both_ways(const plan::PathTable& paths, const std::string& a, const 
 // behind one FRR router, or each host's subnet originated by its router (a prefix of the plan)
 // and routed both ways between the routers (`paths`: the table of the addresses' family). A host's
 // router is the FRR node on its first link intended up at both ends; a host whose every link is
-// down reaches nothing. Hosts not behind an FRR router (a VM guest's own routing) are expected to
-// reach each other. Tenant servers (plan.tenants) reach only their own network's (and, with an L3
-// VNI, their tenant's other networks'), over the overlay: both VTEPs in service and routed to each
-// other.
+// down reaches nothing; one whose default route is via no address of that router there (none:
+// a containerlab host given no route) reaches its own subnet only. Hosts not behind an FRR router
+// (a VM guest's own routing) are expected to reach each other. Tenant servers (plan.tenants) reach
+// only their own network's (and, with an L3 VNI, their tenant's other networks'), over the overlay:
+// both VTEPs in service and routed to each other.
 bool hosts_routed(const plan::Plan& plan, const plan::PathTable& paths, const plan::Node& a,
                   const plan::Node& b, const std::string& a_addr, const std::string& b_addr);
 
