@@ -23,6 +23,14 @@ int frr_major(const plan::Node& node) {
 
 bool frr_has_mgmtd(const plan::Node& node) { return frr_major(node) >= 9; }
 
+bool frr_has_bfdctl(const plan::Node& node) {
+  const std::string& v = node.container.frr_version;
+  const int major = frr_major(node);
+  const auto dot = v.find('.');
+  const int minor = dot == std::string::npos ? 0 : std::atoi(v.c_str() + dot + 1);
+  return major < 10 || (major == 10 && minor < 2);
+}
+
 std::string container_pid_file(const plan::Node& node) { return node.run_dir + "/container.pid"; }
 
 std::string node_temp_parent(const plan::Node& node) {
@@ -125,8 +133,9 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
           "info"};
   // bfdd's control socket defaults to one path for the whole machine (/var/run/frr/bfdd.sock):
   // a second node's bfdd would fail to bind it. Each node keeps its own (FRR docs, "BFD",
-  // --bfdctl).
-  if (daemon == "bfdd") argv.insert(argv.end(), {"--bfdctl", d + "/bfdd.sock"});
+  // --bfdctl). FRR 10.2 removed the socket and the option with it: 10.3's bfdd refuses it.
+  if (daemon == "bfdd" && frr_has_bfdctl(node))
+    argv.insert(argv.end(), {"--bfdctl", d + "/bfdd.sock"});
   // Releases differ (measured on Debian's 7.5.1 and 10.3): with mgmtd (9.0+), mgmtd and staticd
   // refuse -f (their configuration comes through mgmtd); 7.5 has no --limit-fds.
   if (frr_has_mgmtd(node) && (daemon == "mgmtd" || daemon == "staticd"))

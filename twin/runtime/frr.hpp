@@ -25,6 +25,9 @@ int frr_major(const plan::Node& node);
 // Whether `node`'s FRR has a management daemon that must start first and owns staticd's
 // configuration (FRR 9.0 and later: mgmtd; measured with 10.3: staticd and mgmtd refuse -f).
 bool frr_has_mgmtd(const plan::Node& node);
+// Whether `node`'s bfdd takes --bfdctl: FRR before 10.2, which removed bfdd's control socket
+// (FRRouting/frr#16463; measured: 7.5.1's and 8.4.4's bfdd list it, 10.3's exits on it).
+bool frr_has_bfdctl(const plan::Node& node);
 
 // Makes `c` run the node's own FRR programs: a container node's come from its image, so `c`
 // joins the container's mount namespace (proc::Command::mount_ns), found through
