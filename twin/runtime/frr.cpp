@@ -9,6 +9,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr_config.hpp"
+#include "twin/runtime/ospf6_text.hpp"
 #include "twin/runtime/vty.hpp"
 
 namespace twin::runtime {
@@ -150,17 +151,23 @@ Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daem
                                  const std::string& command, std::chrono::milliseconds timeout) {
   auto what = "node " + node.name + ": " + daemon + " '" + command + "'";
   const std::string socket = node.run_dir + "/" + daemon + ".vty";
-  auto r = vty_command(socket, command, timeout);
+  // A release that prints no JSON for the command (FRR 7.5's ospf6d) is asked for its text,
+  // read into the JSON later releases print (runtime/ospf6_text.hpp).
+  TextReader reader = nullptr;
+  const std::string text_command = text_instead_of_json(frr_major(node), daemon, command, &reader);
+  const std::string& asked = text_command.empty() ? command : text_command;
+  auto r = vty_command(socket, asked, timeout);
   // Some daemons install their `show` commands in ENABLE_NODE only (FRR 8.4's bfdd: `show bfd
   // peers`), which a fresh connection is not in; vtysh sends `enable` first, and so do we then.
   constexpr int kCmdErrNoMatch = 2;  // FRR lib/command.h CMD_ERR_NO_MATCH
-  if (r && r->status == kCmdErrNoMatch) r = vty_commands(socket, {"enable", command}, timeout);
+  if (r && r->status == kCmdErrNoMatch) r = vty_commands(socket, {"enable", asked}, timeout);
   if (!r) return r.error().with_context("node " + node.name);
   if (r->status != 0) {
     std::string msg = r->output;
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     return harness_error(what + ": FRR answered " + std::to_string(r->status) + ": " + msg);
   }
+  if (reader) return ok(reader(r->output));
   // Some commands print nothing at all where their feature is off (`show evpn vni json` in a
   // zebra that EVPN never enabled): that is an answer, null.
   if (r->output.find_first_not_of(" \r\n") == std::string::npos) return ok(nlohmann::json());

@@ -87,7 +87,9 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
 // Errors: the daemon does not answer in time; FRR refused the command (its `%` message); output
 // not JSON. An empty object `{}` is returned as is: callers treat it as "no data" (an error for
 // validators, never a pass). Nothing at all (FRR prints nothing for some commands where their
-// feature is off: `show evpn vni json` without EVPN) is JSON null.
+// feature is off: `show evpn vni json` without EVPN) is JSON null. A release that prints no
+// JSON for the command (FRR 7.5's ospf6d: neighbors, interfaces) answers in text, read into
+// the JSON later releases print (runtime/ospf6_text.hpp).
 Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daemon,
                                  const std::string& command,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
