@@ -232,14 +232,19 @@ TEST(ReleaseArgv, EachReleaseGetsTheCommandLineItAccepts) {
   EXPECT_FALSE(has(argv("staticd"), "-f"));
   EXPECT_TRUE(has(argv("zebra"), "-f"));
   EXPECT_TRUE(has(argv("zebra"), "--limit-fds"));
+  EXPECT_FALSE(has(argv("bfdd"), "--bfdctl"));  // 10.2 removed bfdd's control socket
+  n.container.frr_version = "10.1";
+  EXPECT_TRUE(has(argv("bfdd"), "--bfdctl"));
   n.container.frr_version = "7.5.1";
   EXPECT_FALSE(twin::runtime::frr_has_mgmtd(n));
   EXPECT_FALSE(has(argv("zebra"), "--limit-fds"));  // 7.5 has no such option
   EXPECT_TRUE(has(argv("staticd"), "-f"));
+  EXPECT_TRUE(has(argv("bfdd"), "--bfdctl"));
   n.container = {};  // the host's FRR: as before containers
   EXPECT_EQ(twin::runtime::frr_major(n), 0);
   EXPECT_TRUE(has(argv("zebra"), "--limit-fds"));
   EXPECT_TRUE(has(argv("staticd"), "-f"));
+  EXPECT_TRUE(has(argv("bfdd"), "--bfdctl"));
 }
 
 TEST(ReleaseArgv, TheContainerRunsInTheNodesNamespaceWithItsRunFolderAndLabels) {

@@ -9,6 +9,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/runtime/frr_config.hpp"
+#include "twin/runtime/ospf6_text.hpp"
 #include "twin/runtime/vty.hpp"
 
 namespace twin::runtime {
@@ -22,6 +23,14 @@ int frr_major(const plan::Node& node) {
 }
 
 bool frr_has_mgmtd(const plan::Node& node) { return frr_major(node) >= 9; }
+
+bool frr_has_bfdctl(const plan::Node& node) {
+  const std::string& v = node.container.frr_version;
+  const int major = frr_major(node);
+  const auto dot = v.find('.');
+  const int minor = dot == std::string::npos ? 0 : std::atoi(v.c_str() + dot + 1);
+  return major < 10 || (major == 10 && minor < 2);
+}
 
 std::string container_pid_file(const plan::Node& node) { return node.run_dir + "/container.pid"; }
 
@@ -125,8 +134,9 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
           "info"};
   // bfdd's control socket defaults to one path for the whole machine (/var/run/frr/bfdd.sock):
   // a second node's bfdd would fail to bind it. Each node keeps its own (FRR docs, "BFD",
-  // --bfdctl).
-  if (daemon == "bfdd") argv.insert(argv.end(), {"--bfdctl", d + "/bfdd.sock"});
+  // --bfdctl). FRR 10.2 removed the socket and the option with it: 10.3's bfdd refuses it.
+  if (daemon == "bfdd" && frr_has_bfdctl(node))
+    argv.insert(argv.end(), {"--bfdctl", d + "/bfdd.sock"});
   // Releases differ (measured on Debian's 7.5.1 and 10.3): with mgmtd (9.0+), mgmtd and staticd
   // refuse -f (their configuration comes through mgmtd); 7.5 has no --limit-fds.
   if (frr_has_mgmtd(node) && (daemon == "mgmtd" || daemon == "staticd"))
@@ -141,17 +151,23 @@ Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daem
                                  const std::string& command, std::chrono::milliseconds timeout) {
   auto what = "node " + node.name + ": " + daemon + " '" + command + "'";
   const std::string socket = node.run_dir + "/" + daemon + ".vty";
-  auto r = vty_command(socket, command, timeout);
+  // A release that prints no JSON for the command (FRR 7.5's ospf6d) is asked for its text,
+  // read into the JSON later releases print (runtime/ospf6_text.hpp).
+  TextReader reader = nullptr;
+  const std::string text_command = text_instead_of_json(frr_major(node), daemon, command, &reader);
+  const std::string& asked = text_command.empty() ? command : text_command;
+  auto r = vty_command(socket, asked, timeout);
   // Some daemons install their `show` commands in ENABLE_NODE only (FRR 8.4's bfdd: `show bfd
   // peers`), which a fresh connection is not in; vtysh sends `enable` first, and so do we then.
   constexpr int kCmdErrNoMatch = 2;  // FRR lib/command.h CMD_ERR_NO_MATCH
-  if (r && r->status == kCmdErrNoMatch) r = vty_commands(socket, {"enable", command}, timeout);
+  if (r && r->status == kCmdErrNoMatch) r = vty_commands(socket, {"enable", asked}, timeout);
   if (!r) return r.error().with_context("node " + node.name);
   if (r->status != 0) {
     std::string msg = r->output;
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     return harness_error(what + ": FRR answered " + std::to_string(r->status) + ": " + msg);
   }
+  if (reader) return ok(reader(r->output));
   // Some commands print nothing at all where their feature is off (`show evpn vni json` in a
   // zebra that EVPN never enabled): that is an answer, null.
   if (r->output.find_first_not_of(" \r\n") == std::string::npos) return ok(nlohmann::json());

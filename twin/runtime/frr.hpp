@@ -25,6 +25,9 @@ int frr_major(const plan::Node& node);
 // Whether `node`'s FRR has a management daemon that must start first and owns staticd's
 // configuration (FRR 9.0 and later: mgmtd; measured with 10.3: staticd and mgmtd refuse -f).
 bool frr_has_mgmtd(const plan::Node& node);
+// Whether `node`'s bfdd takes --bfdctl: FRR before 10.2, which removed bfdd's control socket
+// (FRRouting/frr#16463; measured: 7.5.1's and 8.4.4's bfdd list it, 10.3's exits on it).
+bool frr_has_bfdctl(const plan::Node& node);
 
 // Makes `c` run the node's own FRR programs: a container node's come from its image, so `c`
 // joins the container's mount namespace (proc::Command::mount_ns), found through
@@ -84,7 +87,9 @@ std::vector<std::string> daemon_argv(const plan::Node& node, const std::string& 
 // Errors: the daemon does not answer in time; FRR refused the command (its `%` message); output
 // not JSON. An empty object `{}` is returned as is: callers treat it as "no data" (an error for
 // validators, never a pass). Nothing at all (FRR prints nothing for some commands where their
-// feature is off: `show evpn vni json` without EVPN) is JSON null.
+// feature is off: `show evpn vni json` without EVPN) is JSON null. A release that prints no
+// JSON for the command (FRR 7.5's ospf6d: neighbors, interfaces) answers in text, read into
+// the JSON later releases print (runtime/ospf6_text.hpp).
 Result<nlohmann::json> show_json(const plan::Node& node, const std::string& daemon,
                                  const std::string& command,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
