@@ -23,8 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/fakes.hpp"
 #include "tests/unit/support.hpp"
 #include "twin/changeset/changeset_keys.hpp"
+#include "twin/changeset/frr_checks.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/model.hpp"
@@ -58,9 +60,21 @@ const std::string kChanges = kTestData + "/changes";
 const std::string kSchema = kRepo + "/scenarios/schema/change.schema.json";
 
 // The recorded clos-2x4 plan: spine1, spine2, leaf1..leaf4 (FRR), server1, server2 (hosts).
+// clos-2x4 as recorded, with leaf4 a container node (FRR 8.4.4 from localhost/twin-frr:8.4.4):
+// what an image step moves (a container node joins a lab at `up`, so no topology step adds one).
 const twin::plan::Plan& plan() {
-  static const auto p =
-      twin::plan::plan_from_json(json::parse(read(kTestData + "/frr84/plan-rec.json")));
+  static const auto p = [] {
+    auto q = twin::plan::plan_from_json(json::parse(read(kTestData + "/frr84/plan-rec.json")));
+    for (auto& n : q.nodes)
+      if (n.name == "leaf4") {
+        n.image = "frr-8.4-container";
+        n.backend = twin::topology::Backend::kContainer;
+        n.container.image = "localhost/twin-frr:8.4.4";
+        n.container.name = n.netns;
+        n.container.frr_version = "8.4.4";
+      }
+    return q;
+  }();
   return p;
 }
 
@@ -199,15 +213,15 @@ TEST(ChangeSetValid, EveryStepKind) {
                                              "strict rp_filter on two leaves",
                                              "green on leaf1",
                                              "no VNI 30100 on leaf2",
-                                             "upgrade leaf5",
-                                             "leaf5 back a release",
+                                             "upgrade leaf4",
+                                             "leaf4 back a release",
                                              "final check"}));
   EXPECT_EQ(kinds, (std::vector<std::string>{"frr",   "frr",      "frr",   "interface", "interface",
                                              "link",  "link",     "link",  "wait",      "wait",
                                              "check", "topology", "frr",   "sysctl",    "sysctl",
                                              "vxlan", "vxlan",    "image", "image",     "check"}));
-  // image: the container node leaf5 (the topology step's) moves to frr-10, then frr-7.5.
-  EXPECT_EQ(st[17].image().nodes, (std::vector<std::string>{"leaf5"}));
+  // image: the container node leaf4 moves to frr-10, then frr-7.5.
+  EXPECT_EQ(st[17].image().nodes, (std::vector<std::string>{"leaf4"}));
   EXPECT_EQ(st[17].image().to, "frr-10");
   EXPECT_EQ(st[17].image().profile.container.image, "localhost/twin-frr:10.3");
   EXPECT_EQ(st[18].image().to, "frr-7.5");
@@ -1509,3 +1523,98 @@ TEST(ChangeSetSchema, DurationsMatchTheLoader) {
 }
 
 }  // namespace
+
+// ---- FRR's check of a change's lines, by the release each node runs ----
+
+namespace {
+
+struct NoRunner final : twin::proc::ProcessRunner {
+  int runs = 0;
+  twin::Result<twin::proc::Output> run(const twin::proc::Command&) override {
+    ++runs;
+    return twin::harness_error("no program runs in this test");
+  }
+};
+
+}  // namespace
+
+TEST(ChangeSetFrrCheck, AContainerNodesLinesAreCheckedByItsOwnRelease) {
+  // leaf4 runs localhost/twin-frr:8.4.4 (plan()): its image, not this machine's FRR, judges the
+  // lines meant for it — a line its release refuses is reported at its line, naming the release.
+  auto l = load(kHead + R"(  - name: a 10.x-only line
+    frr:
+      node: leaf4
+      add: |
+        router bgp 65104
+         neighbor fabric capability software-version
+)");
+  ASSERT_TRUE(l.cs) << dump(l.diags);
+  twin_test::FakeNetwork net;
+  net.refused_by_image["localhost/twin-frr:8.4.4"] = {
+      "software-version", {2, "% Unknown command: neighbor fabric capability software-version"}};
+  twin_test::FakeDriver drv(net);
+  NoRunner runner;
+  Diagnostics d;
+  ASSERT_TRUE(twin::replay::check_frr_syntax(
+      *l.cs, plan(),
+      [&](const twin::plan::Node&) -> const twin::drivers::NodeDriver& { return drv; }, runner, d));
+  ASSERT_EQ(d.items().size(), 1u) << dump(d);
+  EXPECT_EQ(d.items()[0].line, 9);  // the block's second line
+  EXPECT_EQ(d.items()[0].field, "steps[0].frr.add");
+  EXPECT_EQ(d.items()[0].message,
+            "FRR 8.4.4 (node leaf4) rejects this line: % Unknown command: neighbor fabric "
+            "capability software-version");
+  EXPECT_EQ(runner.runs, 0);  // this machine's vtysh was not asked
+  EXPECT_EQ(net.log, (std::vector<std::string>{"refused? leaf4"}));
+}
+
+TEST(ChangeSetFrrCheck, AfterAnImageStepTheNewReleaseJudgesWhenApplied) {
+  // Upgrade, then turn on what the new release brings: nothing checks the line up front against
+  // the release the node leaves.
+  auto l = load(kHead + R"(  - name: upgrade leaf4
+    image: {node: leaf4, to: frr-10}
+  - name: a 10.x-only line
+    frr:
+      node: leaf4
+      add: |
+        router bgp 65104
+         neighbor fabric capability software-version
+)");
+  ASSERT_TRUE(l.cs) << dump(l.diags);
+  twin_test::FakeNetwork net;
+  net.refused_by_image["localhost/twin-frr:8.4.4"] = {"software-version", {2, "% Unknown command"}};
+  twin_test::FakeDriver drv(net);
+  NoRunner runner;
+  Diagnostics d;
+  ASSERT_TRUE(twin::replay::check_frr_syntax(
+      *l.cs, plan(),
+      [&](const twin::plan::Node&) -> const twin::drivers::NodeDriver& { return drv; }, runner, d));
+  EXPECT_TRUE(d.empty()) << dump(d);
+  EXPECT_TRUE(net.log.empty());
+  EXPECT_EQ(runner.runs, 0);
+}
+
+TEST(ChangeSetFrrCheck, ATopologyStepCannotAddAContainerNode) {
+  // The image of a container node is read before a lab is built: one added to a running lab is
+  // refused where the topology names it, before anything runs.
+  TempDir dir;
+  std::string topo = read(kChanges + "/clos-2x4-leaf5.yaml");
+  topo.replace(topo.find("  leaf5: {asn: 65105"), std::string("  leaf5: {").size(),
+               "  leaf5: {image: frr-10, ");
+  std::ofstream(dir.path() + "/with-leaf5.yaml") << topo;
+  auto l = load(kHead + "  - name: add leaf5\n    topology: {file: with-leaf5.yaml}\n", dir.path());
+  EXPECT_FALSE(l.cs);
+  bool said = false;
+  for (const auto& i : l.diags.items())
+    if (i.field == "nodes.leaf5.image") {
+      said = true;
+      EXPECT_EQ(i.file, fs::weakly_canonical(dir.path() + "/with-leaf5.yaml").string());
+      EXPECT_EQ(i.line, 18);
+      EXPECT_NE(i.message.find("node 'leaf5' runs in a container (image frr-10, "
+                               "localhost/twin-frr:10.3): a container node joins a lab at "
+                               "`twin up`, not a running lab"),
+                std::string::npos)
+          << i.message;
+    }
+  EXPECT_TRUE(said) << dump(l.diags);
+}

@@ -260,6 +260,7 @@ TEST(ReleaseArgv, TheContainerRunsInTheNodesNamespaceWithItsRunFolderAndLabels) 
   };
   EXPECT_EQ(after("--name"), "tw-mix-leaf1");
   EXPECT_EQ(after("--network"), "ns:/run/netns/tw-mix-leaf1");
+  EXPECT_EQ(after("--pid"), "host");
   EXPECT_EQ(after("--label", 0), "org.twin.lab=mix");
   EXPECT_EQ(after("--label", 1), "org.twin.node=leaf1");
   EXPECT_EQ(after("--volume", 0), n.run_dir + ":" + n.run_dir);

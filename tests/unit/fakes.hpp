@@ -111,6 +111,10 @@ struct FakeNetwork {
   std::function<void(const std::string&)> on_reload;
   std::vector<std::string> log;
   std::map<std::string, int> config_reads;  // node -> running configs read
+  // A container node's own release (node.container.image non-empty) refuses these lines of
+  // a text containing `first` (image -> (text fragment, (line, FRR's words))); every check is
+  // logged as "refused? <node>".
+  std::map<std::string, std::pair<std::string, std::pair<int, std::string>>> refused_by_image;
   mutable std::mutex mu;
 
   bool shows_bad() const {
@@ -262,6 +266,20 @@ class FakeDriver final : public twin::drivers::NodeDriver {
     return "fake-" + node.name;
   }
   bool manages_frr(const twin::plan::Node& node) const override { return !node.daemons.empty(); }
+  // A container node's image checks its lines; any other node's are this machine's FRR's (kUsage,
+  // as the drivers answer).
+  twin::Result<std::vector<std::pair<int, std::string>>> refused_lines(
+      const twin::plan::Node& node, const std::string& text,
+      twin::proc::ProcessRunner& runner) const override {
+    if (node.container.image.empty()) return NodeDriver::refused_lines(node, text, runner);
+    net_.note("refused? " + node.name);
+    std::lock_guard lk(net_.mu);
+    std::vector<std::pair<int, std::string>> out;
+    if (auto it = net_.refused_by_image.find(node.container.image);
+        it != net_.refused_by_image.end() && text.find(it->second.first) != std::string::npos)
+      out.push_back(it->second.second);
+    return out;
+  }
   twin::Result<std::string> running_config(const twin::plan::Node& node,
                                            twin::proc::ProcessRunner&) const override {
     // What was applied since the last reload shows in the running config.

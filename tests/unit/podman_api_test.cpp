@@ -72,6 +72,7 @@ TEST(PodmanApi, TheSpecIsTheSameContainerAsPodmanRun) {
   EXPECT_EQ(s["labels"]["org.twin.node"], "leaf1");
   EXPECT_EQ(s["hostname"], "leaf1");
   EXPECT_EQ(s["netns"], (nlohmann::json{{"nsmode", "path"}, {"value", "/run/netns/tw-mix-leaf1"}}));
+  EXPECT_EQ(s["pidns"], (nlohmann::json{{"nsmode", "host"}}));  // exec's ps sees the daemons
   EXPECT_EQ(s["cap_add"], (nlohmann::json{"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}));
   ASSERT_EQ(s["mounts"].size(), 3u);
   std::vector<std::string> destinations;

@@ -1,11 +1,14 @@
 // FRR's own syntax check of a change set's configuration text, and the checks against the lab
 // FRR's parser cannot make (apply.hpp).
+#include "twin/changeset/frr_checks.hpp"
+
 #include <filesystem>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "twin/core/util.hpp"
-#include "twin/changeset/frr_checks.hpp"
 #include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/frr_config.hpp"
 
@@ -14,15 +17,85 @@ using namespace std::chrono_literals;
 
 namespace twin::replay {
 
-Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner,
+namespace {
+
+// Where a rejected line of step `i` is reported: its file, line and field.
+void report_refused(const ChangeSet& cs, size_t i, int line, const std::string& what,
+                    const std::string& by, Diagnostics& diags) {
+  const Step& s = cs.steps[i];
+  const bool replace = !s.frr().replace.empty();
+  const std::string file = replace ? s.frr().replace : cs.file;
+  const int first = replace ? 1 : s.frr().text_line;
+  std::string field = "steps[" + std::to_string(i) + "].frr." +
+                      (replace               ? "replace"
+                       : s.frr().add.empty() ? "remove"
+                                             : "add");
+  if (line == 0)
+    diags.add(
+        {file, s.mark.line, s.mark.column, field, by + " rejects this configuration: " + what, ""});
+  else
+    diags.add({file, first > 0 ? first + line - 1 : s.mark.line, first > 0 ? 1 : s.mark.column,
+               field, by + " rejects this line: " + what,
+               "check the command against FRR's documentation for this version"});
+}
+
+}  // namespace
+
+Result<void> check_frr_syntax(const ChangeSet& cs, const plan::Plan& plan,
+                              const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
                               Diagnostics& diags) {
   TempDir tmp;
   if (tmp.path.empty()) return harness_error("cannot create a temporary folder");
-  std::vector<size_t> steps;       // the frr steps checked, in order
+  std::vector<size_t> steps;       // the frr steps this machine's FRR checks, in order
   std::vector<std::string> paths;  // what vtysh -C reads for each
+  std::set<std::string> upgraded;  // nodes an earlier image step moves to another release
+  // A node's own release checks the lines meant for it (a container node: its image's vtysh),
+  // once per image and text; a node whose release twin does not run checks (kUsage: this
+  // machine's FRR in a namespace) is this machine's FRR's, all such nodes of a step at once.
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<int, std::string>>> seen;
   for (size_t i = 0; i < cs.steps.size(); ++i) {
     const Step& s = cs.steps[i];
+    if (s.kind() == StepKind::kImage) {
+      for (const auto& n : s.image().nodes) upgraded.insert(n);
+      continue;
+    }
     if (s.kind() != StepKind::kFrr) continue;
+    std::string text;
+    if (!s.frr().replace.empty()) {
+      if (!fs::is_regular_file(s.frr().replace)) continue;  // the loader reports a missing file
+      auto file = read_file(s.frr().replace);
+      if (file) text = *file;
+    } else {
+      text = s.frr().add.empty() ? s.frr().remove : s.frr().add;
+    }
+    bool host = s.frr().nodes.empty();
+    for (const auto& name : s.frr().nodes) {
+      const plan::Node* node = plan.find(name);
+      if (!node) {
+        host = true;
+        continue;
+      }
+      // After an image step the node's release is the new image's: its own vtysh judges the
+      // lines when the step applies them (step-failed naming the line), not a check here.
+      if (upgraded.count(name)) continue;
+      const std::string key = node->image + "|" + node->container.image_id;
+      auto it = seen.find({key, text});
+      if (it == seen.end()) {
+        auto refused = drivers(*node).refused_lines(*node, text, runner);
+        if (!refused && refused.error().kind == ErrorKind::kUsage) {
+          host = true;
+          continue;
+        }
+        if (!refused) return refused.error().with_context("node " + name);
+        it = seen.emplace(std::make_pair(key, text), *refused).first;
+        const std::string by =
+            "FRR " +
+            (node->container.frr_version.empty() ? node->image : node->container.frr_version) +
+            " (node " + name + ")";
+        for (const auto& [line, what] : it->second) report_refused(cs, i, line, what, by, diags);
+      }
+    }
+    if (!host) continue;
     if (!s.frr().replace.empty()) {
       if (!fs::is_regular_file(s.frr().replace)) continue;  // the loader reports a missing file
       paths.push_back(s.frr().replace);
@@ -36,24 +109,9 @@ Result<void> check_frr_syntax(const ChangeSet& cs, proc::ProcessRunner& runner,
   }
   auto checked = runtime::frr_syntax_check(runner, paths);
   if (!checked) return checked.error();
-  for (size_t k = 0; k < steps.size(); ++k) {
-    const size_t i = steps[k];
-    const Step& s = cs.steps[i];
-    const bool replace = !s.frr().replace.empty();
-    const std::string file = replace ? s.frr().replace : cs.file;
-    const int first = replace ? 1 : s.frr().text_line;
-    std::string field = "steps[" + std::to_string(i) + "].frr." +
-                        (replace ? "replace" : s.frr().add.empty() ? "remove" : "add");
-    for (const auto& [line, what] : (*checked)[k]) {
-      if (line == 0)
-        diags.add({file, s.mark.line, s.mark.column, field,
-                   "FRR rejects this configuration: " + what, ""});
-      else
-        diags.add({file, first > 0 ? first + line - 1 : s.mark.line, first > 0 ? 1 : s.mark.column,
-                   field, "FRR rejects this line: " + what,
-                   "check the command against FRR's documentation for this version"});
-    }
-  }
+  for (size_t k = 0; k < steps.size(); ++k)
+    for (const auto& [line, what] : (*checked)[k])
+      report_refused(cs, steps[k], line, what, "FRR", diags);
   return {};
 }
 

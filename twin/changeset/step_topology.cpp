@@ -54,8 +54,25 @@ void ChangeSetLoader::parse_body(const Value& v, TopologyStep& out) {
     ok = false;
   }
   if (!ok) return;
+  // A container node's image is read (and its release checked) before anything of a lab is
+  // built: it joins a lab at `twin up`, never a running one (the driver refuses it half-way).
+  plan::Plan next = plan::make_plan(*out.topo, cur_->lab);
+  for (const auto& n : next.nodes) {
+    if (cur_->find(n.name) || n.container.image.empty()) continue;
+    const auto* tn = out.topo->find_node(n.name);
+    d_.add({*abs, tn ? tn->mark.line : v.mark().line, tn ? tn->mark.column : v.mark().column,
+            "nodes." + n.name + ".image",
+            "node '" + n.name + "' runs in a container (image " + n.image + ", " +
+                n.container.image +
+                "): a container node joins a lab at `twin up`, not a running "
+                "lab",
+            "give the new node a namespace image (e.g. frr-8.4), or add it to the lab's "
+            "topology and bring the lab up again"});
+    ok = false;
+  }
+  if (!ok) return;
   // Later steps (and the intent) may refer to what this topology adds.
-  owned_.push_back(plan::make_plan(*out.topo, cur_->lab));
+  owned_.push_back(std::move(next));
   plan::keep_running_images(owned_.back(), *cur_);
   cur_ = &owned_.back();
   all_plans_.push_back(cur_);

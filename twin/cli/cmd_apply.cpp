@@ -15,6 +15,7 @@
 #include "twin/core/duration.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drill/drill.hpp"
+#include "twin/drivers/registry.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/gate/apply.hpp"
 #include "twin/gate/scenario.hpp"
@@ -104,7 +105,7 @@ int load_change(const std::string& file, const std::string& configs, const plan:
   // problem is reported in one run.
   const replay::ChangeSet& checked = *out ? **out : partial;
   replay::check_against_lab(checked, plan, diags);
-  if (auto r = replay::check_frr_syntax(checked, runner, diags); !r)
+  if (auto r = replay::check_frr_syntax(checked, plan, drivers::driver_for, runner, diags); !r)
     return fail(r.error().message, exit_code(r.error()));
   std::cerr << diags.format_warnings();
   if (!diags.empty()) {

@@ -181,9 +181,13 @@ Result<ImageProbe> probe_image(proc::ProcessRunner& runner, const std::string& i
 std::vector<std::string> container_run_args(const std::string& lab, const plan::Node& n) {
   return {"run", "--detach", "--name", n.container.name, "--label",
           std::string(kLabLabel) + "=" + lab, "--label", std::string(kNodeLabel) + "=" + n.name,
-          "--hostname", n.name, "--network", "ns:/run/netns/" + n.netns, "--cap-add",
-          "NET_ADMIN,NET_RAW,SYS_ADMIN", "--volume", n.run_dir + ":" + n.run_dir, "--volume",
-          n.run_dir + ":/etc/frr", "--volume", n.run_dir + ":/var/run/frr",
+          "--hostname", n.name, "--network", "ns:/run/netns/" + n.netns,
+          // The machine's PID namespace, as a namespace node's: twin's daemons run in it, and
+          // `twin exec`'s ps, ss and /proc see them (a PID namespace of the container's own
+          // gave those a /proc of its `sleep` only).
+          "--pid", "host", "--cap-add", "NET_ADMIN,NET_RAW,SYS_ADMIN", "--volume",
+          n.run_dir + ":" + n.run_dir, "--volume", n.run_dir + ":/etc/frr", "--volume",
+          n.run_dir + ":/var/run/frr",
           // The container's process only keeps it alive; twin starts FRR inside it.
           "--entrypoint", "/bin/sleep",
           n.container.image_id.empty() ? n.container.image : n.container.image_id, "infinity"};

@@ -66,7 +66,8 @@ Result<ImageProbe> probe_image(proc::ProcessRunner& runner, const std::string& i
                                const std::string& ref);
 
 // The `podman run` arguments that start node `n`'s container (detached, named n.container.name,
-// labelled with the lab and node, in the node's network namespace, the run folder bound at the
+// labelled with the lab and node, in the node's network namespace and the machine's PID
+// namespace, the run folder bound at the
 // same path and over /etc/frr and /var/run/frr, the capabilities FRR needs: NET_ADMIN, NET_RAW,
 // SYS_ADMIN — without SYS_ADMIN zebra exits).
 std::vector<std::string> container_run_args(const std::string& lab, const plan::Node& n);

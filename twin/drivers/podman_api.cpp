@@ -108,6 +108,7 @@ nlohmann::json container_spec(const std::string& lab, const plan::Node& n) {
       {"labels", {{kLabLabel, lab}, {kNodeLabel, n.name}}},
       {"hostname", n.name},
       {"netns", {{"nsmode", "path"}, {"value", "/run/netns/" + n.netns}}},
+      {"pidns", {{"nsmode", "host"}}},
       {"cap_add", {"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}},
       {"mounts",
        {bind(n.run_dir, n.run_dir), bind(n.run_dir, "/etc/frr"), bind(n.run_dir, "/var/run/frr")}},

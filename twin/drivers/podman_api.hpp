@@ -42,8 +42,8 @@ inline constexpr const char* kLibpod = "/v4.0.0/libpod";
 
 // The libpod create spec (podman's SpecGenerator JSON) of node `n`'s container: the same
 // container as container_run_args' `podman run` (name, labels, hostname, the node's network
-// namespace by path, NET_ADMIN/NET_RAW/SYS_ADMIN, the run folder bound at its own path and over
-// /etc/frr and /var/run/frr, `sleep infinity` as its process).
+// namespace by path, the machine's PID namespace, NET_ADMIN/NET_RAW/SYS_ADMIN, the run folder bound
+// at its own path and over /etc/frr and /var/run/frr, `sleep infinity` as its process).
 nlohmann::json container_spec(const std::string& lab, const plan::Node& n);
 
 // Whether the service answers GET /_ping ("OK") before `deadline`, asked every 10 ms.
