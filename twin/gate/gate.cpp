@@ -142,6 +142,23 @@ class Gate {
     return watch_.settle(plan, o).text;
   }
   std::function<bool()> silent_check(const plan::Plan& plan, const Touched& t);
+  // What settling after the first `upto` steps waits for: the baseline's sessions and routes
+  // when those steps only move nodes to other images (and wait or check) — the same configs on
+  // another release must route as before — else nothing (nullptr). Without it an OSPF
+  // adjacency still re-forming after the daemons' restart (ospfd's timers are not visible)
+  // looked quiet and the short validation of a quiet network rejected it (a new user saw 4 of
+  // 5 downgrades of a 4-router OSPF lab rejected, ECMP back 3 s later).
+  const NetState* upgrade_target(size_t upto) const {
+    bool image = false;
+    for (size_t i = 0; i < upto && i < cs_.steps.size(); ++i) {
+      const StepKind k = cs_.steps[i].kind();
+      if (k == StepKind::kImage)
+        image = true;
+      else if (k != StepKind::kWait && k != StepKind::kCheck)
+        return nullptr;
+    }
+    return image ? &res_.baseline.state : nullptr;
+  }
   // Every FRR step's lines (a `replace`'s whole config), for idle_evidence_blocked.
   static std::string frr_text_of(const ChangeSet& cs) {
     std::string text;
@@ -839,7 +856,8 @@ Result<Gate::StepsRun> Gate::apply_steps(Touched& touched) {
 // broke (the step is marked, and this validation is the after-change one).
 Result<bool> Gate::validate_step(const Step& s, size_t i, const Touched& touched) {
   plan::Plan p = intended_plan(st_.plan, cs_, i + 1);
-  say("settling: " + settle(p, settle_floor(p, touched, time_.now()), nullptr, &touched));
+  say("settling: " +
+      settle(p, settle_floor(p, touched, time_.now()), upgrade_target(i + 1), &touched));
   Phase ph = validate_phase("after step '" + s.name + "'", p);
   Diff diff = diff_states(res_.baseline.state, ph.state, st_.plan, p);
   Verdict v = decide(res_.steps, ph.report, diff,
@@ -883,8 +901,8 @@ Result<void> Gate::validate_after(const Touched& touched, const plan::Plan& inte
     }
   }
   if (!res_.after) {
-    say("settling: " +
-        settle(intended, settle_floor(intended, touched, time_.now()), nullptr, &touched));
+    say("settling: " + settle(intended, settle_floor(intended, touched, time_.now()),
+                              upgrade_target(cs_.steps.size()), &touched));
     stop_stream();
     if (interrupted()) return abort_interrupted(touched, "while settling");
     res_.after = validate_phase("after", intended);
