@@ -194,6 +194,33 @@ TEST_F(ContainerLab, RestartBringsAContainerNodeBack) {
   EXPECT_EQ(v.value("verdict", ""), "pass") << v.dump(1).substr(0, 3000);
 }
 
+// A container killed outside twin (its daemons keep running in its mount namespace): status
+// says so, one daemon's restart is refused before anything is stopped, and the node's restart
+// makes the container again and brings the node back; `twin exec` works there again.
+TEST_F(ContainerLab, RestartMakesAKilledContainerAgain) {
+  auto killed = twin_it::sh(kPodman + " kill tw-" + lab_ + "-leaf3");
+  ASSERT_EQ(killed.code, 0) << killed.err;
+  EXPECT_EQ(twin_it::twin("status --lab " + lab_).code, 1);
+  auto one = twin_it::twin("restart leaf3 --daemon bgpd --lab " + lab_);
+  EXPECT_EQ(one.code, 2) << one.out << one.err;
+  EXPECT_NE(one.err.find("its container tw-" + lab_ + "-leaf3 is not running"), std::string::npos)
+      << one.err;
+  auto r = twin_it::twin("restart leaf3 --lab " + lab_);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  auto st = json::parse(twin_it::twin("status --lab " + lab_ + " --json").out);
+  for (const auto& n : st["nodes"])
+    if (n["name"] == "leaf3") {
+      EXPECT_EQ(n["container"]["running"], true);
+      for (const auto& d : n["daemons"]) EXPECT_EQ(d["alive"], true) << d.dump();
+    }
+  EXPECT_EQ(container_names(lab_).find("tw-" + lab_ + "-leaf3") != std::string::npos, true);
+  auto e = twin_it::twin("exec --lab " + lab_ + " leaf3 -- ps -e");
+  EXPECT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find("bgpd"), std::string::npos);  // the machine's PID namespace: its daemons
+  auto v = twin_it::validate(lab_, "bgp", 60);
+  EXPECT_EQ(v.value("verdict", ""), "pass") << v.dump(1).substr(0, 3000);
+}
+
 namespace {
 
 // A containerlab lab of two FRR routers naming FRR images by release, in a folder of its own.

@@ -448,6 +448,17 @@ Result<void> create_containers(const std::vector<const plan::Node*>& nodes, Buil
   return ctx.record.save();
 }
 
+Result<void> recreate_container(const plan::Node& n, BuildContext& ctx) {
+  // The old one, by the name the lab's record gives it (podman keeps an exited container).
+  auto rm = run_podman(ctx.runner, {"rm", "--force", "--time", "0", "--ignore", n.container.name},
+                       "removing node " + n.name + "'s stopped container", 60s,
+                       /*cancellable=*/false);
+  if (!rm) return rm.error();
+  (void)ctx.record.take("container", n.name);  // create_containers records the new one
+  if (auto r = create_containers({&n}, ctx); !r) return r;
+  return adopt_run_dir(n);
+}
+
 void remove_containers(const state::State& st, proc::ProcessRunner& runner, Teardown& out,
                        std::chrono::milliseconds retry_delay) {
   std::set<std::string> recorded;

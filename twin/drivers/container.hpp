@@ -95,6 +95,10 @@ Result<void> begin_containers(const std::vector<const plan::Node*>& nodes, Build
 // the service: a service that does not answer within 5 s leaves the work to the CLI, said in
 // ctx.progress), else `podman run`. Errors name the node and podman's words.
 Result<void> create_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx);
+// Node `n`'s container made again (the recorded one removed by its name, a new one created and
+// recorded as create_containers does, the run folder handed to its user frr): a container that
+// is gone (killed outside twin) before the node's daemons start again. Errors: podman's.
+Result<void> recreate_container(const plan::Node& n, BuildContext& ctx);
 // `down`: removes the lab's recorded containers that carry its label (never another's), in one
 // podman call, tried again (after podman's own cleanup, waiting `retry_delay` more each time) up
 // to 4 times. Appends problems to `out`, and to out.left the recorded containers still there.

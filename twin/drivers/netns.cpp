@@ -280,9 +280,42 @@ class ContainerFrrDriver final : public FrrDriver {
       if (auto r = adopt_run_dir(*n); !r) return r;
     return {};
   }
+  // A container gone since it was made (killed outside twin) is made again before the daemons
+  // start: `twin restart` and the restore ladder bring such a node back instead of failing
+  // with its daemons already stopped.
+  Result<int> start(const plan::Node& node, BuildContext& ctx) const override {
+    if (auto r = container_back(node, ctx); !r) return r.error();
+    return FrrDriver::start(node, ctx);
+  }
+  Result<int> start_routing(const plan::Node& node, BuildContext& ctx) const override {
+    if (auto r = container_back(node, ctx); !r) return r.error();
+    return FrrDriver::start_routing(node, ctx);
+  }
+  // One daemon of a node whose container is gone would start into a file system no longer
+  // there: the whole node restarts, container first.
+  Result<void> restart_daemon(const plan::Node& node, const std::string& daemon,
+                              BuildContext& ctx) const override {
+    if (runtime::container_pid(node) == 0)
+      return usage_error("node " + node.name + ": its container " + node.container.name +
+                         " is not running; `twin restart " + node.name +
+                         "` (the whole node) makes it again");
+    return FrrDriver::restart_daemon(node, daemon, ctx);
+  }
   void remove(const state::State& st, proc::ProcessRunner& runner, Teardown& out) const override {
     remove_containers(st, runner, out);
   }
+
+ private:
+  static Result<void> container_back(const plan::Node& node, BuildContext& ctx) {
+    if (runtime::container_pid(node) > 0 || node.container.frr_uid < 0) return {};
+    ctx.progress("node " + node.name + ": its container " + node.container.name +
+                 " is not running: making it again");
+    if (auto r = recreate_container(node, ctx); !r)
+      return r.error().with_context("node " + node.name);
+    return {};
+  }
+
+ public:
   Result<std::vector<std::pair<int, std::string>>> refused_lines(
       const plan::Node& node, const std::string& config,
       proc::ProcessRunner& runner) const override {
