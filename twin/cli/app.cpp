@@ -137,10 +137,12 @@ Cli::Cli()
   app.set_version_flag("--version", std::string("twin ") + TWIN_VERSION);
   app.require_subcommand(1);
 
-  add_command(
-      app, "plan",
-      std::vector<Bind>{{"file", &plan.file}, {"--lab", &plan.name}, {"--json", &plan.json}} +
-          inputs(plan.inputs))
+  add_command(app, "plan",
+              std::vector<Bind>{{"file", &plan.file},
+                                {"--lab", &plan.name},
+                                {"--strict-images", &plan.strict_images},
+                                {"--json", &plan.json}} +
+                  inputs(plan.inputs))
       ->callback([&] { code = twin::cli::run_plan(plan); });
 
   auto* u = add_command(app, "up",

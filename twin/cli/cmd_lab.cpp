@@ -115,16 +115,18 @@ int run_plan(const PlanOptions& o) {
   auto t = load(o.file, o.name, o.inputs, o.json);
   if (!t) return 2;
   auto p = plan::make_plan(*t, o.name);
-  // Which image each node would run here (as `up` decides it, without --strict-images): read
-  // from podman when a node names a container image.
+  // Which image each node would run here, as `up` decides it: read from podman when a node
+  // names a container image. What `up` would refuse, the plan refuses too.
   if (plan::asks_for_images(p)) {
     proc::SystemRunner runner;
     auto present = engine::present_images(runner);
-    if (!present)
+    if (!present) {
       std::cerr << "twin: warning: cannot read the images present (" << present.error().message
                 << "): the plan shows the images the lab names\n";
-    else if (auto r = plan::resolve_images(p, *present, false); !r)
-      std::cerr << "twin: warning: " << r.error().message << "\n";
+    } else if (auto r = plan::resolve_images(p, *present, o.strict_images); !r) {
+      std::cerr << "twin: " << r.error().message << "\n";
+      return exit_code(r.error());
+    }
   }
   if (o.json)
     std::cout << plan::to_json(p).dump(2) << "\n";

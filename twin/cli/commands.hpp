@@ -26,6 +26,7 @@ struct InputOptions {
 struct PlanOptions {
   std::string file;
   std::string name;
+  bool strict_images = false;  // as up's: refuse a substitute release
   bool json = false;
   InputOptions inputs;
 };

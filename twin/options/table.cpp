@@ -176,6 +176,8 @@ std::vector<Command> build() {
     auto& o = add("plan", "Dry run: print what `up` would create");
     o.push_back(required(value("file", "topology file")));
     o.push_back(lab("lab name (overrides the file's `name`)", true));
+    o.push_back(flag("--strict-images",
+                     "refuse a node whose image is not present, as `up --strict-images` does"));
     o.push_back(json("print the plan as JSON"));
     input_flags(o);
   }
