@@ -27,6 +27,7 @@
 #include "tests/unit/support.hpp"
 #include "twin/changeset/changeset_keys.hpp"
 #include "twin/changeset/frr_checks.hpp"
+#include "twin/changeset/intent.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/model.hpp"
@@ -1617,4 +1618,43 @@ TEST(ChangeSetFrrCheck, ATopologyStepCannotAddAContainerNode) {
           << i.message;
     }
   EXPECT_TRUE(said) << dump(l.diags);
+}
+
+TEST(ChangeSetFrrCheck, AnImageStepToAnImageNotPresentIsRefusedBeforeAnythingRuns) {
+  auto l = load(kHead + "  - name: upgrade leaf4\n    image: {node: leaf4, to: frr-10}\n");
+  ASSERT_TRUE(l.cs) << dump(l.diags);
+  std::vector<twin::plan::PresentImage> present = {
+      {{"localhost/twin-frr:8.4.4"}, "aaa", "8.4.4", false}};
+  Diagnostics d;
+  twin::replay::check_images_present(*l.cs, present, d);
+  ASSERT_EQ(d.items().size(), 1u) << dump(d);
+  EXPECT_EQ(d.items()[0].line, 4);
+  EXPECT_EQ(d.items()[0].field, "steps[0].image.to");
+  EXPECT_EQ(d.items()[0].message,
+            "image profile 'frr-10' names image localhost/twin-frr:10.3, which is not present on "
+            "this machine: the upgrade would rehearse nothing");
+  present.push_back({{"localhost/twin-frr:10.3"}, "bbb", "10.3", false});
+  Diagnostics none;
+  twin::replay::check_images_present(*l.cs, present, none);
+  EXPECT_TRUE(none.empty()) << dump(none);
+}
+
+TEST(ChangeSetIntent, AnUpgradeTo9OrLaterIntendsMgmtd) {
+  // FRR 9.0+ runs mgmtd first (the driver starts it): the gate's intended plan has it too, so a
+  // dead mgmtd after an upgrade fails the node family there as in `twin validate`.
+  auto l = load(kHead + "  - name: upgrade leaf4\n    image: {node: leaf4, to: frr-10}\n" +
+                "  - name: back\n    image: {node: leaf4, to: frr-7.5}\n");
+  ASSERT_TRUE(l.cs) << dump(l.diags);
+  auto daemons = [&](size_t steps) {
+    auto p = twin::replay::intended_plan(plan(), *l.cs, steps);
+    return p.find("leaf4")->daemons;
+  };
+  const auto before = plan().find("leaf4")->daemons;
+  ASSERT_FALSE(before.empty());
+  EXPECT_NE(before.front(), "mgmtd");
+  auto ten = daemons(1);
+  ASSERT_FALSE(ten.empty());
+  EXPECT_EQ(ten.front(), "mgmtd");
+  EXPECT_EQ(std::vector<std::string>(ten.begin() + 1, ten.end()), before);
+  EXPECT_EQ(daemons(2), before);  // 7.5 has none
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "twin/core/util.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/runtime/frr_check.hpp"
 #include "twin/runtime/frr_config.hpp"
 
@@ -136,6 +137,21 @@ void check_against_lab(const ChangeSet& cs, const plan::Plan& plan, Diagnostics&
                    "write `router bgp " + std::to_string(node->asn) + "`"});
       }
     }
+  }
+}
+
+void check_images_present(const ChangeSet& cs, const std::vector<plan::PresentImage>& present,
+                          Diagnostics& diags) {
+  for (size_t i = 0; i < cs.steps.size(); ++i) {
+    const Step& s = cs.steps[i];
+    if (s.kind() != StepKind::kImage) continue;
+    const std::string& image = s.image().profile.container.image;
+    if (image.empty() || plan::present_by_name(present, image)) continue;
+    diags.add({cs.file, s.mark.line, s.mark.column, "steps[" + std::to_string(i) + "].image.to",
+               "image profile '" + s.image().to + "' names image " + image +
+                   ", which is not present on this machine: the upgrade would rehearse nothing",
+               "tools/build-images.sh builds twin's FRR images; `twin images` lists what is "
+               "present"});
   }
 }
 

@@ -5,6 +5,7 @@
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/error.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/proc/runner.hpp"
 
@@ -20,6 +21,13 @@ namespace twin::replay {
 Result<void> check_frr_syntax(const ChangeSet& cs, const plan::Plan& plan,
                               const drivers::DriverLookup& drivers, proc::ProcessRunner& runner,
                               Diagnostics& diags);
+
+// Every image step's target image is present (`present`: engine::present_images): a step
+// moving nodes to an image this machine does not have is refused before anything runs, at the
+// step (an upgrade to the wrong release rehearses nothing; `up` may substitute a release, an
+// image step does not).
+void check_images_present(const ChangeSet& cs, const std::vector<plan::PresentImage>& present,
+                          Diagnostics& diags);
 
 // Checks of configuration text against the lab that FRR's parser cannot make: a `router bgp
 // N` line whose ASN is not the node's (FRR runs one default BGP instance per node; a second ASN

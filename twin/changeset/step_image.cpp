@@ -7,6 +7,7 @@
 #include "twin/changeset/changeset_loader.hpp"
 #include "twin/changeset/steps.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/runtime/frr.hpp"
 #include "twin/topology/image_profile.hpp"
 
 namespace twin::replay {
@@ -146,10 +147,15 @@ Result<void> describe_step(const ImageStep& b, const state::State&, plan::Plan& 
 
 // Intent: the nodes run the new image (the lab keeps what up read of it: apply.cpp's
 // save_intent, plan::keep_running_images).
+// The new release's daemons are intended too (mgmtd on 9.0+, as the driver's preflight starts
+// it): the gate's validation then finds a dead mgmtd after an upgrade, as `twin validate` does.
 void intend_step(const ImageStep& b, const std::string&, plan::Plan& p) {
   for (auto& n : p.nodes)
-    if (std::find(b.nodes.begin(), b.nodes.end(), n.name) != b.nodes.end())
+    if (std::find(b.nodes.begin(), b.nodes.end(), n.name) != b.nodes.end()) {
       n = on_image(n, b.to, b.profile);
+      if (runtime::frr_has_mgmtd(n) && !n.daemons.empty())
+        n.daemons.insert(n.daemons.begin(), "mgmtd");
+    }
 }
 
 }  // namespace twin::replay

@@ -1,5 +1,6 @@
 // twin apply / twin run: the rollout gate on a running lab, and the one-shot CI gate; twin
 // drill, which watches a lab through the same machinery while it fails one element at a time.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "twin/core/util.hpp"
 #include "twin/drill/drill.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/engine/images.hpp"
 #include "twin/engine/lab.hpp"
 #include "twin/gate/apply.hpp"
 #include "twin/gate/scenario.hpp"
@@ -107,6 +109,12 @@ int load_change(const std::string& file, const std::string& configs, const plan:
   replay::check_against_lab(checked, plan, diags);
   if (auto r = replay::check_frr_syntax(checked, plan, drivers::driver_for, runner, diags); !r)
     return fail(r.error().message, exit_code(r.error()));
+  if (std::any_of(checked.steps.begin(), checked.steps.end(),
+                  [](const replay::Step& s) { return s.kind() == replay::StepKind::kImage; })) {
+    auto present = engine::present_images(runner);
+    if (!present) return fail(present.error().message, exit_code(present.error()));
+    replay::check_images_present(checked, *present, diags);
+  }
   std::cerr << diags.format_warnings();
   if (!diags.empty()) {
     std::cerr << diags.format();
