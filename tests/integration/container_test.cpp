@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -305,18 +306,32 @@ TEST(ContainerImages, AReleaseWithNothingCloseIsRefusedBeforeAnythingIsBuilt) {
 
 // `twin up` killed once its containers exist: `down` still finds and removes them (recorded
 // before created), and nothing of another lab is touched.
+namespace {
+
+// `twin up` of the mixed lab started in the background (its output in `log`): its PID once
+// its first container exists, 0 when none came within eventually()'s time.
+int up_until_a_container(const std::string& lab, const std::string& log) {
+  auto pid =
+      twin_it::sh("setsid " + twin_it::kTwin + " up " + twin_it::kRepo +
+                  "/topologies/clos-2x4-mixed.yaml --name " + lab + " >" + log + " 2>&1 & echo $!");
+  const int up_pid = std::atoi(pid.out.c_str());
+  if (up_pid <= 0) return 0;
+  const bool seen = twin_it::eventually(
+      [&] { return container_names(lab).find("tw-" + lab + "-") != std::string::npos; });
+  return seen ? up_pid : -up_pid;
+}
+
+}  // namespace
+
 TEST(ContainerImages, DownRemovesTheContainersOfAKilledUp) {
   if (auto m = missing_for_containers(); !m.reason.empty())
     TWIN_SKIP_WITHOUT(m.capability, m.reason);
   const std::string lab = twin_it::unique_lab("killed");
   const std::string log = "/tmp/twin-killed-" + lab + ".log";
-  auto pid =
-      twin_it::sh("setsid " + twin_it::kTwin + " up " + twin_it::kRepo +
-                  "/topologies/clos-2x4-mixed.yaml --name " + lab + " >" + log + " 2>&1 & echo $!");
-  const int up_pid = std::atoi(pid.out.c_str());
+  const int up = up_until_a_container(lab, log);
+  const int up_pid = std::abs(up);
   ASSERT_GT(up_pid, 0);
-  const bool seen = twin_it::eventually(
-      [&] { return container_names(lab).find("tw-" + lab + "-") != std::string::npos; });
+  const bool seen = up > 0;
   ::kill(up_pid, SIGKILL);
   ASSERT_TRUE(seen) << twin_it::sh("cat " + log).out;
   auto down = twin_it::twin("down --lab " + lab);
@@ -334,13 +349,10 @@ TEST(ContainerImages, AnInterruptedUpLeavesNoContainer) {
     TWIN_SKIP_WITHOUT(m.capability, m.reason);
   const std::string lab = twin_it::unique_lab("intr");
   const std::string log = "/tmp/twin-intr-" + lab + ".log";
-  auto pid =
-      twin_it::sh("setsid " + twin_it::kTwin + " up " + twin_it::kRepo +
-                  "/topologies/clos-2x4-mixed.yaml --name " + lab + " >" + log + " 2>&1 & echo $!");
-  const int up_pid = std::atoi(pid.out.c_str());
+  const int up = up_until_a_container(lab, log);
+  const int up_pid = std::abs(up);
   ASSERT_GT(up_pid, 0);
-  const bool seen = twin_it::eventually(
-      [&] { return container_names(lab).find("tw-" + lab + "-") != std::string::npos; });
+  const bool seen = up > 0;
   ::kill(up_pid, SIGINT);
   ASSERT_TRUE(seen) << twin_it::sh("cat " + log).out;
   ASSERT_TRUE(twin_it::eventually([&] { return ::kill(up_pid, 0) != 0; }));

@@ -1537,6 +1537,18 @@ struct NoRunner final : twin::proc::ProcessRunner {
   }
 };
 
+// check_frr_syntax of `cs` on plan() with every node on `drv`; no program may run.
+Diagnostics frr_check(const ChangeSet& cs, const twin::drivers::NodeDriver& drv) {
+  NoRunner runner;
+  Diagnostics d;
+  auto r = twin::replay::check_frr_syntax(
+      cs, plan(), [&](const twin::plan::Node&) -> const twin::drivers::NodeDriver& { return drv; },
+      runner, d);
+  EXPECT_TRUE(r) << r.error().message;
+  EXPECT_EQ(runner.runs, 0);  // this machine's vtysh was not asked
+  return d;
+}
+
 }  // namespace
 
 TEST(ChangeSetFrrCheck, AContainerNodesLinesAreCheckedByItsOwnRelease) {
@@ -1554,18 +1566,13 @@ TEST(ChangeSetFrrCheck, AContainerNodesLinesAreCheckedByItsOwnRelease) {
   net.refused_by_image["localhost/twin-frr:8.4.4"] = {
       "software-version", {2, "% Unknown command: neighbor fabric capability software-version"}};
   twin_test::FakeDriver drv(net);
-  NoRunner runner;
-  Diagnostics d;
-  ASSERT_TRUE(twin::replay::check_frr_syntax(
-      *l.cs, plan(),
-      [&](const twin::plan::Node&) -> const twin::drivers::NodeDriver& { return drv; }, runner, d));
+  Diagnostics d = frr_check(*l.cs, drv);
   ASSERT_EQ(d.items().size(), 1u) << dump(d);
   EXPECT_EQ(d.items()[0].line, 9);  // the block's second line
   EXPECT_EQ(d.items()[0].field, "steps[0].frr.add");
   EXPECT_EQ(d.items()[0].message,
             "FRR 8.4.4 (node leaf4) rejects this line: % Unknown command: neighbor fabric "
             "capability software-version");
-  EXPECT_EQ(runner.runs, 0);  // this machine's vtysh was not asked
   EXPECT_EQ(net.log, (std::vector<std::string>{"refused? leaf4"}));
 }
 
@@ -1585,14 +1592,9 @@ TEST(ChangeSetFrrCheck, AfterAnImageStepTheNewReleaseJudgesWhenApplied) {
   twin_test::FakeNetwork net;
   net.refused_by_image["localhost/twin-frr:8.4.4"] = {"software-version", {2, "% Unknown command"}};
   twin_test::FakeDriver drv(net);
-  NoRunner runner;
-  Diagnostics d;
-  ASSERT_TRUE(twin::replay::check_frr_syntax(
-      *l.cs, plan(),
-      [&](const twin::plan::Node&) -> const twin::drivers::NodeDriver& { return drv; }, runner, d));
+  Diagnostics d = frr_check(*l.cs, drv);
   EXPECT_TRUE(d.empty()) << dump(d);
   EXPECT_TRUE(net.log.empty());
-  EXPECT_EQ(runner.runs, 0);
 }
 
 TEST(ChangeSetFrrCheck, ATopologyStepCannotAddAContainerNode) {
