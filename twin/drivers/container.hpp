@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "twin/drivers/driver.hpp"
+#include "twin/drivers/podman_api.hpp"
 
 namespace twin::drivers {
 
@@ -24,10 +25,7 @@ namespace twin::drivers {
 // twin's podman settings (DESIGN.md §4b: runc, cgroupfs, file events logger, ulimits root may
 // set here), written when missing or different. Returns its path. Errors: kHarness.
 Result<std::string> podman_conf();
-// The label every container of a lab carries (org.twin.lab=<lab>): how leftovers are found.
-inline constexpr const char* kLabLabel = "org.twin.lab";
-// The label naming the node a container runs (org.twin.node=<node>).
-inline constexpr const char* kNodeLabel = "org.twin.node";
+// The labels of a lab's containers (kLabLabel, kNodeLabel) are podman_api.hpp's.
 // The label twin's own images carry with the FRR version their zebra reported when built.
 inline constexpr const char* kFrrVersionLabel = "org.twin.frr-version";
 

@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "twin/core/util.hpp"
-#include "twin/drivers/container.hpp"
 
 namespace twin::drivers {
 

@@ -16,6 +16,11 @@
 
 namespace twin::drivers {
 
+// The label every container of a lab carries (org.twin.lab=<lab>): how leftovers are found.
+inline constexpr const char* kLabLabel = "org.twin.lab";
+// The label naming the node a container runs (org.twin.node=<node>).
+inline constexpr const char* kNodeLabel = "org.twin.node";
+
 struct HttpReply {
   int status = 0;    // HTTP status (201 created, 204 started, 404 no such container, ...)
   std::string body;  // podman's JSON ({"cause","message","response"} on an error status)
