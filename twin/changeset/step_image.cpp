@@ -34,6 +34,11 @@ plan::Node on_image(const plan::Node& n, const std::string& profile_name,
   return to;
 }
 
+// `e` with the node named once (the drivers' messages often name it already).
+Error in_node(const Error& e, const std::string& node) {
+  return e.message.rfind("node " + node + ": ", 0) == 0 ? e : e.with_context("node " + node);
+}
+
 }  // namespace
 
 void ChangeSetLoader::parse_body(const Value& v, ImageStep& out) {
@@ -102,7 +107,7 @@ Result<void> apply_step(const ImageStep& b, StepRun& run, std::string* detail) {
     plan::Node to = on_image(*n, b.to, b.profile);
     std::vector<plan::Node*> one = {&to};
     if (auto r = run.env.drivers(to).preflight(one, drivers::DriverSettings{}, run.env.runner); !r)
-      return r.error().with_context("node " + name);
+      return in_node(r.error(), name);
     // The new release's own parser first: a line it refuses fails the step before the node
     // (or any traffic) is touched.
     auto refused = run.env.drivers(to).refused_lines(to, *config, run.env.runner);
@@ -123,7 +128,7 @@ Result<void> apply_step(const ImageStep& b, StepRun& run, std::string* detail) {
     if (!seen) run.touched.images.emplace_back(*n, *config);
     // boot_image makes `config` the startup configuration the new release boots from.
     auto started = run.env.lab.boot_image(run.current, to, *config);
-    if (!started) return started.error().with_context("node " + name);
+    if (!started) return in_node(started.error(), name);
     done += (done.empty() ? "" : "; ") + name + ": " + release_of(*n) + " -> " + release_of(to) +
             " (" + to.container.image + "), " + std::to_string(*started) +
             " daemons booted from its saved configuration";

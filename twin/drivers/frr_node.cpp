@@ -250,8 +250,11 @@ Result<int> start_frr_daemons(const plan::Node& n, BuildContext& ctx) {
       // line a daemon refused at run time, named by its line in the user's file.
       const std::string file = n.config_source.empty() ? n.run_dir + "/frr.conf" : n.config_source;
       std::string msg;
-      for (const auto& [line, what] : runtime::vtysh_complaints(r->out + r->err))
-        msg += (msg.empty() ? "" : "; ") + file + ":" + std::to_string(line) + ": " + what;
+      // Each daemon that refuses a line says so: the line once.
+      std::set<std::pair<int, std::string>> said;
+      for (const auto& c : runtime::vtysh_complaints(r->out + r->err))
+        if (said.insert(c).second)
+          msg += (msg.empty() ? "" : "; ") + file + ":" + std::to_string(c.first) + ": " + c.second;
       if (msg.empty()) msg = trim_end(r->out + r->err);
       // A container node's release is named: the same line may pass on another release.
       const std::string frr = n.container.frr_version.empty() ? "FRR"

@@ -396,7 +396,11 @@ struct Reconciler {
       }
       auto r = driver_for(*start[i]).start(*start[i], ctx);
       if (!r) {
-        errors[i] = r.error().with_context("node " + start[i]->name);
+        // Not twice: a driver's message may name the node already.
+        const std::string ctx_name = "node " + start[i]->name;
+        errors[i] = r.error().message.rfind(ctx_name + ": ", 0) == 0
+                        ? r.error()
+                        : r.error().with_context(ctx_name);
         return;
       }
       daemons += *r;
