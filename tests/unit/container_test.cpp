@@ -488,6 +488,12 @@ TEST(ImageChoice, AContainerlabImageRunsAsNamedOrAsTheClosestReleaseNeverSilentl
   ASSERT_EQ(b.notes.size(), 1u);
   EXPECT_NE(b.notes[0].text.find("image quay.io/frrouting/frr:10.5.1 (FRR 10.5.1) is not present"),
             std::string::npos);
+  // The plan names the image asked for, then what runs (not the profile the file's kind maps to).
+  EXPECT_NE(twin::plan::render_plan_text(b).find(
+                "  leaf3  kind frr, image quay.io/frrouting/frr:10.5.1 (runs "
+                "localhost/twin-frr:10.3, FRR 10.3), netns "),
+            std::string::npos)
+      << twin::plan::render_plan_text(b);
   // 8.4.1 with no container images: this machine's 8.4.4 in a namespace, said so (the other
   // routers run this machine's FRR too, here).
   auto c = clab("frrouting/frr:v8.4.1");
@@ -500,6 +506,11 @@ TEST(ImageChoice, AContainerlabImageRunsAsNamedOrAsTheClosestReleaseNeverSilentl
   EXPECT_NE(c.notes[0].text.find("it runs this machine's FRR 8.4.4 in a namespace"),
             std::string::npos)
       << c.notes[0].text;
+  EXPECT_NE(twin::plan::render_plan_text(c).find(
+                "  leaf3  kind frr, image frrouting/frr:v8.4.1 (runs this machine's FRR in a "
+                "namespace, profile frr-8.4), netns "),
+            std::string::npos)
+      << twin::plan::render_plan_text(c);
   // 9.1: no 9.x anywhere, refused with what is present and how to get more.
   auto d = clab("quay.io/frrouting/frr:9.1.0");
   auto r = twin::plan::resolve_images(d, present_here(), false);

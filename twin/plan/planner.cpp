@@ -1533,10 +1533,18 @@ std::string render_plan_text(const Plan& p) {
     << " expected, " << p.prefixes.size() << " prefixes advertised\n"
     << "  run directory " << p.run_dir << "\n\nnodes:\n";
   for (const auto& n : p.nodes) {
-    o << "  " << n.name << "  kind " << to_string(n.kind) << ", image " << n.image;
-    if (!n.container.image.empty())
-      o << " (container " << n.container.image
-        << (n.container.frr_version.empty() ? "" : ", FRR " + n.container.frr_version) << ")";
+    o << "  " << n.name << "  kind " << to_string(n.kind) << ", image ";
+    const std::string release =
+        n.container.frr_version.empty() ? "" : ", FRR " + n.container.frr_version;
+    // A containerlab node names an image, not a profile: what it asked, then what runs.
+    if (!n.asked_image.empty() && !n.container.image.empty())
+      o << n.asked_image << " (runs " << n.container.image << release << ")";
+    else if (!n.asked_image.empty())
+      o << n.asked_image << " (runs this machine's FRR in a namespace, profile " << n.image << ")";
+    else if (!n.container.image.empty())
+      o << n.image << " (container " << n.container.image << release << ")";
+    else
+      o << n.image;
     o << ", netns " << n.netns;
     if (n.asn) o << ", asn " << n.asn;
     if (!n.router_id.empty()) o << ", router-id " << n.router_id;
