@@ -79,6 +79,11 @@ Result<void> check_frr_syntax(const ChangeSet& cs, const plan::Plan& plan,
       // After an image step the node's release is the new image's: its own vtysh judges the
       // lines when the step applies them (step-failed naming the line), not a check here.
       if (upgraded.count(name)) continue;
+      // This machine's FRR (a namespace node; a VM's NOS, as before): one check for the step.
+      if (node->container.image.empty()) {
+        host = true;
+        continue;
+      }
       const std::string key = node->image + "|" + node->container.image_id;
       auto it = seen.find({key, text});
       if (it == seen.end()) {
@@ -89,10 +94,10 @@ Result<void> check_frr_syntax(const ChangeSet& cs, const plan::Plan& plan,
         }
         if (!refused) return refused.error().with_context("node " + name);
         it = seen.emplace(std::make_pair(key, text), *refused).first;
-        const std::string by =
-            "FRR " +
-            (node->container.frr_version.empty() ? node->image : node->container.frr_version) +
-            " (node " + name + ")";
+        const std::string by = "FRR " +
+                               (node->container.frr_version.empty() ? node->container.image
+                                                                    : node->container.frr_version) +
+                               " (node " + name + ")";
         for (const auto& [line, what] : it->second) report_refused(cs, i, line, what, by, diags);
       }
     }
