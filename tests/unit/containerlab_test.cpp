@@ -360,6 +360,11 @@ topology:
                           "own options"),
             std::string::npos)
       << warnings;
+  // The hint says what -s is, not a module it does not load.
+  EXPECT_NE(warnings.find("zebra's netlink receive buffer (-s) keeps its default size"),
+            std::string::npos)
+      << warnings;
+  EXPECT_EQ(warnings.find("-M"), std::string::npos) << warnings;
   EXPECT_EQ(warnings.find("ospfd_options"), std::string::npos) << warnings;  // the stock line
   EXPECT_NE(warnings.find("startup-config is not used: FRR reads the frr.conf bound onto "
                           "/etc/frr (" +

@@ -12,6 +12,22 @@ namespace twin::topology {
 
 namespace {
 
+// What running without the options means, said for the ones the stock daemons files carry.
+std::string hint_for(const std::string& options) {
+  std::string h = "the daemon runs with FRR's defaults for these";
+  std::istringstream words(options);
+  for (std::string w; words >> w;) {
+    if (w == "-M" || w.rfind("--module", 0) == 0) h += "; a module (-M) is not loaded";
+    if (w == "-s" || w.rfind("--nl-bufsize", 0) == 0)
+      h += "; zebra's netlink receive buffer (-s) keeps its default size";
+  }
+  return h;
+}
+
+}  // namespace
+
+namespace {
+
 // Daemons FRR 8.4's daemons file may name that twin does not start (frr_daemon_order() lists
 // the ones it does): accepted when off, refused when on.
 const std::vector<std::string> kOtherFrrDaemons = {"pim6d"};
@@ -64,8 +80,7 @@ std::vector<DaemonSetting> parse_daemons_file(const std::string& text, const std
                          key + " (" + rest + ") is not applied: twin starts " +
                              key.substr(0, key.size() - suffix.size()) +
                              " with its own options (its node's vty socket, no TCP vty)",
-                         "the daemon runs with FRR's default for it (a module, -M, is not "
-                         "loaded)"};
+                         hint_for(rest)};
       // A file shared by several nodes is read once per node: said once.
       const auto& have = diags.warnings();
       if (!rest.empty() && std::find_if(have.begin(), have.end(), [&](const Diagnostic& x) {
