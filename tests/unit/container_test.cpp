@@ -181,6 +181,28 @@ TEST(ContainerProfile, ASectionInTheWrongPlaceOrMissingIsRefusedByField) {
       "kind: frr\nbackend: container\ncontainer: {image: a, tag: b}\n"
       "daemons: [zebra]\n");
   EXPECT_NE(msgs.find("container.tag"), std::string::npos) << msgs;
+  // What podman would not take as an image (or would take as an option), and a release that is
+  // no release, refused at their field (a new user's: each was accepted, then substituted).
+  for (const std::string bad : {"\"  \"", "\"--privileged\"",
+                                "\"localhost/twin-frr:10.3; rm -rf /\"", "\"Twin-FRR:10.3\""}) {
+    std::tie(ok, msgs) =
+        load("kind: frr\nbackend: container\ncontainer: {image: " + bad + "}\ndaemons: [zebra]\n");
+    EXPECT_FALSE(ok) << bad;
+    EXPECT_NE(msgs.find("container.image | '"), std::string::npos) << msgs;
+    EXPECT_NE(msgs.find("is not an image reference"), std::string::npos) << msgs;
+  }
+  for (const std::string good : {"localhost/twin-frr:10.3", "quay.io/frrouting/frr:10.5.1",
+                                 "registry.local:5000/net/frr:v8.4.1", "frr"}) {
+    std::tie(ok, msgs) =
+        load("kind: frr\nbackend: container\ncontainer: {image: " + good + "}\ndaemons: [zebra]\n");
+    EXPECT_TRUE(ok) << good << " " << msgs;
+  }
+  std::tie(ok, msgs) = load(
+      "kind: frr\nbackend: container\ncontainer: {image: a, frr-version: ten}\n"
+      "daemons: [zebra]\n");
+  EXPECT_FALSE(ok);
+  EXPECT_NE(msgs.find("container.frr-version | 'ten' is not an FRR release"), std::string::npos)
+      << msgs;
 }
 
 TEST(PodmanJson, ImagesAreReadAndFoundByTheNamesALabGives) {

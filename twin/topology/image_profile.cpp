@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "twin/core/yaml_reader.hpp"
@@ -231,12 +232,29 @@ std::optional<ImageProfile> load_image_profile(const std::string& name, const st
     } else {
       r.check_keys(at(c, "container"), kContainerKeys);
       if (auto i = at(c["image"], "container.image")) {
-        if (auto s = r.string(i)) p.container.image = *s;
+        // An OCI reference as podman takes it (name[:tag][@digest]); anything else would be
+        // looked for, not found and substituted (or passed to podman as an argument).
+        static const std::regex kRef(
+            R"(^[a-z0-9][a-z0-9._-]*(:[0-9]+)?(/[a-z0-9][a-z0-9._-]*)*)"
+            R"((:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?$)");
+        if (auto s = r.string(i)) {
+          if (std::regex_match(*s, kRef))
+            p.container.image = *s;
+          else
+            r.error(i, "'" + *s + "' is not an image reference",
+                    "name[:tag] as podman lists it, e.g. localhost/twin-frr:10.3");
+        }
       } else {
         r.error(at(c, "container"), "missing image", "e.g. `image: localhost/twin-frr:10.3`");
       }
       if (auto v = at(c["frr-version"], "container.frr-version"))
-        if (auto s = r.string(v)) p.container.frr_version = *s;
+        if (auto s = r.string(v)) {
+          static const std::regex kVersion(R"(^[0-9]+\.[0-9]+(\.[0-9]+)?$)");
+          if (std::regex_match(*s, kVersion))
+            p.container.frr_version = *s;
+          else
+            r.error(v, "'" + *s + "' is not an FRR release", "major.minor[.patch], e.g. 10.3");
+        }
     }
   } else if (p.backend == Backend::kContainer) {
     r.error(at(root, "container"), "missing; backend container needs a container section",
