@@ -1660,3 +1660,18 @@ TEST(ChangeSetIntent, AnUpgradeTo9OrLaterIntendsMgmtd) {
   EXPECT_EQ(std::vector<std::string>(ten.begin() + 1, ten.end()), before);
   EXPECT_EQ(daemons(2), before);  // 7.5 has none
 }
+
+TEST(ChangeSetErrors, AnImageStepToTheImageTheNodeRunsUnderAnotherProfileIsRefused) {
+  // leaf4 runs localhost/twin-frr:8.4.4 (plan(), profile frr-8.4-container); a profile of the
+  // same image by another name is no upgrade (a new user's "FRR 8.4.4 -> FRR 8.4.4" approval).
+  TempDir dir;
+  dir.write("images/frr-same.yaml",
+            "kind: frr\nbackend: container\ncontainer: {image: localhost/twin-frr:8.4.4}\n"
+            "daemons: [zebra, bgpd]\n");
+  auto d =
+      only_problem(kHead + "  - name: same\n    image: {node: leaf4, to: frr-same}\n", dir.path());
+  EXPECT_EQ(d.field, "steps[0].image.to");
+  EXPECT_EQ(d.message,
+            "node leaf4 runs localhost/twin-frr:8.4.4 already (profile frr-8.4-container); "
+            "profile frr-same names the same image");
+}

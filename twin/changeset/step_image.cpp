@@ -7,6 +7,7 @@
 #include "twin/changeset/changeset_loader.hpp"
 #include "twin/changeset/steps.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/plan/images.hpp"
 #include "twin/runtime/frr.hpp"
 #include "twin/topology/image_profile.hpp"
 
@@ -89,9 +90,17 @@ void ChangeSetLoader::parse_body(const Value& v, ImageStep& out) {
   }
   out.to = *name;
   out.profile = *p;
+  // The same image under another profile's name is no upgrade either.
   for (const auto& n : out.nodes)
     if (const plan::Node* node = cur_->find(n); node && node->image == out.to)
       r_.error(to, "node " + n + " runs image " + out.to + " already", "");
+    else if (node && !node->container.image.empty() &&
+             plan::canonical_image_ref(node->container.image) ==
+                 plan::canonical_image_ref(p->container.image))
+      r_.error(to,
+               "node " + n + " runs " + node->container.image + " already (profile " + node->image +
+                   "); profile " + out.to + " names the same image",
+               "an image step moves a node to another image");
 }
 
 Result<void> apply_step(const ImageStep& b, StepRun& run, std::string* detail) {
