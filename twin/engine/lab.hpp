@@ -52,6 +52,9 @@ struct UpSummary {
   // Ports ("spine40 swp19") whose fe80::/64 route the kernel had lost and `up` added back, and
   // those left without a working IPv6 link-local (engine::GrowReport).
   std::vector<std::string> link_local_repaired, link_local_missing;
+  // The plan's notes (the one warning channel): a release substituted for the image a node
+  // named, a config line twin does not read, ... — what `up --json` carries beside the counts.
+  std::vector<Note> notes;
   // "BGP 16/16 sessions Established" and/or "OSPF 6/6 adjacencies Full" (as SessionCount).
   [[nodiscard]] std::string convergence_text() const;
 };

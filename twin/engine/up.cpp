@@ -88,6 +88,7 @@ Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner
   sum.links = static_cast<int>(plan.links.size());
   sum.sessions_expected = static_cast<int>(plan.sessions.size());
   sum.adjacencies_expected = static_cast<int>(plan.adjacencies.size());
+  sum.notes = plan.notes;
 
   auto fail = [&](const Error& e) -> Result<UpSummary> {
     state.status = "failed";
