@@ -483,9 +483,18 @@ TEST(ImageChoice, APresentImageIsUsedAsNamedAndAMissingOneIsReplacedWithANote) {
   auto s = mixed_plan();
   s.nodes[0].container.image = "localhost/twin-frr:10.5";
   s.nodes[0].container.frr_version = "10.5";
+  s.nodes[1].container.image = "localhost/twin-frr:10.4";  // a second node substituted
+  s.nodes[1].container.frr_version = "10.4";
   auto r = twin::plan::resolve_images(s, present_here(), true);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("--strict-images refuses a substitute"), std::string::npos);
+  // Every node refused is named at once, not the first only.
+  EXPECT_NE(r.error().message.find("node " + s.nodes[0].name + ": image localhost/twin-frr:10.5"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("; node " + s.nodes[1].name + ": image localhost/twin-frr:10.4"),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(ImageChoice, AContainerlabImageRunsAsNamedOrAsTheClosestReleaseNeverSilently) {

@@ -103,6 +103,7 @@ const PresentImage* present_by_name(const std::vector<PresentImage>& present,
 Result<void> resolve_images(Plan& plan, const std::vector<PresentImage>& present, bool strict) {
   std::vector<std::string> releases;
   for (const auto& p : present) releases.push_back(p.frr_version);
+  std::vector<std::string> refused;  // every node refused, said at once
   for (auto& n : plan.nodes) {
     if (n.kind != topology::NodeKind::kFrr) continue;
     // What the file asked for: a containerlab image, else a container profile's image.
@@ -132,23 +133,32 @@ Result<void> resolve_images(Plan& plan, const std::vector<PresentImage>& present
     for (const auto& p : present) have_names.push_back(describe(p));
     const std::string asked = "image " + ask + (wanted.empty() ? "" : " (FRR " + wanted + ")");
     const int i = closest_release(wanted, releases);
-    if (i < 0)
-      return input_error(
+    if (i < 0) {
+      refused.push_back(
           "node " + n.name + ": " + asked + " is not present on this machine, nor any release " +
           (wanted.empty() ? "at all" : "of FRR " + std::to_string(numbers(wanted)[0]) + ".x") +
           " (present: " + (have_names.empty() ? "none" : join_names(have_names)) +
           "); tools/build-images.sh builds FRR 7.5, 8.4 and 10.3 from Debian's archives, or "
           "`podman load -i FILE` adds an image of your own");
+      continue;
+    }
     const PresentImage& p = present[i];
     const std::string text =
         asked + " is not present; it runs " + describe(p) + ", the closest release present";
-    if (strict)
-      return input_error("node " + n.name + ": " + asked +
-                         " is not present and --strict-images refuses a substitute (the closest "
-                         "present: " +
-                         describe(p) + ")");
+    if (strict) {
+      refused.push_back("node " + n.name + ": " + asked +
+                        " is not present and --strict-images refuses a substitute (the closest "
+                        "present: " +
+                        describe(p) + ")");
+      continue;
+    }
     use(p);
     add_note(plan.notes, {"warning", n.name, "", text});
+  }
+  if (!refused.empty()) {
+    std::string all;
+    for (const auto& r : refused) all += (all.empty() ? "" : "; ") + r;
+    return input_error(all);
   }
   return {};
 }

@@ -47,7 +47,7 @@ const PresentImage* present_by_name(const std::vector<PresentImage>& present,
 // Resolves every node's image against `present` (above), changing what a node runs (its
 // backend and container, with the image's id) and adding a note per substitution to plan.notes.
 // Errors (kInput, naming the node, what it asked for and what is present): nothing close enough, or
-// any substitution under `strict`.
+// any substitution under `strict` — every node refused, in one message ("; " between nodes).
 Result<void> resolve_images(Plan& plan, const std::vector<PresentImage>& present, bool strict);
 
 // A node that stays in `next` (a topology change's plan) runs what it runs in `running`: the
