@@ -50,9 +50,8 @@ Result<void> check_frr_syntax(const ChangeSet& cs, const plan::Plan& plan,
   std::vector<size_t> steps;       // the frr steps this machine's FRR checks, in order
   std::vector<std::string> paths;  // what vtysh -C reads for each
   std::set<std::string> upgraded;  // nodes an earlier image step moves to another release
-  // A node's own release checks the lines meant for it (a container node: its image's vtysh),
-  // once per image and text; a node whose release twin does not run checks (kUsage: this
-  // machine's FRR in a namespace) is this machine's FRR's, all such nodes of a step at once.
+  // A container node's own release checks the lines meant for it (its image's vtysh), once per
+  // image and text; every other node's are this machine's FRR's, all of a step at once.
   std::map<std::pair<std::string, std::string>, std::vector<std::pair<int, std::string>>> seen;
   for (size_t i = 0; i < cs.steps.size(); ++i) {
     const Step& s = cs.steps[i];
@@ -88,10 +87,6 @@ Result<void> check_frr_syntax(const ChangeSet& cs, const plan::Plan& plan,
       auto it = seen.find({key, text});
       if (it == seen.end()) {
         auto refused = drivers(*node).refused_lines(*node, text, runner);
-        if (!refused && refused.error().kind == ErrorKind::kUsage) {
-          host = true;
-          continue;
-        }
         if (!refused) return refused.error().with_context("node " + name);
         it = seen.emplace(std::make_pair(key, text), *refused).first;
         const std::string by = "FRR " +

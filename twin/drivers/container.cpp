@@ -405,9 +405,9 @@ Result<void> begin_containers(const std::vector<const plan::Node*>& nodes, Build
 Result<void> create_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx) {
   if (nodes.empty()) return {};
   const std::string lab = ctx.record.state().lab;
-  // Begun while the links were wired (begin_containers), else here: through podman's API when
-  // `up` started its service (prepare), else its CLI. The service goes once the containers run
-  // (nothing of the lab needs it later).
+  // Begun through podman's API while the links were wired (begin_containers, when `up` started
+  // the service), else here by its CLI (a restart's or an image step's container). The service
+  // goes once the containers run (nothing of the lab needs it later; a no-op without one).
   Result<std::vector<int>> pids = std::vector<int>{};
   std::string note;
   if (auto it = ctx.begun.find("container-frr"); it != ctx.begun.end()) {
@@ -415,17 +415,11 @@ Result<void> create_containers(const std::vector<const plan::Node*>& nodes, Buil
     pids = begun->pids.get();
     note = begun->note;
     ctx.begun.erase(it);
-    stop_podman_service(ctx);
   } else {
     if (auto r = record_containers(nodes, ctx); !r) return r;
-    if (service_record(ctx.record.state())) {
-      pids =
-          run_containers(nodes, lab, ctx.runner, ctx.record.cgroup(), ctx.settings.parallel, &note);
-      stop_podman_service(ctx);
-    } else {
-      pids = run_by_cli(nodes, lab, ctx.runner, ctx.record.cgroup(), ctx.settings.parallel);
-    }
+    pids = run_by_cli(nodes, lab, ctx.runner, ctx.record.cgroup(), ctx.settings.parallel);
   }
+  stop_podman_service(ctx);
   if (!note.empty()) ctx.progress(note);
   if (!pids) return pids.error();
   for (size_t i = 0; i < nodes.size(); ++i) {

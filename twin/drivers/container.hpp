@@ -89,9 +89,9 @@ Result<void> start_podman_service(BuildContext& ctx);
 Result<void> begin_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx);
 // Creates and starts the nodes' containers, each recorded (kind "container", its name) before
 // it is created; then notes each one's init PID and start time in the record and in
-// runtime::container_pid_file. Through podman's API when start_podman_service ran (then stops
-// the service: a service that does not answer within 5 s leaves the work to the CLI, said in
-// ctx.progress), else `podman run`. Errors name the node and podman's words.
+// runtime::container_pid_file. Joins what begin_containers began (podman's API; a service that
+// did not answer within 5 s left the work to the CLI, said in ctx.progress), else `podman run`;
+// then stops the service, if any. Errors name the node and podman's words.
 Result<void> create_containers(const std::vector<const plan::Node*>& nodes, BuildContext& ctx);
 // Node `n`'s container made again (the recorded one removed by its name, a new one created and
 // recorded as create_containers does, the run folder handed to its user frr): a container that
