@@ -25,10 +25,15 @@ done
 pkgs=(build-essential cmake ninja-build ccache pkg-config
       frr frr-pythontools libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libssl-dev
       libgtest-dev libgmock-dev libvirt-dev iproute2 iputils-ping nftables procps util-linux
-      graphviz libjs-d3 node-xterm esbuild jq)
+      graphviz libjs-d3 node-xterm esbuild jq
+      openssh-server openssh-client ansible python3-paramiko iperf3 libiperf-dev)
 # twin graph -f svg (graphviz); twin serve's page: d3 3.5 (libjs-d3) and the terminal, Debian's
 # node-xterm bundled at build time by esbuild (its libjs-xterm does not load in a browser);
 # jq for the curl examples of the API (docs/serve.md).
+# A lab's management network (docs/management.md): one sshd per node from openssh-server (its
+# own host service is masked below: twin needs the program, not a listener on the host), the
+# ssh client, and Debian's ansible with the frr.frr collection, which needs paramiko for
+# network_cli (ansible-pylibssh is not in Debian 12). iperf3 for the traffic family.
 if [ "$browser" = 1 ]; then
   pkgs+=(chromium chromium-driver python3-selenium)
 fi
@@ -77,6 +82,10 @@ fi
 trap '[ "$created_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d' EXIT
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
   systemctl mask frr.service >/dev/null 2>&1 || true
+  # The host's own sshd is not twin's business: masked only when this script installs it.
+  if printf '%s\n' "${missing[@]}" | grep -qx openssh-server; then
+    systemctl mask ssh.service ssh.socket >/dev/null 2>&1 || true
+  fi
 fi
 
 # libboost1.81-dev conflicts with the 1.74 -dev packages; remove those first if present.

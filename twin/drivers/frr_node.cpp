@@ -128,6 +128,12 @@ Result<void> save_frr_config(const plan::Node& n, const std::string& config) {
 
 Result<void> stop_frr_daemons(const plan::Node& n, BuildContext& ctx) {
   auto procs = ctx.record.take("process", n.name);
+  // The node's sshd (drivers/ssh.hpp) is no routing daemon: a restart of FRR keeps it.
+  std::erase_if(procs, [&](const state::Resource& p) {
+    if (p.name != "sshd") return false;
+    ctx.record.note(p);
+    return true;
+  });
   if (auto r = state::stop_processes(procs, n.name); !r) {
     for (const auto& p : procs)  // whatever still runs is still the lab's
       if (state::process_alive(p.pid, p.start_time)) ctx.record.note(p);
@@ -349,7 +355,10 @@ std::string frr_last_words(const std::string& log_path) {
 std::vector<state::ProcessHealth> frr_process_health(const plan::Node& n,
                                                      const std::vector<state::Resource>& recorded) {
   std::vector<state::ProcessHealth> out;
-  for (const auto& d : n.daemons) {
+  std::vector<std::string> expected = n.daemons;
+  // A member of the management network serves SSH: a dead sshd is an orchestrator locked out.
+  if (!n.mgmt_address.empty()) expected.push_back("sshd");
+  for (const auto& d : expected) {
     state::ProcessHealth h{d};
     const state::Resource* rec = nullptr;
     for (const auto& r : recorded)  // the last one recorded is the current one

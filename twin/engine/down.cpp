@@ -130,6 +130,24 @@ Result<DownReport> down_locked(const std::string& lab, proc::ProcessRunner& runn
       if (!fs::exists("/run/netns/" + n)) ++rep.namespaces_removed;
   }
 
+  // The management network's host veth (gone with its peer's namespace, unless that failed)
+  // and nftables table.
+  for (const auto& r : s.resources) {
+    if (r.kind == "host-veth" && fs::exists("/sys/class/net/" + r.name)) {
+      auto d = wiring::run_batch(runner, "link del dev " + r.name + "\n", "",
+                                 "removing the management veth", /*cancellable=*/false);
+      if (!d) rep.problems.push_back(d.error().message);
+    } else if (r.kind == "nft-table") {
+      proc::Command c{{"nft", "delete", "table", "inet", r.name}, "", 10s};
+      c.cancellable = false;
+      auto d = runner.run(c);
+      if (!d)
+        rep.problems.push_back("removing nftables table " + r.name + ": " + d.error().message);
+      else if (d->exit_code != 0 && d->err.find("No such file") == std::string::npos)
+        rep.problems.push_back("removing nftables table " + r.name + ": " + trim_end(d->err));
+    }
+  }
+
   // 4. Files: run folders (FRR's crash-log folders are inside them), the lab folder last —
   //    unless something recorded is still there: its record (the state file in the lab folder)
   //    stays, holding only that, so the next `down` removes it rather than forgetting it.

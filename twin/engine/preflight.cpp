@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "twin/core/util.hpp"
+#include "twin/drivers/ssh.hpp"
 #include "twin/engine/lab.hpp"
 
 using namespace std::chrono_literals;
@@ -51,6 +52,8 @@ Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
   if (!veth->empty())
     return env_error("this kernel cannot create veth links (" + *veth +
                      "); twin needs the veth driver (CONFIG_VETH)");
+  if (plan.mgmt)
+    if (auto r = drivers::ssh_preflight(); !r) return r;
   if (cgroup2_mount().empty())
     return env_error(
         "no cgroup v2 hierarchy is mounted; twin keeps each lab's processes in "

@@ -15,8 +15,10 @@
 
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
+#include "twin/drivers/ssh.hpp"
 #include "twin/runtime/netlink.hpp"
 #include "twin/state/state.hpp"
+#include "twin/wiring/mgmt.hpp"
 #include "twin/wiring/wiring.hpp"
 
 namespace fs = std::filesystem;
@@ -110,6 +112,12 @@ Result<void> check_changes(const plan::Plan& from, const plan::Plan& to, const D
                          "/" + old->image + " -> " + to_string(n.kind) + "/" + n.image +
                          "); that needs a new lab (twin down; twin up)");
   if (from.nodes.empty()) return {};  // a new lab: every node is created, whatever its driver
+  if (bool(from.mgmt) != bool(to.mgmt) ||
+      (from.mgmt && (from.mgmt->subnet != to.mgmt->subnet ||
+                     from.mgmt->interface != to.mgmt->interface)))
+    return input_error(
+        "a topology step changes the management network (`mgmt:`); that needs a new lab (twin "
+        "down; twin up)");
   auto fixed = [&](const std::string& name) {
     const auto* n = to.find(name);
     if (!n) n = from.find(name);
@@ -248,6 +256,94 @@ struct Reconciler {
     for (const auto* n : d.add_nodes) rs.push_back({"dir", n->run_dir, n->name});
     if (auto r = ctx.record.add(std::move(rs)); !r) return r;
     return check_interrupt("namespace creation");
+  }
+
+  // The management network (wiring/mgmt.hpp) when the lab gains it, recorded before it exists:
+  // its namespace, the host's veth and the nftables table. Refused when the host already routes
+  // its subnet (another lab's management network, or a network of the host's own).
+  bool new_mgmt() const { return to.mgmt && !from.mgmt; }
+  Result<void> record_mgmt() {
+    if (!new_mgmt()) return {};
+    const plan::Mgmt& m = *to.mgmt;
+    if (fs::exists("/run/netns/" + m.netns) || fs::exists("/sys/class/net/" + m.host_veth))
+      return usage_error("the management network of lab " + to.lab + " exists already (" +
+                         m.netns + ", " + m.host_veth + "); another lab or program owns it");
+    proc::Command ip{{"ip", "-j", "-4", "route", "show", "table", "all"}, "",
+                     std::chrono::seconds(10)};
+    auto out = proc::run_checked(runner, ip, "reading this machine's routes");
+    if (!out) return out.error();
+    const auto subnet = *IpPrefix::parse(m.subnet);
+    for (const auto& r : nlohmann::json::parse(out->out, nullptr, false)) {
+      if (!r.is_object() || !r.contains("dst") || r.value("type", "unicast") != "unicast")
+        continue;
+      const std::string dst = r["dst"].get<std::string>();
+      auto p = IpPrefix::parse(dst.find('/') == std::string::npos ? dst + "/32" : dst);
+      if (!p || p->length == 0) continue;
+      if (p->contains(subnet) || subnet.contains(*p))
+        return usage_error("the management subnet " + m.subnet + " overlaps " + dst +
+                           ", which this machine already routes (dev " + r.value("dev", "?") +
+                           "); give the lab another: `mgmt: {subnet: 172.30.N.0/24}`");
+    }
+    if (auto r = ctx.record.add({{"netns", m.netns, ""},
+                                 {"host-veth", m.host_veth, ""},
+                                 {"nft-table", m.nft_table, ""}});
+        !r)
+      return r;
+    return check_interrupt("the management network");
+  }
+
+  // The management network's bridge and host port (when new), each new member's port and
+  // address, and the lab's SSH files. The nftables table comes first: nothing is forwarded
+  // into or out of the host's veth from the moment it exists.
+  Result<void> wire_mgmt() {
+    if (!to.mgmt) return {};
+    std::vector<const plan::Node*> members;
+    for (const auto* n : d.add_nodes)
+      if (!n->mgmt_address.empty()) members.push_back(n);
+    if (members.empty() && !new_mgmt()) return {};
+    const plan::Mgmt& m = *to.mgmt;
+    if (new_mgmt()) {
+      proc::Command nft{{"nft", "-f", "-"}, wiring::mgmt_nft_script(m), std::chrono::seconds(10)};
+      if (auto r = proc::run_checked(runner, nft, "adding nftables table " + m.nft_table); !r)
+        return r.error();
+    }
+    if (auto r = wiring::run_batch(runner, wiring::mgmt_root_script(to, members, new_mgmt()), "",
+                                   "creating the management network");
+        !r)
+      return r;
+    if (auto r = wiring::run_batch(runner, wiring::mgmt_bridge_script(to, members, new_mgmt()),
+                                   m.netns, "the management bridge");
+        !r)
+      return r;
+    if (auto r = for_each_node(members, parallel,
+                               [&](const plan::Node& n) {
+                                 return wiring::run_batch(runner, wiring::mgmt_node_script(to, n),
+                                                          n.netns, "management address");
+                               });
+        !r)
+      return r;
+    if (new_mgmt())
+      if (auto r = drivers::prepare_lab_ssh(to, runner); !r) return r;
+    return {};
+  }
+
+  // Each new member's sshd, once its daemons run (a login lands in vtysh).
+  Result<void> start_ssh() {
+    if (!to.mgmt) return {};
+    std::vector<const plan::Node*> members;
+    for (const auto* n : d.add_nodes)
+      if (!n->mgmt_address.empty() && driver_for(*n).manages_frr(*n)) members.push_back(n);
+    if (members.empty()) return {};
+    auto t0 = Clock::now();
+    auto r = for_each_node(members, parallel, [&](const plan::Node& n) {
+      return drivers::start_node_sshd(to, n, ctx);
+    });
+    auto saved = ctx.record.save();
+    if (!r) return r;
+    ctx.progress("sshd on " + std::to_string(members.size()) + " nodes (management network " +
+                 to.mgmt->subnet + ") in " + std::to_string(static_cast<int>(ms_since(t0))) +
+                 " ms");
+    return saved;
   }
 
   // The run folders are recorded: their files are written on a thread of their own while the
@@ -524,14 +620,17 @@ Result<void> reconcile(const plan::Plan& from, const plan::Plan& to, drivers::Bu
            &Reconciler::remove_links,
            &Reconciler::remove_nodes,
            &Reconciler::record_new_nodes,
+           &Reconciler::record_mgmt,
            &Reconciler::start_node_files,
            &Reconciler::create_namespaces,
            &Reconciler::begin_nodes,
            &Reconciler::create_links,
+           &Reconciler::wire_mgmt,
            &Reconciler::raise_and_address,
            &Reconciler::set_mtus,
            &Reconciler::create_nodes,
            &Reconciler::start_daemons,
+           &Reconciler::start_ssh,
            &Reconciler::check_link_local,
        })
     if (auto r = (run.*step)(); !r) {

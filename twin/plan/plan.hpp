@@ -206,6 +206,10 @@ struct Node {
   std::map<std::string, std::string> daemon_reasons;
   // A VTEP's VNIs (L2 ones in the topology's order, then the L3 VNIs of routing tenants).
   std::vector<Vni> vnis;
+  // Its address on the management network ("172.30.7.2/24") and the bridge port facing it in
+  // the management namespace ("n2"); "" when the node is not on one (Plan::mgmt).
+  std::string mgmt_address;
+  std::string mgmt_port;
 };
 
 struct Link {
@@ -273,6 +277,22 @@ struct ExpectedPrefix {
   std::string kind;    // "loopback" | "host-subnet" | "originated" | "anycast"
 };
 
+// The lab's out-of-band management network (topology `mgmt:`, docs/management.md): a bridge in
+// a namespace of the lab's, one port per member node (its `interface`, in the node's main table
+// with only its connected route: this kernel has no VRF), one for the host. Addresses are
+// IPv4, stable for a given topology: the host has the subnet's first address, nodes the one
+// their topology gives or the next free one in node order.
+struct Mgmt {
+  std::string subnet;        // "172.30.7.0/24"
+  std::string host_address;  // "172.30.7.1/24", on host_veth in the root namespace
+  std::string netns;         // "tw-<lab>.mgmt" (a node name has no dot: no clash)
+  std::string host_veth;     // "twm" + 8 hex digits (IFNAMSIZ; host-wide unique per lab)
+  std::string interface;     // each member's port, "mgmt0"
+  std::string user;          // the SSH login that lands in vtysh, "admin"
+  std::string nft_table;     // inet table that keeps the subnet to the host and the lab
+  std::string key_dir;       // <run_dir>/ssh: the lab's SSH key pair (0600), known_hosts
+};
+
 struct Plan {
   std::string lab;
   std::string topology_file;
@@ -295,6 +315,8 @@ struct Plan {
   // Paths an approved change moved on purpose (intent.paths): what the routes family expects
   // of those prefixes instead of the design's width. In the state file only when there are some.
   std::vector<PathIntent> path_intents;
+  // The management network; nullopt without `mgmt:`. In the state file only when there is one.
+  std::optional<Mgmt> mgmt;
   // The intent for `prefix` at `node`, or nullptr.
   [[nodiscard]] const PathIntent* path_intent(const std::string& node,
                                               const std::string& prefix) const {

@@ -139,6 +139,75 @@ std::string generate_frr_config(const Node& n, const topology::ImageProfile& img
   return c.str();
 }
 
+// The management network's addresses, names and notes (plan.hpp Mgmt).
+void plan_mgmt(Plan& p, const topology::Topology& topo) {
+  const topology::Mgmt& tm = *topo.mgmt;
+  const uint32_t h = fnv1a(p.lab);
+  // A /24 of 172.30.0.0/16 named by the lab's hash: two labs rarely share one, and `up`
+  // refuses a subnet the host already routes (another lab's, or the host's own).
+  IpPrefix subnet = tm.subnet ? *tm.subnet
+                              : *IpPrefix::parse("172.30." + std::to_string(h % 256) + ".0/24");
+  subnet = subnet.network();
+  auto nth = [&](uint32_t k) {  // the subnet's k-th address, with its length
+    IpPrefix a = subnet;
+    uint32_t v = (uint32_t(a.bytes[0]) << 24 | uint32_t(a.bytes[1]) << 16 |
+                  uint32_t(a.bytes[2]) << 8 | a.bytes[3]) + k;
+    for (int i = 0; i < 4; ++i) a.bytes[i] = static_cast<uint8_t>(v >> (24 - 8 * i));
+    return a;
+  };
+  Mgmt m;
+  m.subnet = subnet.str();
+  m.host_address = nth(1).str();
+  m.netns = "tw-" + p.lab + ".mgmt";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "twm%08x", h);
+  m.host_veth = buf;
+  m.interface = tm.interface;
+  m.user = tm.user;
+  m.nft_table = "twin_mgmt_" + p.lab;
+  m.key_dir = p.run_dir + "/ssh";
+  std::set<std::string> used = {nth(1).address()};
+  for (const auto& tn : topo.nodes)
+    if (tn.mgmt_address && topology::joins_mgmt(tn)) used.insert(tn.mgmt_address->address());
+  uint32_t next = 2;
+  for (size_t ni = 0; ni < p.nodes.size(); ++ni) {
+    const auto& tn = topo.nodes[ni];
+    Node& n = p.nodes[ni];
+    if (!topology::joins_mgmt(tn)) {
+      if (tn.profile.boots_vm)
+        add_note(p.notes, {"info", n.name, "",
+                           "VM " + n.name + " keeps its image's management NIC; it is not on the "
+                           "lab's management network (" + m.subnet + ")"});
+      continue;
+    }
+    if (tn.mgmt_address) {
+      IpPrefix a = *tn.mgmt_address;
+      a.length = subnet.length;
+      n.mgmt_address = a.str();
+    } else {
+      while (used.count(nth(next).address())) ++next;
+      n.mgmt_address = nth(next++).str();
+    }
+    n.mgmt_port = "n" + std::to_string(ni + 1);
+    // Only its connected route: nothing of the management network may reach the fabric.
+    if (tn.own) {
+      for (const auto& [proto, sources] : tn.own->redistribute)
+        if (std::find(sources.begin(), sources.end(), "connected") != sources.end())
+          add_note(p.notes,
+                   {"warning", n.name, tn.own->file,
+                    "`redistribute connected` (" + proto + ") would announce the management "
+                    "subnet " + m.subnet + " of " + m.interface + " into the fabric; add a "
+                    "route-map that denies it"});
+      for (const auto& net : tn.own->ospf_networks)
+        if (auto np = IpPrefix::parse(net.prefix); np && np->contains(subnet))
+          add_note(p.notes, {"warning", n.name, tn.own->file + ":" + std::to_string(net.line),
+                             "`network " + net.prefix + " area " + net.area + "` puts " +
+                                 m.interface + " (management, " + m.subnet + ") into OSPF"});
+    }
+  }
+  p.mgmt = std::move(m);
+}
+
 // Host-wide unique tap name ("twt" + 8 hex digits, within IFNAMSIZ): taps are born in the root
 // namespace, shared by every lab and by the host itself.
 std::string tap_name(const std::string& lab, const std::string& node, const std::string& ifname) {
@@ -596,6 +665,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
                              ", each by its own config: twin reads it as an anycast address "
                              "(each router expected to reach the nearest holder)"});
   }
+  if (topo.mgmt) plan_mgmt(p, topo);
   derive_expectations(p);
   return p;
 }
@@ -1383,8 +1453,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend
                                                 drained, originates, withdraws, bgp_neighbors,
                                                 ospf_interfaces, bfd_peers, config_addresses,
                                                 ospf_router_id, ospf6_router_id, daemon_reasons,
-                                                advertised, bgp_multipath_relax, vnis, anycast)
+                                                advertised, bgp_multipath_relax, vnis, anycast,
+                                                mgmt_address, mgmt_port)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mgmt, subnet, host_address, netns, host_veth,
+                                                interface, user, nft_table, key_dir)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
                                                 peer_address, ibgp, carries_routes, predictable,
                                                 evpn, rr_client, next_hop_self, next_hop_self_force)
@@ -1452,6 +1525,7 @@ void to_json(nlohmann::json& j, const Plan& p) {
        {"tenants", p.tenants},
        {"notes", p.notes},
        {"path_intents", p.path_intents}};
+  if (p.mgmt) j["mgmt"] = *p.mgmt;
 }
 void from_json(const nlohmann::json& j, Plan& p) {
   j.at("lab").get_to(p.lab);
@@ -1467,6 +1541,7 @@ void from_json(const nlohmann::json& j, Plan& p) {
   p.tenants = j.value("tenants", std::vector<TenantPlan>{});
   p.notes = j.value("notes", std::vector<Note>{});
   p.path_intents = j.value("path_intents", std::vector<PathIntent>{});
+  if (j.contains("mgmt")) p.mgmt = j["mgmt"].get<Mgmt>();
 }
 
 namespace {
@@ -1498,7 +1573,8 @@ nlohmann::json to_json(const Plan& plan) {
   for (auto& n : j["nodes"]) {
     for (const char* k :
          {"bgp_neighbors", "ospf_interfaces", "bfd_peers", "config_addresses", "ospf_router_id",
-          "ospf6_router_id", "daemon_reasons", "advertised", "vnis", "anycast"})
+          "ospf6_router_id", "daemon_reasons", "advertised", "vnis", "anycast", "mgmt_address",
+          "mgmt_port"})
       if (blank(n[k])) n.erase(k);
     for (auto& i : n["interfaces"])
       if (i["vni"] == 0) i.erase("vni");

@@ -39,11 +39,110 @@ class Checker {
     gateways();
     host_routes();
     addresses();
+    mgmt();
   }
 
  private:
   void error(Mark m, const std::string& field, const std::string& msg, const std::string& hint) {
     d_.add({t.file, m.line, m.column, field, msg, hint});
+  }
+
+  // The management network: a subnet that holds every node and the host, a port name no node
+  // uses for a link, addresses inside the subnet and unique (docs/management.md).
+  void mgmt() {
+    if (!t.mgmt) {
+      for (const auto& n : t.nodes)
+        if (n.mgmt_address)
+          error(n.mgmt_mark, "nodes." + n.name + ".mgmt-address",
+                "node " + n.name + " has a management address but the lab has no management network",
+                "add `mgmt: {subnet: 172.30.1.0/24}` (or `mgmt: true`) at the top level");
+      return;
+    }
+    const Mgmt& m = *t.mgmt;
+    std::string why;
+    if (!valid_interface_name(m.interface, &why) || m.interface == "lo")
+      error(m.mark, "mgmt.interface", "invalid management interface name '" + m.interface + "'" +
+                                          (why.empty() ? "" : ": " + why),
+            "e.g. mgmt0 or eth0");
+    static const std::regex kUser("[a-z_][a-z0-9_-]{0,31}");
+    if (!std::regex_match(m.user, kUser))
+      error(m.mark, "mgmt.user", "invalid login name '" + m.user + "'",
+            "1-32 of a-z 0-9 _ - starting with a letter or _, e.g. admin");
+    int members = 0;
+    for (const auto& n : t.nodes) {
+      if (!joins_mgmt(n)) {
+        if (n.mgmt_address)
+          error(n.mgmt_mark, "nodes." + n.name + ".mgmt-address",
+                "node " + n.name + " does not join the management network (" +
+                    (n.profile.boots_vm ? "a VM keeps the management NIC of its image"
+                                        : "only FRR nodes do") +
+                    ")",
+                "remove mgmt-address");
+        continue;
+      }
+      ++members;
+      for (const auto& l : t.links)
+        for (const Endpoint* e : {&l.a, &l.b})
+          if (e->node == n.name && e->interface == m.interface)
+            error(e->mark, "links", "node " + n.name + " uses " + m.interface +
+                                        " for a link, which is the management interface",
+                  "rename the link's interface, or set mgmt.interface to another name");
+    }
+    if (!m.subnet) {
+      if (members > 253)
+        error(m.mark, "mgmt", "the default management subnet (a /24) holds 253 nodes; the lab has " +
+                                  std::to_string(members),
+              "give mgmt.subnet, e.g. 172.30.0.0/22");
+      return;
+    }
+    const IpPrefix& s = *m.subnet;
+    if (s.family != 4 || s.length < 8 || s.length > 29) {
+      error(m.mark, "mgmt.subnet",
+            "management subnet " + s.str() + " is not an IPv4 subnet of /8 to /29",
+            "e.g. 172.30.1.0/24");
+      return;
+    }
+    const auto podman = *IpPrefix::parse("10.88.0.0/16");
+    if (podman.contains(s) || s.contains(podman))
+      error(m.mark, "mgmt.subnet",
+            "management subnet " + s.str() + " overlaps podman's default network 10.88.0.0/16",
+            "choose another, e.g. 172.30.1.0/24");
+    const long long size = 1LL << (32 - s.length);
+    if (members + 1 > size - 2)
+      error(m.mark, "mgmt.subnet",
+            "management subnet " + s.str() + " holds " + std::to_string(size - 2) +
+                " addresses; the lab needs " + std::to_string(members + 1) +
+                " (its nodes and the host)",
+            "give a larger subnet");
+    std::map<std::string, std::string> used;  // address -> node
+    IpPrefix host = s.network();
+    host.bytes[3] = static_cast<uint8_t>(host.bytes[3] + 1);
+    used[host.address()] = "the host (the subnet's first address)";
+    for (const auto& n : t.nodes) {
+      if (!n.mgmt_address || !joins_mgmt(n)) continue;
+      const std::string f = "nodes." + n.name + ".mgmt-address";
+      IpPrefix a = *n.mgmt_address;
+      if (a.family != 4 || !s.contains(a)) {
+        error(n.mgmt_mark, f,
+              "management address " + a.address() + " of " + n.name + " is outside " + s.str(), "");
+        continue;
+      }
+      IpPrefix net = s.network();
+      IpPrefix bcast = net;
+      for (int bit = s.length; bit < 32; ++bit) bcast.bytes[bit / 8] |= (0x80 >> (bit % 8));
+      if (a.address() == net.address() || a.address() == bcast.address()) {
+        error(n.mgmt_mark, f,
+              a.address() + " is the " + (a.address() == net.address() ? "network" : "broadcast") +
+                  " address of " + s.str(),
+              "");
+        continue;
+      }
+      if (auto [it, fresh] = used.emplace(a.address(), n.name); !fresh)
+        error(n.mgmt_mark, f,
+              "management address " + a.address() + " of " + n.name + " is already " +
+                  (it->second.rfind("the host", 0) == 0 ? it->second : "node " + it->second + "'s"),
+              "give each node its own address");
+    }
   }
 
   void vm_ports() {

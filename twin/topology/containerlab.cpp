@@ -28,7 +28,8 @@ using yaml::mark_of;
 const std::vector<std::string> kTopKeys = {"name", "prefix", "mgmt", "topology", "settings"};
 const std::vector<std::string> kTopologyKeys = {"nodes", "links", "kinds", "groups", "defaults"};
 // Node fields twin reads; every other one is ignored with a warning.
-const std::set<std::string> kReadNodeKeys = {"kind",           "image", "group", "binds",
+const std::set<std::string> kReadNodeKeys = {"mgmt-ipv4", "mgmt_ipv4",
+                                             "kind",           "image", "group", "binds",
                                              "startup-config", "exec",  "extras"};
 // containerlab's FRR kind and its alias (containerlab docs, "FRRouting").
 const std::set<std::string> kFrrKinds = {"frr", "frrouting"};
@@ -191,12 +192,11 @@ class ClabLoader {
     t_.file = file_;
     t_.dir = dir_;
     ignore_others(root, kTopKeys, "");
-    for (const char* k : {"prefix", "mgmt", "settings"})
+    for (const char* k : {"prefix", "settings"})
       if (root[k])
         warn(root[k], k, std::string("`") + k + "` is ignored by twin",
-             std::string(k) == "mgmt"
-                 ? "twin's nodes have no management network; reach them with twin exec"
-                 : "twin names namespaces tw-<lab>-<node>");
+             "twin names namespaces tw-<lab>-<node>");
+    if (auto m = root["mgmt"]) read_mgmt(m);
     // containerlab's own lab directory is named after the file's `name` (binds' __clabDir__).
     if (auto n = root["name"]; n && n.IsScalar()) lab_ = n.Scalar();
     if (!lab_name.empty()) {
@@ -281,6 +281,33 @@ class ClabLoader {
     r_.error(mark_of(where), field, msg, hint);
   }
   std::string lab_;  // the file's `name` (containerlab's lab directory is clab-<name>)
+
+  // containerlab's `mgmt:` block: the lab gets twin's management network, on its IPv4 subnet
+  // when it names one (containerlab docs, "Management network": ipv4-subnet, formerly
+  // ipv4_subnet); what twin's network has no use for is said once.
+  void read_mgmt(const YAML::Node& m) {
+    Mgmt out;
+    out.mark = mark_of(m);
+    if (!m.IsMap()) {
+      error(m, "mgmt", "expected a mapping (network, ipv4-subnet, ...)", "");
+      return;
+    }
+    for (const auto& kv : m) {
+      const std::string k = kv.first.Scalar();
+      if (k == "ipv4-subnet" || k == "ipv4_subnet") {
+        auto p = kv.second.IsScalar() ? IpPrefix::parse(kv.second.Scalar()) : std::nullopt;
+        if (!p || p->family != 4)
+          error(kv.second, "mgmt." + k, "expected an IPv4 subnet", "e.g. 172.100.100.0/24");
+        else
+          out.subnet = p->network();
+      } else if (k != "network" && k != "bridge") {
+        warn(kv.first, "mgmt." + k, "`" + k + "` is ignored by twin",
+             "twin's management network is IPv4, on a bridge in a namespace of the lab's, with "
+             "the subnet's first address on the host");
+      }
+    }
+    t_.mgmt = out;
+  }
 
   void warn(const YAML::Node& where, const std::string& field, const std::string& msg,
             const std::string& hint) {
@@ -541,6 +568,15 @@ class ClabLoader {
       else
         exec_.emplace_back(name, std::make_pair(ex.value, ex.path));
     }
+    for (const char* k : {"mgmt-ipv4", "mgmt_ipv4"})
+      if (Field ma = field(name, body, group, *kind, k)) {
+        n.mgmt_mark = mark_of(ma.value);
+        auto p = ma.value.IsScalar() ? IpPrefix::parse(ma.value.Scalar(), true) : std::nullopt;
+        if (!p || p->family != 4)
+          error(ma.value, ma.path, "expected an IPv4 address", "e.g. 172.100.100.11");
+        else
+          n.mgmt_address = p;
+      }
     t_.nodes.push_back(std::move(n));
   }
 

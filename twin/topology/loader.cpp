@@ -26,12 +26,13 @@ namespace {
 using yaml::at;
 using yaml::mark_of;
 
-const std::vector<std::string> kTopKeys = {"version", "name",   "defaults", "nodes",
-                                           "links",   "checks", "tenants",  "anycast"};
+const std::vector<std::string> kTopKeys = {"version", "name",    "defaults", "nodes", "links",
+                                           "checks",  "tenants", "anycast",  "mgmt"};
+const std::vector<std::string> kMgmtKeys = {"subnet", "interface", "user"};
 const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
 const std::vector<std::string> kNodeKeys = {
     "kind",   "image",   "asn",    "router-id",    "loopback",
-    "config", "gateway", "routes", "daemons-file", "container-image"};
+    "config", "gateway", "routes", "daemons-file", "container-image", "mgmt-address"};
 const std::vector<std::string> kRouteKeys = {"to", "via"};
 const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses"};
 const std::vector<std::string> kKinds = spellings(kNodeKindNames);
@@ -133,6 +134,7 @@ class Loader {
 
     if (yaml::Value c = yaml::child(*doc, "checks")) t.checks = read_checks(r_, c, t);
     if (auto an = root["anycast"]) read_anycast(an, t);
+    if (auto mn = root["mgmt"]) t.mgmt = read_mgmt(mn);
 
     // Own configs first: the checks see their addresses (duplicates, hosts' gateways).
     read_own_configs(t, d_);
@@ -177,6 +179,35 @@ class Loader {
       if (where) where->push_back({v.mark(), v.field});
     }
     return out;
+  }
+
+  // `mgmt:` — true (defaults), false (none), or a mapping of subnet, interface, user.
+  std::optional<Mgmt> read_mgmt(const YAML::Node& mn) {
+    Mgmt m;
+    m.mark = mark_of(mn);
+    if (mn.IsScalar()) {
+      auto on = r_.boolean(at(mn, "mgmt"));
+      if (!on || !*on) return std::nullopt;
+      return m;
+    }
+    if (!mn.IsMap()) {
+      error(mn, "mgmt", "expected true, or a mapping of subnet, interface, user",
+            "e.g. `mgmt: {subnet: 172.30.1.0/24}`");
+      return std::nullopt;
+    }
+    r_.check_keys(at(mn, "mgmt"), kMgmtKeys);
+    if (auto sn = mn["subnet"]) {
+      auto ps = as_prefixes(sn, "mgmt.subnet", false);
+      if (ps.size() == 1)
+        m.subnet = ps[0].network();
+      else if (ps.size() > 1)
+        error(sn, "mgmt.subnet", "expected one IPv4 subnet", "e.g. 172.30.1.0/24");
+    }
+    if (auto in = mn["interface"])
+      if (auto s = r_.string(at(in, "mgmt.interface"))) m.interface = *s;
+    if (auto un = mn["user"])
+      if (auto s = r_.string(at(un, "mgmt.user"))) m.user = *s;
+    return m;
   }
 
   // `anycast:`: host prefixes that several routers hold on `lo` on purpose (check_topology
@@ -350,6 +381,14 @@ class Loader {
       // `up` runs that image, or the closest release present with a note.
       if (auto ci = body["container-image"])
         if (auto s = r_.string(at(ci, f + ".container-image"))) n.container_image = *s;
+      if (auto ma = body["mgmt-address"]) {
+        n.mgmt_mark = mark_of(ma);
+        auto ps = as_prefixes(ma, f + ".mgmt-address", true);
+        if (ps.size() > 1)
+          error(ma, f + ".mgmt-address", "expected one IPv4 address", "e.g. 172.30.1.11");
+        else if (ps.size() == 1)
+          n.mgmt_address = ps[0];
+      }
       if (auto rt = body["routes"]) parse_routes(n, rt, f + ".routes");
       if (auto df = body["daemons-file"]) {
         if (auto s = r_.string(at(df, f + ".daemons-file"))) {

@@ -169,6 +169,21 @@ struct Node {
   // `extras.frr.daemons` ("topology.nodes.r1.extras.frr.daemons", each setting's `file` the
   // containerlab file and `mark` its entry). "" for a daemons file.
   std::string daemons_field;
+  // Its address on the lab's management network (`mgmt-address`, containerlab's `mgmt-ipv4`),
+  // without prefix length or with the subnet's; nullopt = the planner picks one.
+  std::optional<IpPrefix> mgmt_address;
+  Mark mgmt_mark;
+  Mark mark;
+};
+
+// The lab's out-of-band management network (`mgmt:`; containerlab's `mgmt:` block): every FRR
+// node gets `interface` with an address of `subnet`, all on one bridge in a namespace of the
+// lab's, reached from the host through one veth of the lab's (docs/management.md). IPv4 only:
+// what orchestrators' inventories name.
+struct Mgmt {
+  std::optional<IpPrefix> subnet;  // nullopt = a /24 of 172.30.0.0/16 chosen from the lab name
+  std::string interface = "mgmt0";
+  std::string user = "admin";  // the SSH login that lands in vtysh
   Mark mark;
 };
 
@@ -258,6 +273,7 @@ struct Topology {
   std::vector<Check> checks;  // `checks:`, in file order
   std::vector<Tenant> tenants;  // `tenants:`, in file order
   std::vector<Anycast> anycast;  // declared (file order), then read from configs
+  std::optional<Mgmt> mgmt;      // `mgmt:`; nullopt = no management network
 
   [[nodiscard]] const Node* find_node(const std::string& name) const {
     for (const auto& node : nodes)
@@ -265,6 +281,10 @@ struct Topology {
     return nullptr;
   }
 };
+
+// Whether `n` joins the lab's management network (when it has one): FRR nodes that twin runs
+// itself. A VM keeps the management NIC its profile gives it; hosts and bridges have none.
+inline bool joins_mgmt(const Node& n) { return n.kind == NodeKind::kFrr && !n.profile.boots_vm; }
 
 // The data NIC (0-based, management NIC not counted) that guest interface `name` is, for a
 // profile with an interface-pattern: "swp3" with swp{n}, first 1, step 1 is NIC 2. -1 when the

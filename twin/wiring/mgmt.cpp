@@ -1,0 +1,70 @@
+#include "twin/wiring/mgmt.hpp"
+
+#include <sstream>
+
+namespace twin::wiring {
+
+namespace {
+// The host's port in the management namespace.
+constexpr const char* kHostPort = "host";
+}  // namespace
+
+std::string mgmt_root_script(const plan::Plan& plan, const std::vector<const plan::Node*>& nodes,
+                             bool network) {
+  if (!plan.mgmt) return "";
+  const plan::Mgmt& m = *plan.mgmt;
+  std::ostringstream s;
+  if (network) {
+    s << "netns add " << m.netns << "\n";
+    s << "link add " << m.host_veth << " type veth peer name " << kHostPort << " netns "
+      << m.netns << "\n";
+    s << "address add " << m.host_address << " dev " << m.host_veth << "\n";
+    s << "link set " << m.host_veth << " up\n";
+  }
+  for (const auto* n : nodes)
+    if (!n->mgmt_address.empty())
+      s << "link add " << m.interface << " netns " << n->netns << " type veth peer name "
+        << n->mgmt_port << " netns " << m.netns << "\n";
+  return s.str();
+}
+
+std::string mgmt_bridge_script(const plan::Plan& plan, const std::vector<const plan::Node*>& nodes,
+                               bool network) {
+  if (!plan.mgmt) return "";
+  std::ostringstream s;
+  if (network) {
+    s << "link set lo up\n";
+    s << "link add " << plan::kBridgeDevice
+      << " type bridge stp_state 0 forward_delay 0 mcast_snooping 0\n";
+    s << "link set " << kHostPort << " master " << plan::kBridgeDevice << " up\n";
+    s << "link set " << plan::kBridgeDevice << " up\n";
+  }
+  for (const auto* n : nodes)
+    if (!n->mgmt_address.empty())
+      s << "link set " << n->mgmt_port << " master " << plan::kBridgeDevice << " up\n";
+  return s.str();
+}
+
+std::string mgmt_node_script(const plan::Plan& plan, const plan::Node& node) {
+  if (!plan.mgmt || node.mgmt_address.empty()) return "";
+  const plan::Mgmt& m = *plan.mgmt;
+  return "address add " + node.mgmt_address + " dev " + m.interface + "\nlink set " +
+         m.interface + " up\n";
+}
+
+std::string mgmt_nft_script(const plan::Mgmt& m) {
+  std::ostringstream s;
+  // `add table` then `flush table`: the same script makes it or empties it (idempotent).
+  s << "add table inet " << m.nft_table << "\n"
+    << "flush table inet " << m.nft_table << "\n"
+    << "table inet " << m.nft_table << " {\n"
+    << "  chain forward {\n"
+    << "    type filter hook forward priority filter; policy accept;\n"
+    << "    iifname \"" << m.host_veth << "\" counter drop\n"
+    << "    oifname \"" << m.host_veth << "\" counter drop\n"
+    << "  }\n"
+    << "}\n";
+  return s.str();
+}
+
+}  // namespace twin::wiring
