@@ -54,8 +54,8 @@ const fs::path kImageSchema = kRepo / "images" / "schema" / "image.schema.json";
 // The loader's accepted fields (kTopKeys, kDefaultKeys, kNodeKeys, kLinkKeys, kImageKeys in
 // twin/topology/loader.cpp), copied on purpose: a field added to the loader or the schema
 // alone fails a test here until both, and this list, agree.
-const StringSet kTopKeys = {"version", "name",   "defaults", "nodes",
-                            "links",   "checks", "tenants",  "anycast"};
+const StringSet kTopKeys = {"version", "name",    "defaults", "nodes", "links",
+                            "checks",  "tenants", "anycast",  "mgmt"};
 // kTenantKeys, kTenantNetworkKeys in twin/topology/tenants.hpp.
 const StringSet kTenantKeys = {"l3vni", "networks"};
 const StringSet kTenantNetworkKeys = {"vni", "ports", "gateway"};
@@ -66,7 +66,8 @@ const StringSet kRouteCheckKeys = {"node", "prefix", "nexthops", "protocol"};
 const StringSet kFrrCheckKeys = {"node", "command", "match"};
 const StringSet kDefaultKeys = {"kind", "image", "mtu"};
 const StringSet kNodeKeys = {"kind",   "image",   "asn",    "router-id",    "loopback",
-                             "config", "gateway", "routes", "daemons-file", "container-image"};
+                             "config", "gateway", "routes", "daemons-file", "container-image",
+                             "mgmt-address"};
 const StringSet kLinkKeys = {"endpoints", "mtu", "addresses"};
 const StringSet kImageKeys = {
     "name",      "kind",        "backend",       "daemons",     "frr-profile",
@@ -345,6 +346,9 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
         "anycast: [10.255.9.9/32]\nnodes:\n  r1: {asn: 65001, loopback: [10.255.0.1/32, "
         "10.255.9.9/32]}\n  r2: {asn: 65002, loopback: [10.255.0.2/32, 10.255.9.9/32]}"}},
       {"defaults", {"nodes:\n", "defaults: {kind: frr, image: frr-8.4, mtu: 9216}\nnodes:\n"}},
+      {"mgmt", {"nodes:\n", "mgmt: {subnet: 172.30.1.0/24, interface: mgmt0, user: admin}\nnodes:\n"}},
+      {"node.mgmt-address",
+       {"nodes:\n  r1: {", "mgmt: true\nnodes:\n  r1: {mgmt-address: 172.30.1.9, "}},
       {"defaults.kind", {"nodes:\n", "defaults: {kind: frr}\nnodes:\n"}},
       {"defaults.image", {"nodes:\n", "defaults: {image: frr-8.4}\nnodes:\n"}},
       {"defaults.mtu", {"nodes:\n", "defaults: {mtu: 9216}\nnodes:\n"}},

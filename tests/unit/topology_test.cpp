@@ -390,7 +390,7 @@ nodes:
 )");
   expect_at(d, 3, 1, "colour");
   EXPECT_EQ(d.hint,
-            "expected one of: version, name, defaults, nodes, links, checks, tenants, anycast");
+            "expected one of: version, name, defaults, nodes, links, checks, tenants, anycast, mgmt");
 }
 
 TEST(LoaderErrors, UnknownNodeFieldSuggestsTheNearest) {
@@ -940,7 +940,7 @@ links:
   EXPECT_EQ(l.diags.items()[0].message, "unknown field 'colour'");
   EXPECT_EQ(l.diags.items()[0].hint,
             "expected one of: kind, image, asn, router-id, loopback, config, gateway, routes, "
-            "daemons-file, container-image");
+            "daemons-file, container-image, mgmt-address");
   expect_at(l.diags.items()[1], 8, 10, "links[0].mtu");
   EXPECT_EQ(l.diags.items()[1].message, "MTU 10 is outside 68-65535 bytes");
   expect_at(l.diags.items()[2], 7, 26, "links[0].endpoints[1]");

@@ -211,6 +211,13 @@ Cli::Cli()
                   inputs(graph.inputs))
       ->callback([&] { code = twin::cli::run_graph(graph); });
 
+  add_command(app, "inventory",
+              {{"lab", &inventory.lab},
+               {"--lab", &inventory.lab},
+               {"--format", &inventory.format},
+               {"--output", &inventory.output}})
+      ->callback([&] { code = twin::cli::run_inventory(inventory); });
+
   add_command(app, "events",
               {{"lab", &events.lab},
                {"--lab", &events.lab},

@@ -35,6 +35,7 @@ class Cli {
   ExecOptions shell;
   ConsoleOptions console;
   GraphOptions graph;
+  InventoryOptions inventory;
   EventsOptions events;
   ServeOptions serve;
   HistoryOptions history;

@@ -13,6 +13,7 @@
 #include "twin/core/util.hpp"
 #include "twin/engine/live.hpp"
 #include "twin/graph/graph.hpp"
+#include "twin/graph/inventory.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/proc/runner.hpp"
 #include "twin/report/events.hpp"
@@ -121,6 +122,31 @@ int run_events(const EventsOptions& o) {
       std::this_thread::sleep_for(std::min(step, left));
   }
   return 130;
+}
+
+}  // namespace twin::cli
+
+namespace twin::cli {
+
+// twin inventory: the running lab's management network for Ansible, Nornir, ssh.
+int run_inventory(const InventoryOptions& o) {
+  auto lab = state::resolve_lab(o.lab);
+  if (!lab) return fail(lab.error().message, exit_code(lab.error()));
+  auto st = state::load_state(*lab);
+  if (!st) return fail(st.error().message, exit_code(st.error()));
+  auto text = graph::inventory(st->plan, o.format);
+  if (!text) return fail(text.error().message, exit_code(text.error()));
+  if (o.output.empty() || o.output == "-") {
+    std::cout << *text;
+    return 0;
+  }
+  // It names the lab's private key: readable by its owner only.
+  if (auto w = write_file(o.output, *text); !w) return fail(w.error().message, 3);
+  std::filesystem::permissions(o.output, std::filesystem::perms::owner_read |
+                                             std::filesystem::perms::owner_write);
+  std::cerr << "twin: wrote " << o.output << " (" << o.format << " inventory of lab " << *lab
+            << ")\n";
+  return 0;
 }
 
 }  // namespace twin::cli

@@ -339,7 +339,13 @@ int run_status(const StatusOptions& o) {
     return degraded || incomplete ? 1 : 0;
   }
   std::cout << "lab " << j["lab"].get<std::string>() << " (" << j["status"].get<std::string>()
-            << ", since " << j["created_at"].get<std::string>() << ")\n\nnodes:\n";
+            << ", since " << j["created_at"].get<std::string>() << ")\n";
+  if (j.contains("mgmt"))
+    std::cout << "management network " << j["mgmt"].value("subnet", "") << " (this machine "
+              << j["mgmt"].value("host_address", "") << "): ssh -i "
+              << j["mgmt"].value("key", "") << " " << j["mgmt"].value("user", "")
+              << "@ADDRESS, or twin inventory -f ssh-config\n";
+  std::cout << "\nnodes:\n";
   for (const auto& n : j["nodes"]) {
     std::cout << "  " << std::left << std::setw(12) << n["name"].get<std::string>() << std::setw(6)
               << n["kind"].get<std::string>()
@@ -347,6 +353,7 @@ int run_status(const StatusOptions& o) {
     for (const auto& d : n["daemons"])
       std::cout << " " << d["name"].get<std::string>() << "[" << d["pid"].get<int>()
                 << (d["alive"].get<bool>() ? "" : " DEAD") << "]";
+    if (n.contains("mgmt_address")) std::cout << " mgmt " << n.value("mgmt_address", "");
     if (n.contains("vm")) {
       const auto& vm = n["vm"];
       std::cout << " VM " << vm.value("domain", "") << " "

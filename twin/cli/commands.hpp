@@ -183,6 +183,13 @@ struct GraphOptions {
 };
 int run_graph(const GraphOptions& o);
 
+struct InventoryOptions {
+  std::string lab;
+  std::string format;  // graph::kInventoryFormats
+  std::string output;  // "" or "-" = stdout
+};
+int run_inventory(const InventoryOptions& o);
+
 struct EventsOptions {
   std::string lab;
   bool json = false;      // one JSON object per line

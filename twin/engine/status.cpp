@@ -180,6 +180,12 @@ Result<nlohmann::json> status(const std::string& lab) {
   j["incomplete"] = st->status != "up";
   j["created_at"] = st->created_at;
   j["topology"] = plan.topology_file;
+  if (plan.mgmt)
+    j["mgmt"] = {{"subnet", plan.mgmt->subnet},
+                 {"host_address", plan.mgmt->host_address},
+                 {"interface", plan.mgmt->interface},
+                 {"user", plan.mgmt->user},
+                 {"key", plan.mgmt->key_dir + "/id_ed25519"}};
   j["nodes"] = nlohmann::json::array();
   std::map<std::string, nlohmann::json> links_by_node;
   for (const auto& n : plan.nodes) {
@@ -189,6 +195,7 @@ Result<nlohmann::json> status(const std::string& lab) {
     nj["kind"] = to_string(n.kind);
     nj["netns"] = n.netns;
     nj["backend"] = to_string(n.backend);
+    if (!n.mgmt_address.empty()) nj["mgmt_address"] = n.mgmt_address;
     if (auto extra = driver.status(n); extra.is_object())
       for (auto& [section, facts] : extra.items()) nj[section] = std::move(facts);
     bool present = fs::exists("/run/netns/" + n.netns);

@@ -283,6 +283,16 @@ std::vector<Command> build() {
     input_flags(o);
   }
   {
+    auto& o = add("inventory",
+                  "Write a running lab's management network as an inventory for Ansible, Nornir "
+                  "or ssh (needs `mgmt:` in the topology)");
+    o.push_back(lab_positional());
+    o.push_back(lab());
+    o.push_back(with_default(value("--format,-f", "ansible | nornir | ssh-config | json"),
+                             "ansible"));
+    o.push_back(value("--output,-o", "write to FILE (mode 0600) instead of standard output"));
+  }
+  {
     auto& o = add("events",
                   "Follow a lab: link up/down, session and daemon changes, validation and gate "
                   "results");

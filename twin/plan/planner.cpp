@@ -201,7 +201,7 @@ void plan_mgmt(Plan& p, const topology::Topology& topo) {
       for (const auto& net : tn.own->ospf_networks)
         if (auto np = IpPrefix::parse(net.prefix); np && np->contains(subnet))
           add_note(p.notes, {"warning", n.name, tn.own->file + ":" + std::to_string(net.line),
-                             "`network " + net.prefix + " area " + net.area + "` puts " +
+                             "`network " + net.prefix + "` (area " + net.area + ") puts " +
                                  m.interface + " (management, " + m.subnet + ") into OSPF"});
     }
   }
@@ -1607,7 +1607,12 @@ std::string render_plan_text(const Plan& p) {
                               : ", " + std::to_string(p.adjacencies.size()) + " OSPF adjacencies")
     << (p.bfd_peers.empty() ? "" : ", " + std::to_string(p.bfd_peers.size()) + " BFD peers")
     << " expected, " << p.prefixes.size() << " prefixes advertised\n"
-    << "  run directory " << p.run_dir << "\n\nnodes:\n";
+    << "  run directory " << p.run_dir << "\n";
+  if (p.mgmt)
+    o << "  management network " << p.mgmt->subnet << " on " << p.mgmt->interface
+      << " of every FRR node (this machine " << p.mgmt->host_address << "; ssh "
+      << p.mgmt->user << "@ lands in vtysh)\n";
+  o << "\nnodes:\n";
   for (const auto& n : p.nodes) {
     o << "  " << n.name << "  kind " << to_string(n.kind) << ", image ";
     const std::string release =
@@ -1624,6 +1629,7 @@ std::string render_plan_text(const Plan& p) {
     o << ", netns " << n.netns;
     if (n.asn) o << ", asn " << n.asn;
     if (!n.router_id.empty()) o << ", router-id " << n.router_id;
+    if (!n.mgmt_address.empty()) o << ", mgmt " << n.mgmt_address;
     o << "\n";
     if (!n.vm.domain.empty()) {  // a node that boots a VM
       o << "    VM: domain " << n.vm.domain << ", " << n.vm.vcpus << " vCPU, " << n.vm.memory_mib

@@ -1170,13 +1170,20 @@ std::string to_twin_yaml(const Topology& t, const std::string& source, const std
   };
   std::ostringstream o;
   o << "# converted from " << source << " by twin convert\n";
-  o << "version: 1\nname: " << t.name << "\nnodes:\n";
+  o << "version: 1\nname: " << t.name << "\n";
+  if (t.mgmt) {
+    o << "mgmt: {";
+    if (t.mgmt->subnet) o << "subnet: " << t.mgmt->subnet->str() << ", ";
+    o << "interface: " << t.mgmt->interface << ", user: " << t.mgmt->user << "}\n";
+  }
+  o << "nodes:\n";
   for (const auto& n : t.nodes) {
     std::vector<std::string> f = {std::string("kind: ") + to_string(n.kind), "image: " + n.image};
     if (n.asn) f.push_back("asn: " + std::to_string(*n.asn));
     if (!n.loopbacks.empty()) f.push_back("loopback: " + prefixes(n.loopbacks, false));
     if (n.router_id) f.push_back("router-id: " + n.router_id->address());
     if (!n.container_image.empty()) f.push_back("container-image: " + quoted(n.container_image));
+    if (n.mgmt_address) f.push_back("mgmt-address: " + n.mgmt_address->address());
     if (!n.config.empty()) f.push_back("config: " + rel(n.config));
     if (!n.daemon_settings.empty())
       f.push_back("daemons-file: " + rel(n.daemon_settings.front().file));

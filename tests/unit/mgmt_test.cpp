@@ -1,0 +1,277 @@
+// Unit tests for the management network (issue 48 items 1-3, docs/management.md): `mgmt:` in
+// twin's format and containerlab's block, the loader's refusals, the plan's stable addresses and
+// notes, the kernel scripts, sshd's configuration and login, and the inventories.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "tests/unit/support.hpp"
+#include "twin/drivers/ssh.hpp"
+#include "twin/graph/inventory.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/topology/loader.hpp"
+#include "twin/wiring/mgmt.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using twin::Diagnostics;
+using twin_test::dump;
+
+const std::string kTestData = TWIN_TEST_DATA;
+
+const std::string kFabric = R"(version: 1
+name: m
+defaults: {kind: frr, image: frr-8.4}
+nodes:
+  spine1: {asn: 65000, loopback: 10.255.0.1/32}
+  leaf1: {asn: 65101, loopback: 10.255.1.1/32}
+  leaf2: {asn: 65102, loopback: 10.255.1.2/32, mgmt-address: 172.30.9.2}
+  server1: {kind: host}
+links:
+  - endpoints: [spine1:swp1, leaf1:swp1]
+  - endpoints: [spine1:swp2, leaf2:swp1]
+  - endpoints: [leaf1:swp2, server1:eth0]
+    addresses: {leaf1: 10.1.1.1/24, server1: 10.1.1.10/24}
+)";
+
+struct Loaded {
+  std::optional<twin::topology::Topology> topo;
+  Diagnostics diags;
+};
+
+Loaded load(const std::string& text, const std::string& name = "t.yaml") {
+  Loaded l;
+  l.topo = twin::topology::load_topology_text(text, name, kTestData, l.diags);
+  return l;
+}
+
+twin::plan::Plan plan_of(const std::string& text) {
+  auto l = load(text);
+  if (!l.topo) throw std::runtime_error(dump(l.diags));
+  return twin::plan::make_plan(*l.topo);
+}
+
+std::string errors(const std::string& text) {
+  auto l = load(text);
+  return l.topo ? "" : l.diags.format();
+}
+
+TEST(Mgmt, AddressesAreStableFirstToTheHostThenTheGivenOnesThenNodeOrder) {
+  auto p = plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24}\n");
+  ASSERT_TRUE(p.mgmt);
+  EXPECT_EQ(p.mgmt->subnet, "172.30.9.0/24");
+  EXPECT_EQ(p.mgmt->host_address, "172.30.9.1/24");
+  EXPECT_EQ(p.mgmt->netns, "tw-m.mgmt");
+  EXPECT_EQ(p.mgmt->interface, "mgmt0");
+  EXPECT_EQ(p.mgmt->user, "admin");
+  EXPECT_EQ(p.mgmt->key_dir, "/run/twin/m/ssh");
+  EXPECT_EQ(p.mgmt->host_veth.size(), 11u);  // twm + 8 hex: within IFNAMSIZ
+  // leaf2 asked for .2: spine1 and leaf1 take the next free ones, in node order.
+  EXPECT_EQ(p.find("spine1")->mgmt_address, "172.30.9.3/24");
+  EXPECT_EQ(p.find("leaf1")->mgmt_address, "172.30.9.4/24");
+  EXPECT_EQ(p.find("leaf2")->mgmt_address, "172.30.9.2/24");
+  EXPECT_EQ(p.find("server1")->mgmt_address, "");  // hosts are not members
+  EXPECT_EQ(p.find("leaf1")->mgmt_port, "n2");
+  // The same topology plans the same addresses; the state file keeps them.
+  auto again = plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24}\n");
+  EXPECT_EQ(twin::plan::to_json(again), twin::plan::to_json(p));
+  auto back = twin::plan::plan_from_json(twin::plan::to_json(p));
+  ASSERT_TRUE(back.mgmt);
+  EXPECT_EQ(back.mgmt->host_veth, p.mgmt->host_veth);
+  EXPECT_EQ(back.find("leaf1")->mgmt_address, "172.30.9.4/24");
+}
+
+TEST(Mgmt, DefaultSubnetIsASlash24Of172Dot30NamedByTheLab) {
+  std::string plain = kFabric;
+  plain.replace(plain.find(", mgmt-address: 172.30.9.2"), 26, "");
+  auto p = plan_of(plain + "mgmt: true\n");
+  ASSERT_TRUE(p.mgmt);
+  EXPECT_THAT(p.mgmt->subnet, ::testing::MatchesRegex(R"(172\.30\.[0-9]+\.0/24)"));
+  EXPECT_FALSE(plan_of(plain).mgmt);  // opt-in
+  EXPECT_FALSE(plan_of(plain + "mgmt: false\n").mgmt);
+  // Without `mgmt:` the plan's JSON has no trace of it (older state files read the same).
+  auto j = twin::plan::to_json(plan_of(plain));
+  EXPECT_FALSE(j.contains("mgmt"));
+  EXPECT_FALSE(j["nodes"][0].contains("mgmt_address"));
+}
+
+TEST(Mgmt, TheLoaderRefusesWhatCannotWork) {
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 10.88.4.0/24}\n"),
+              HasSubstr("overlaps podman's default network 10.88.0.0/16"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/30}\n"),
+              HasSubstr("not an IPv4 subnet of /8 to /29"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/29}\n"), Not(HasSubstr("holds")));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: \"fd00::/64\"}\n"), HasSubstr("IPv4"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.31.0.0/24}\n"),
+              HasSubstr("management address 172.30.9.2 of leaf2 is outside 172.31.0.0/24"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, interface: swp1}\n"),
+              HasSubstr("uses swp1 for a link, which is the management interface"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, user: Root!}\n"),
+              HasSubstr("invalid login name 'Root!'"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, vrf: mgmt}\n"), HasSubstr("vrf"));
+  EXPECT_THAT(errors(kFabric + "mgmt: sometimes\n"), HasSubstr("mgmt"));
+  // An address without a network, the host's, twice, and on a node that is no member.
+  EXPECT_THAT(errors(kFabric), HasSubstr("the lab has no management network"));
+  std::string twice = kFabric;
+  twice.replace(twice.find("leaf1: {asn: 65101,"), 19, "leaf1: {asn: 65101, mgmt-address: 172.30.9.2,");
+  EXPECT_THAT(errors(twice + "mgmt: {subnet: 172.30.9.0/24}\n"),
+              HasSubstr("172.30.9.2 of leaf2 is already node leaf1's"));
+  std::string host = kFabric;
+  host.replace(host.find("mgmt-address: 172.30.9.2"), 24, "mgmt-address: 172.30.9.1");
+  EXPECT_THAT(errors(host + "mgmt: {subnet: 172.30.9.0/24}\n"),
+              HasSubstr("is already the host (the subnet's first address)"));
+  std::string server = kFabric;
+  server.replace(server.find("server1: {kind: host}"), 21,
+                 "server1: {kind: host, mgmt-address: 172.30.9.9}");
+  EXPECT_THAT(errors(server + "mgmt: {subnet: 172.30.9.0/24}\n"),
+              HasSubstr("server1 does not join the management network (only FRR nodes do)"));
+}
+
+TEST(Mgmt, ContainerlabsBlockAndMgmtIpv4AreReadTheSameWay) {
+  const std::string clab = R"(name: c
+mgmt:
+  network: custom
+  ipv4-subnet: 172.100.100.0/24
+  ipv6-subnet: 3fff:172:100:100::/80
+topology:
+  nodes:
+    r1:
+      kind: frr
+      image: quay.io/frrouting/frr:8.4.1
+      mgmt-ipv4: 172.100.100.11
+    r2:
+      kind: frr
+      image: quay.io/frrouting/frr:8.4.1
+  links:
+    - endpoints: [r1:eth1, r2:eth1]
+)";
+  auto l = load(clab, "c.clab.yml");
+  ASSERT_TRUE(l.topo) << dump(l.diags);
+  auto p = twin::plan::make_plan(*l.topo);
+  ASSERT_TRUE(p.mgmt);
+  EXPECT_EQ(p.mgmt->subnet, "172.100.100.0/24");
+  EXPECT_EQ(p.find("r1")->mgmt_address, "172.100.100.11/24");
+  EXPECT_EQ(p.find("r2")->mgmt_address, "172.100.100.2/24");
+  std::string warned;
+  for (const auto& w : l.diags.warnings()) warned += w.field + ": " + w.message + "\n";
+  EXPECT_THAT(warned, HasSubstr("mgmt.ipv6-subnet: `ipv6-subnet` is ignored by twin"));
+  EXPECT_THAT(warned, Not(HasSubstr("mgmt.network")));
+  EXPECT_THAT(warned, Not(HasSubstr("mgmt-ipv4")));
+}
+
+TEST(Mgmt, AConfigThatWouldAnnounceTheManagementSubnetGetsANote) {
+  const std::string conf = "frr defaults datacenter\nrouter bgp 65001\n address-family ipv4 unicast\n"
+                           "  redistribute connected\n exit-address-family\nexit\n"
+                           "router ospf\n network 0.0.0.0/0 area 0\nexit\n";
+  std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/r1-mgmt.conf") << conf;
+  Diagnostics d;
+  auto l = twin::topology::load_topology_text(
+      "version: 1\nname: n\nmgmt: {subnet: 172.30.3.0/24}\nnodes:\n  r1: {kind: frr, image: frr-8.4, "
+      "config: r1-mgmt.conf}\n",
+      "t.yaml", dir, d);
+  ASSERT_TRUE(l) << dump(d);
+  auto p = twin::plan::make_plan(*l);
+  std::string notes;
+  for (const auto& n : p.notes) notes += n.text + "\n";
+  EXPECT_THAT(notes, HasSubstr("`redistribute connected` (bgp4) would announce the management "
+                               "subnet 172.30.3.0/24 of mgmt0 into the fabric"));
+  EXPECT_THAT(notes, HasSubstr("`network 0.0.0.0/0` (area 0.0.0.0) puts mgmt0 (management, "
+                               "172.30.3.0/24) into OSPF"));
+}
+
+TEST(Mgmt, KernelScriptsMakeTheBridgeThePortsAndTheFilter) {
+  auto p = plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24}\n");
+  std::vector<const twin::plan::Node*> members = {p.find("leaf1")};
+  const auto& m = *p.mgmt;
+  EXPECT_EQ(twin::wiring::mgmt_root_script(p, members, true),
+            "netns add tw-m.mgmt\nlink add " + m.host_veth +
+                " type veth peer name host netns tw-m.mgmt\naddress add 172.30.9.1/24 dev " +
+                m.host_veth + "\nlink set " + m.host_veth +
+                " up\nlink add mgmt0 netns tw-m-leaf1 type veth peer name n2 netns tw-m.mgmt\n");
+  EXPECT_EQ(twin::wiring::mgmt_root_script(p, members, false),
+            "link add mgmt0 netns tw-m-leaf1 type veth peer name n2 netns tw-m.mgmt\n");
+  EXPECT_EQ(twin::wiring::mgmt_bridge_script(p, members, false), "link set n2 master br0 up\n");
+  EXPECT_THAT(twin::wiring::mgmt_bridge_script(p, members, true),
+              HasSubstr("link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0\n"
+                        "link set host master br0 up\nlink set br0 up\n"));
+  EXPECT_EQ(twin::wiring::mgmt_node_script(p, *p.find("leaf1")),
+            "address add 172.30.9.4/24 dev mgmt0\nlink set mgmt0 up\n");
+  EXPECT_EQ(twin::wiring::mgmt_node_script(p, *p.find("server1")), "");
+  const std::string nft = twin::wiring::mgmt_nft_script(m);
+  EXPECT_THAT(nft, HasSubstr("add table inet twin_mgmt_m\nflush table inet twin_mgmt_m\n"));
+  EXPECT_THAT(nft, HasSubstr("type filter hook forward priority filter; policy accept;"));
+  EXPECT_THAT(nft, HasSubstr("iifname \"" + m.host_veth + "\" counter drop"));
+  EXPECT_THAT(nft, HasSubstr("oifname \"" + m.host_veth + "\" counter drop"));
+}
+
+TEST(Mgmt, SshdListensOnTheManagementAddressOnlyWithTheLabsKeyAndLandsInVtysh) {
+  auto p = plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24, user: netops}\n");
+  const auto& leaf1 = *p.find("leaf1");
+  const std::string c = twin::drivers::sshd_config(*p.mgmt, leaf1);
+  EXPECT_THAT(c, HasSubstr("ListenAddress 172.30.9.4:22\n"));
+  EXPECT_THAT(c, HasSubstr("AuthorizedKeysFile /run/twin/m/ssh/authorized_keys\n"));
+  EXPECT_THAT(c, HasSubstr("AllowUsers netops\n"));
+  EXPECT_THAT(c, HasSubstr("PasswordAuthentication no\n"));
+  EXPECT_THAT(c, HasSubstr("AllowTcpForwarding no\n"));
+  EXPECT_THAT(c, HasSubstr("ForceCommand /run/twin/m/leaf1/ssh/login\n"));
+  const std::string login = twin::drivers::login_script(leaf1);
+  EXPECT_THAT(login, HasSubstr("exec /usr/bin/vtysh --vty_socket /run/twin/m/leaf1 --config_dir "
+                               "/run/twin/m/leaf1 -c \"$SSH_ORIGINAL_COMMAND\"\n"));
+  EXPECT_THAT(login, Not(HasSubstr("nsenter")));
+  auto in_container = leaf1;
+  in_container.container.name = "tw-m-leaf1";
+  EXPECT_THAT(twin::drivers::login_script(in_container),
+              HasSubstr("read pid start < /run/twin/m/leaf1/container.pid || exit 255\n"));
+  EXPECT_THAT(twin::drivers::login_script(in_container),
+              HasSubstr("exec /usr/bin/nsenter --mount=/proc/$pid/ns/mnt -- /usr/bin/vtysh"));
+  // The login is uid 0 in sshd's own passwd; a user of that name on the machine is replaced.
+  EXPECT_EQ(twin::drivers::lab_passwd("root:x:0:0::/root:/bin/bash\nnetops:x:1000:1000::/home:/bin/sh\n",
+                                      *p.mgmt),
+            "root:x:0:0::/root:/bin/bash\nnetops:x:0:0:twin lab login:/run/twin/m/ssh:/bin/sh\n");
+}
+
+TEST(Inventory, AnsibleGroupsByRoleWithTheLabsKeyAndNetworkCli) {
+  auto p = plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24}\n");
+  auto a = twin::graph::inventory(p, "ansible");
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_THAT(*a, HasSubstr("    ansible_connection: ansible.netcommon.network_cli\n"
+                            "    ansible_network_os: frr.frr.frr\n"
+                            "    ansible_ssh_private_key_file: /run/twin/m/ssh/id_ed25519\n"));
+  EXPECT_THAT(*a, HasSubstr("    leaves:\n      hosts:\n        leaf1: {ansible_host: 172.30.9.4}\n"
+                            "        leaf2: {ansible_host: 172.30.9.2}\n"));
+  EXPECT_THAT(*a, HasSubstr("    spines:\n      hosts:\n        spine1: {ansible_host: 172.30.9.3}\n"));
+  EXPECT_THAT(*a, Not(HasSubstr("server1")));
+  auto s = twin::graph::inventory(p, "ssh-config");
+  ASSERT_TRUE(s);
+  EXPECT_THAT(*s, HasSubstr("Host leaf2\n  HostName 172.30.9.2\n  User admin\n  IdentityFile "
+                            "/run/twin/m/ssh/id_ed25519\n  IdentitiesOnly yes\n  UserKnownHostsFile "
+                            "/run/twin/m/ssh/known_hosts\n  StrictHostKeyChecking yes\n"));
+  auto n = twin::graph::inventory(p, "nornir");
+  ASSERT_TRUE(n);
+  EXPECT_THAT(*n, HasSubstr("spine1:\n  hostname: 172.30.9.3\n  username: admin\n  platform: frr\n"
+                            "  groups: [spines]\n  data: {role: spine, asn: 65000}\n"));
+  auto j = twin::graph::inventory(p, "json");
+  ASSERT_TRUE(j);
+  auto parsed = nlohmann::json::parse(*j);
+  EXPECT_EQ(parsed["subnet"], "172.30.9.0/24");
+  ASSERT_EQ(parsed["nodes"].size(), 3u);
+  EXPECT_EQ(parsed["nodes"][1]["name"], "leaf1");
+  EXPECT_EQ(parsed["nodes"][1]["group"], "leaves");
+  auto bad = twin::graph::inventory(p, "csv");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, HasSubstr("expected ansible, nornir, ssh-config or json"));
+  std::string plain = kFabric;
+  plain.replace(plain.find(", mgmt-address: 172.30.9.2"), 26, "");
+  auto none = twin::graph::inventory(plan_of(plain), "ansible");
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().message, HasSubstr("has no management network: add `mgmt: true`"));
+}
+
+}  // namespace
