@@ -92,6 +92,8 @@ struct FakeNetwork {
   // Nodes whose startup config was written from the baseline: what was applied to them since
   // is gone once they restart.
   std::set<std::string> startup_written;
+  // node -> its startup config text (startup_config; "saved <node>\n" when never written).
+  std::map<std::string, std::string> startup;
   std::set<std::string> stopped;  // nodes whose routing daemons are stopped (control_routing)
   bool fail_start = false;        // starting routing daemons fails (control_routing kStart)
   bool fail_restart = false;      // restarting them fails (control_routing kRestart)
@@ -316,13 +318,19 @@ class FakeDriver final : public twin::drivers::NodeDriver {
     net_.note("save " + node.name);
     return {};
   }
+  twin::Result<std::string> startup_config(const twin::plan::Node& node) const override {
+    std::lock_guard lk(net_.mu);
+    auto it = net_.startup.find(node.name);
+    return it == net_.startup.end() ? std::string("saved " + node.name + "\n") : it->second;
+  }
   // The baseline's text as startup config: what the node boots from at its next restart, so
   // what was applied to it since is gone then.
   twin::Result<void> write_startup_config(const twin::plan::Node& node,
-                                          const std::string&) const override {
+                                          const std::string& config) const override {
     net_.note("startup " + node.name);
     std::lock_guard lk(net_.mu);
     net_.startup_written.insert(node.name);
+    net_.startup[node.name] = config;
     return {};
   }
   int exec(const twin::state::State&, const twin::plan::Node&,

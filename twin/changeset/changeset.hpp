@@ -66,8 +66,20 @@ struct TenantPortRef {
 };
 // The kinds in StepBody's order; their YAML keys are changeset_keys.hpp's kStepKinds, in the same
 // order (the loader dispatches by that position, to_string reads it).
-enum class StepKind { kFrr, kInterface, kLink, kWait, kCheck, kTopology, kSysctl, kVxlan, kImage };
-// "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl" | "vxlan" | "image"
+enum class StepKind {
+  kFrr,
+  kInterface,
+  kLink,
+  kWait,
+  kCheck,
+  kTopology,
+  kSysctl,
+  kVxlan,
+  kImage,
+  kRun
+};
+// "frr" | "interface" | "link" | "wait" | "check" | "topology" | "sysctl" | "vxlan" | "image" |
+// "run"
 const char* to_string(StepKind k);
 // Whether a step of this kind changes the network (wait and check only observe it): the gate
 // settles and validates after each changing step when it goes step by step.
@@ -83,6 +95,7 @@ constexpr bool changes_network(StepKind k) {
     case StepKind::kSysctl:
     case StepKind::kVxlan:
     case StepKind::kImage:
+    case StepKind::kRun:
       return true;
   }
   return true;
@@ -188,13 +201,28 @@ struct ImageStep {
   topology::ImageProfile profile;  // `to` as loaded
 };
 
+// A live orchestrator run (issue 48, docs/management.md): `command` runs on this machine through
+// /bin/sh in the change file's folder (the current one for `twin apply --run`), with TWIN_LAB,
+// TWIN_INVENTORY (the lab's Ansible inventory) and TWIN_SSH_CONFIG set, in a cgroup of its own
+// under the lab's (a timeout or `down` stops all it started); it reaches the nodes as it reaches
+// production, over the management network and SSH. The gate then reads back what changed on
+// every FRR node: running configs (a unified diff per node, against the snapshot) and what each
+// node saved; FRR's answer to every line the run sent (the nodes' session logs); a refused line
+// or a non-zero exit fails the step. The rollback restores running and saved configs on exactly
+// the nodes the run changed; the restart check boots nodes from what they saved (what a reboot
+// loads). Needs the lab's management network. Not intent: a run is judged by what it does.
+struct RunStep {
+  std::string command;
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+};
+
 // One step is exactly one of the kinds, in StepKind's order. Each kind has one handler
 // (changeset/step_<kind>.cpp) that reads it from the change file, applies it in the gate, says
 // what it would do (dry run) and what it means for the intended plan; ARCHITECTURE.md has the
 // recipe for a new kind.
 using StepBody = std::variant<FrrStep, InterfaceStep, LinkStep, WaitStep, CheckStep, TopologyStep,
-                              SysctlStep, VxlanStep, ImageStep>;
-static_assert(std::variant_size_v<StepBody> == 9, "StepKind lists one value per StepBody kind");
+                              SysctlStep, VxlanStep, ImageStep, RunStep>;
+static_assert(std::variant_size_v<StepBody> == 10, "StepKind lists one value per StepBody kind");
 
 struct Step {
   std::string name;  // unique within the change set; the report refers to steps by it
@@ -220,6 +248,7 @@ struct Step {
   [[nodiscard]] const TopologyStep& topology() const { return std::get<TopologyStep>(body); }
   [[nodiscard]] const SysctlStep& sysctl() const { return std::get<SysctlStep>(body); }
   [[nodiscard]] const VxlanStep& vxlan() const { return std::get<VxlanStep>(body); }
+  [[nodiscard]] const RunStep& run() const { return std::get<RunStep>(body); }
 };
 
 // What the change means to do, beyond what its steps already say (a raised MTU or a new

@@ -22,7 +22,7 @@ inline const std::vector<std::string> kPath = {"node", "prefix", "prefixes", "ec
 // A step: its name and exactly one kind key. The kinds in the order of StepKind and StepBody
 // (changeset.hpp): the loader makes the kind at a key's position, to_string(StepKind) reads it.
 inline const std::vector<std::string> kStepKinds = {
-    "frr", "interface", "link", "wait", "check", "topology", "sysctl", "vxlan", "image"};
+    "frr", "interface", "link", "wait", "check", "topology", "sysctl", "vxlan", "image", "run"};
 inline const std::vector<std::string> kStep = [] {
   std::vector<std::string> v{"name"};
   v.insert(v.end(), kStepKinds.begin(), kStepKinds.end());
@@ -38,6 +38,7 @@ inline const std::vector<std::string> kTopology = {"file"};
 inline const std::vector<std::string> kSysctl = {"nodes", "node", "set"};
 inline const std::vector<std::string> kVxlan = {"nodes", "node", "vni", "ports", "remove"};
 inline const std::vector<std::string> kImage = {"nodes", "node", "to"};
+inline const std::vector<std::string> kRun = {"command", "timeout"};
 
 // Values.
 inline const std::vector<std::string> kUntil = {"converged", "duration"};

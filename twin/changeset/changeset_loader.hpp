@@ -118,6 +118,7 @@ class ChangeSetLoader {
   void parse_body(const Value& v, SysctlStep& out);
   void parse_body(const Value& v, VxlanStep& out);
   void parse_body(const Value& v, ImageStep& out);
+  void parse_body(const Value& v, RunStep& out);
 
   // intent.tenant-networks and intent.tenant-ports (changeset_load.cpp).
   void parse_tenant_intent(const Value& in, Intent& out);

@@ -57,6 +57,16 @@ struct Touched {
   // whole configs are reloaded with a soft clear after them, which applies policy at once.)
   std::map<std::string, int> policy_delay_s;
   Clock::time_point policy_edited_at{};  // when the last such edit was applied
+  // A run step ran (RunStep): its nodes restart from what they saved themselves — the restart
+  // check saves no running config first, and an approval saves none (WORKPLAN: only a live run
+  // and image steps restart from what the node saved).
+  bool from_saved = false;
+  // Nodes whose saved (startup) config a run step changed, with what they had saved before it:
+  // the rollback writes that back.
+  std::map<std::string, std::string> saved_before;
+  // Nodes whose running config a run step left different from what they saved (no `write
+  // memory`): named as the cause when the restart check diverges.
+  std::set<std::string> unsaved;
 
   // The nodes whose kernel state a step changed: ports, host and FRR-set addresses, kernel
   // settings.
@@ -105,6 +115,8 @@ struct StepRun {
   std::function<std::string(const plan::Plan&, std::chrono::milliseconds)> wait_converged;
   // Where a step says what it did not apply as written (a host path redirected); may be null.
   std::vector<Note>* notes = nullptr;
+  // Where a step keeps evidence on several lines (StepOutcome::text); may be null.
+  std::string* text = nullptr;
 };
 
 // Applies the step; `detail` says what was done. An error fails the step (kInput: the network
@@ -118,6 +130,7 @@ Result<void> apply_step(const TopologyStep& step, StepRun& run, std::string* det
 Result<void> apply_step(const SysctlStep& step, StepRun& run, std::string* detail);
 Result<void> apply_step(const VxlanStep& step, StepRun& run, std::string* detail);
 Result<void> apply_step(const ImageStep& step, StepRun& run, std::string* detail);
+Result<void> apply_step(const RunStep& step, StepRun& run, std::string* detail);
 
 // What the step would do, without doing it: lines indented by three spaces on `out`. `current`
 // is the plan the lab would run at that step (a topology step replaces it). Errors: a program
@@ -140,6 +153,14 @@ Result<void> describe_step(const VxlanStep& step, const state::State& st, plan::
                            proc::ProcessRunner& runner, std::ostream& out);
 Result<void> describe_step(const ImageStep& step, const state::State& st, plan::Plan& current,
                            proc::ProcessRunner& runner, std::ostream& out);
+Result<void> describe_step(const RunStep& step, const state::State& st, plan::Plan& current,
+                           proc::ProcessRunner& runner, std::ostream& out);
+
+// FRR's refusals in a node's session log text (drivers/ssh.hpp session_log_path): each answer
+// FRR marks as an error ("% Unknown command", "% Malformed ...", "% Invalid ..."), with the line
+// that drew it, as "`<line>`: <answer>". Prompts and terminal control sequences are stripped.
+// Pure.
+std::vector<std::string> refusals_in_session(const std::string& text);
 
 // What the step means for the intended plan `p` of lab `lab` (intent.hpp), applied in order.
 void intend_step(const FrrStep& step, const std::string& lab, plan::Plan& p);
@@ -151,6 +172,7 @@ void intend_step(const TopologyStep& step, const std::string& lab, plan::Plan& p
 void intend_step(const SysctlStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const VxlanStep& step, const std::string& lab, plan::Plan& p);
 void intend_step(const ImageStep& step, const std::string& lab, plan::Plan& p);
+void intend_step(const RunStep& step, const std::string& lab, plan::Plan& p);
 
 // What a vxlan step does to one VTEP's VNIs `vnis` (node `node` of `plan`, the lab as it runs):
 // the VNI created where missing (names, VRF and gateway as another VTEP of the plan has it,

@@ -263,6 +263,9 @@ Cli::Cli()
               std::vector<Bind>{{"change", &apply.change},
                                 {"--lab", &apply.lab},
                                 {"--configs", &apply.configs},
+                                {"--run", &apply.run_command},
+                                {"--run-timeout", &apply.run_timeout},
+                                {"--record", &apply.record},
                                 {"--dry-run", &apply.dry_run},
                                 {"--restart-check", &apply.restart_check}} +
                   gate(apply))

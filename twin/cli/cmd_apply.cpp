@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <tuple>
 
 #include "twin/changeset/changeset.hpp"
@@ -222,6 +223,34 @@ replay::ApplyOptions gate_options(const ApplyOptions& o) {
   return ao;
 }
 
+// --record: what a live run changed, as a change set twin replays (`twin apply FILE`) and a
+// reviewer reads: one frr replace step per node whose running config changed, its whole config
+// after the run in FILE's .configs folder, the difference as a comment.
+Result<void> record_run(const replay::ApplyResult& r, const std::string& file) {
+  fs::path out(file);
+  fs::path dir = out.parent_path() / (out.stem().string() + ".configs");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return harness_error("creating " + dir.string() + ": " + ec.message());
+  std::ostringstream y;
+  y << "# recorded by twin apply --run on lab " << r.lab << " (" << r.started_at << ")\n"
+    << "version: 1\nname: recorded-run\ndescription: what the orchestrator's run changed\nsteps:\n";
+  int steps = 0;
+  for (const auto& [node, after] : r.config_after) {
+    auto before = r.config_before.find(node);
+    if (before == r.config_before.end() || before->second == after) continue;
+    if (auto w = write_file((dir / (node + ".conf")).string(), after); !w) return w;
+    y << "  - name: " << node << "\n    frr: {node: " << node << ", replace: "
+      << (fs::path(dir.filename()) / (node + ".conf")).string() << "}\n";
+    ++steps;
+  }
+  if (steps == 0) y << "  - name: nothing\n    wait: {until: converged}\n";
+  if (auto w = write_file(file, y.str()); !w) return w;
+  std::cerr << "twin: recorded the run as " << file << " (" << steps << " node"
+            << (steps == 1 ? "" : "s") << " changed)\n";
+  return {};
+}
+
 }  // namespace
 
 int run_apply(const ApplyOptions& o) {
@@ -235,21 +264,47 @@ int run_apply(const ApplyOptions& o) {
         "--json, --junit, --evidence, --per-step, --no-rollback, --revert and --restart-check "
         "are for a real run",
         2);
-  if (o.change.empty() == o.configs.empty())
+  const int given = !o.change.empty() + !o.configs.empty() + !o.run_command.empty();
+  if (given != 1)
     return fail_json(o.json,
-                     o.change.empty() ? "no change given: twin apply CHANGE.yaml, or --configs DIR"
-                                      : "give a change set file or --configs DIR, not both",
+                     given == 0 ? "no change given: twin apply CHANGE.yaml, --configs DIR, or "
+                                  "--run COMMAND"
+                                : "give one of a change set file, --configs DIR and --run COMMAND",
                      2);
+  if (o.run_command.empty() && !o.record.empty())
+    return fail_json(o.json, "--record writes what a --run did; give --run COMMAND", 2);
   std::string problem;
   auto outage = outage_options(o, "", &problem);
   if (!outage) return fail_json(o.json, problem, 2);
-  auto policy = input_policy(o.inputs, {o.change.empty() ? o.configs : o.change});
+  auto policy = input_policy(o.inputs, {o.run_command.empty()
+                                            ? (o.change.empty() ? o.configs : o.change)
+                                            : fs::current_path().string()});
   if (!policy) return fail_json(o.json, policy.error().message, 2);
   auto st = state::load_lab(o.lab);
   if (!st) return fail_json(o.json, st.error().message, exit_code(st.error()));
   proc::SystemRunner runner;
   std::optional<replay::ChangeSet> cs;
-  if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o, *policy); c) return c;
+  if (!o.run_command.empty()) {
+    // A live run is a change set of one `run` step, checked like any other.
+    DurationProblem why;
+    if (!parse_duration(o.run_timeout, &why))
+      return fail_json(o.json, "--run-timeout '" + o.run_timeout + "': " + why.message, 2);
+    const std::string text = "version: 1\nname: run\nsteps:\n  - name: run\n    run: {command: " +
+                             nlohmann::json(o.run_command).dump() + ", timeout: " +
+                             nlohmann::json(o.run_timeout).dump() + "}\n";
+    Diagnostics diags;
+    const std::vector<std::string> families = validators::family_names();
+    cs = replay::load_change_set_text(text, "--run", fs::current_path().string(), st->plan, diags,
+                                      nullptr, &*policy, &families);
+    if (!cs) {
+      std::cerr << diags.format();
+      emit_input_error(diags, o, st->plan.lab);
+      return 2;
+    }
+    cs->file.clear();  // no file: the run's folder is the current one
+  } else if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o, *policy); c) {
+    return c;
+  }
   if (o.dry_run) {
     auto text = replay::dry_run(*st, *cs, runner);
     if (!text) return fail_json(o.json, text.error().message, exit_code(text.error()));
@@ -261,6 +316,8 @@ int run_apply(const ApplyOptions& o) {
   ao.outage = *outage;
   auto r = replay::apply(*st, *cs, ao, runner);
   if (!r) return fail_json(o.json, r.error().message, exit_code(r.error()));
+  if (!o.record.empty())
+    if (auto w = record_run(*r, o.record); !w) return fail_json(o.json, w.error().message, 3);
   if (int c = emit(*r, *st, *cs, o, nullptr); c) return c;
   if (interrupted()) return 130;
   return r->exit_code();

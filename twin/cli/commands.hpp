@@ -112,6 +112,9 @@ struct ApplyOptions {
   std::string lab;
   std::string change;   // change set file
   std::string configs;  // --configs DIR: rendered per-node configs instead of a change set
+  std::string run_command;  // --run COMMAND: a live orchestrator run instead of a change set
+  std::string run_timeout;  // --run-timeout DURATION
+  std::string record;       // --record FILE: the run as a change set
   bool dry_run = false;
   bool json = false;
   bool verbose = false;

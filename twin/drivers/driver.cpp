@@ -111,6 +111,11 @@ Result<nlohmann::json> NodeDriver::artifact_ip_json(const plan::Node& node,
 
 nlohmann::json NodeDriver::status(const plan::Node&) const { return nullptr; }
 
+Result<std::string> NodeDriver::startup_config(const plan::Node& node) const {
+  return usage_error("node " + node.name + " (driver " + name() +
+                     "): twin does not run its FRR, so it keeps no startup config of it");
+}
+
 Result<void> NodeDriver::write_startup_config(const plan::Node& node, const std::string&) const {
   return usage_error("node " + node.name + " (driver " + name() +
                      "): twin does not run its FRR, so it keeps no startup config of it");

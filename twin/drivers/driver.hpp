@@ -239,6 +239,10 @@ class NodeDriver {
   // `config` (a running configuration, e.g. a baseline's) becomes the node's startup
   // configuration, replaced atomically: what the restore ladder boots a node from. Errors:
   // kUsage where twin does not run the node's FRR (the default).
+  // The node's startup configuration: what it saved (`write memory`) and would boot from
+  // after a reboot. Errors: kUsage where twin does not run the node's FRR (the default); the
+  // file unreadable (kHarness).
+  virtual Result<std::string> startup_config(const plan::Node& node) const;
   virtual Result<void> write_startup_config(const plan::Node& node,
                                             const std::string& config) const;
   // Stops the node's routing daemons: the processes recorded for it, by PID and start time

@@ -191,6 +191,10 @@ class FrrDriver : public NetnsDriver {
     if (!r) return r.error();
     return r->at(0);
   }
+  Result<std::string> startup_config(const plan::Node& node) const override {
+    // Integrated mode (the node's vtysh.conf): `write memory` writes the node's frr.conf.
+    return read_file(node.run_dir + "/frr.conf");
+  }
   Result<void> write_startup_config(const plan::Node& node,
                                     const std::string& config) const override {
     return save_frr_config(node, config);

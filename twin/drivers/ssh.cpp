@@ -63,6 +63,7 @@ std::mutex known_hosts_mu;  // nodes start in parallel; each appends its line
 std::string lab_key_path(const plan::Mgmt& m) { return m.key_dir + "/id_ed25519"; }
 std::string known_hosts_path(const plan::Mgmt& m) { return m.key_dir + "/known_hosts"; }
 std::string node_ssh_dir(const plan::Node& n) { return n.run_dir + "/ssh"; }
+std::string session_log_path(const plan::Node& n) { return node_ssh_dir(n) + "/sessions.log"; }
 
 Result<void> ssh_preflight() {
   for (const char* p : {kSshd, "/usr/bin/ssh-keygen"})
@@ -151,10 +152,18 @@ std::string login_script(const plan::Node& n) {
     s << "read pid start < " << runtime::container_pid_file(n) << " || exit 255\n";
     vtysh = "/usr/bin/nsenter --mount=/proc/$pid/ns/mnt -- " + vtysh;
   }
+  // Every session is recorded on the node (session_log_path): the gate reads FRR's answer to
+  // each line an orchestrator sent, whatever its client made of it (issue 48 item 6a).
+  const std::string log = session_log_path(n);
   s << "if [ -n \"$SSH_ORIGINAL_COMMAND\" ]; then\n"
-    << "  exec " << vtysh << " -c \"$SSH_ORIGINAL_COMMAND\"\n"
+    << "  out=$(" << vtysh << " -c \"$SSH_ORIGINAL_COMMAND\" 2>&1)\n"
+    << "  rc=$?\n"
+    << "  printf '%s\\n' \"$out\"\n"
+    << "  printf '%s# %s\\n%s\\n' " << n.name << " \"$SSH_ORIGINAL_COMMAND\" \"$out\" >> " << log
+    << "\n"
+    << "  exit $rc\n"
     << "fi\n"
-    << "exec " << vtysh << "\n";
+    << "exec /usr/bin/script -q -f -e -a -c \"" << vtysh << "\" " << log << "\n";
   return s.str();
 }
 

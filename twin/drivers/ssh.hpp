@@ -50,5 +50,8 @@ std::string lab_passwd(const std::string& host_passwd, const plan::Mgmt& mgmt);
 std::string lab_key_path(const plan::Mgmt& mgmt);
 std::string known_hosts_path(const plan::Mgmt& mgmt);
 std::string node_ssh_dir(const plan::Node& node);
+// Every SSH session's text on the node, appended: a command given to ssh as "<node># <command>"
+// and its answer; an interactive session as its terminal showed it (util-linux `script`).
+std::string session_log_path(const plan::Node& node);
 
 }  // namespace twin::drivers

@@ -16,6 +16,7 @@
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
 #include "twin/drivers/ssh.hpp"
+#include "twin/graph/inventory.hpp"
 #include "twin/runtime/netlink.hpp"
 #include "twin/state/state.hpp"
 #include "twin/wiring/mgmt.hpp"
@@ -340,6 +341,12 @@ struct Reconciler {
     });
     auto saved = ctx.record.save();
     if (!r) return r;
+    // The lab's inventories beside its key, for a run step (TWIN_INVENTORY, TWIN_SSH_CONFIG)
+    // and for anyone: `twin inventory` writes the same.
+    for (const auto& [format, file] :
+         {std::pair{"ansible", "inventory.yml"}, std::pair{"ssh-config", "ssh_config"}})
+      if (auto text = graph::inventory(to, format); text)
+        if (auto w = write_file(to.mgmt->key_dir + "/" + file, *text); !w) return w;
     ctx.progress("sshd on " + std::to_string(members.size()) + " nodes (management network " +
                  to.mgmt->subnet + ") in " + std::to_string(static_cast<int>(ms_since(t0))) +
                  " ms");

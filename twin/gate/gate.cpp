@@ -120,7 +120,8 @@ class Gate {
     if (::chmod(work_dir_.c_str(), 0755) != 0) return harness_error("chmod " + work_dir_);
     return {};
   }
-  Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail);
+  Result<void> apply_step(const Step& s, size_t index, Touched& t, std::string* detail,
+                          std::string* text = nullptr);
   void wait_converged(const plan::Plan& plan, std::chrono::milliseconds timeout,
                       std::string* detail);
   // LabWatch::settle, as one line for the progress. After a change that touched `t`'s
@@ -286,7 +287,8 @@ std::function<bool()> Gate::silent_check(const plan::Plan& plan, const Touched& 
   };
 }
 
-Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::string* detail) {
+Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::string* detail,
+                              std::string* text) {
   steps_started_ = time_.now();
   StepRun run{env_,
               opts_,
@@ -300,7 +302,8 @@ Result<void> Gate::apply_step(const Step& s, size_t index, Touched& t, std::stri
                 wait_converged(plan, timeout, &d);
                 return d;
               },
-              &res_.notes};
+              &res_.notes,
+              text};
   return std::visit([&](const auto& body) { return replay::apply_step(body, run, detail); },
                     s.body);
 }
@@ -572,8 +575,12 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   }
   std::string names;
   for (const auto& n : rc.nodes) names += (names.empty() ? "" : ", ") + n;
-  say("restart check: saving the running config of " + names +
-      " as startup config and restarting their routing daemons");
+  if (t.from_saved)
+    say("restart check: restarting the routing daemons of " + names +
+        " from what they saved themselves (what a reboot loads)");
+  else
+    say("restart check: saving the running config of " + names +
+        " as startup config and restarting their routing daemons");
   auto fail = [&](const std::string& category, const std::string& why,
                   std::vector<std::string> subjects = {}) {
     rc.ok = false;
@@ -585,7 +592,8 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
     if (category != "validator-error") res_.verdict.decision = Decision::kReject;
     else if (res_.verdict.decision == Decision::kApprove) res_.verdict.decision = Decision::kError;
   };
-  if (auto problems = save_configs(rc.nodes); !problems.empty()) {
+  // A live run's nodes keep what they saved (or did not): restarting from it is the check.
+  if (auto problems = t.from_saved ? std::string() : save_configs(rc.nodes); !problems.empty()) {
     fail("validator-error", "restart check: could not save the running config: " + problems);
     rc.duration_ms = time_.ms_since(t0);
     return;
@@ -610,6 +618,17 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
                      opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
   rc.phase = std::move(ph);
   rc.duration_ms = time_.ms_since(t0);
+  // A live run that never saved: its nodes booted what they had saved, without the run's
+  // change, even where the network's state does not show it (a policy object not yet used).
+  if (v.decision == Decision::kApprove && t.from_saved && !t.unsaved.empty()) {
+    const std::string nodes = join_names({t.unsaved.begin(), t.unsaved.end()});
+    fail("restart-divergence",
+         "running config not saved on " + nodes + ": the run never said `write memory`, so "
+         "after a restart " + nodes + " run what they had saved, without the run's change",
+         {"running config not saved: " + nodes});
+    say("restart check: DIVERGED (running config not saved)");
+    return;
+  }
   if (v.decision == Decision::kApprove) {
     rc.ok = true;
     rc.detail = names + " restarted from the saved config (" + std::to_string(rc.daemons) +
@@ -624,6 +643,10 @@ void Gate::restart_check(const plan::Plan& intended, const Touched& t) {
   std::string why = "after restarting the routing daemons of " + names +
                     " from their saved config, the network came back different: " +
                     v.reasons.front().message;
+  if (!t.unsaved.empty())
+    why += " (running config not saved on " +
+           join_names({t.unsaved.begin(), t.unsaved.end()}) +
+           ": the run never said `write memory`, so a reboot loses what it did)";
   bool only_errors = v.decision == Decision::kError;
   fail(only_errors ? "validator-error" : "restart-divergence", why, subjects);
   say("restart check: " + std::string(only_errors ? "could not tell" : "DIVERGED"));
@@ -824,7 +847,7 @@ Result<Gate::StepsRun> Gate::apply_steps(Touched& touched) {
     say("step " + std::to_string(i + 1) + "/" + std::to_string(cs_.steps.size()) + ": " + s.name);
     auto ts = time_.now();
     run.attempted = i + 1;
-    auto r = apply_step(s, i, touched, &out.detail);
+    auto r = apply_step(s, i, touched, &out.detail, &out.text);
     out.duration_ms = time_.ms_since(ts);
     if (!r) {
       if (r.error().kind == ErrorKind::kInterrupted) {
@@ -945,7 +968,8 @@ void Gate::keep_change(const Touched& touched, const plan::Plan& intended) {
   res_.intent_saved = static_cast<bool>(env_.lab.save_intent(intended));
   std::vector<std::string> nodes;
   for (const auto& n : touched_frr_nodes(touched))
-    if (!saved_.count(n)) nodes.push_back(n);  // (the restart check saved the others)
+    // (the restart check saved the others; a live run's nodes keep what they saved themselves)
+    if (!saved_.count(n) && !touched.from_saved) nodes.push_back(n);
   if (auto problems = save_configs(nodes); !problems.empty())
     say("saving the approved config as startup config failed: " + problems);
   res_.configs_saved.assign(saved_.begin(), saved_.end());
@@ -995,6 +1019,18 @@ Result<void> Gate::roll_back(const Touched& touched) {
   else
     prove_rollback(static_cast<bool>(r), "reload");
   climb_ladder(touched);
+  // What a live run saved on its nodes goes back to what they had saved before it (after the
+  // ladder, whose restart rung boots the baseline's running config).
+  for (const auto& [name, text] : touched.saved_before)
+    if (const plan::Node* n = st_.plan.find(name))
+      if (auto w = env_.drivers(*n).write_startup_config(*n, text); !w)
+        res_.rollback_detail += "; " + name + "'s saved config not restored: " + w.error().message;
+  if (!touched.saved_before.empty())
+    res_.rollback_detail += "; saved config restored on " + join_names([&] {
+           std::vector<std::string> v;
+           for (const auto& [name, _] : touched.saved_before) v.push_back(name);
+           return v;
+         }());
   say(std::string("rollback ") +
       (res_.rollback_ok ? "proven (" + res_.rollback_rung + "): baseline restored"
                         : std::string("FAILED")) +

@@ -366,6 +366,17 @@ std::vector<Command> build() {
     o.push_back(value("--configs",
                       "apply rendered per-node configs from DIR (<node>.conf or <node>/frr.conf) "
                       "as the difference from each node's running config"));
+    o.push_back(value("--run",
+                      "gate a live orchestrator run instead of a change set: run COMMAND (through "
+                      "/bin/sh, with TWIN_INVENTORY and TWIN_SSH_CONFIG set; the lab needs "
+                      "`mgmt:`), then judge what it changed on every node (docs/management.md)"));
+    o.push_back(with_default(value("--run-timeout",
+                                   "with --run: stop the command after DURATION (a failed step, "
+                                   "rolled back)"),
+                             "10m"));
+    o.push_back(value("--record",
+                      "with --run: write what the run changed as a twin change set to FILE (one "
+                      "frr replace step per node changed, configs in FILE's .configs folder)"));
     o.push_back(api(flag("--dry-run", "print the steps and configuration diffs; apply nothing"),
                     "dry_run"));
     gate_flags(o);

@@ -204,6 +204,10 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
       << static_cast<int>(s.duration_ms) << " ms)";
     if (!s.detail.empty()) o << " — " << one_line(s.detail);
     o << "\n";
+    if (!s.text.empty()) {  // a run's per-node diffs and output: as they are, indented
+      std::istringstream lines(s.text);
+      for (std::string l; std::getline(lines, l);) o << "     | " << printable(l, true) << "\n";
+    }
   }
   for (const auto& ph : r.per_step)
     o << "  validated " << ph.name << ": " << summary_of(ph.report) << "\n";
@@ -381,6 +385,7 @@ nlohmann::json apply_json(const replay::ApplyResult& r,
                           {"kind", s.kind},
                           {"status", s.status},
                           {"detail", s.detail},
+                          {"text", s.text},
                           {"duration_ms", s.duration_ms}});
   j["first_failing_step"] = r.first_failing_step;
   j["early_reject"] = r.early_reject;

@@ -145,6 +145,9 @@ struct StepOutcome {
   std::string kind;
   std::string status = "applied";  // applied | failed | skipped
   std::string detail;              // commands' complaints, a check's failures
+  // Evidence on several lines, kept whole (a run step's per-node unified diffs and the tail of
+  // its output); "" for most steps.
+  std::string text;
   double duration_ms = 0;
 };
 
