@@ -74,6 +74,10 @@ const twin::plan::Plan& plan() {
         n.container.name = n.netns;
         n.container.frr_version = "8.4.4";
       }
+    // A management network, so that a `run` step (which needs one) loads.
+    q.mgmt = twin::plan::Mgmt{"172.30.9.0/24", "172.30.9.1/24", "tw-clos-2x4.mgmt", "twm00000000",
+                              "mgmt0",          "admin",         "twin_mgmt_clos-2x4",
+                              "/run/twin/clos-2x4/ssh"};
     return q;
   }();
   return p;
@@ -190,7 +194,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(in.tenant_ports[0].network, "web");
 
   const auto& st = cs->steps;
-  ASSERT_EQ(st.size(), 20u);
+  ASSERT_EQ(st.size(), 21u);
   std::vector<std::string> names;
   std::vector<std::string> kinds;
   for (const auto& s : st) {
@@ -216,11 +220,16 @@ TEST(ChangeSetValid, EveryStepKind) {
                                              "no VNI 30100 on leaf2",
                                              "upgrade leaf4",
                                              "leaf4 back a release",
+                                             "the orchestrator's playbook",
                                              "final check"}));
   EXPECT_EQ(kinds, (std::vector<std::string>{"frr",   "frr",      "frr",   "interface", "interface",
                                              "link",  "link",     "link",  "wait",      "wait",
                                              "check", "topology", "frr",   "sysctl",    "sysctl",
-                                             "vxlan", "vxlan",    "image", "image",     "check"}));
+                                             "vxlan", "vxlan",    "image", "image",     "run",
+                                             "check"}));
+  // run: the command as written, with its timeout.
+  EXPECT_EQ(st[19].run().command, "ansible-playbook -i $TWIN_INVENTORY site.yml");
+  EXPECT_EQ(st[19].run().timeout, std::chrono::minutes(5));
   // image: the container node leaf4 moves to frr-10, then frr-7.5.
   EXPECT_EQ(st[17].image().nodes, (std::vector<std::string>{"leaf4"}));
   EXPECT_EQ(st[17].image().to, "frr-10");
@@ -302,10 +311,10 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(st[10].check().expect, "fail");
   EXPECT_EQ(st[10].check().failing, (std::vector<std::string>{"bgp.0"}));
   EXPECT_EQ(st[10].check().timeout, milliseconds(60000));
-  EXPECT_EQ(st[19].check().tests, (std::vector<std::string>{"routes", "reachability"}));
-  EXPECT_EQ(st[19].check().expect, "pass");
-  EXPECT_TRUE(st[19].check().failing.empty());
-  EXPECT_EQ(st[19].check().timeout, milliseconds(30000));
+  EXPECT_EQ(st[20].check().tests, (std::vector<std::string>{"routes", "reachability"}));
+  EXPECT_EQ(st[20].check().expect, "pass");
+  EXPECT_TRUE(st[20].check().failing.empty());
+  EXPECT_EQ(st[20].check().timeout, milliseconds(30000));
 
   // sysctl: settings in file order, values as text.
   EXPECT_EQ(st[13].sysctl().nodes, (std::vector<std::string>{"spine1"}));
@@ -345,10 +354,11 @@ TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {
   EXPECT_STREQ(to_string(StepKind::kSysctl), "sysctl");
   EXPECT_STREQ(to_string(StepKind::kVxlan), "vxlan");
   EXPECT_STREQ(to_string(StepKind::kImage), "image");
+  EXPECT_STREQ(to_string(StepKind::kRun), "run");
   std::vector<std::string> all;
   for (auto k :
        {StepKind::kFrr, StepKind::kInterface, StepKind::kLink, StepKind::kWait, StepKind::kCheck,
-        StepKind::kTopology, StepKind::kSysctl, StepKind::kVxlan, StepKind::kImage})
+        StepKind::kTopology, StepKind::kSysctl, StepKind::kVxlan, StepKind::kImage, StepKind::kRun})
     all.push_back(to_string(k));
   EXPECT_EQ(all, keys::kStepKinds);
 }
@@ -487,13 +497,13 @@ TEST(ChangeSetErrors, UnknownStepKindSuggestsTheNearest) {
   EXPECT_EQ(far.message, "unknown field 'colour'");
   EXPECT_EQ(
       far.hint,
-      "expected one of: name, frr, interface, link, wait, check, topology, sysctl, vxlan, image");
+      "expected one of: name, frr, interface, link, wait, check, topology, sysctl, vxlan, image, run");
 
   auto none = only_problem(kHead + "  - name: a\n");
   expect_at(none, 4, 5, "steps[0]");
   EXPECT_EQ(none.message,
             "missing step kind; expected one of: frr, interface, link, wait, check, topology, "
-            "sysctl, vxlan, image");
+            "sysctl, vxlan, image, run");
 }
 
 TEST(ChangeSetErrors, TwoKindsInOneStep) {

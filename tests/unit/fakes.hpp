@@ -31,10 +31,14 @@ class FakeRunner final : public twin::proc::ProcessRunner {
     twin::proc::Output o;
     o.exit_code = 0;
     if (cmd.argv.size() == 2 && cmd.argv[1] == "--version") o.out = "zebra version 8.4.4\n";
+    if (on_run) on_run(cmd, o);
     return o;
   }
   std::mutex mu;
   std::vector<std::string> commands;
+  // Called for every command with the output it gets (may change it): what a program the
+  // test stands in for does (an orchestrator's run configuring nodes).
+  std::function<void(const twin::proc::Command&, twin::proc::Output&)> on_run;
 };
 
 // Time that passes only when someone sleeps: a 30 s window takes no real time.

@@ -265,6 +265,100 @@ TEST(GateLogic, ASysctlTheKernelLacksFailsTheStepAndRestoresWhatWasWritten) {
   EXPECT_EQ(h.net.sysctls["spine1"]["net.ipv4.ip_forward"], "1");
 }
 
+// A live orchestrator run (issue 48): judged by what it changed on the nodes, read back
+// through their drivers; a run that exits non-zero fails its step; the rollback restores
+// running and saved configs on exactly the nodes it changed; the restart check boots the nodes
+// from what they saved, so a run without `write memory` diverges.
+ChangeSet run_change(const std::string& command = "ansible-playbook site.yml") {
+  ChangeSet cs;
+  cs.name = "run";
+  Step s;
+  s.name = "playbook";
+  s.body = twin::replay::RunStep{command, std::chrono::minutes(1)};
+  cs.steps = {s};
+  return cs;
+}
+
+void with_mgmt(Harness& h) {
+  h.st.plan.mgmt = twin::plan::Mgmt{"172.30.9.0/24", "172.30.9.1/24", "tw-rec.mgmt", "twm0",
+                                    "mgmt0",         "admin",         "twin_mgmt_rec",
+                                    "/nonexistent/ssh"};
+}
+
+TEST(GateLogic, ARunIsJudgedByWhatItChangedAndRolledBackRunningAndSaved) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  with_mgmt(h);
+  h.runner.on_run = [&](const twin::proc::Command& c, twin::proc::Output&) {
+    if (c.argv.empty() || c.argv[0] != "/bin/sh") return;
+    std::lock_guard lk(h.net.mu);
+    h.net.applied["leaf1"].push_back("router bgp 65101\n no network 10.255.1.1/32\n");
+    h.net.startup["leaf1"] = "saved by the run\n";
+  };
+  auto r = h.run(run_change());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_EQ(r->steps[0].kind, "run");
+  EXPECT_EQ(r->steps[0].status, "applied");
+  EXPECT_THAT(r->steps[0].detail, HasSubstr("ran `ansible-playbook site.yml` in "));
+  EXPECT_THAT(r->steps[0].detail,
+              HasSubstr("running config changed on leaf1; saved on leaf1"));
+  // The command ran through the shell, in the lab's environment.
+  bool ran = false;
+  for (const auto& c : h.runner.commands)
+    if (c.find("/bin/sh -c") == 0 && c.find("TWIN_INVENTORY=") != std::string::npos &&
+        c.find("ansible-playbook site.yml") != std::string::npos)
+      ran = true;
+  EXPECT_TRUE(ran);
+  EXPECT_TRUE(r->rollback_ok) << r->rollback_detail;
+  EXPECT_EQ(h.count("reload leaf1"), 1);
+  EXPECT_EQ(h.count("reload leaf2"), 0);  // only what the run changed
+  EXPECT_THAT(r->rollback_detail, HasSubstr("saved config restored on leaf1"));
+  EXPECT_EQ(h.net.startup["leaf1"], "saved leaf1\n");  // what leaf1 had saved before the run
+}
+
+TEST(GateLogic, ARunThatExitsNonZeroFailsItsStep) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  with_mgmt(h);
+  h.runner.on_run = [](const twin::proc::Command& c, twin::proc::Output& o) {
+    if (!c.argv.empty() && c.argv[0] == "/bin/sh") {
+      o.exit_code = 2;
+      o.out = "fatal: [leaf1]: FAILED!\n";
+    }
+  };
+  auto r = h.run(run_change());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_FALSE(r->verdict.reasons.empty());
+  EXPECT_EQ(r->verdict.reasons[0].category, "step-failed");
+  EXPECT_THAT(r->verdict.reasons[0].message, HasSubstr("the run exited 2"));
+  EXPECT_THAT(r->steps[0].text, HasSubstr("fatal: [leaf1]: FAILED!"));
+}
+
+TEST(GateLogic, ARunThatDidNotSaveDivergesAtTheRestartCheck) {
+  Harness h;
+  load_case(h.net, "withdraw-loopback");
+  with_mgmt(h);
+  h.net.broken = [](const auto&) { return false; };  // the change itself is harmless
+  h.opts.restart_check = true;
+  h.runner.on_run = [&](const twin::proc::Command& c, twin::proc::Output&) {
+    if (c.argv.empty() || c.argv[0] != "/bin/sh") return;
+    std::lock_guard lk(h.net.mu);
+    h.net.applied["leaf1"].push_back("ip prefix-list P seq 5 permit 10.0.0.0/8\n");
+  };
+  auto r = h.run(run_change());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict.decision, Decision::kReject);
+  ASSERT_FALSE(r->verdict.reasons.empty());
+  EXPECT_EQ(r->verdict.reasons[0].category, "restart-divergence");
+  EXPECT_THAT(r->verdict.reasons[0].message, HasSubstr("running config not saved on leaf1"));
+  EXPECT_EQ(h.count("save leaf1"), 0);  // the nodes restart from what they saved themselves
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_THAT(r->notes[0].text, HasSubstr("did not save it (no `write memory`)"));
+}
+
 // A vxlan step: each node's VNIs are recorded before the first change, the step runs the
 // difference, and the rollback turns what it left back into the baseline's. Here the second
 // step fails (leaf2 has no VNI 200): leaf1's new VNI goes again.

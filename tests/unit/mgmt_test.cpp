@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/unit/support.hpp"
+#include "twin/changeset/steps.hpp"
 #include "twin/drivers/ssh.hpp"
 #include "twin/graph/inventory.hpp"
 #include "twin/plan/plan.hpp"
@@ -222,19 +223,43 @@ TEST(Mgmt, SshdListensOnTheManagementAddressOnlyWithTheLabsKeyAndLandsInVtysh) {
   EXPECT_THAT(c, HasSubstr("AllowTcpForwarding no\n"));
   EXPECT_THAT(c, HasSubstr("ForceCommand /run/twin/m/leaf1/ssh/login\n"));
   const std::string login = twin::drivers::login_script(leaf1);
-  EXPECT_THAT(login, HasSubstr("exec /usr/bin/vtysh --vty_socket /run/twin/m/leaf1 --config_dir "
-                               "/run/twin/m/leaf1 -c \"$SSH_ORIGINAL_COMMAND\"\n"));
+  const std::string vtysh =
+      "/usr/bin/vtysh --vty_socket /run/twin/m/leaf1 --config_dir /run/twin/m/leaf1";
+  // A command: vtysh -c, its answer printed and recorded, its exit status kept.
+  EXPECT_THAT(login, HasSubstr("  out=$(" + vtysh + " -c \"$SSH_ORIGINAL_COMMAND\" 2>&1)\n  rc=$?\n"));
+  EXPECT_THAT(login, HasSubstr(">> /run/twin/m/leaf1/ssh/sessions.log\n  exit $rc\n"));
+  // A session: vtysh under script(1), which records the terminal in the same log.
+  EXPECT_THAT(login, HasSubstr("exec /usr/bin/script -q -f -e -a -c \"" + vtysh +
+                               "\" /run/twin/m/leaf1/ssh/sessions.log\n"));
   EXPECT_THAT(login, Not(HasSubstr("nsenter")));
   auto in_container = leaf1;
   in_container.container.name = "tw-m-leaf1";
   EXPECT_THAT(twin::drivers::login_script(in_container),
               HasSubstr("read pid start < /run/twin/m/leaf1/container.pid || exit 255\n"));
   EXPECT_THAT(twin::drivers::login_script(in_container),
-              HasSubstr("exec /usr/bin/nsenter --mount=/proc/$pid/ns/mnt -- /usr/bin/vtysh"));
+              HasSubstr("-c \"/usr/bin/nsenter --mount=/proc/$pid/ns/mnt -- /usr/bin/vtysh --vty_socket"));
   // The login is uid 0 in sshd's own passwd; a user of that name on the machine is replaced.
   EXPECT_EQ(twin::drivers::lab_passwd("root:x:0:0::/root:/bin/bash\nnetops:x:1000:1000::/home:/bin/sh\n",
                                       *p.mgmt),
             "root:x:0:0::/root:/bin/bash\nnetops:x:0:0:twin lab login:/run/twin/m/ssh:/bin/sh\n");
+}
+
+// FRR's answers in a node's session log, as script(1) recorded an Ansible network_cli session
+// (prompts, the echoed lines, carriage returns, a bracketed-paste sequence) and a command
+// given to ssh: every answer FRR marks with "% " is a refusal, named with the line that drew it.
+TEST(Mgmt, RefusalsInASessionLogNameTheLineAndFrrsAnswer) {
+  const std::string log =
+      "leaf1# terminal length 0\r\n\x1b[?2004hleaf1# configure terminal\r\n"
+      "leaf1(config)# route-map TAG permit 10\r\n"
+      "leaf1(config-route-map)#  set community 70000:1\r\n"
+      "% Malformed communities attribute '70000:1'\r\n"
+      "leaf1(config-route-map)# exit\r\nleaf1(config)# end\r\nleaf1# \r\n"
+      "leaf1# show bgp nonsense\n% Unknown command: show bgp nonsense\n";
+  EXPECT_THAT(twin::replay::refusals_in_session(log),
+              ::testing::ElementsAre(
+                  "`set community 70000:1`: Malformed communities attribute '70000:1'",
+                  "`show bgp nonsense`: Unknown command: show bgp nonsense"));
+  EXPECT_TRUE(twin::replay::refusals_in_session("leaf1# show version\nFRRouting 8.4.4\n").empty());
 }
 
 TEST(Inventory, AnsibleGroupsByRoleWithTheLabsKeyAndNetworkCli) {

@@ -133,9 +133,11 @@ void ChangeSetLoader::parse_body(const Value& v, RunStep& out) {
   }
   if (out.command.find_first_not_of(" \t\n") == std::string::npos && v.node.IsScalar())
     r_.error(v, "empty command", "run: ansible-playbook -i $TWIN_INVENTORY site.yml");
-  if (!cur_->mgmt)
+  // The running lab's (a topology step cannot change the management network).
+  if (!all_plans_.front()->mgmt)
     r_.error(v.mark(), v.field,
-             "a run reaches the nodes over the lab's management network, and lab " + cur_->lab +
+             "a run reaches the nodes over the lab's management network, and lab " +
+                 all_plans_.front()->lab +
                  " has none",
              "add `mgmt: true` to its topology (docs/management.md), then twin down and twin up");
 }
