@@ -67,8 +67,12 @@ inline std::vector<std::string> leftovers(const std::string& lab) {
   std::vector<std::string> found;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator("/run/netns", ec))
-    if (e.path().filename().string().rfind("tw-" + lab + "-", 0) == 0)
+    if (e.path().filename().string().rfind("tw-" + lab + "-", 0) == 0 ||
+        e.path().filename().string() == "tw-" + lab + ".mgmt")
       found.push_back("netns " + e.path().filename().string());
+  // A management network's nftables table (its veth goes with its namespace).
+  if (sh("nft list tables 2>/dev/null").out.find("twin_mgmt_" + lab + "\n") != std::string::npos)
+    found.push_back("nftables table twin_mgmt_" + lab);
   if (fs::exists("/run/twin/" + lab)) found.push_back("dir /run/twin/" + lab);
   for (const char* cg : {"/sys/fs/cgroup/unified/twin/", "/sys/fs/cgroup/twin/"})
     if (fs::exists(std::string(cg) + lab)) found.push_back(std::string("cgroup ") + cg + lab);
