@@ -18,7 +18,9 @@ namespace twin::state {
 struct Resource {
   // "cgroup" (path) · "netns" (name) · "dir" (path, removed recursively) ·
   // "process" (pid + start_time: /proc/<pid>/stat field 22, which makes a reused PID
-  // recognisable) · "tap" (root-namespace tap device) · "domain" (libvirt domain at `uri`)
+  // recognisable) · "tap" (root-namespace tap device) · "domain" (libvirt domain at `uri`) ·
+  // "host-veth" (the management network's root-namespace veth) · "nft-table" (its nftables
+  // table, family inet)
   std::string kind;
   std::string name;
   std::string node;
