@@ -206,3 +206,19 @@ TEST_F(MgmtLab, ARunThatHangsIsStoppedAndOneNotFoundFails) {
   auto bad = twin_it::twin("apply --lab " + lab() + " --run true --run-timeout soon");
   EXPECT_EQ(bad.code, 2) << bad.err;
 }
+
+// `twin run` with `change: {run: ...}`: up, the playbook gated (restart check on, as twin run
+// does), down; nothing left.
+TEST_F(MgmtLab, AScenarioMayGateAPlaybookRun) {
+  const std::string lab = twin_it::unique_lab("mgmtrun");
+  twin_it::LabGuard guard{lab};
+  auto r = twin_it::twin("run " + kPlaybooks + "/scenario-run.yaml --name " + lab + " --json");
+  auto j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(j.value("verdict", ""), "approve") << j.dump(2).substr(0, 3000);
+  EXPECT_EQ(j["restart_check"].value("ok", false), true);
+  EXPECT_NE(j["steps"][0].value("detail", "").find("saved on r1, r2"), std::string::npos)
+      << j["steps"][0].dump();
+  EXPECT_EQ(twin_it::leftovers(lab), std::vector<std::string>{});
+}

@@ -141,7 +141,8 @@ TEST(OspfClab, TheContainerlabFileRunsUnchanged) {
   auto up = twin("up " + kRepo + "/topologies/ospf-triangle/ospf-triangle.clab.yml --name " + lab);
   ASSERT_EQ(up.code, 0) << up.out << up.err;
   EXPECT_THAT(up.out, HasSubstr("OSPF 6/6 adjacencies Full"));
-  EXPECT_THAT(up.err, HasSubstr("mgmt"));  // ignored, and said so
+  // Its mgmt block is read: twin's management network on its subnet, every router's sshd up.
+  EXPECT_THAT(up.err, HasSubstr("sshd on 3 nodes (management network 172.20.20.0/24)"));
   auto rep = validate(lab, "bgp,ospf,routes,mtu,reachability", 30);
   EXPECT_EQ(rep.value("verdict", ""), "pass") << rep.dump(1).substr(0, 3000);
   auto n = result_counts(rep);

@@ -127,6 +127,27 @@ int load_change(const std::string& file, const std::string& configs, const plan:
   return 0;
 }
 
+// A live orchestrator run as a change set of one `run` step, checked like any change (the lab
+// needs a management network); `dir` is where the command runs. Returns 2 after printing the
+// problems, or 0.
+int load_run(const std::string& command, const std::string& timeout, const std::string& dir,
+             const plan::Plan& plan, std::optional<replay::ChangeSet>* out, const ApplyOptions& o,
+             const InputPolicy& policy) {
+  const std::string text = "version: 1\nname: run\nsteps:\n  - name: run\n    run: {command: " +
+                           nlohmann::json(command).dump() + ", timeout: " +
+                           nlohmann::json(timeout).dump() + "}\n";
+  Diagnostics diags;
+  const std::vector<std::string> families = validators::family_names();
+  *out = replay::load_change_set_text(text, "--run", dir, plan, diags, nullptr, &policy, &families);
+  if (!*out) {
+    std::cerr << diags.format();
+    emit_input_error(diags, o, plan.lab);
+    return 2;
+  }
+  (*out)->file.clear();  // no file: the command runs in `dir`
+  return 0;
+}
+
 int emit(const replay::ApplyResult& r, const state::State& st, const replay::ChangeSet& cs,
          const ApplyOptions& o, nlohmann::json* extra,
          const report::ScenarioOutcome* scenario = nullptr) {
@@ -289,19 +310,10 @@ int run_apply(const ApplyOptions& o) {
     DurationProblem why;
     if (!parse_duration(o.run_timeout, &why))
       return fail_json(o.json, "--run-timeout '" + o.run_timeout + "': " + why.message, 2);
-    const std::string text = "version: 1\nname: run\nsteps:\n  - name: run\n    run: {command: " +
-                             nlohmann::json(o.run_command).dump() + ", timeout: " +
-                             nlohmann::json(o.run_timeout).dump() + "}\n";
-    Diagnostics diags;
-    const std::vector<std::string> families = validators::family_names();
-    cs = replay::load_change_set_text(text, "--run", fs::current_path().string(), st->plan, diags,
-                                      nullptr, &*policy, &families);
-    if (!cs) {
-      std::cerr << diags.format();
-      emit_input_error(diags, o, st->plan.lab);
-      return 2;
-    }
-    cs->file.clear();  // no file: the run's folder is the current one
+    if (int c = load_run(o.run_command, o.run_timeout, fs::current_path().string(), st->plan, &cs,
+                         o, *policy);
+        c)
+      return c;
   } else if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o, *policy); c) {
     return c;
   }
@@ -358,7 +370,12 @@ int run_scenario(const RunOptions& ro) {
   // Check the change against the plan before anything is created.
   plan::Plan plan = plan::make_plan(*topo, ro.name);
   std::optional<replay::ChangeSet> cs;
-  if (int c = load_change(sc->change, "", plan, runner, &cs, o, *policy); c) return c;
+  if (!sc->change_run.empty()) {
+    if (int c = load_run(sc->change_run, sc->change_run_timeout, sc->dir, plan, &cs, o, *policy); c)
+      return c;
+  } else if (int c = load_change(sc->change, "", plan, runner, &cs, o, *policy); c) {
+    return c;
+  }
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
 
   auto progress = progress_printer();

@@ -69,6 +69,19 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d,
     if (auto n = r.string(v)) s.description = *n;
   for (const char* key : {"topology", "change"}) {
     auto v = field(root, key, key);
+    if (v && std::string(key) == "change" && v.node.IsMap()) {
+      // A live orchestrator run (docs/management.md): `change: {run: COMMAND, timeout: D}`.
+      r.check_keys(v, {"run", "timeout"});
+      if (auto c = yaml::child(v, "run")) {
+        if (auto cmd = r.string(c)) s.change_run = *cmd;
+      } else {
+        r.error(v, "missing run: the orchestrator's command line",
+                "change: {run: \"ansible-playbook -i $TWIN_INVENTORY site.yml\"}");
+      }
+      if (auto t = yaml::child(v, "timeout"))
+        if (r.duration(t)) s.change_run_timeout = t.node.Scalar();
+      continue;
+    }
     if (!v) {
       r.error(yaml::at(root, key),
               std::string("missing; expected the path of the ") + key + " file");

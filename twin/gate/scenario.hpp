@@ -28,7 +28,11 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string topology;  // absolute path
-  std::string change;    // absolute path
+  std::string change;    // absolute path; "" when the change is a live run (change_run)
+  // `change: {run: COMMAND, timeout: 10m}`: a live orchestrator run instead of a change file
+  // (a change set of one `run` step, in the scenario's folder; the lab needs `mgmt:`).
+  std::string change_run;
+  std::string change_run_timeout = "10m";
   bool per_step = false;
   // Restart the touched nodes' routing daemons after an approval and require the same state
   // back (`restart-check: false` turns it off; `twin run --no-restart-check` too).
