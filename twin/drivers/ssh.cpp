@@ -167,7 +167,8 @@ std::string login_script(const plan::Node& n) {
   return s.str();
 }
 
-Result<void> start_node_sshd(const plan::Plan& plan, const plan::Node& n, BuildContext& ctx) {
+Result<void> prepare_node_ssh(const plan::Plan& plan, const plan::Node& n,
+                              proc::ProcessRunner& runner) {
   if (!plan.mgmt || n.mgmt_address.empty()) return {};
   const plan::Mgmt& m = *plan.mgmt;
   const std::string dir = node_ssh_dir(n);
@@ -175,23 +176,28 @@ Result<void> start_node_sshd(const plan::Plan& plan, const plan::Node& n, BuildC
   fs::create_directories(dir, ec);
   if (ec) return harness_error("creating " + dir + ": " + ec.message());
   ::chmod(dir.c_str(), 0700);
-  if (auto r = keygen(ctx.runner, dir + "/ssh_host_ed25519_key", n.name); !r) return r;
+  if (auto r = keygen(runner, dir + "/ssh_host_ed25519_key", n.name); !r) return r;
   if (auto w = write_mode(dir + "/sshd_config", sshd_config(m, n), 0600); !w) return w;
   if (auto w = write_mode(dir + "/login", login_script(n), 0755); !w) return w;
   auto host_pub = read_file(dir + "/ssh_host_ed25519_key.pub");
   if (!host_pub) return host_pub.error();
-  {
-    // "<address> <type> <key>": the lab's known_hosts, so `ssh -F` checks every host key.
-    std::istringstream k(*host_pub);
-    std::string type, key;
-    k >> type >> key;
-    std::lock_guard lk(known_hosts_mu);
-    auto old = read_file(known_hosts_path(m));
-    std::string text = old ? *old : "";
-    std::string line = address_of(n.mgmt_address) + " " + type + " " + key + "\n";
-    if (text.find(line) == std::string::npos)
-      if (auto w = write_mode(known_hosts_path(m), text + line, 0644); !w) return w;
-  }
+  // "<address> <type> <key>": the lab's known_hosts, so `ssh -F` checks every host key.
+  std::istringstream k(*host_pub);
+  std::string type, key;
+  k >> type >> key;
+  std::lock_guard lk(known_hosts_mu);
+  auto old = read_file(known_hosts_path(m));
+  std::string text = old ? *old : "";
+  std::string line = address_of(n.mgmt_address) + " " + type + " " + key + "\n";
+  if (text.find(line) == std::string::npos)
+    if (auto w = write_mode(known_hosts_path(m), text + line, 0644); !w) return w;
+  return {};
+}
+
+Result<int> spawn_node_sshd(const plan::Plan& plan, const plan::Node& n, BuildContext& ctx) {
+  if (!plan.mgmt || n.mgmt_address.empty()) return 0;
+  const plan::Mgmt& m = *plan.mgmt;
+  const std::string dir = node_ssh_dir(n);
   proc::Command c{{kSshd, "-D", "-e", "-f", dir + "/sshd_config"}, "", 10s, n.netns,
                   ctx.record.cgroup()};
   c.bind_mounts = {{m.key_dir + "/passwd", "/etc/passwd"}, {m.key_dir + "/shadow", "/etc/shadow"}};
@@ -203,15 +209,19 @@ Result<void> start_node_sshd(const plan::Plan& plan, const plan::Node& n, BuildC
   auto r = proc::run_checked(ctx.runner, c, "starting sshd");
   if (!r) return r.error().with_context("node " + n.name);
   ctx.record.note({"process", "sshd", n.name, r->pid, state::process_start_time(r->pid)});
-  const auto until = std::chrono::steady_clock::now() + 5s;
+  return r->pid;
+}
+
+Result<void> wait_node_sshd(const plan::Node& n, int pid,
+                            std::chrono::steady_clock::time_point until) {
   const std::string addr = address_of(n.mgmt_address);
   while (!port_open(addr)) {
-    if (!state::process_alive(r->pid, 0) || std::chrono::steady_clock::now() > until) {
-      auto log = read_file(c.output_file);
+    if (!state::process_alive(pid, 0) || std::chrono::steady_clock::now() > until) {
+      auto log = read_file(node_ssh_dir(n) + "/sshd.log");
       return harness_error("node " + n.name + ": sshd " +
-                           (state::process_alive(r->pid, 0) ? "does not accept connections on " +
-                                                                  addr + ":22 after 5 s"
-                                                            : "exited") +
+                           (state::process_alive(pid, 0)
+                                ? "does not accept connections on " + addr + ":22"
+                                : "exited") +
                            (log && !log->empty() ? "; it said: " + trim_end(*log) : ""));
     }
     std::this_thread::sleep_for(20ms);

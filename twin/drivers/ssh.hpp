@@ -15,6 +15,7 @@
 // the key is readable by root only, and the addresses are reachable from this machine and the
 // lab's namespaces only (wiring/mgmt.hpp). sshd and every login run read-only but the node's
 // run folder (proc::Command::writable), as the node's daemons do.
+#include <chrono>
 #include <string>
 
 #include "twin/core/error.hpp"
@@ -34,11 +35,19 @@ Result<void> ssh_preflight();
 // and shadow files bound into sshd's mount namespace. Idempotent (an existing key is kept).
 Result<void> prepare_lab_ssh(const plan::Plan& plan, proc::ProcessRunner& runner);
 
-// The node's host key, sshd_config and login script, then sshd in the lab's cgroup, noted in
-// ctx.record; returns once it accepts connections on port 22 of the node's management address
-// (at most 5 s). Its host key is appended to the lab's known_hosts. Errors: kHarness naming the
-// node and sshd's last words.
-Result<void> start_node_sshd(const plan::Plan& plan, const plan::Node& node, BuildContext& ctx);
+// The node's host key (its line appended to the lab's known_hosts), sshd_config and login
+// script. Idempotent (an existing host key is kept). Work for a thread of its own while the
+// lab is wired: at 56 nodes, mostly ssh-keygen.
+Result<void> prepare_node_ssh(const plan::Plan& plan, const plan::Node& node,
+                              proc::ProcessRunner& runner);
+// sshd for the node (prepare_node_ssh first) in the lab's cgroup, noted in ctx.record; returns
+// its PID (0 for a node not on the management network) without waiting.
+Result<int> spawn_node_sshd(const plan::Plan& plan, const plan::Node& node, BuildContext& ctx);
+// Returns once the node's sshd (`pid`) accepts connections on port 22 of its management
+// address. Errors: kHarness naming the node, and sshd's last words, when it exited or `until`
+// passed.
+Result<void> wait_node_sshd(const plan::Node& node, int pid,
+                            std::chrono::steady_clock::time_point until);
 
 // Pure, for the tests: the node's sshd_config, and the login script its ForceCommand runs.
 std::string sshd_config(const plan::Mgmt& mgmt, const plan::Node& node);
