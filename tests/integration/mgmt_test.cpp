@@ -7,6 +7,7 @@
 // stopped, one that is not found fails. `down` leaves nothing: no namespace, veth, nftables
 // table or process.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <fstream>
@@ -107,6 +108,12 @@ TEST_F(MgmtLab, EveryRouterHasAStableAddressAndSshLandsInItsVtysh) {
   ASSERT_TRUE(rj.is_array()) << routes.out;
   ASSERT_EQ(rj.size(), 1u) << routes.out;
   EXPECT_EQ(rj[0].value("protocol", ""), "kernel");  // connected only
+  // The data plane reaches no management address: not through a router (which forwards
+  // nothing into mgmt0), not on the router (which answers for it on mgmt0 only).
+  for (const char* n : {"leaf1", "leaf4", "spine1"}) {
+    auto ping = twin_it::sh("ip netns exec tw-" + lab() + "-server1 ping -c1 -W1 " + address(n));
+    EXPECT_NE(ping.code, 0) << n << " " << address(n) << " answered server1: " << ping.out;
+  }
   // No router announces it: another router knows it as its own connected route only.
   auto spine = twin_it::sh("ip netns exec tw-" + lab() + "-spine1 ip -j route");
   auto sj = json::parse(spine.out, nullptr, false);
@@ -221,4 +228,23 @@ TEST_F(MgmtLab, AScenarioMayGateAPlaybookRun) {
   EXPECT_NE(j["steps"][0].value("detail", "").find("saved on r1, r2"), std::string::npos)
       << j["steps"][0].dump();
   EXPECT_EQ(twin_it::leftovers(lab), std::vector<std::string>{});
+}
+
+// A dead sshd fails the node family and `twin restart NODE` brings it back.
+TEST_F(MgmtLab, ADeadSshdIsFoundAndRestartBringsItBack) {
+  int pid = 0;
+  for (const auto& n : status_["nodes"])
+    if (n["name"] == "leaf3")
+      for (const auto& d : n["daemons"])
+        if (d["name"] == "sshd") pid = d["pid"];
+  ASSERT_GT(pid, 0) << status_.dump();
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  auto v = twin_it::twin("validate --lab " + lab() + " --only node --json --converge-timeout 1");
+  EXPECT_NE(v.code, 0);
+  EXPECT_NE(v.out.find("sshd"), std::string::npos) << v.out.substr(0, 2000);
+  auto r = twin_it::twin("restart --lab " + lab() + " leaf3");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  auto s = ssh("leaf3", "show version");
+  EXPECT_EQ(s.code, 0) << s.err;
+  EXPECT_EQ(twin_it::twin("validate --lab " + lab() + " --only node").code, 0);
 }

@@ -1622,7 +1622,7 @@ TEST(ChangeSetFrrCheck, ATopologyStepCannotAddAContainerNode) {
     if (i.field == "nodes.leaf5.image") {
       said = true;
       EXPECT_EQ(i.file, fs::weakly_canonical(dir.path() + "/with-leaf5.yaml").string());
-      EXPECT_EQ(i.line, 18);
+      EXPECT_EQ(i.line, 20);
       EXPECT_NE(i.message.find("node 'leaf5' runs in a container (image frr-10, "
                                "localhost/twin-frr:10.3): a container node joins a lab at "
                                "`twin up`, not a running lab"),

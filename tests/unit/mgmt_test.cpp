@@ -109,6 +109,17 @@ TEST(Mgmt, TheLoaderRefusesWhatCannotWork) {
               HasSubstr("not an IPv4 subnet of /8 to /29"));
   EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/29}\n"), Not(HasSubstr("holds")));
   EXPECT_THAT(errors(kFabric + "mgmt: {subnet: \"fd00::/64\"}\n"), HasSubstr("IPv4"));
+  // The lab's own addresses and ranges that hold no unicast host.
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 10.1.1.0/24}\n"),
+              HasSubstr("overlaps 10.1.1.1/24 (leaf1's address on a link)"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 10.255.0.0/16}\n"),
+              HasSubstr("overlaps 10.255.0.1/32 (spine1's loopback)"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 127.0.0.0/24}\n"),
+              HasSubstr("overlaps 127.0.0.0/8, which holds no unicast host"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 224.1.0.0/24}\n"), HasSubstr("224.0.0.0/4"));
+  // Without a subnet, a given address must lie in the lab's default one.
+  EXPECT_THAT(errors(kFabric + "mgmt: true\n"),
+              HasSubstr("management address 172.30.9.2 of leaf2 is outside 172.30."));
   EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.31.0.0/24}\n"),
               HasSubstr("management address 172.30.9.2 of leaf2 is outside 172.31.0.0/24"));
   EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, interface: swp1}\n"),
@@ -205,6 +216,13 @@ TEST(Mgmt, KernelScriptsMakeTheBridgeThePortsAndTheFilter) {
   EXPECT_EQ(twin::wiring::mgmt_node_script(p, *p.find("leaf1")),
             "address add 172.30.9.4/24 dev mgmt0\nlink set mgmt0 up\n");
   EXPECT_EQ(twin::wiring::mgmt_node_script(p, *p.find("server1")), "");
+  // Inside the node: nothing forwarded through mgmt0, its address answered there (and lo) only.
+  const std::string node_nft = twin::wiring::mgmt_node_nft_script(p, *p.find("leaf1"));
+  EXPECT_THAT(node_nft, HasSubstr("type filter hook forward priority filter; policy accept;\n"
+                                  "    iifname \"mgmt0\" drop\n    oifname \"mgmt0\" drop\n"));
+  EXPECT_THAT(node_nft,
+              HasSubstr("ip daddr 172.30.9.4 iifname != { \"mgmt0\", \"lo\" } drop\n"));
+  EXPECT_EQ(twin::wiring::mgmt_node_nft_script(p, *p.find("server1")), "");
   const std::string nft = twin::wiring::mgmt_nft_script(m);
   EXPECT_THAT(nft, HasSubstr("add table inet twin_mgmt_m\nflush table inet twin_mgmt_m\n"));
   EXPECT_THAT(nft, HasSubstr("type filter hook forward priority filter; policy accept;"));

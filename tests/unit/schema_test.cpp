@@ -348,7 +348,7 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"defaults", {"nodes:\n", "defaults: {kind: frr, image: frr-8.4, mtu: 9216}\nnodes:\n"}},
       {"mgmt", {"nodes:\n", "mgmt: {subnet: 172.30.1.0/24, interface: mgmt0, user: admin}\nnodes:\n"}},
       {"node.mgmt-address",
-       {"nodes:\n  r1: {", "mgmt: true\nnodes:\n  r1: {mgmt-address: 172.30.1.9, "}},
+       {"nodes:\n  r1: {", "mgmt: {subnet: 172.30.1.0/24}\nnodes:\n  r1: {mgmt-address: 172.30.1.9, "}},
       {"defaults.kind", {"nodes:\n", "defaults: {kind: frr}\nnodes:\n"}},
       {"defaults.image", {"nodes:\n", "defaults: {image: frr-8.4}\nnodes:\n"}},
       {"defaults.mtu", {"nodes:\n", "defaults: {mtu: 9216}\nnodes:\n"}},

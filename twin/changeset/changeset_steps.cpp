@@ -142,7 +142,8 @@ Step ChangeSetLoader::parse_step(const Value& sv) {
              "split it into two steps");
   const Value& kv = kinds[0];
   const std::string kind = kv.key_name();
-  if (!kv.node.IsMap()) {
+  // A `run` step may be its command line alone (`run: "ansible-playbook site.yml"`).
+  if (!kv.node.IsMap() && !(kind == "run" && kv.node.IsScalar())) {
     r_.error(kv, "expected a mapping of " + kind + " fields, " + found(kv.node), "");
   } else {
     // The kind at the key's position in kStepKinds (StepBody's order), read by its overload.

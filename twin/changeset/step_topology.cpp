@@ -57,6 +57,30 @@ void ChangeSetLoader::parse_body(const Value& v, TopologyStep& out) {
   // A container node's image is read (and its release checked) before anything of a lab is
   // built: it joins a lab at `twin up`, never a running one (the driver refuses it half-way).
   plan::Plan next = plan::make_plan(*out.topo, cur_->lab);
+  // The management network is the lab's as `up` built it: a step neither adds, removes nor
+  // changes it, nor moves a staying node's address on it (docs/management.md).
+  auto mgmt_text = [](const plan::Plan& p) {
+    return p.mgmt ? p.mgmt->subnet + " on " + p.mgmt->interface + ", login " + p.mgmt->user
+                  : std::string("none");
+  };
+  if (mgmt_text(next) != mgmt_text(*cur_)) {
+    r_.error(fv,
+             "topology file '" + *s + "' has management network " + mgmt_text(next) +
+                 "; the running lab has " + mgmt_text(*cur_),
+             "a change cannot add, remove or change `mgmt:` (twin down; twin up)");
+    return;
+  }
+  for (const auto& n : next.nodes)
+    if (const plan::Node* old = cur_->find(n.name);
+        old && old->mgmt_address != n.mgmt_address && !old->mgmt_address.empty()) {
+      const auto* tn = out.topo->find_node(n.name);
+      d_.add({*abs, tn->mark.line, tn->mark.column, "nodes." + n.name + ".mgmt-address",
+              "node '" + n.name + "' would move on the management network from " +
+                  old->mgmt_address + " to " + n.mgmt_address,
+              "give it `mgmt-address: " + old->mgmt_address.substr(0, old->mgmt_address.find('/')) +
+                  "`, or add new nodes after the others"});
+      return;
+    }
   for (const auto& n : next.nodes) {
     if (cur_->find(n.name) || n.container.image.empty()) continue;
     const auto* tn = out.topo->find_node(n.name);

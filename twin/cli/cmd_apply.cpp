@@ -249,9 +249,12 @@ replay::ApplyOptions gate_options(const ApplyOptions& o) {
 // after the run in FILE's .configs folder, the difference as a comment.
 Result<void> record_run(const replay::ApplyResult& r, const std::string& file) {
   fs::path out(file);
-  fs::path dir = out.parent_path() / (out.stem().string() + ".configs");
+  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  if (!fs::is_directory(parent))
+    return usage_error("--record " + file + ": folder " + parent.string() + " does not exist");
+  fs::path dir = parent / (out.stem().string() + ".configs");
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  fs::create_directory(dir, ec);
   if (ec) return harness_error("creating " + dir.string() + ": " + ec.message());
   std::ostringstream y;
   y << "# recorded by twin apply --run on lab " << r.lab << " (" << r.started_at << ")\n"
@@ -261,12 +264,15 @@ Result<void> record_run(const replay::ApplyResult& r, const std::string& file) {
     auto before = r.config_before.find(node);
     if (before == r.config_before.end() || before->second == after) continue;
     if (auto w = write_file((dir / (node + ".conf")).string(), after); !w) return w;
+    // Configs may hold secrets (passwords, keys): readable by their owner only.
+    fs::permissions(dir / (node + ".conf"), fs::perms::owner_read | fs::perms::owner_write, ec);
     y << "  - name: " << node << "\n    frr: {node: " << node << ", replace: "
       << (fs::path(dir.filename()) / (node + ".conf")).string() << "}\n";
     ++steps;
   }
   if (steps == 0) y << "  - name: nothing\n    wait: {until: converged}\n";
   if (auto w = write_file(file, y.str()); !w) return w;
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, ec);
   std::cerr << "twin: recorded the run as " << file << " (" << steps << " node"
             << (steps == 1 ? "" : "s") << " changed)\n";
   return {};
@@ -294,6 +300,9 @@ int run_apply(const ApplyOptions& o) {
                      2);
   if (o.run_command.empty() && !o.record.empty())
     return fail_json(o.json, "--record writes what a --run did; give --run COMMAND", 2);
+  if (o.run_command.empty() && o.run_timeout != "10m")
+    return fail_json(o.json,
+                     "--run-timeout bounds a --run; a change set's run step takes `timeout:`", 2);
   std::string problem;
   auto outage = outage_options(o, "", &problem);
   if (!outage) return fail_json(o.json, problem, 2);

@@ -140,7 +140,9 @@ int run_inventory(const InventoryOptions& o) {
     std::cout << *text;
     return 0;
   }
-  // It names the lab's private key: readable by its owner only.
+  // It names the lab's private key: readable by its owner only, and never through a link.
+  if (std::filesystem::is_symlink(o.output))
+    return fail("--output " + o.output + " is a symbolic link; give the file itself", 2);
   if (auto w = write_file(o.output, *text); !w) return fail(w.error().message, 3);
   std::filesystem::permissions(o.output, std::filesystem::perms::owner_read |
                                              std::filesystem::perms::owner_write);

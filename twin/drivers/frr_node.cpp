@@ -352,6 +352,19 @@ std::string frr_last_words(const std::string& log_path) {
   return trim_end(found);
 }
 
+namespace {
+// The last line sshd printed (<node run dir>/ssh/sshd.log), "" when none.
+std::string sshd_last_words(const plan::Node& n) {
+  std::ifstream f(n.run_dir + "/ssh/sshd.log");
+  std::string line, last;
+  while (std::getline(f, line)) {
+    std::erase(line, '\r');
+    if (!trim(line).empty()) last = trim(line);
+  }
+  return last;
+}
+}  // namespace
+
 std::vector<state::ProcessHealth> frr_process_health(const plan::Node& n,
                                                      const std::vector<state::Resource>& recorded) {
   std::vector<state::ProcessHealth> out;
@@ -372,7 +385,8 @@ std::vector<state::ProcessHealth> frr_process_health(const plan::Node& n,
     h.running = state::process_alive(rec->pid, rec->start_time);
     if (!h.running) {
       std::string how = state::exit_status_text(rec->pid, rec->start_time);
-      std::string words = frr_last_words(n.run_dir + "/" + d + ".log");
+      // sshd's own output (drivers/ssh.hpp) is its last words; the daemons' are FRR's logs.
+      std::string words = d == "sshd" ? sshd_last_words(n) : frr_last_words(n.run_dir + "/" + d + ".log");
       if (how.empty() && words.empty())
         how =
             "it ended without a word: no exit status left to read, nothing in its log (as "

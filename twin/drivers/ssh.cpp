@@ -218,6 +218,7 @@ Result<void> wait_node_sshd(const plan::Node& n, int pid,
   while (!port_open(addr)) {
     if (!state::process_alive(pid, 0) || std::chrono::steady_clock::now() > until) {
       auto log = read_file(node_ssh_dir(n) + "/sshd.log");
+      if (log) std::erase(*log, '\r');
       return harness_error("node " + n.name + ": sshd " +
                            (state::process_alive(pid, 0)
                                 ? "does not accept connections on " + addr + ":22"

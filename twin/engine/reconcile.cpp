@@ -115,7 +115,8 @@ Result<void> check_changes(const plan::Plan& from, const plan::Plan& to, const D
   if (from.nodes.empty()) return {};  // a new lab: every node is created, whatever its driver
   if (bool(from.mgmt) != bool(to.mgmt) ||
       (from.mgmt && (from.mgmt->subnet != to.mgmt->subnet ||
-                     from.mgmt->interface != to.mgmt->interface)))
+                     from.mgmt->interface != to.mgmt->interface ||
+                     from.mgmt->user != to.mgmt->user)))
     return input_error(
         "a topology step changes the management network (`mgmt:`); that needs a new lab (twin "
         "down; twin up)");
@@ -318,7 +319,14 @@ struct Reconciler {
         !r)
       return r;
     if (auto r = for_each_node(members, parallel,
-                               [&](const plan::Node& n) {
+                               [&](const plan::Node& n) -> Result<void> {
+                                 proc::Command nft{{"nft", "-f", "-"},
+                                                   wiring::mgmt_node_nft_script(to, n),
+                                                   std::chrono::seconds(10), n.netns};
+                                 if (auto f = proc::run_checked(runner, nft,
+                                                                "the management port's filter");
+                                     !f)
+                                   return f.error();
                                  return wiring::run_batch(runner, wiring::mgmt_node_script(to, n),
                                                           n.netns, "management address");
                                });
@@ -766,6 +774,41 @@ Result<int> boot_image(const std::string& lab, const plan::Plan& running, const 
   return started;
 }
 
+namespace {
+// The node's sshd (drivers/ssh.hpp) running again: a dead one (or, with `force`, any) replaced
+// by a new one, recorded. Nothing for a node not on the management network.
+Result<void> restart_sshd(const std::string& lab, const plan::Node& n, bool force,
+                          proc::ProcessRunner& runner) {
+  auto loaded = state::load_state(lab);
+  if (!loaded) return loaded.error();
+  if (!loaded->plan.mgmt || n.mgmt_address.empty()) return {};
+  drivers::Record record(*loaded);
+  drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};
+  std::vector<state::Resource> sshd;
+  for (auto& p : record.take("process", n.name)) {
+    if (p.name == "sshd")
+      sshd.push_back(p);
+    else
+      record.note(p);
+  }
+  bool alive = false;
+  for (const auto& p : sshd) alive = alive || state::process_alive(p.pid, p.start_time);
+  if (alive && !force) {
+    for (const auto& p : sshd) record.note(p);
+    return record.save();
+  }
+  if (alive)
+    if (auto s = state::stop_processes(sshd, n.name); !s) return s;
+  if (auto r = drivers::prepare_node_ssh(loaded->plan, n, runner); !r) return r;
+  auto pid = drivers::spawn_node_sshd(loaded->plan, n, ctx);
+  auto saved = record.save();
+  if (!pid) return pid.error();
+  if (!saved) return saved.error();
+  return drivers::wait_node_sshd(n, *pid,
+                                 std::chrono::steady_clock::now() + std::chrono::seconds(15));
+}
+}  // namespace
+
 Result<RestartReport> restart_node(const std::string& lab, const std::string& node,
                                    const std::string& daemon, proc::ProcessRunner& runner) {
   auto loaded = state::load_state(lab);
@@ -782,9 +825,13 @@ Result<RestartReport> restart_node(const std::string& lab, const std::string& no
                        ") runs no daemons of twin's to restart");
   RestartReport rep{node};
   auto t = Clock::now();
-  if (daemon.empty()) {
+  if (daemon == "sshd" && !n->mgmt_address.empty()) {
+    if (auto r = restart_sshd(lab, *n, /*force=*/true, runner); !r) return r.error();
+  } else if (daemon.empty()) {
     auto started = control_routing(lab, loaded->plan, {node}, RoutingAction::kRestart, runner, 1);
     if (!started) return started.error();
+    // The node as a whole: its sshd too, when it died (a live one keeps its sessions).
+    if (auto r = restart_sshd(lab, *n, /*force=*/false, runner); !r) return r.error();
   } else {
     drivers::Record record(*loaded);
     drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};

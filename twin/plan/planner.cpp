@@ -10,6 +10,7 @@
 #include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/host_paths.hpp"
+#include "twin/topology/names.hpp"
 #include "twin/topology/own_config.hpp"
 
 namespace twin::topology {
@@ -145,8 +146,7 @@ void plan_mgmt(Plan& p, const topology::Topology& topo) {
   const uint32_t h = fnv1a(p.lab);
   // A /24 of 172.30.0.0/16 named by the lab's hash: two labs rarely share one, and `up`
   // refuses a subnet the host already routes (another lab's, or the host's own).
-  IpPrefix subnet = tm.subnet ? *tm.subnet
-                              : *IpPrefix::parse("172.30." + std::to_string(h % 256) + ".0/24");
+  IpPrefix subnet = tm.subnet ? *tm.subnet : topology::default_mgmt_subnet(p.lab);
   subnet = subnet.network();
   auto nth = [&](uint32_t k) {  // the subnet's k-th address, with its length
     IpPrefix a = subnet;

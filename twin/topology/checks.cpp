@@ -88,15 +88,16 @@ class Checker {
                                         " for a link, which is the management interface",
                   "rename the link's interface, or set mgmt.interface to another name");
     }
-    if (!m.subnet) {
-      if (members > 253)
-        error(m.mark, "mgmt", "the default management subnet (a /24) holds 253 nodes; the lab has " +
-                                  std::to_string(members),
-              "give mgmt.subnet, e.g. 172.30.0.0/22");
+    if (!m.subnet && members > 253) {
+      error(m.mark, "mgmt", "the default management subnet (a /24) holds 253 nodes; the lab has " +
+                                std::to_string(members),
+            "give mgmt.subnet, e.g. 172.30.0.0/22");
       return;
     }
-    const IpPrefix& s = *m.subnet;
-    if (s.family != 4 || s.length < 8 || s.length > 29) {
+    // Without a subnet, the lab's default one: a given address is checked against it too.
+    const IpPrefix s = m.subnet ? *m.subnet : default_mgmt_subnet(t.name);
+    const std::string which = m.subnet ? "" : " (the default for lab " + t.name + ")";
+    if (m.subnet && (s.family != 4 || s.length < 8 || s.length > 29)) {
       error(m.mark, "mgmt.subnet",
             "management subnet " + s.str() + " is not an IPv4 subnet of /8 to /29",
             "e.g. 172.30.1.0/24");
@@ -107,6 +108,35 @@ class Checker {
       error(m.mark, "mgmt.subnet",
             "management subnet " + s.str() + " overlaps podman's default network 10.88.0.0/16",
             "choose another, e.g. 172.30.1.0/24");
+    // Addresses that are no unicast host's (RFC 6890): this network, loopback, link-local,
+    // multicast, reserved.
+    for (const char* special :
+         {"0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4"}) {
+      const auto sp = *IpPrefix::parse(special);
+      if (sp.contains(s) || s.contains(sp))
+        error(m.mark, "mgmt.subnet",
+              "management subnet " + s.str() + " overlaps " + special +
+                  ", which holds no unicast host (RFC 6890)",
+              "choose a private subnet, e.g. 172.30.1.0/24");
+    }
+    // The lab's own addresses: a node would have the same network on two ports.
+    auto clash = [&](const IpPrefix& a, const std::string& where) {
+      if (a.family != 4) return;
+      if (s.contains(a) || a.network().contains(s))
+        error(m.mark, "mgmt.subnet",
+              "management subnet " + s.str() + which + " overlaps " + a.str() + " (" + where + ")",
+              "give mgmt.subnet a network the lab does not use, e.g. 172.30.1.0/24");
+    };
+    for (const auto& l : t.links)
+      for (const auto& [node, addrs] : l.addresses)
+        for (const auto& a : addrs) clash(a, node + "'s address on a link");
+    for (const auto& n : t.nodes) {
+      for (const auto& a : n.loopbacks) clash(a, n.name + "'s loopback");
+      if (n.own)
+        for (const auto& [ifname, addrs] : n.own->addresses)
+          for (const auto& a : addrs)
+            if (auto p = IpPrefix::parse(a)) clash(*p, n.name + "'s " + ifname + " in its config");
+    }
     const long long size = 1LL << (32 - s.length);
     if (members + 1 > size - 2)
       error(m.mark, "mgmt.subnet",
@@ -124,7 +154,9 @@ class Checker {
       IpPrefix a = *n.mgmt_address;
       if (a.family != 4 || !s.contains(a)) {
         error(n.mgmt_mark, f,
-              "management address " + a.address() + " of " + n.name + " is outside " + s.str(), "");
+              "management address " + a.address() + " of " + n.name + " is outside " + s.str() +
+                  which,
+              m.subnet ? "" : "give mgmt.subnet the network your addresses are in");
         continue;
       }
       IpPrefix net = s.network();

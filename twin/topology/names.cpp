@@ -12,6 +12,12 @@ bool valid_lab_name(const std::string& name) {
   return !name.empty() && name.size() <= kMaxLabName && std::regex_match(name, re);
 }
 
+IpPrefix default_mgmt_subnet(const std::string& lab) {
+  uint32_t h = 2166136261u;  // FNV-1a, 32 bits
+  for (unsigned char c : lab) h = (h ^ c) * 16777619u;
+  return *IpPrefix::parse("172.30." + std::to_string(h % 256) + ".0/24");
+}
+
 bool valid_interface_name(const std::string& name, std::string* why) {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;

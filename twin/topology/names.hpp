@@ -4,6 +4,8 @@
 // and by every command or request that takes a lab name.
 #include <string>
 
+#include "twin/core/ip.hpp"
+
 namespace twin::topology {
 
 // True if `name` is a valid lab name: 1..kMaxLabName (model.hpp) of A-Z a-z 0-9 _ -, starting
@@ -14,5 +16,10 @@ bool valid_lab_name(const std::string& name);
 // True if `name` is a valid Linux interface name (1..15 bytes, no '/', ':' or whitespace,
 // not "." or ".."); `why` gets the reason otherwise.
 bool valid_interface_name(const std::string& name, std::string* why);
+
+// The management subnet of lab `lab` when its topology gives none (`mgmt: true`): a /24 of
+// 172.30.0.0/16 named by an FNV-1a hash of the lab name, so two labs rarely share one (`up`
+// refuses a subnet this machine already routes).
+IpPrefix default_mgmt_subnet(const std::string& lab);
 
 }  // namespace twin::topology

@@ -67,4 +67,23 @@ std::string mgmt_nft_script(const plan::Mgmt& m) {
   return s.str();
 }
 
+std::string mgmt_node_nft_script(const plan::Plan& plan, const plan::Node& node) {
+  if (!plan.mgmt || node.mgmt_address.empty()) return "";
+  const std::string& i = plan.mgmt->interface;
+  const std::string addr = node.mgmt_address.substr(0, node.mgmt_address.find('/'));
+  std::ostringstream s;
+  s << "table inet twin_mgmt {\n"
+    << "  chain forward {\n"
+    << "    type filter hook forward priority filter; policy accept;\n"
+    << "    iifname \"" << i << "\" drop\n"
+    << "    oifname \"" << i << "\" drop\n"
+    << "  }\n"
+    << "  chain input {\n"
+    << "    type filter hook input priority filter; policy accept;\n"
+    << "    ip daddr " << addr << " iifname != { \"" << i << "\", \"lo\" } drop\n"
+    << "  }\n"
+    << "}\n";
+  return s.str();
+}
+
 }  // namespace twin::wiring

@@ -30,5 +30,11 @@ std::string mgmt_node_script(const plan::Plan& plan, const plan::Node& node);
 // hook drops whatever would be routed into or out of the host's veth. Idempotent (the table is
 // flushed first when it exists).
 std::string mgmt_nft_script(const plan::Mgmt& mgmt);
+// `nft -f -` input run in a member node's namespace: the node forwards nothing into or out of
+// its management port (it is a router: without this a server's packets reached every other
+// router's management address through it), and its management address answers on that port
+// (and lo) only, so the fabric cannot reach its sshd (Linux answers for a local address on any
+// port). "" for a node that is not a member.
+std::string mgmt_node_nft_script(const plan::Plan& plan, const plan::Node& node);
 
 }  // namespace twin::wiring
