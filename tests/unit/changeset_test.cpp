@@ -1685,3 +1685,26 @@ TEST(ChangeSetErrors, AnImageStepToTheImageTheNodeRunsUnderAnotherProfileIsRefus
             "node leaf4 runs localhost/twin-frr:8.4.4 already (profile frr-8.4-container); "
             "profile frr-same names the same image");
 }
+
+// A run step reaches the nodes over the management network: refused at its line on a lab
+// without one; its command alone is a step too.
+TEST(ChangeSetErrors, ARunNeedsTheLabsManagementNetwork) {
+  auto no_mgmt = plan();
+  no_mgmt.mgmt.reset();
+  Diagnostics d;
+  auto cs = twin::replay::load_change_set_text(
+      kHead + "  - {name: play, run: \"ansible-playbook site.yml\"}\n", "c.yaml", kChanges,
+      no_mgmt, d);
+  EXPECT_FALSE(cs);
+  ASSERT_EQ(d.items().size(), 1u) << dump(d);
+  EXPECT_EQ(d.items()[0].field, "steps[0].run");
+  EXPECT_THAT(d.items()[0].message,
+              HasSubstr("a run reaches the nodes over the lab's management network, and lab rec "
+                        "has none"));
+  auto ok = load(kHead + "  - {name: play, run: \"ansible-playbook site.yml\"}\n");
+  ASSERT_TRUE(ok.cs) << dump(ok.diags);
+  EXPECT_EQ(ok.cs->steps[0].run().command, "ansible-playbook site.yml");
+  EXPECT_EQ(ok.cs->steps[0].run().timeout, std::chrono::minutes(10));
+  auto empty = load(kHead + "  - {name: play, run: {timeout: 5m}}\n");
+  EXPECT_THAT(dump(empty.diags), HasSubstr("missing command"));
+}

@@ -318,6 +318,24 @@ TEST(GateLogic, ARunIsJudgedByWhatItChangedAndRolledBackRunningAndSaved) {
   EXPECT_EQ(h.net.startup["leaf1"], "saved leaf1\n");  // what leaf1 had saved before the run
 }
 
+// --record: the nodes the run changed, each a replace step of its config after the run.
+TEST(GateLogic, ARecordedRunReplacesTheConfigsOfTheNodesItChanged) {
+  ApplyResult r;
+  r.lab = "rec";
+  r.started_at = "2026-12-07T10:00:00Z";
+  r.config_before = {{"leaf1", "a\n"}, {"leaf2", "b\n"}, {"spine1", "c\n"}};
+  r.config_after = {{"leaf1", "a\nx\n"}, {"leaf2", "b\n"}, {"spine1", "c\ny\n"}};
+  auto rec = twin::replay::record_change(r, "run.configs");
+  EXPECT_EQ(rec.configs, (std::map<std::string, std::string>{{"leaf1", "a\nx\n"},
+                                                             {"spine1", "c\ny\n"}}));
+  EXPECT_THAT(rec.yaml, HasSubstr("steps:\n  - name: leaf1\n    frr: {node: leaf1, replace: "
+                                  "run.configs/leaf1.conf}\n  - name: spine1\n"));
+  EXPECT_THAT(rec.yaml, Not(HasSubstr("leaf2")));
+  // Nothing changed: a change set that waits, not an empty one.
+  r.config_after = r.config_before;
+  EXPECT_THAT(twin::replay::record_change(r, "x").yaml, HasSubstr("wait: {until: converged}"));
+}
+
 TEST(GateLogic, ARunThatExitsNonZeroFailsItsStep) {
   Harness h;
   load_case(h.net, "withdraw-loopback");

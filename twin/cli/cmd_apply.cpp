@@ -252,29 +252,22 @@ Result<void> record_run(const replay::ApplyResult& r, const std::string& file) {
   const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   if (!fs::is_directory(parent))
     return usage_error("--record " + file + ": folder " + parent.string() + " does not exist");
-  fs::path dir = parent / (out.stem().string() + ".configs");
+  const std::string configs = out.stem().string() + ".configs";
+  const replay::RecordedChange rec = replay::record_change(r, configs);
   std::error_code ec;
-  fs::create_directory(dir, ec);
-  if (ec) return harness_error("creating " + dir.string() + ": " + ec.message());
-  std::ostringstream y;
-  y << "# recorded by twin apply --run on lab " << r.lab << " (" << r.started_at << ")\n"
-    << "version: 1\nname: recorded-run\ndescription: what the orchestrator's run changed\nsteps:\n";
-  int steps = 0;
-  for (const auto& [node, after] : r.config_after) {
-    auto before = r.config_before.find(node);
-    if (before == r.config_before.end() || before->second == after) continue;
-    if (auto w = write_file((dir / (node + ".conf")).string(), after); !w) return w;
-    // Configs may hold secrets (passwords, keys): readable by their owner only.
-    fs::permissions(dir / (node + ".conf"), fs::perms::owner_read | fs::perms::owner_write, ec);
-    y << "  - name: " << node << "\n    frr: {node: " << node << ", replace: "
-      << (fs::path(dir.filename()) / (node + ".conf")).string() << "}\n";
-    ++steps;
+  fs::create_directory(parent / configs, ec);
+  if (ec) return harness_error("creating " + (parent / configs).string() + ": " + ec.message());
+  // Configs may hold secrets (passwords, keys): readable by their owner only.
+  const auto owner = fs::perms::owner_read | fs::perms::owner_write;
+  for (const auto& [node, text] : rec.configs) {
+    const fs::path p = parent / configs / (node + ".conf");
+    if (auto w = write_file(p.string(), text); !w) return w;
+    fs::permissions(p, owner, ec);
   }
-  if (steps == 0) y << "  - name: nothing\n    wait: {until: converged}\n";
-  if (auto w = write_file(file, y.str()); !w) return w;
-  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, ec);
-  std::cerr << "twin: recorded the run as " << file << " (" << steps << " node"
-            << (steps == 1 ? "" : "s") << " changed)\n";
+  if (auto w = write_file(file, rec.yaml); !w) return w;
+  fs::permissions(file, owner, ec);
+  std::cerr << "twin: recorded the run as " << file << " (" << rec.configs.size() << " node"
+            << (rec.configs.size() == 1 ? "" : "s") << " changed)\n";
   return {};
 }
 

@@ -75,4 +75,14 @@ struct ApplyResult {
   [[nodiscard]] int exit_code() const;
 };
 
+// What a live run changed, as a change set twin replays (`twin apply --record FILE`): one `frr`
+// replace step per node whose running config the run changed (config_before vs config_after),
+// named after the node, its config file `<configs_dir>/<node>.conf` relative to the change
+// file; a wait step when nothing changed. Pure: the caller writes `yaml` and `configs`.
+struct RecordedChange {
+  std::string yaml;
+  std::map<std::string, std::string> configs;  // node -> its running config after the run
+};
+RecordedChange record_change(const ApplyResult& r, const std::string& configs_dir);
+
 }  // namespace twin::replay
