@@ -319,14 +319,7 @@ struct Reconciler {
         !r)
       return r;
     if (auto r = for_each_node(members, parallel,
-                               [&](const plan::Node& n) -> Result<void> {
-                                 proc::Command nft{{"nft", "-f", "-"},
-                                                   wiring::mgmt_node_nft_script(to, n),
-                                                   std::chrono::seconds(10), n.netns};
-                                 if (auto f = proc::run_checked(runner, nft,
-                                                                "the management port's filter");
-                                     !f)
-                                   return f.error();
+                               [&](const plan::Node& n) {
                                  return wiring::run_batch(runner, wiring::mgmt_node_script(to, n),
                                                           n.netns, "management address");
                                });

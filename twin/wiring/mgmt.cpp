@@ -48,8 +48,18 @@ std::string mgmt_bridge_script(const plan::Plan& plan, const std::vector<const p
 std::string mgmt_node_script(const plan::Plan& plan, const plan::Node& node) {
   if (!plan.mgmt || node.mgmt_address.empty()) return "";
   const plan::Mgmt& m = *plan.mgmt;
-  return "address add " + node.mgmt_address + " dev " + m.interface + "\nlink set " +
-         m.interface + " up\n";
+  const std::string addr = node.mgmt_address.substr(0, node.mgmt_address.find('/'));
+  std::ostringstream s;
+  s << "address add " << node.mgmt_address << " dev " << m.interface << "\n"
+    << "link set " << m.interface << " up\n"
+    << "rule add pref 1 to " << addr << "/32 iif " << m.interface << " lookup local\n"
+    << "rule add pref 2 to " << addr << "/32 iif lo lookup local\n"
+    << "rule add pref 3 to " << addr << "/32 prohibit\n"
+    << "rule add pref 4 to " << m.subnet << " iif lo lookup main\n"
+    << "rule add pref 5 to " << m.subnet << " prohibit\n"
+    << "rule add pref 32765 lookup local\n"
+    << "rule del pref 0\n";
+  return s.str();
 }
 
 std::string mgmt_nft_script(const plan::Mgmt& m) {
@@ -62,25 +72,6 @@ std::string mgmt_nft_script(const plan::Mgmt& m) {
     << "    type filter hook forward priority filter; policy accept;\n"
     << "    iifname \"" << m.host_veth << "\" counter drop\n"
     << "    oifname \"" << m.host_veth << "\" counter drop\n"
-    << "  }\n"
-    << "}\n";
-  return s.str();
-}
-
-std::string mgmt_node_nft_script(const plan::Plan& plan, const plan::Node& node) {
-  if (!plan.mgmt || node.mgmt_address.empty()) return "";
-  const std::string& i = plan.mgmt->interface;
-  const std::string addr = node.mgmt_address.substr(0, node.mgmt_address.find('/'));
-  std::ostringstream s;
-  s << "table inet twin_mgmt {\n"
-    << "  chain forward {\n"
-    << "    type filter hook forward priority filter; policy accept;\n"
-    << "    iifname \"" << i << "\" drop\n"
-    << "    oifname \"" << i << "\" drop\n"
-    << "  }\n"
-    << "  chain input {\n"
-    << "    type filter hook input priority filter; policy accept;\n"
-    << "    ip daddr " << addr << " iifname != { \"" << i << "\", \"lo\" } drop\n"
     << "  }\n"
     << "}\n";
   return s.str();
