@@ -33,12 +33,6 @@ std::string tail(const std::string& text, size_t n = 1500) {
   return "..." + trim_end(t);
 }
 
-std::string quoted_sh(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // A unified diff of two configs (diff(1) of the two texts: GNU diffutils), "" when equal.
 std::string unified_diff(proc::ProcessRunner& runner, const std::string& node,
                          const std::string& before, const std::string& after) {
@@ -67,24 +61,19 @@ std::string read_from(const std::string& path, size_t offset) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-// The lab's cgroup (state), where the run gets a cgroup of its own.
-std::string lab_cgroup(const state::State& st) {
-  for (const auto& r : st.resources)
-    if (r.kind == "cgroup") return r.name;
-  return "";
-}
+// One word for /bin/sh, quoted where it needs it (proc::render's quoting).
+std::string sh_word(const std::string& s) { return proc::render({s}); }
 
-// A config's lines as FRR reads them back: without vtysh's banner, `!` separators, `end` and
-// blank lines, which differ between `show running-config` and what `write memory` wrote.
+// A config's lines as FRR reads them back: without `!` separators, `end` and blank lines, which
+// differ between a running config (runtime::running_config, banner already dropped) and what
+// `write memory` wrote.
 std::vector<std::string> config_lines(const std::string& text) {
   std::vector<std::string> v;
   std::istringstream in(text);
   for (std::string l; std::getline(in, l);) {
     l = trim_end(l);
     const std::string t = trim(l);
-    if (t.empty() || t == "!" || t == "end" || t == "Building configuration..." ||
-        t == "Current configuration:")
-      continue;
+    if (t.empty() || t == "!" || t == "end") continue;
     v.push_back(l);
   }
   return v;
@@ -181,13 +170,13 @@ Result<void> apply_step(const RunStep& b, StepRun& run, std::string* detail) {
   // The run, in a cgroup of its own under the lab's: a timeout stops everything it started.
   const std::string dir = run.cs.dir.empty() ? fs::current_path().string() : run.cs.dir;
   const std::string& kd = p.mgmt->key_dir;
-  const std::string script = "cd " + quoted_sh(dir) + " || exit 127\nexport TWIN_LAB=" +
-                             quoted_sh(p.lab) + " TWIN_INVENTORY=" +
-                             quoted_sh(kd + "/inventory.yml") + " TWIN_SSH_CONFIG=" +
-                             quoted_sh(kd + "/ssh_config") + "\nexec 2>&1\n" + b.command + "\n";
+  const std::string script =
+      "cd " + sh_word(dir) + " || exit 127\nexport TWIN_LAB=" + sh_word(p.lab) +
+      " TWIN_INVENTORY=" + sh_word(kd + "/inventory.yml") +
+      " TWIN_SSH_CONFIG=" + sh_word(kd + "/ssh_config") + "\nexec 2>&1\n" + b.command + "\n";
   proc::Command c{{"/bin/sh", "-c", script}, "", b.timeout};
   std::string cg;
-  if (const std::string lab_cg = lab_cgroup(run.st); !lab_cg.empty()) {
+  if (const std::string lab_cg = state::cgroup_of(run.st); !lab_cg.empty()) {
     cg = lab_cg + "/run-" + std::to_string(::getpid());
     std::error_code ec;
     fs::create_directory(cg, ec);
@@ -216,18 +205,19 @@ Result<void> apply_step(const RunStep& b, StepRun& run, std::string* detail) {
   std::vector<std::string> changed, saved_changed;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string& name = nodes[i]->name;
-    if (read_problem.empty() && running_after[i] != running[i]) {
-      run.touched.frr_nodes.insert(name);
-      changed.push_back(name);
-      diffs += unified_diff(run.env.runner, name, running[i], running_after[i]);
+    if (read_problem.empty()) {
+      if (running_after[i] != running[i]) {
+        run.touched.frr_nodes.insert(name);
+        changed.push_back(name);
+        diffs += unified_diff(run.env.runner, name, running[i], running_after[i]);
+        if (config_lines(running_after[i]) != config_lines(saved_after[i]))
+          run.touched.unsaved.insert(name);
+      }
+      if (saved_after[i] != saved[i]) {
+        run.touched.saved_before.emplace(name, saved[i]);
+        saved_changed.push_back(name);
+      }
     }
-    if (read_problem.empty() && saved_after[i] != saved[i]) {
-      run.touched.saved_before.emplace(name, saved[i]);
-      saved_changed.push_back(name);
-    }
-    if (read_problem.empty() && running_after[i] != running[i] &&
-        config_lines(running_after[i]) != config_lines(saved_after[i]))
-      run.touched.unsaved.insert(name);
     for (const auto& r :
          refusals_in_session(read_from(drivers::session_log_path(*nodes[i]), log_at[i])))
       refused.push_back(name + ": " + r);

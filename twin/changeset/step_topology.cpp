@@ -77,8 +77,7 @@ void ChangeSetLoader::parse_body(const Value& v, TopologyStep& out) {
       d_.add({*abs, tn->mark.line, tn->mark.column, "nodes." + n.name + ".mgmt-address",
               "node '" + n.name + "' would move on the management network from " +
                   old->mgmt_address + " to " + n.mgmt_address,
-              "give it `mgmt-address: " + old->mgmt_address.substr(0, old->mgmt_address.find('/')) +
-                  "`, or add new nodes after the others"});
+              "give it `mgmt-address: " + old->mgmt_ip() + "`, or add new nodes after the others"});
       return;
     }
   for (const auto& n : next.nodes) {

@@ -44,9 +44,7 @@ Result<void> Record::save() {
 
 std::string Record::cgroup() const {
   std::lock_guard lk(mu_);
-  for (const auto& r : st_.resources)
-    if (r.kind == "cgroup") return r.name;
-  return "";
+  return state::cgroup_of(st_);
 }
 
 Result<std::vector<std::pair<int, std::string>>> NodeDriver::refused_lines(

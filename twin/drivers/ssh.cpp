@@ -22,8 +22,6 @@ namespace twin::drivers {
 
 namespace {
 
-std::string address_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }
-
 Result<void> write_mode(const std::string& path, const std::string& text, mode_t mode) {
   if (auto w = write_file(path, text); !w) return w;
   if (::chmod(path.c_str(), mode) != 0)
@@ -114,7 +112,7 @@ std::string sshd_config(const plan::Mgmt& m, const plan::Node& n) {
   const std::string dir = node_ssh_dir(n);
   std::ostringstream s;
   s << "# twin: sshd of node " << n.name << " (docs/management.md)\n"
-    << "ListenAddress " << address_of(n.mgmt_address) << ":22\n"
+    << "ListenAddress " << n.mgmt_ip() << ":22\n"
     << "HostKey " << dir << "/ssh_host_ed25519_key\n"
     << "PidFile none\n"
     << "AuthorizedKeysFile " << m.key_dir << "/authorized_keys\n"
@@ -188,7 +186,7 @@ Result<void> prepare_node_ssh(const plan::Plan& plan, const plan::Node& n,
   std::lock_guard lk(known_hosts_mu);
   auto old = read_file(known_hosts_path(m));
   std::string text = old ? *old : "";
-  std::string line = address_of(n.mgmt_address) + " " + type + " " + key + "\n";
+  std::string line = n.mgmt_ip() + " " + type + " " + key + "\n";
   if (text.find(line) == std::string::npos)
     if (auto w = write_mode(known_hosts_path(m), text + line, 0644); !w) return w;
   return {};
@@ -214,7 +212,7 @@ Result<int> spawn_node_sshd(const plan::Plan& plan, const plan::Node& n, BuildCo
 
 Result<void> wait_node_sshd(const plan::Node& n, int pid,
                             std::chrono::steady_clock::time_point until) {
-  const std::string addr = address_of(n.mgmt_address);
+  const std::string addr = n.mgmt_ip();
   while (!port_open(addr)) {
     if (!state::process_alive(pid, 0) || std::chrono::steady_clock::now() > until) {
       auto log = read_file(node_ssh_dir(n) + "/sshd.log");

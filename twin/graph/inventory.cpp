@@ -35,7 +35,7 @@ std::vector<Member> members(const plan::Plan& plan) {
   std::vector<Member> out;
   for (const auto& n : plan.nodes) {
     if (n.mgmt_address.empty()) continue;
-    Member m{n.name, n.mgmt_address.substr(0, n.mgmt_address.find('/')), "", "", n.asn};
+    Member m{n.name, n.mgmt_ip(), "", "", n.asn};
     if (auto it = by_name.find(n.name); it != by_name.end()) m.role = it->second->role;
     m.group = group_of(m.role);
     out.push_back(std::move(m));

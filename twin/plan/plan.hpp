@@ -210,6 +210,10 @@ struct Node {
   // the management namespace ("n2"); "" when the node is not on one (Plan::mgmt).
   std::string mgmt_address;
   std::string mgmt_port;
+  // mgmt_address without its length ("172.30.7.2"): what ssh, sshd and inventories name.
+  [[nodiscard]] std::string mgmt_ip() const {
+    return mgmt_address.substr(0, mgmt_address.find('/'));
+  }
 };
 
 struct Link {

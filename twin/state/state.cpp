@@ -253,4 +253,10 @@ Result<void> stop_processes(const std::vector<Resource>& procs, const std::strin
   return {};
 }
 
+std::string cgroup_of(const State& st) {
+  for (const auto& r : st.resources)
+    if (r.kind == "cgroup") return r.name;
+  return "";
+}
+
 }  // namespace twin::state

@@ -91,6 +91,9 @@ Result<State> load_lab(const std::string& requested);
 using twin::process_start_time;
 // True if pid exists with that start time and is not a zombie.
 bool process_alive(int pid, uint64_t start_time);
+
+// The lab's cgroup v2 folder as `st` records it ("" before `up` made one).
+std::string cgroup_of(const State& st);
 // How a recorded process that is no longer alive ended, in words, as far as this machine still
 // knows: its exit status while it waits for its reaper ("killed by signal 9 (SIGKILL)", "exited
 // with status 1": /proc/<pid>/stat field 52, Linux >= 3.5, readable until PID 1 reaps it, 2-3 s

@@ -48,7 +48,7 @@ std::string mgmt_bridge_script(const plan::Plan& plan, const std::vector<const p
 std::string mgmt_node_script(const plan::Plan& plan, const plan::Node& node) {
   if (!plan.mgmt || node.mgmt_address.empty()) return "";
   const plan::Mgmt& m = *plan.mgmt;
-  const std::string addr = node.mgmt_address.substr(0, node.mgmt_address.find('/'));
+  const std::string addr = node.mgmt_ip();
   std::ostringstream s;
   s << "address add " << node.mgmt_address << " dev " << m.interface << "\n"
     << "link set " << m.interface << " up\n"
