@@ -43,8 +43,10 @@ fi
 if [ "$containers" = 1 ]; then
   pkgs+=(podman runc conmon mmdebstrap uidmap)
 fi
+# dnsmasq-base: DHCP for VMs on a lab's management network (static leases, docs/management.md).
 if [ "$vm" = 1 ]; then
-  pkgs+=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils busybox-static cpio)
+  pkgs+=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils busybox-static cpio
+        dnsmasq-base)
 fi
 
 # What Debian's libvirt-daemon-system would set up, without its systemd units, polkit and

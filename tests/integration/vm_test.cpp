@@ -9,6 +9,7 @@
 // image every test skips and says which is missing (fails where TWIN_REQUIRE lists vm).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,8 +17,8 @@
 #include <string>
 
 #include "tests/integration/cli_support.hpp"
-#include "twin/state/state.hpp"
 #include "twin/runtime/libvirt.hpp"
+#include "twin/state/state.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -82,7 +83,7 @@ class MixedVmLab : public ::testing::Test {
           EXPECT_TRUE(running && !*running) << "domain " << d << " survived down";
         }
       EXPECT_EQ(domains_.size(), 1u);
-      EXPECT_EQ(taps_.size(), 1u);
+      EXPECT_EQ(taps_.size(), 2u);  // its link's and its management NIC's
       for (const auto& t : taps_) {
         EXPECT_FALSE(fs::exists("/sys/class/net/" + t)) << "tap " << t << " survived down";
         auto any = twin_it::sh("ip -all netns exec ip -o link show " + t + " 2>/dev/null");
@@ -182,13 +183,50 @@ TEST_F(MixedVmLab, StatusShowsTheDomainAndTheHostKeepsNoLabAddress) {
   EXPECT_EQ(vm.value("backend", ""), "libvirt");
   EXPECT_EQ(vm["vm"].value("domain", ""), "tw-" + lab_ + "-vm1");
   EXPECT_EQ(vm["vm"]["running"], true);
-  // The taps sit in the VM's namespace, silent: no IPv6 address, nothing in the root namespace.
+  // The taps sit in the VM's namespace (its management NIC's in the management namespace),
+  // silent: no IPv6 address, nothing in the root namespace.
   for (const auto& t : taps_) {
     EXPECT_FALSE(fs::exists("/sys/class/net/" + t)) << "tap " << t << " left in the root netns";
-    auto a = twin_it::sh("ip -n tw-" + lab_ + "-vm1 -j addr show dev " + t);
+    auto a = twin_it::sh("ip -n tw-" + lab_ + "-vm1 -j addr show dev " + t + " || ip -n tw-" +
+                         lab_ + ".mgmt -j addr show dev " + t);
     EXPECT_EQ(a.code, 0) << a.err;
     EXPECT_EQ(json::parse(a.out).at(0).value("addr_info", json::array()).size(), 0u) << a.out;
   }
+}
+
+// The VM's management NIC is a port of the lab's management bridge; the guest asked twin's
+// DHCP server for its address before it said it was ready. This machine reaches it there; the
+// guest gained no route but the subnet's; the inventory names it but the lab's login does not
+// reach it.
+TEST_F(MixedVmLab, TheVmTakesItsManagementAddressByDhcp) {
+  auto r = twin_it::twin("status --lab " + lab_ + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = json::parse(r.out);
+  std::string addr, subnet = j["mgmt"].value("subnet", "");
+  for (const auto& n : j["nodes"])
+    if (n["name"] == "vm1") addr = n.value("mgmt_address", "");
+  ASSERT_FALSE(addr.empty()) << r.out;
+  const std::string ip = addr.substr(0, addr.find('/'));
+  auto in_guest = twin_it::twin("exec --lab " + lab_ + " vm1 -- ip -4 -o addr show dev mgmt0");
+  EXPECT_NE(in_guest.out.find("inet " + addr), std::string::npos) << in_guest.out << in_guest.err;
+  auto routes = twin_it::twin("exec --lab " + lab_ + " vm1 -- ip -4 route show dev mgmt0");
+  // One route through mgmt0, the subnet's (busybox ip's format: "PREFIX scope link src IP").
+  EXPECT_EQ(routes.out.rfind(subnet + " ", 0), 0u) << routes.out;
+  EXPECT_EQ(std::count(routes.out.begin(), routes.out.end(), '\n'), 1) << routes.out;
+  auto ping = twin_it::sh("ping -c 2 -i 0.2 -W 2 " + ip);
+  EXPECT_EQ(ping.code, 0) << ping.out << ping.err;
+  // The server's address stays off the management network: nothing answers it from here.
+  auto fabric = twin_it::sh("ping -c 1 -W 1 10.0.1.10");
+  EXPECT_NE(fabric.code, 0) << fabric.out;
+  auto inv = twin_it::twin("inventory " + lab_ + " -f json");
+  ASSERT_EQ(inv.code, 0) << inv.err;
+  json vm1, nodes = json::parse(inv.out)["nodes"];
+  for (const auto& n : nodes)
+    if (n["name"] == "vm1") vm1 = n;
+  EXPECT_EQ(vm1.value("address", ""), ip);
+  EXPECT_EQ(vm1.value("login", ""), "image");
+  auto lease = twin_it::sh("cat /run/twin/" + lab_ + "/mgmt-dhcp.log");
+  EXPECT_NE(lease.out.find("DHCPACK(br0) " + ip), std::string::npos) << lease.out;
 }
 
 // Bad input loses nothing: a VM image that is missing fails before anything is created.

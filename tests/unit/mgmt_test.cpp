@@ -1,9 +1,12 @@
 // Unit tests for the management network (issue 48 items 1-3, docs/management.md): `mgmt:` in
 // twin's format and containerlab's block, the loader's refusals, the plan's stable addresses and
 // notes, the kernel scripts, sshd's configuration and login, and the inventories.
+#include "twin/wiring/mgmt.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -11,11 +14,12 @@
 
 #include "tests/unit/support.hpp"
 #include "twin/changeset/steps.hpp"
+#include "twin/core/password.hpp"
 #include "twin/drivers/ssh.hpp"
 #include "twin/graph/inventory.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/loader.hpp"
-#include "twin/wiring/mgmt.hpp"
+#include "twin/wiring/wiring.hpp"
 
 namespace {
 
@@ -141,8 +145,10 @@ TEST(Mgmt, TheLoaderRefusesWhatCannotWork) {
   std::string server = kFabric;
   server.replace(server.find("server1: {kind: host}"), 21,
                  "server1: {kind: host, mgmt-address: 172.30.9.9}");
-  EXPECT_THAT(errors(server + "mgmt: {subnet: 172.30.9.0/24}\n"),
-              HasSubstr("server1 does not join the management network (only FRR nodes do)"));
+  EXPECT_THAT(
+      errors(server + "mgmt: {subnet: 172.30.9.0/24}\n"),
+      HasSubstr("server1 does not join the management network (only FRR nodes and VMs with a "
+                "management NIC do)"));
 }
 
 TEST(Mgmt, ContainerlabsBlockAndMgmtIpv4AreReadTheSameWay) {
@@ -261,6 +267,94 @@ TEST(Mgmt, SshdListensOnTheManagementAddressOnlyWithTheLabsKeyAndLandsInVtysh) {
   EXPECT_EQ(twin::drivers::lab_passwd("root:x:0:0::/root:/bin/bash\nnetops:x:1000:1000::/home:/bin/sh\n",
                                       *p.mgmt),
             "root:x:0:0::/root:/bin/bash\nnetops:x:0:0:twin lab login:/run/twin/m/ssh:/bin/sh\n");
+}
+
+TEST(Mgmt, APasswordIsOnlyEverAHashAndOpensPasswordLoginBesideTheKey) {
+  auto p = plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24, password: \"s3cret pass\"}\n");
+  ASSERT_TRUE(p.mgmt);
+  const std::string h = p.mgmt->password_hash;
+  EXPECT_EQ(h.rfind("$y$", 0), 0u) << h;  // yescrypt
+  EXPECT_TRUE(twin::password_matches("s3cret pass", h));
+  EXPECT_FALSE(twin::password_matches("s3cret", h));
+  // Nothing the plan keeps (the state file) holds the clear text.
+  EXPECT_THAT(twin::plan::to_json(p).dump(), Not(HasSubstr("s3cret")));
+  EXPECT_EQ(twin::drivers::lab_shadow(*p.mgmt), "admin:" + h + ":19000:0:99999:7:::\n");
+  const std::string c = twin::drivers::sshd_config(*p.mgmt, *p.find("leaf1"));
+  EXPECT_THAT(c, HasSubstr("PasswordAuthentication yes\n"));
+  EXPECT_THAT(c, HasSubstr("PermitRootLogin yes\n"));  // the login is uid 0 in sshd's view
+  EXPECT_THAT(c, HasSubstr("PubkeyAuthentication yes\n"));
+  // A given hash is kept as given; without either, no password (key only, "*").
+  auto given = plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: '" + h + "'}\n");
+  EXPECT_EQ(given.mgmt->password_hash, h);
+  auto none = plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24}\n");
+  EXPECT_EQ(twin::drivers::lab_shadow(*none.mgmt), "admin:*:19000:0:99999:7:::\n");
+  EXPECT_THAT(twin::drivers::sshd_config(*none.mgmt, *none.find("leaf1")),
+              HasSubstr("PermitRootLogin prohibit-password\n"));
+  // Refused: an empty password, a hash libcrypt does not take (or MD5), both at once.
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password: ''}\n"),
+              HasSubstr("empty password"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: secret}\n"),
+              HasSubstr("not a crypt(5) hash"));
+  EXPECT_THAT(
+      errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: '$1$abc$defghijklmnop'}\n"),
+      HasSubstr("not a crypt(5) hash"));
+  EXPECT_THAT(
+      errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password: a, password-hash: '" + h + "'}\n"),
+      HasSubstr("both password and password-hash"));
+}
+
+// A VM whose image has a management NIC joins the bridge through its tap (no veth, no address
+// set by twin) and takes its address by DHCP from twin's dnsmasq, which serves static leases only.
+TEST(Mgmt, AVmJoinsTheBridgeThroughItsTapAndTakesItsAddressByDhcp) {
+  const std::string lab = kFabric + R"(  - endpoints: [leaf2:swp2, vm1:eth1]
+    addresses: {leaf2: 10.1.2.1/24, vm1: 10.1.2.10/24}
+mgmt: {subnet: 172.30.9.0/24}
+)";
+  std::string text = lab;
+  const std::string server = "  server1: {kind: host}";
+  text.replace(text.find(server), server.size(), server + "\n  vm1: {kind: host, image: test-vm}");
+  auto p = plan_of(text);
+  ASSERT_TRUE(p.mgmt);
+  EXPECT_EQ(p.mgmt->dhcp_address, "172.30.9.254/24");  // the subnet's last usable address
+  const auto& vm = *p.find("vm1");
+  EXPECT_EQ(vm.mgmt_address, "172.30.9.5/24");  // after the FRR nodes, in node order
+  EXPECT_EQ(vm.mgmt_port, "");                  // no veth: its tap is the port
+  EXPECT_EQ(vm.vm.mgmt_netns, "tw-m.mgmt");
+  EXPECT_THAT(vm.vm.cmdline, HasSubstr(" twin.if=" + vm.vm.mgmt_mac + ",mgmt0,1500,dhcp "));
+  // The tap goes to the management namespace and joins the bridge; it is not renamed mgmt0.
+  EXPECT_THAT(twin::wiring::tap_move_script(vm),
+              HasSubstr("link set dev " + vm.vm.mgmt_tap + " netns tw-m.mgmt\n"));
+  EXPECT_THAT(twin::wiring::tap_up_script(vm), Not(HasSubstr("mgmt0")));
+  EXPECT_EQ(twin::wiring::mgmt_vm_port_script(vm),
+            "link set " + vm.vm.mgmt_tap + " master br0 up\n");
+  std::vector<const twin::plan::Node*> all;
+  for (const auto& n : p.nodes) all.push_back(&n);
+  EXPECT_THAT(twin::wiring::mgmt_root_script(p, all, true), Not(HasSubstr("tw-m-vm1")));
+  EXPECT_EQ(twin::wiring::mgmt_node_script(p, vm), "");
+  EXPECT_THAT(twin::wiring::mgmt_bridge_script(p, all, true),
+              HasSubstr("address add 172.30.9.254/24 dev br0\n"));
+  EXPECT_EQ(twin::wiring::mgmt_dhcp_hosts(p), vm.vm.mgmt_mac + ",172.30.9.5\n");
+  const auto argv = twin::wiring::mgmt_dhcp_argv(*p.mgmt, "/run/twin/m/mgmt-dhcp-hosts");
+  for (const char* want : {"--port=0", "--interface=br0", "--listen-address=172.30.9.254",
+                           "--dhcp-range=172.30.9.0,static", "--dhcp-option=option:router",
+                           "--dhcp-hostsfile=/run/twin/m/mgmt-dhcp-hosts", "--leasefile-ro",
+                           "--keep-in-foreground", "--conf-file=/dev/null"})
+    EXPECT_NE(std::find(argv.begin(), argv.end(), want), argv.end()) << want;
+  // The lab's login does not reach a VM: the inventories name it, only the JSON lists it.
+  auto ansible = twin::graph::inventory(p, "ansible");
+  ASSERT_TRUE(ansible);
+  EXPECT_THAT(*ansible, HasSubstr("# VM vm1 at 172.30.9.5: not listed"));
+  EXPECT_THAT(*ansible, Not(HasSubstr("vm1: {ansible_host")));
+  auto j = nlohmann::json::parse(*twin::graph::inventory(p, "json"));
+  EXPECT_EQ(j["nodes"].back()["name"], "vm1");
+  EXPECT_EQ(j["nodes"].back()["login"], "image");
+  EXPECT_EQ(j["nodes"][0]["login"], "lab");
+  // Without VMs no DHCP server and no reserved address.
+  EXPECT_EQ(plan_of(kFabric + "mgmt: {subnet: 172.30.9.0/24}\n").mgmt->dhcp_address, "");
+  // The server's address is nobody else's.
+  std::string taken = text;
+  taken.replace(taken.find("mgmt-address: 172.30.9.2"), 24, "mgmt-address: 172.30.9.254");
+  EXPECT_THAT(errors(taken), HasSubstr("is already twin's DHCP server for the lab's VMs"));
 }
 
 // FRR's answers in a node's session log, as script(1) recorded an Ansible network_cli session

@@ -244,7 +244,7 @@ TEST_F(VmLab, PlanGivesEachVmItsDomainTapsAndNics) {
       taps.insert(i.tap);
     }
   }
-  EXPECT_EQ(taps.size(), 2u + 2u + 2u + 1u);
+  EXPECT_EQ(taps.size(), 3u + 2u + 2u + 1u);  // management NICs, then vx1's, sonic1's, vm1's
 }
 
 TEST_F(VmLab, KernelBootGuestLearnsInterfacesFromTheCommandLine) {
@@ -252,7 +252,9 @@ TEST_F(VmLab, KernelBootGuestLearnsInterfacesFromTheCommandLine) {
   const auto* vm = p.find("vm1");
   ASSERT_NE(vm, nullptr);
   const auto& i = vm->interfaces.at(0);
-  EXPECT_EQ(vm->vm.cmdline, "console=ttyS0 panic=-1 quiet twin.hostname=vm1 twin.if=" + i.mac +
+  // Its management NIC first (mgmt0, link-local only: the lab has no management network).
+  EXPECT_EQ(vm->vm.cmdline, "console=ttyS0 panic=-1 quiet twin.hostname=vm1 twin.if=" +
+                                vm->vm.mgmt_mac + ",mgmt0,1500 twin.if=" + i.mac +
                                 ",eth1,1500,10.0.1.10/24,2001:db8:1::10/64"
                                 " twin.route=default,10.0.1.1 twin.route=default,2001:db8:1::1");
   EXPECT_TRUE(vm->vm.overlay.empty());
@@ -374,12 +376,17 @@ TEST_F(VmLab, TapScriptsCreateSilenceMoveAndJoin) {
   auto p = mixed_plan();
   const auto& vm = *p.find("vm1");
   const auto& tap = vm.interfaces[0].tap;
+  const auto& mtap = vm.vm.mgmt_tap;
   EXPECT_EQ(twin::wiring::tap_create_script(vm),
-            "tuntap add dev " + tap + " mode tap\nlink set dev " + tap + " mtu 1500\n");
+            "tuntap add dev " + mtap + " mode tap\ntuntap add dev " + tap +
+                " mode tap\nlink set dev " + tap + " mtu 1500\n");
   EXPECT_EQ(twin::wiring::vm_tap_sysctls(vm),
             (std::vector<std::pair<std::string, std::string>>{
+                {"net/ipv6/conf/" + mtap + "/disable_ipv6", "1"},
                 {"net/ipv6/conf/" + tap + "/disable_ipv6", "1"}}));
-  EXPECT_EQ(twin::wiring::tap_move_script(vm), "link set dev " + tap + " netns tw-vmlab-vm1\n");
+  EXPECT_EQ(twin::wiring::tap_move_script(vm), "link set dev " + mtap +
+                                                   " netns tw-vmlab-vm1\nlink set dev " + tap +
+                                                   " netns tw-vmlab-vm1\n");
   EXPECT_EQ(twin::wiring::tap_redirect_script(vm),
             "qdisc add dev eth1 ingress\n"
             "filter add dev eth1 parent ffff: protocol all u32 match u32 0 0 action mirred egress "

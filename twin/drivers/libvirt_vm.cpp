@@ -15,6 +15,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/runtime/libvirt.hpp"
+#include "twin/wiring/mgmt.hpp"
 #include "twin/wiring/wiring.hpp"
 
 namespace twin::drivers {
@@ -294,7 +295,12 @@ Result<void> start_vms(const std::vector<const plan::Node*>& vms, BuildContext& 
   for (const auto* n : vms) {
     if (auto r = wiring::run_batch(runner, wiring::tap_up_script(*n), n->netns, "VM taps up"); !r)
       return r.error().with_context("node " + n->name);
-    if (!n->vm.mgmt_tap.empty())
+    if (!n->vm.mgmt_netns.empty()) {
+      if (auto r = wiring::run_batch(runner, wiring::mgmt_vm_port_script(*n), n->vm.mgmt_netns,
+                                     "joining the VM's management NIC to the management bridge");
+          !r)
+        return r.error().with_context("node " + n->name);
+    } else if (!n->vm.mgmt_tap.empty())
       if (auto r = wiring::apply_sysctls(
               n->netns,
               {{std::string("net/ipv6/conf/") + wiring::kMgmtPort + "/disable_ipv6", "0"}});
@@ -425,7 +431,8 @@ nlohmann::json vm_status(const plan::Node& n) {
                    {"console_log", n.vm.console_log},
                    {"running", nullptr}};
   if (n.vm.agent == "twin") j["agent"] = n.vm.agent_socket;
-  if (!n.vm.mgmt_tap.empty())
+  // On the lab's management network, the node's mgmt_address says it all.
+  if (!n.vm.mgmt_tap.empty() && n.vm.mgmt_netns.empty())
     j["mgmt"] =
         eui64_link_local(n.vm.mgmt_mac) + "%" + wiring::kMgmtPort + " (netns " + n.netns + ")";
   if (auto hv = runtime::Hypervisor::open(n.vm.uri))

@@ -102,10 +102,13 @@ Result<void> prepare_lab_ssh(const plan::Plan& plan, proc::ProcessRunner& runner
   auto passwd = read_file("/etc/passwd");
   if (!passwd) return passwd.error();
   if (auto w = write_mode(m.key_dir + "/passwd", lab_passwd(*passwd, m), 0644); !w) return w;
-  // Only the login: "*" is no password and not a locked account (sshd refuses "!").
-  if (auto w = write_mode(m.key_dir + "/shadow", m.user + ":*:19000:0:99999:7:::\n", 0600); !w)
-    return w;
+  if (auto w = write_mode(m.key_dir + "/shadow", lab_shadow(m), 0600); !w) return w;
   return write_mode(known_hosts_path(m), "", 0644);
+}
+
+std::string lab_shadow(const plan::Mgmt& m) {
+  // "*" is no password and not a locked account (sshd refuses "!" even for a key).
+  return m.user + ":" + (m.password_hash.empty() ? "*" : m.password_hash) + ":19000:0:99999:7:::\n";
 }
 
 std::string sshd_config(const plan::Mgmt& m, const plan::Node& n) {
@@ -116,10 +119,12 @@ std::string sshd_config(const plan::Mgmt& m, const plan::Node& n) {
     << "HostKey " << dir << "/ssh_host_ed25519_key\n"
     << "PidFile none\n"
     << "AuthorizedKeysFile " << m.key_dir << "/authorized_keys\n"
-    << "AllowUsers " << m.user << "\n"
-    << "PermitRootLogin prohibit-password\n"
+    << "AllowUsers " << m.user
+    << "\n"
+    // The login is uid 0 inside sshd's mount namespace: a password needs root's permission.
+    << "PermitRootLogin " << (m.password_hash.empty() ? "prohibit-password" : "yes") << "\n"
     << "PubkeyAuthentication yes\n"
-    << "PasswordAuthentication no\n"
+    << "PasswordAuthentication " << (m.password_hash.empty() ? "no" : "yes") << "\n"
     << "KbdInteractiveAuthentication no\n"
     << "UsePAM no\n"
     << "UseDNS no\n"

@@ -7,11 +7,12 @@
 // (DESIGN.md §4a, measured: non-interactive commands keep vtysh's exit status; `ssh -tt`
 // lands at the `leaf1# ` prompt; Ansible's network_cli works against it).
 //
-// Authentication is the lab's key only (ed25519, generated per lab, 0600 in <lab run dir>/ssh,
-// removed by `down`); no password. The login (Mgmt::user, "admin") exists only inside sshd's
-// private mount namespace: its own passwd and shadow files are bound over the machine's, with
-// the login as uid 0, so that vtysh reaches the node's root-owned vty sockets and the
-// container's mount namespace. That grants nothing root on this machine does not have already:
+// Authentication is the lab's key (ed25519, generated per lab, 0600 in <lab run dir>/ssh,
+// removed by `down`); a password too only when the topology gives one (Mgmt::password_hash: only
+// the hash is written, in the login's shadow entry). The login (Mgmt::user, "admin") exists only
+// inside sshd's private mount namespace: its own passwd and shadow files are bound over the
+// machine's, with the login as uid 0, so that vtysh reaches the node's root-owned vty sockets and
+// the container's mount namespace. That grants nothing root on this machine does not have already:
 // the key is readable by root only, and the addresses are reachable from this machine and the
 // lab's namespaces only (wiring/mgmt.hpp). sshd and every login run read-only but the node's
 // run folder (proc::Command::writable), as the node's daemons do.
@@ -52,6 +53,8 @@ Result<void> wait_node_sshd(const plan::Node& node, int pid,
 // Pure, for the tests: the node's sshd_config, and the login script its ForceCommand runs.
 std::string sshd_config(const plan::Mgmt& mgmt, const plan::Node& node);
 std::string login_script(const plan::Node& node);
+// The login's shadow file: its password hash, or "*" (no password, key only).
+std::string lab_shadow(const plan::Mgmt& mgmt);
 // The machine's passwd text with `user` as uid 0 (any line of the same name dropped).
 std::string lab_passwd(const std::string& host_passwd, const plan::Mgmt& mgmt);
 

@@ -54,6 +54,10 @@ Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
                      "); twin needs the veth driver (CONFIG_VETH)");
   if (plan.mgmt)
     if (auto r = drivers::ssh_preflight(); !r) return r;
+  if (plan.mgmt && !plan.mgmt->dhcp_address.empty() && ::access("/usr/sbin/dnsmasq", X_OK) != 0)
+    return env_error(
+        "dnsmasq is missing: a lab whose VMs join the management network gets their addresses "
+        "from twin's DHCP server; run tools/install-deps.sh --vm (package dnsmasq-base)");
   if (cgroup2_mount().empty())
     return env_error(
         "no cgroup v2 hierarchy is mounted; twin keeps each lab's processes in "

@@ -318,6 +318,12 @@ struct Reconciler {
                                    m.netns, "the management bridge");
         !r)
       return r;
+    // IPv4 only: its ports (a VM's tap too, moved in later) send no IPv6 onto the segment.
+    if (new_mgmt())
+      if (auto r = wiring::apply_sysctls(m.netns, {{"net/ipv6/conf/all/disable_ipv6", "1"},
+                                                   {"net/ipv6/conf/default/disable_ipv6", "1"}});
+          !r)
+        return r.error().with_context("the management namespace");
     if (auto r = for_each_node(members, parallel,
                                [&](const plan::Node& n) {
                                  return wiring::run_batch(runner, wiring::mgmt_node_script(to, n),
@@ -325,6 +331,9 @@ struct Reconciler {
                                });
         !r)
       return r;
+    if (std::any_of(members.begin(), members.end(),
+                    [](const plan::Node* n) { return !n->vm.mgmt_netns.empty(); }))
+      if (auto r = serve_mgmt_dhcp(); !r) return r;
     if (new_mgmt())
       if (auto r = drivers::prepare_lab_ssh(to, runner); !r) return r;
     // Host keys and sshd configs on a thread of their own while the daemons start; joined by
@@ -338,6 +347,42 @@ struct Reconciler {
       return {};
     });
     return {};
+  }
+
+  // Twin's DHCP server for the VM members (wiring/mgmt.hpp mgmt_dhcp_argv), before any VM boots:
+  // started with the first VM, told to reread its leases (SIGHUP) when a change step adds one.
+  Result<void> serve_mgmt_dhcp() {
+    const plan::Mgmt& m = *to.mgmt;
+    const std::string hosts = to.run_dir + "/mgmt-dhcp-hosts";
+    if (auto w = write_file(hosts, wiring::mgmt_dhcp_hosts(to)); !w) return w;
+    for (const auto& r : ctx.record.state().resources)
+      if (r.kind == "process" && r.name == "dnsmasq" && r.node.empty() &&
+          state::process_alive(r.pid, r.start_time)) {
+        ::kill(r.pid, SIGHUP);
+        return {};
+      }
+    proc::Command c{wiring::mgmt_dhcp_argv(m, hosts), "", std::chrono::seconds(10), m.netns,
+                    ctx.record.cgroup()};
+    c.output_file = to.run_dir + "/mgmt-dhcp.log";
+    c.detach = true;
+    c.cancellable = false;  // its PID must be noted once it runs
+    auto r = proc::run_checked(runner, c, "starting dnsmasq (DHCP for the lab's VMs)");
+    if (!r) return r.error();
+    ctx.record.note({"process", "dnsmasq", "", r->pid, state::process_start_time(r->pid)});
+    if (auto saved = ctx.record.save(); !saved) return saved;
+    // Ready once it logs its DHCP range ("DHCP, static leases only on ..."); one that exits (a
+    // bad option, the address taken) says why in its log.
+    const auto until = Clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      auto log = read_file(c.output_file);
+      if (log && log->find("DHCP, ") != std::string::npos) return {};
+      const bool alive = state::process_alive(r->pid, 0);
+      if (!alive || Clock::now() > until)
+        return harness_error(std::string("dnsmasq (DHCP for the lab's VMs) ") +
+                             (alive ? "did not start within 5 s" : "exited") +
+                             (log && !log->empty() ? ": " + trim_end(*log) : std::string()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
 
   // Each new member's sshd, once its daemons run (a login lands in vtysh).

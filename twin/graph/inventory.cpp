@@ -13,6 +13,9 @@ namespace {
 struct Member {
   std::string name, address, role, group;
   uint32_t asn = 0;
+  // A VM: on the network by DHCP, logged into with its image's own sshd and account, not the
+  // lab's login (docs/management.md).
+  bool vm = false;
 };
 
 // "leaf" -> "leaves", "spine" -> "spines", "super-spine" -> "super-spines": Ansible's usual
@@ -35,7 +38,7 @@ std::vector<Member> members(const plan::Plan& plan) {
   std::vector<Member> out;
   for (const auto& n : plan.nodes) {
     if (n.mgmt_address.empty()) continue;
-    Member m{n.name, n.mgmt_ip(), "", "", n.asn};
+    Member m{n.name, n.mgmt_ip(), "", "", n.asn, !n.vm.mgmt_netns.empty()};
     if (auto it = by_name.find(n.name); it != by_name.end()) m.role = it->second->role;
     m.group = group_of(m.role);
     out.push_back(std::move(m));
@@ -46,22 +49,36 @@ std::vector<Member> members(const plan::Plan& plan) {
 std::string key(const plan::Mgmt& m) { return m.key_dir + "/id_ed25519"; }
 std::string known_hosts(const plan::Mgmt& m) { return m.key_dir + "/known_hosts"; }
 
-std::string header(const plan::Plan& p, const char* comment) {
-  return std::string(comment) + " twin inventory of lab " + p.lab + ": management network " +
-         p.mgmt->subnet + ", login " + p.mgmt->user + " with the lab's key (valid while the lab "
-         "is up)\n";
+std::string header(const plan::Plan& p, const std::vector<Member>& ms, const char* comment) {
+  std::string h = std::string(comment) + " twin inventory of lab " + p.lab +
+                  ": management network " + p.mgmt->subnet + ", login " + p.mgmt->user +
+                  " with the lab's key (valid while the lab is up)\n";
+  for (const auto& x : ms)
+    if (x.vm)
+      h += std::string(comment) + " VM " + x.name + " at " + x.address +
+           ": not listed, its image's own sshd and account log in\n";
+  return h;
+}
+
+// The members the lab's login reaches (every one but the VMs).
+std::vector<const Member*> logins(const std::vector<Member>& ms) {
+  std::vector<const Member*> out;
+  for (const auto& x : ms)
+    if (!x.vm) out.push_back(&x);
+  return out;
 }
 
 std::string ansible(const plan::Plan& p, const std::vector<Member>& ms) {
   const plan::Mgmt& m = *p.mgmt;
   std::map<std::string, std::vector<const Member*>> groups;
-  for (const auto& x : ms) groups[x.group].push_back(&x);
+  for (const auto* x : logins(ms)) groups[x->group].push_back(x);
   std::ostringstream s;
-  s << header(p, "#") << "all:\n  vars:\n"
+  s << header(p, ms, "#") << "all:\n  vars:\n"
     << "    ansible_user: " << m.user << "\n"
     << "    ansible_connection: ansible.netcommon.network_cli\n"
     << "    ansible_network_os: frr.frr.frr\n"
-    << "    ansible_ssh_private_key_file: " << key(m) << "\n"
+    << "    ansible_ssh_private_key_file: " << key(m)
+    << "\n"
     // paramiko (network_cli's transport on Debian 12) reads no known_hosts file but the
     // user's: the lab's host keys are in known_hosts for ssh, and checking is left to it.
     << "    ansible_host_key_checking: false\n"
@@ -78,8 +95,9 @@ std::string ansible(const plan::Plan& p, const std::vector<Member>& ms) {
 std::string nornir(const plan::Plan& p, const std::vector<Member>& ms) {
   const plan::Mgmt& m = *p.mgmt;
   std::ostringstream s;
-  s << header(p, "#") << "---\n";
-  for (const auto& x : ms) {
+  s << header(p, ms, "#") << "---\n";
+  for (const auto* xp : logins(ms)) {
+    const Member& x = *xp;
     s << x.name << ":\n"
       << "  hostname: " << x.address << "\n"
       << "  username: " << m.user << "\n"
@@ -98,10 +116,10 @@ std::string nornir(const plan::Plan& p, const std::vector<Member>& ms) {
 std::string ssh_config(const plan::Plan& p, const std::vector<Member>& ms) {
   const plan::Mgmt& m = *p.mgmt;
   std::ostringstream s;
-  s << header(p, "#");
-  for (const auto& x : ms)
-    s << "Host " << x.name << "\n"
-      << "  HostName " << x.address << "\n"
+  s << header(p, ms, "#");
+  for (const auto* x : logins(ms))
+    s << "Host " << x->name << "\n"
+      << "  HostName " << x->address << "\n"
       << "  User " << m.user << "\n"
       << "  IdentityFile " << key(m) << "\n"
       << "  IdentitiesOnly yes\n"
@@ -121,8 +139,11 @@ std::string json(const plan::Plan& p, const std::vector<Member>& ms) {
                       {"known_hosts", known_hosts(m)},
                       {"nodes", nlohmann::json::array()}};
   for (const auto& x : ms)
-    j["nodes"].push_back(
-        {{"name", x.name}, {"address", x.address}, {"role", x.role}, {"group", x.group}});
+    j["nodes"].push_back({{"name", x.name},
+                          {"address", x.address},
+                          {"role", x.role},
+                          {"group", x.group},
+                          {"login", x.vm ? "image" : "lab"}});
   return j.dump(2) + "\n";
 }
 

@@ -60,6 +60,10 @@ struct Vm {
   std::string agent_socket;    // <run_dir>/agent.sock
   std::string mgmt_tap;        // tap of the management NIC (NIC 0), "" without one
   std::string mgmt_mac;
+  // The lab's management namespace when NIC 0 is a port of the lab's management bridge (the
+  // guest takes the node's mgmt_address by DHCP); "" when its tap is `mgmt0` in the node's
+  // namespace (link-local only).
+  std::string mgmt_netns;
 };
 
 // A VNI on a VTEP (RFC 7348, RFC 8365): the kernel devices twin creates in the leaf's namespace
@@ -295,6 +299,12 @@ struct Mgmt {
   std::string user;          // the SSH login that lands in vtysh, "admin"
   std::string nft_table;     // inet table that keeps the subnet to the host and the lab
   std::string key_dir;       // <run_dir>/ssh: the lab's SSH key pair (0600), known_hosts
+  // With VM members: twin's DHCP server (dnsmasq) on the bridge, at the subnet's last usable
+  // address ("172.30.7.254/24"), with a static lease per VM; "" without VMs.
+  std::string dhcp_address;
+  // crypt(5) hash of the login's password when the topology gives one (password login then
+  // works besides the key); "" = key only.
+  std::string password_hash;
 };
 
 struct Plan {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "twin/core/diagnostics.hpp"
+#include "twin/core/password.hpp"
 #include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/host_paths.hpp"
@@ -140,6 +141,16 @@ std::string generate_frr_config(const Node& n, const topology::ImageProfile& img
   return c.str();
 }
 
+// The guest's name for its management NIC while it is not on the lab's management network
+// (the namespace's side of its tap has the same name).
+constexpr const char* kVmMgmtPort = "mgmt0";
+
+// The kernel command line's key for a VM's management NIC (tools/test-vm/init): its name in
+// the guest, and "dhcp" when it takes its address from the lab's management network.
+std::string vm_mgmt_nic_arg(const Vm& vm, const std::string& ifname, bool dhcp) {
+  return " twin.if=" + vm.mgmt_mac + "," + ifname + ",1500" + (dhcp ? ",dhcp" : "");
+}
+
 // The management network's addresses, names and notes (plan.hpp Mgmt).
 void plan_mgmt(Plan& p, const topology::Topology& topo) {
   const topology::Mgmt& tm = *topo.mgmt;
@@ -166,7 +177,24 @@ void plan_mgmt(Plan& p, const topology::Topology& topo) {
   m.user = tm.user;
   m.nft_table = "twin_mgmt_" + p.lab;
   m.key_dir = p.run_dir + "/ssh";
+  if (!tm.password_hash.empty()) {
+    m.password_hash = tm.password_hash;
+  } else if (!tm.password.empty()) {
+    auto h = hash_password(tm.password);
+    // Without libcrypt's salt source the login keeps the key only, and says so.
+    if (h)
+      m.password_hash = *h;
+    else
+      add_note(p.notes, {"warning", "", p.topology_file,
+                         "mgmt.password: " + h.error().message +
+                             "; the login takes the lab's "
+                             "key only"});
+  }
   std::set<std::string> used = {nth(1).address()};
+  if (topology::mgmt_serves_dhcp(topo)) {
+    m.dhcp_address = topology::mgmt_dhcp_address(subnet).str();
+    used.insert(topology::mgmt_dhcp_address(subnet).address());
+  }
   for (const auto& tn : topo.nodes)
     if (tn.mgmt_address && topology::joins_mgmt(tn)) used.insert(tn.mgmt_address->address());
   uint32_t next = 2;
@@ -176,8 +204,10 @@ void plan_mgmt(Plan& p, const topology::Topology& topo) {
     if (!topology::joins_mgmt(tn)) {
       if (tn.profile.boots_vm)
         add_note(p.notes, {"info", n.name, "",
-                           "VM " + n.name + " keeps its image's management NIC; it is not on the "
-                           "lab's management network (" + m.subnet + ")"});
+                           "VM " + n.name + ": its image (" + n.image +
+                               ") has no management "
+                               "NIC; it is not on the lab's management network (" +
+                               m.subnet + ")"});
       continue;
     }
     if (tn.mgmt_address) {
@@ -187,6 +217,16 @@ void plan_mgmt(Plan& p, const topology::Topology& topo) {
     } else {
       while (used.count(nth(next).address())) ++next;
       n.mgmt_address = nth(next++).str();
+    }
+    if (!n.vm.mgmt_tap.empty()) {
+      // Its NIC 0 joins the bridge; the guest asks twin's DHCP server for its address.
+      n.vm.mgmt_netns = m.netns;
+      if (!n.vm.kernel.empty()) {
+        const std::string before = vm_mgmt_nic_arg(n.vm, kVmMgmtPort, false);
+        if (auto at = n.vm.cmdline.find(before); at != std::string::npos)
+          n.vm.cmdline.replace(at, before.size(), vm_mgmt_nic_arg(n.vm, m.interface, true));
+      }
+      continue;
     }
     n.mgmt_port = "n" + std::to_string(ni + 1);
     // Only its connected route: nothing of the management network may reach the fabric.
@@ -254,6 +294,7 @@ void plan_vm(const Plan& p, size_t node_index, Node& n, const topology::Node& tn
     std::string c = "console=ttyS0 panic=-1";
     if (!vp.cmdline.empty()) c += " " + vp.cmdline;
     c += " twin.hostname=" + n.name;
+    if (!vm.mgmt_tap.empty()) c += vm_mgmt_nic_arg(vm, kVmMgmtPort, false);
     for (const auto& i : n.interfaces) {
       c += " twin.if=" + i.mac + "," + i.name + "," + std::to_string(i.mtu);
       for (const auto& a : i.addresses) c += "," + a;
@@ -1435,7 +1476,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 initrd, disk, overlay, cmdline, vcpus, memory_mib,
                                                 nic_model, accel, ready_pattern, ready_timeout_s,
                                                 agent, console_log, agent_socket, mgmt_tap,
-                                                mgmt_mac)
+                                                mgmt_mac, mgmt_netns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Container, image, name, image_id, frr_version,
                                                 frr_uid, frr_gid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
@@ -1457,7 +1498,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Node, name, kind, image, backend
                                                 mgmt_address, mgmt_port)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Link, a_node, a_interface, b_node, b_interface, mtu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mgmt, subnet, host_address, netns, host_veth,
-                                                interface, user, nft_table, key_dir)
+                                                interface, user, nft_table, key_dir, dhcp_address,
+                                                password_hash)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedSession, node, interface, peer_node,
                                                 peer_address, ibgp, carries_routes, predictable,
                                                 evpn, rr_client, next_hop_self, next_hop_self_force)

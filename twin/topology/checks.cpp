@@ -74,8 +74,8 @@ class Checker {
         if (n.mgmt_address)
           error(n.mgmt_mark, "nodes." + n.name + ".mgmt-address",
                 "node " + n.name + " does not join the management network (" +
-                    (n.profile.boots_vm ? "a VM keeps the management NIC of its image"
-                                        : "only FRR nodes do") +
+                    (n.profile.boots_vm ? "its image has no management NIC"
+                                        : "only FRR nodes and VMs with a management NIC do") +
                     ")",
                 "remove mgmt-address");
         continue;
@@ -88,9 +88,13 @@ class Checker {
                                         " for a link, which is the management interface",
                   "rename the link's interface, or set mgmt.interface to another name");
     }
-    if (!m.subnet && members > 253) {
-      error(m.mark, "mgmt", "the default management subnet (a /24) holds 253 nodes; the lab has " +
-                                std::to_string(members),
+    // Twin's DHCP server takes an address when VMs join (the subnet's last usable one).
+    const bool dhcp = mgmt_serves_dhcp(t);
+    const int reserved = dhcp ? 2 : 1;
+    if (!m.subnet && members > 254 - reserved) {
+      error(m.mark, "mgmt",
+            "the default management subnet (a /24) holds " + std::to_string(254 - reserved) +
+                " nodes; the lab has " + std::to_string(members),
             "give mgmt.subnet, e.g. 172.30.0.0/22");
       return;
     }
@@ -138,16 +142,21 @@ class Checker {
             if (auto p = IpPrefix::parse(a)) clash(*p, n.name + "'s " + ifname + " in its config");
     }
     const long long size = 1LL << (32 - s.length);
-    if (members + 1 > size - 2)
+    if (members + reserved > size - 2)
       error(m.mark, "mgmt.subnet",
             "management subnet " + s.str() + " holds " + std::to_string(size - 2) +
-                " addresses; the lab needs " + std::to_string(members + 1) +
-                " (its nodes and the host)",
+                " addresses; the lab needs " + std::to_string(members + reserved) +
+                (dhcp ? " (its nodes, the host and twin's DHCP server for its VMs)"
+                      : " (its nodes and the host)"),
             "give a larger subnet");
-    std::map<std::string, std::string> used;  // address -> node
+    std::map<std::string, std::string> used;  // address -> node, or what else holds it
+    std::set<std::string> used_by_node;
     IpPrefix host = s.network();
     host.bytes[3] = static_cast<uint8_t>(host.bytes[3] + 1);
     used[host.address()] = "the host (the subnet's first address)";
+    if (dhcp)
+      used[mgmt_dhcp_address(s).address()] =
+          "twin's DHCP server for the lab's VMs (the subnet's last usable address)";
     for (const auto& n : t.nodes) {
       if (!n.mgmt_address || !joins_mgmt(n)) continue;
       const std::string f = "nodes." + n.name + ".mgmt-address";
@@ -169,10 +178,12 @@ class Checker {
               "");
         continue;
       }
-      if (auto [it, fresh] = used.emplace(a.address(), n.name); !fresh)
+      if (auto [it, fresh] = used.emplace(a.address(), n.name); fresh)
+        used_by_node.insert(a.address());
+      else
         error(n.mgmt_mark, f,
               "management address " + a.address() + " of " + n.name + " is already " +
-                  (it->second.rfind("the host", 0) == 0 ? it->second : "node " + it->second + "'s"),
+                  (used_by_node.count(it->first) ? "node " + it->second + "'s" : it->second),
               "give each node its own address");
     }
   }

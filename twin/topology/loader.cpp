@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "twin/core/password.hpp"
 #include "twin/core/yaml_reader.hpp"
 #include "twin/topology/checks.hpp"
 #include "twin/topology/containerlab.hpp"
@@ -28,7 +29,8 @@ using yaml::mark_of;
 
 const std::vector<std::string> kTopKeys = {"version", "name",    "defaults", "nodes", "links",
                                            "checks",  "tenants", "anycast",  "mgmt"};
-const std::vector<std::string> kMgmtKeys = {"subnet", "interface", "user"};
+const std::vector<std::string> kMgmtKeys = {"subnet", "interface", "user", "password",
+                                            "password-hash"};
 const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
 const std::vector<std::string> kNodeKeys = {
     "kind",   "image",   "asn",    "router-id",    "loopback",
@@ -207,6 +209,24 @@ class Loader {
       if (auto s = r_.string(at(in, "mgmt.interface"))) m.interface = *s;
     if (auto un = mn["user"])
       if (auto s = r_.string(at(un, "mgmt.user"))) m.user = *s;
+    if (auto pw = mn["password"])
+      if (auto s = r_.string(at(pw, "mgmt.password"))) {
+        m.password = *s;
+        if (s->empty())
+          error(pw, "mgmt.password", "empty password",
+                "leave password out: the lab's key logs in without one");
+      }
+    if (auto ph = mn["password-hash"])
+      if (auto s = r_.string(at(ph, "mgmt.password-hash"))) {
+        m.password_hash = *s;
+        if (!mn["password"].IsDefined() &&
+            (!crypt_hash_ok(*s) || s->find_first_of(": \t\r\n") != std::string::npos))
+          error(ph, "mgmt.password-hash", "not a crypt(5) hash this machine's libcrypt checks",
+                "e.g. the output of `mkpasswd -m yescrypt` or `openssl passwd -6`");
+      }
+    if (mn["password"] && mn["password-hash"])
+      error(mn["password-hash"], "mgmt.password-hash", "both password and password-hash given",
+            "give one");
     return m;
   }
 

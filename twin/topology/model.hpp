@@ -1,6 +1,7 @@
 #pragma once
 // The topology file as data (format v1, documented in docs/topology.md and
 // topologies/schema/topology.schema.json). Pure data: loading and checking live in loader.hpp.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -184,6 +185,11 @@ struct Mgmt {
   std::optional<IpPrefix> subnet;  // nullopt = a /24 of 172.30.0.0/16 chosen from the lab name
   std::string interface = "mgmt0";
   std::string user = "admin";  // the SSH login that lands in vtysh
+  // A password for `user` besides the lab's key, only when the topology asks (`password:`,
+  // hashed by the planner; or `password-hash:`, a crypt(5) string such as `mkpasswd` prints).
+  // Only a hash reaches the plan, the state file and the login's shadow entry.
+  std::string password;
+  std::string password_hash;
   Mark mark;
 };
 
@@ -283,8 +289,18 @@ struct Topology {
 };
 
 // Whether `n` joins the lab's management network (when it has one): FRR nodes that twin runs
-// itself. A VM keeps the management NIC its profile gives it; hosts and bridges have none.
-inline bool joins_mgmt(const Node& n) { return n.kind == NodeKind::kFrr && !n.profile.boots_vm; }
+// itself, through a veth; a VM whose image has a management NIC (NIC 0), which joins the
+// bridge and takes its address by DHCP from twin's server on it. Other hosts and bridges have
+// none.
+inline bool joins_mgmt(const Node& n) {
+  if (n.profile.boots_vm) return n.profile.vm.management_nic;
+  return n.kind == NodeKind::kFrr;
+}
+// Whether the lab's management network needs twin's DHCP server: a VM joins it.
+inline bool mgmt_serves_dhcp(const Topology& t) {
+  return t.mgmt && std::any_of(t.nodes.begin(), t.nodes.end(),
+                               [](const Node& n) { return n.profile.boots_vm && joins_mgmt(n); });
+}
 
 // The data NIC (0-based, management NIC not counted) that guest interface `name` is, for a
 // profile with an interface-pattern: "swp3" with swp{n}, first 1, step 1 is NIC 2. -1 when the

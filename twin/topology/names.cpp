@@ -18,6 +18,13 @@ IpPrefix default_mgmt_subnet(const std::string& lab) {
   return *IpPrefix::parse("172.30." + std::to_string(h % 256) + ".0/24");
 }
 
+IpPrefix mgmt_dhcp_address(const IpPrefix& subnet) {
+  IpPrefix a = subnet.network();
+  for (int bit = subnet.length; bit < 32; ++bit) a.bytes[bit / 8] |= (0x80 >> (bit % 8));
+  a.bytes[3] = static_cast<uint8_t>(a.bytes[3] - 1);  // below the broadcast address
+  return a;
+}
+
 bool valid_interface_name(const std::string& name, std::string* why) {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;

@@ -21,5 +21,9 @@ bool valid_interface_name(const std::string& name, std::string* why);
 // 172.30.0.0/16 named by an FNV-1a hash of the lab name, so two labs rarely share one (`up`
 // refuses a subnet this machine already routes).
 IpPrefix default_mgmt_subnet(const std::string& lab);
+// The address of twin's DHCP server on a management network with VMs (its bridge in the lab's
+// management namespace): the last usable address of `subnet` (IPv4), with the subnet's length.
+// Reserved like the host's first address: no node takes it.
+IpPrefix mgmt_dhcp_address(const IpPrefix& subnet);
 
 }  // namespace twin::topology

@@ -22,7 +22,7 @@ std::string mgmt_root_script(const plan::Plan& plan, const std::vector<const pla
     s << "link set " << m.host_veth << " up\n";
   }
   for (const auto* n : nodes)
-    if (!n->mgmt_address.empty())
+    if (!n->mgmt_port.empty())
       s << "link add " << m.interface << " netns " << n->netns << " type veth peer name "
         << n->mgmt_port << " netns " << m.netns << "\n";
   return s.str();
@@ -37,16 +37,18 @@ std::string mgmt_bridge_script(const plan::Plan& plan, const std::vector<const p
     s << "link add " << plan::kBridgeDevice
       << " type bridge stp_state 0 forward_delay 0 mcast_snooping 0\n";
     s << "link set " << kHostPort << " master " << plan::kBridgeDevice << " up\n";
+    if (!plan.mgmt->dhcp_address.empty())
+      s << "address add " << plan.mgmt->dhcp_address << " dev " << plan::kBridgeDevice << "\n";
     s << "link set " << plan::kBridgeDevice << " up\n";
   }
   for (const auto* n : nodes)
-    if (!n->mgmt_address.empty())
+    if (!n->mgmt_port.empty())
       s << "link set " << n->mgmt_port << " master " << plan::kBridgeDevice << " up\n";
   return s.str();
 }
 
 std::string mgmt_node_script(const plan::Plan& plan, const plan::Node& node) {
-  if (!plan.mgmt || node.mgmt_address.empty()) return "";
+  if (!plan.mgmt || node.mgmt_port.empty()) return "";
   const plan::Mgmt& m = *plan.mgmt;
   const std::string addr = node.mgmt_ip();
   std::ostringstream s;
@@ -59,6 +61,43 @@ std::string mgmt_node_script(const plan::Plan& plan, const plan::Node& node) {
     << "rule add pref 5 to " << m.subnet << " prohibit\n"
     << "rule add pref 32765 lookup local\n"
     << "rule del pref 0\n";
+  return s.str();
+}
+
+std::string mgmt_vm_port_script(const plan::Node& node) {
+  if (node.vm.mgmt_netns.empty() || node.vm.mgmt_tap.empty()) return "";
+  return "link set " + node.vm.mgmt_tap + " master " + plan::kBridgeDevice + " up\n";
+}
+
+std::vector<std::string> mgmt_dhcp_argv(const plan::Mgmt& m, const std::string& hosts_file) {
+  const std::string server = m.dhcp_address.substr(0, m.dhcp_address.find('/'));
+  const std::string network = m.subnet.substr(0, m.subnet.find('/'));
+  return {"dnsmasq",
+          "--keep-in-foreground",
+          "--log-facility=-",
+          "--conf-file=/dev/null",
+          "--port=0",
+          "--no-resolv",
+          "--no-hosts",
+          "--bind-interfaces",
+          std::string("--interface=") + plan::kBridgeDevice,
+          "--listen-address=" + server,
+          "--except-interface=lo",
+          "--dhcp-range=" + network + ",static",
+          "--dhcp-hostsfile=" + hosts_file,
+          "--dhcp-option=option:router",
+          "--dhcp-authoritative",
+          "--leasefile-ro",
+          "--pid-file=",
+          "--user=root",
+          "--group=root"};
+}
+
+std::string mgmt_dhcp_hosts(const plan::Plan& plan) {
+  std::ostringstream s;
+  for (const auto& n : plan.nodes)
+    if (!n.vm.mgmt_netns.empty() && !n.mgmt_address.empty())
+      s << n.vm.mgmt_mac << "," << n.mgmt_ip() << "\n";
   return s.str();
 }
 

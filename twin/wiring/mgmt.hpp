@@ -14,13 +14,13 @@
 namespace twin::wiring {
 
 // Root-namespace `ip -batch` script. With `network`: the management namespace and the host's
-// veth (its address, up). Then per node of `nodes` (members: mgmt_address set) its veth pair,
-// created directly in both namespaces.
+// veth (its address, up). Then per node of `nodes` that joins through a veth (mgmt_port set;
+// a VM joins through its tap) its veth pair, created directly in both namespaces.
 std::string mgmt_root_script(const plan::Plan& plan, const std::vector<const plan::Node*>& nodes,
                              bool network);
 // Script for the management namespace: with `network` the bridge (STP off, no forward delay, no
-// multicast snooping: as a LAN segment's) and the host's port; then each node's port joins it,
-// all up.
+// multicast snooping: as a LAN segment's), the host's port and, with VM members, the DHCP
+// server's address on the bridge; then each node's port joins it, all up.
 std::string mgmt_bridge_script(const plan::Plan& plan, const std::vector<const plan::Node*>& nodes,
                                bool network);
 // Script for a member node's namespace: its management address on its port, up, and the
@@ -33,6 +33,20 @@ std::string mgmt_bridge_script(const plan::Plan& plan, const std::vector<const p
 // 56 nodes, an nftables table per node instead cost 1.5 s of `up`. "" for a node that is not a
 // member.
 std::string mgmt_node_script(const plan::Plan& plan, const plan::Node& node);
+// Script for the management namespace: a VM member's tap (moved there by tap_move_script once
+// QEMU holds it) joins the bridge, up. "" for a node whose NIC 0 is not on the bridge.
+std::string mgmt_vm_port_script(const plan::Node& node);
+
+// Twin's DHCP server for the VM members (plan.hpp Mgmt::dhcp_address): Debian's dnsmasq in the
+// management namespace on the bridge, DHCP only (no DNS: port 0), static leases only (an
+// address for each VM's NIC 0 MAC, nothing for anyone else), no router option (the guest gains
+// only its connected route), leases in memory. `hosts_file` holds mgmt_dhcp_hosts' text;
+// dnsmasq rereads it on SIGHUP (a VM added by a change step). Runs in the foreground, logging to
+// standard error.
+std::vector<std::string> mgmt_dhcp_argv(const plan::Mgmt& mgmt, const std::string& hosts_file);
+// dnsmasq's --dhcp-hostsfile text: "MAC,ADDRESS" per VM member of `plan`.
+std::string mgmt_dhcp_hosts(const plan::Plan& plan);
+
 // `nft -f -` input that creates the management network's table (inet family): the forward
 // hook drops whatever would be routed into or out of the host's veth. Idempotent (the table is
 // flushed first when it exists).

@@ -399,7 +399,8 @@ std::vector<std::pair<std::string, std::string>> vm_tap_sysctls(const plan::Node
 std::string tap_move_script(const plan::Node& node) {
   std::ostringstream s;
   if (!node.vm.mgmt_tap.empty())
-    s << "link set dev " << node.vm.mgmt_tap << " netns " << node.netns << "\n";
+    s << "link set dev " << node.vm.mgmt_tap << " netns "
+      << (node.vm.mgmt_netns.empty() ? node.netns : node.vm.mgmt_netns) << "\n";
   for (const auto& i : node.interfaces)
     s << "link set dev " << i.tap << " netns " << node.netns << "\n";
   return s.str();
@@ -407,7 +408,7 @@ std::string tap_move_script(const plan::Node& node) {
 
 std::string tap_up_script(const plan::Node& node) {
   std::ostringstream s;
-  if (!node.vm.mgmt_tap.empty())
+  if (!node.vm.mgmt_tap.empty() && node.vm.mgmt_netns.empty())
     s << "link set dev " << node.vm.mgmt_tap << " name " << kMgmtPort << "\n"
       << "link set dev " << kMgmtPort << " up\n";
   for (const auto& i : node.interfaces) s << "link set dev " << i.tap << " up\n";

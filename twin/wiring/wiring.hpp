@@ -116,9 +116,12 @@ Result<void> write_sysctl(const std::string& netns, const std::string& key,
 std::string tap_create_script(const plan::Node& node);
 // Sysctls (paths under /proc/sys, root namespace) that keep the taps silent.
 std::vector<std::pair<std::string, std::string>> vm_tap_sysctls(const plan::Node& node);
-// Root-namespace script moving the taps (once QEMU holds them) into the node's namespace.
+// Root-namespace script moving the taps (once QEMU holds them) into the node's namespace; the
+// management tap into the lab's management namespace when it joins that bridge (vm.mgmt_netns;
+// wiring/mgmt.hpp's mgmt_vm_port_script then joins it).
 std::string tap_move_script(const plan::Node& node);
-// Script for `ip -n <netns> -batch -`: taps up; the management tap renamed mgmt0.
+// Script for `ip -n <netns> -batch -`: taps up; the management tap, when it stays in the
+// node's namespace, renamed mgmt0.
 std::string tap_up_script(const plan::Node& node);
 // Script for `tc -n <netns> -batch -`: every frame entering a link's host end leaves through
 // the VM's tap and back (ingress qdisc + u32 match-all + mirred egress redirect; matchall is
