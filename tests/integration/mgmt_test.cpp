@@ -248,3 +248,44 @@ TEST_F(MgmtLab, ADeadSshdIsFoundAndRestartBringsItBack) {
   EXPECT_EQ(s.code, 0) << s.err;
   EXPECT_EQ(twin_it::twin("validate --lab " + lab() + " --only node").code, 0);
 }
+
+// A password the topology gives logs in beside the key (paramiko, as a password-only client
+// would); a wrong one is refused; the clear text is nowhere in the lab's files.
+TEST(MgmtPassword, APasswordLogsInBesideTheKeyAndOnlyItsHashIsKept) {
+  if (!twin_it::root()) TWIN_SKIP_WITHOUT("root", "needs root (twin up)");
+  const fs::path dir = fs::temp_directory_path() / ("twin-mgmt-pw-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string lab = twin_it::unique_lab("mgmtpw");
+  std::ofstream(dir / "pw.yaml") << "version: 1\nname: pw\nmgmt: {password: \"Tw1n pass\"}\n"
+                                    "nodes:\n  r1: {kind: frr, image: frr-8.4, asn: 65001, "
+                                    "loopback: 10.255.0.1/32}\n";
+  auto up = twin_it::twin("up " + (dir / "pw.yaml").string() + " --name " + lab);
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  auto st = json::parse(twin_it::twin("status --lab " + lab + " --json").out, nullptr, false);
+  std::string addr;
+  if (!st.is_discarded())
+    for (const auto& n : st["nodes"]) addr = n.value("mgmt_address", "");
+  addr = addr.substr(0, addr.find('/'));
+  EXPECT_FALSE(addr.empty()) << st.dump();
+  auto login = [&](const std::string& password) {
+    return twin_it::sh(
+        "/usr/bin/python3 -c 'import paramiko,sys\n"
+        "c=paramiko.SSHClient(); c.set_missing_host_key_policy(paramiko.AutoAddPolicy())\n"
+        "c.connect(sys.argv[1], username=\"admin\", password=sys.argv[2], look_for_keys=False, "
+        "allow_agent=False, timeout=5)\n"
+        "_,o,_=c.exec_command(\"show version\"); print(o.read().decode())' " +
+        addr + " '" + password + "'");
+  };
+  auto good = login("Tw1n pass");
+  EXPECT_EQ(good.code, 0) << good.err;
+  EXPECT_NE(good.out.find("FRRouting"), std::string::npos) << good.out;
+  auto bad = login("Tw1n");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("AuthenticationException"), std::string::npos) << bad.err;
+  auto grep = twin_it::sh("grep -rl 'Tw1n pass' /run/twin/" + lab + " || true");
+  EXPECT_EQ(grep.out, "");
+  auto down = twin_it::twin("down --lab " + lab);
+  EXPECT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(twin_it::leftovers(lab), std::vector<std::string>{});
+  fs::remove_all(dir);
+}
