@@ -15,6 +15,9 @@
 #include <string>
 
 #include "tests/integration/cli_support.hpp"
+#include "twin/core/util.hpp"
+#include "twin/plan/plan.hpp"
+#include "twin/runtime/agent.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -282,6 +285,40 @@ TEST(MgmtPassword, APasswordLogsInBesideTheKeyAndOnlyItsHashIsKept) {
   auto bad = login("Tw1n");
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find("AuthenticationException"), std::string::npos) << bad.err;
+  // twin's own SSH client for a NOS VM's guest (runtime guest channel, agent ssh) against this
+  // router's sshd: the password through the askpass program, the host key accepted at first
+  // contact and kept, the command's output and exit status; a wrong password is ssh's error.
+  {
+    twin::TempDir run;
+    twin::plan::Node n;
+    n.name = "r1";
+    n.run_dir = run.path;
+    n.mgmt_address = addr + "/24";
+    n.vm.agent = "ssh";
+    n.vm.mgmt_netns = "tw-" + lab + ".mgmt";
+    n.vm.ssh_user = "admin";
+    n.vm.ssh_password_file = run.path + "/ssh-password";
+    ASSERT_TRUE(twin::write_file_mode(n.vm.ssh_password_file, "Tw1n pass\n", 0600));
+    ASSERT_TRUE(twin::write_file_mode(twin::runtime::guest_askpass_path(n),
+                                      twin::runtime::guest_askpass_script(n), 0700));
+    auto v = twin::runtime::guest_exec(n, "show version");
+    ASSERT_TRUE(v) << v.error().message;
+    EXPECT_EQ(v->exit_code, 0) << v->output;
+    EXPECT_NE(v->output.find("FRRouting"), std::string::npos) << v->output;
+    auto known = twin::read_file(run.path + "/known_hosts");
+    EXPECT_TRUE(known && known->find(addr) != std::string::npos);
+    auto j = twin::runtime::guest_exec(n, "show ip route json");
+    ASSERT_TRUE(j) << j.error().message;
+    EXPECT_TRUE(json::parse(j->output, nullptr, false).contains("10.255.0.1/32")) << j->output;
+    auto refused = twin::runtime::guest_exec(n, "show no-such-thing");
+    ASSERT_TRUE(refused);
+    EXPECT_NE(refused->exit_code, 0);
+    ASSERT_TRUE(twin::write_file_mode(n.vm.ssh_password_file, "wrong\n", 0600));
+    auto bad_login = twin::runtime::guest_exec(n, "show version");
+    ASSERT_FALSE(bad_login);
+    EXPECT_NE(bad_login.error().message.find("Permission denied"), std::string::npos)
+        << bad_login.error().message;
+  }
   auto grep = twin_it::sh("grep -rl 'Tw1n pass' /run/twin/" + lab + " || true");
   EXPECT_EQ(grep.out, "");
   auto down = twin_it::twin("down --lab " + lab);

@@ -8,6 +8,8 @@
 // (tools/libvirt-daemons.sh) and stops what it started. Without libvirt, QEMU or the test-vm
 // image every test skips and says which is missing (fails where TWIN_REQUIRE lists vm).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -227,6 +229,27 @@ TEST_F(MixedVmLab, TheVmTakesItsManagementAddressByDhcp) {
   EXPECT_EQ(vm1.value("login", ""), "image");
   auto lease = twin_it::sh("cat /run/twin/" + lab_ + "/mgmt-dhcp.log");
   EXPECT_NE(lease.out.find("DHCPACK(br0) " + ip), std::string::npos) << lease.out;
+}
+
+// The DHCP server is the VM's dependency: the node family reports it dead, the lease stays
+// (infinite), and `twin restart VM` starts it again.
+TEST_F(MixedVmLab, ADeadDhcpServerIsReportedAndRestartBringsItBack) {
+  auto st = json::parse(twin_it::twin("status --lab " + lab_ + " --json").out, nullptr, false);
+  ASSERT_FALSE(st.is_discarded());
+  const int pid = st["mgmt"]["dhcp"].value("pid", 0);
+  ASSERT_GT(pid, 0) << st["mgmt"].dump();
+  EXPECT_EQ(st["mgmt"]["dhcp"].value("running", false), true);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) ::usleep(20000);
+  auto v = twin_it::twin("validate --lab " + lab_ + " --only node --json --converge-timeout 1");
+  EXPECT_NE(v.code, 0);
+  EXPECT_NE(v.out.find("dnsmasq"), std::string::npos) << v.out.substr(0, 2000);
+  auto text = twin_it::twin("status --lab " + lab_);
+  EXPECT_NE(text.out.find("NOT RUNNING"), std::string::npos) << text.out;
+  auto r = twin_it::twin("restart --lab " + lab_ + " vm1");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("dnsmasq"), std::string::npos) << r.out;
+  EXPECT_EQ(twin_it::twin("validate --lab " + lab_ + " --only node").code, 0);
 }
 
 // Bad input loses nothing: a VM image that is missing fails before anything is created.

@@ -2,6 +2,8 @@
 // kinds to exit codes (DESIGN.md §3), quoted input escaped for a terminal, and command-line
 // numbers checked against their range before conversion.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <stdexcept>
 #include <string>
@@ -216,3 +218,23 @@ TEST(NumberRange, CheckedOnTheTextWithReadableBounds) {
 }
 
 }  // namespace
+
+// A secret is written with its mode from the start (no moment readable by others), an existing
+// file takes the new mode, and a symbolic link in its place is refused, never followed.
+TEST(WriteFileMode, CreatesWithTheModeReplacesAndRefusesALink) {
+  twin::TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  const std::string f = dir.path + "/secret";
+  ASSERT_TRUE(twin::write_file(f, "old\n"));  // 0644 under the usual umask
+  ASSERT_TRUE(twin::write_file_mode(f, "new\n", 0600));
+  struct stat st {};
+  ASSERT_EQ(::stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(*twin::read_file(f), "new\n");
+  const std::string link = dir.path + "/link";
+  ASSERT_EQ(::symlink(f.c_str(), link.c_str()), 0);
+  auto r = twin::write_file_mode(link, "x", 0600);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find(link), std::string::npos);
+  EXPECT_EQ(*twin::read_file(f), "new\n");
+}

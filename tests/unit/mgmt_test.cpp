@@ -151,6 +151,35 @@ TEST(Mgmt, TheLoaderRefusesWhatCannotWork) {
                 "management NIC do)"));
 }
 
+// Found by a new user: each mistake named at its own line; accounts of the machine's programs,
+// a password with an invisible newline, a subnet with host bits refused.
+TEST(Mgmt, TheLoaderNamesEachMgmtFieldAtItsLineAndRefusesWhatWouldSurprise) {
+  const std::string block = kFabric +
+                            "mgmt:\n  subnet: 172.30.9.0/24\n  interface: mgmt0\n"
+                            "  user: Admin\n";
+  const std::string e = errors(block);
+  const int user_line =
+      1 + static_cast<int>(std::count(
+              block.begin(), block.begin() + static_cast<long>(block.find("user: Admin")), '\n'));
+  EXPECT_THAT(e, HasSubstr("t.yaml:" + std::to_string(user_line) + ":9: error: mgmt.user"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, user: sshd}\n"),
+              HasSubstr("'sshd' is an account of this machine's own programs"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, user: root}\n"),
+              HasSubstr("'root' is an account"));
+  EXPECT_THAT(errors(kFabric + "mgmt:\n  subnet: 172.30.9.0/24\n  password: |\n    secret\n"),
+              HasSubstr("the password holds a newline or another control character"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.5/24}\n"),
+              HasSubstr("172.30.9.5/24 has host bits set"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: '$1$ab$cdefghij'}\n"),
+              HasSubstr("a legacy hash (MD5 or DES crypt)"));
+  // A bare `password:` is reported at its key, not at the next one.
+  const std::string bare = kFabric + "mgmt:\n  subnet: 172.30.9.0/24\n  password:\nchecks: []\n";
+  const int pw_line =
+      1 + static_cast<int>(std::count(
+              bare.begin(), bare.begin() + static_cast<long>(bare.find("  password:")), '\n'));
+  EXPECT_THAT(errors(bare), HasSubstr("t.yaml:" + std::to_string(pw_line) + ":"));
+}
+
 TEST(Mgmt, ContainerlabsBlockAndMgmtIpv4AreReadTheSameWay) {
   const std::string clab = R"(name: c
 mgmt:
@@ -297,7 +326,7 @@ TEST(Mgmt, APasswordIsOnlyEverAHashAndOpensPasswordLoginBesideTheKey) {
               HasSubstr("not a crypt(5) hash"));
   EXPECT_THAT(
       errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: '$1$abc$defghijklmnop'}\n"),
-      HasSubstr("not a crypt(5) hash"));
+      HasSubstr("a legacy hash (MD5 or DES crypt)"));
   EXPECT_THAT(
       errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password: a, password-hash: '" + h + "'}\n"),
       HasSubstr("both password and password-hash"));
@@ -336,7 +365,7 @@ mgmt: {subnet: 172.30.9.0/24}
   EXPECT_EQ(twin::wiring::mgmt_dhcp_hosts(p), vm.vm.mgmt_mac + ",172.30.9.5\n");
   const auto argv = twin::wiring::mgmt_dhcp_argv(*p.mgmt, "/run/twin/m/mgmt-dhcp-hosts");
   for (const char* want : {"--port=0", "--interface=br0", "--listen-address=172.30.9.254",
-                           "--dhcp-range=172.30.9.0,static", "--dhcp-option=option:router",
+                           "--dhcp-range=172.30.9.0,static,infinite", "--dhcp-option=option:router",
                            "--dhcp-hostsfile=/run/twin/m/mgmt-dhcp-hosts", "--leasefile-ro",
                            "--keep-in-foreground", "--conf-file=/dev/null"})
     EXPECT_NE(std::find(argv.begin(), argv.end(), want), argv.end()) << want;

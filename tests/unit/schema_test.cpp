@@ -77,7 +77,8 @@ const StringSet kVmKeys = {
     "kernel",          "initrd",         "disk",           "cmdline",
     "vcpus",           "memory",         "nic-model",      "interface-pattern",
     "interface-first", "interface-step", "management-nic", "ready-pattern",
-    "ready-timeout",   "accel",          "agent"};
+    "ready-timeout",   "accel",          "agent",          "ssh-user",
+    "ssh-password",    "ssh-key",        "vtysh"};
 
 // A field name no loader list contains and no typo hint comes close to, so the loader answers
 // "unknown field ..." with the full list ("expected one of: a, b, c").
@@ -453,7 +454,11 @@ TEST_F(SchemaLoader, VmSectionMatchesTheLoader) {
       {"ready-pattern", "  ready-pattern: \"login:\""},
       {"ready-timeout", "  ready-timeout: 30"},
       {"accel", "  accel: tcg"},
-      {"agent", "  agent: twin"},
+      {"agent", "  agent: ssh"},
+      {"ssh-user", "  ssh-user: cumulus"},
+      {"ssh-password", "  ssh-password: \"pw\""},
+      {"ssh-key", "  ssh-key: id_nos"},
+      {"vtysh", "  vtysh: sudo vtysh"},
   };
   std::string body;
   for (const auto& key : property_names(image_schema().at("properties").at("vm"))) {

@@ -2,10 +2,7 @@
 // tests/data/vm/), the libvirt lifecycle against libvirt's test:///default driver (no daemon),
 // the tap wiring scripts, the guest agent protocol against a fake guest, and how guest pings
 // are read.
-#include "twin/drivers/libvirt.hpp"
-#include "twin/drivers/libvirt_vm.hpp"
-#include "twin/drivers/registry.hpp"
-
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -20,6 +17,9 @@
 #include <thread>
 
 #include "tests/unit/support.hpp"
+#include "twin/drivers/libvirt.hpp"
+#include "twin/drivers/libvirt_vm.hpp"
+#include "twin/drivers/registry.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/runtime/agent.hpp"
 #include "twin/runtime/libvirt.hpp"
@@ -146,6 +146,20 @@ TEST_F(VmLab, ProfileMistakesAreNamed) {
       {"kind: host\nbackend: libvirt\nvm: {disk: d, interface-pattern: swp}\n",
        "vm.interface-pattern", "expected a pattern with {n}, e.g. swp{n}"},
       {"kind: host\nbackend: docker\n", "backend", "unknown backend 'docker'"},
+      // agent ssh: the management NIC, a login, a password or key, a plain vtysh command.
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, agent: ssh, ssh-user: c, ssh-password: p}\n",
+       "vm.agent", "agent ssh reads the guest on its management NIC"},
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, management-nic: true, agent: ssh, "
+       "ssh-password: p}\n",
+       "vm.agent", "agent ssh needs ssh-user"},
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, management-nic: true, agent: ssh, "
+       "ssh-user: c}\n",
+       "vm.agent", "agent ssh needs ssh-password or ssh-key"},
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, management-nic: true, agent: ssh, "
+       "ssh-user: c, ssh-password: p, vtysh: \"vtysh; rm -rf /\"}\n",
+       "vm.vtysh", "vtysh must be a plain command"},
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, ssh-user: c}\n", "vm.ssh-user",
+       "ssh-user is for agent: ssh"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].profile);
@@ -414,6 +428,73 @@ TEST_F(VmLab, TapScriptsCreateSilenceMoveAndJoin) {
             0u);
 }
 
+// A NOS VM read over SSH (agent ssh): on the lab's management network, the guest's own login;
+// the password never in the state file, read by ssh through an askpass program.
+TEST_F(VmLab, AGuestReadOverSshUsesItsLoginOnTheManagementNetwork) {
+  write(
+      "images/nos.yaml",
+      "kind: frr\nbackend: libvirt\nvm: {disk: nos.qcow2, management-nic: true, "
+      "interface-pattern: \"swp{n}\", agent: ssh, ssh-user: cumulus, ssh-password: \"Nos pw\"}\n");
+  const std::string lab =
+      "version: 1\nname: s\nmgmt: {subnet: 172.30.8.0/24}\nnodes:\n  r1: {kind: frr, image: "
+      "frr-8.4, asn: 65001, loopback: 10.255.0.1/32}\n  nos1: {image: nos, asn: 65002, loopback: "
+      "10.255.0.2/32}\nlinks:\n  - endpoints: [r1:swp1, nos1:swp1]\n";
+  Diagnostics d;
+  auto t = load(lab, d);
+  ASSERT_TRUE(t && d.empty()) << dump(d);
+  auto p = twin::plan::make_plan(*t);
+  const auto& n = *p.find("nos1");
+  EXPECT_EQ(n.mgmt_address, "172.30.8.3/24");
+  EXPECT_EQ(n.vm.vtysh, "sudo vtysh");
+  EXPECT_EQ(n.vm.ssh_password_file, "/run/twin/s/nos1/ssh-password");
+  EXPECT_TRUE(twin::runtime::guest_readable(n));
+  EXPECT_THAT(twin::plan::to_json(p).dump(), ::testing::Not(::testing::HasSubstr("Nos pw")));
+  EXPECT_EQ(twin::plan::plan_from_json(twin::plan::to_json(p)).find("nos1")->vm.ssh_password, "");
+  const auto argv = twin::runtime::guest_ssh_argv(n, "ip -j link show");
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_EQ(argv[0], "env");
+  EXPECT_EQ(argv[1], "SSH_ASKPASS=/run/twin/s/nos1/ssh-askpass");
+  EXPECT_EQ(argv[2], "SSH_ASKPASS_REQUIRE=force");
+  EXPECT_EQ(argv[3], "/usr/bin/ssh");
+  EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()),
+            (std::vector<std::string>{"cumulus@172.30.8.3", "--", "ip -j link show"}));
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string o;
+    for (const auto& x : v) o += (o.empty() ? "" : " ") + x;
+    return o;
+  };
+  const std::string all = joined(argv);
+  EXPECT_NE(all.find("UserKnownHostsFile=/run/twin/s/nos1/known_hosts"), std::string::npos);
+  EXPECT_NE(all.find("StrictHostKeyChecking=accept-new"), std::string::npos);
+  EXPECT_EQ(all.find("Nos pw"), std::string::npos);  // never on a command line
+  EXPECT_EQ(twin::runtime::guest_askpass_script(n),
+            "#!/bin/sh\nexec cat '/run/twin/s/nos1/ssh-password'\n");
+  EXPECT_EQ(twin::runtime::guest_table_command(n, twin::runtime::KernelTable::kRoutes6),
+            "ip -j -6 route show");
+  EXPECT_EQ(twin::runtime::guest_vtysh(n), "sudo vtysh");
+  // A key instead: publickey only, batch mode, no askpass.
+  auto keyed = n;
+  keyed.vm.ssh_key = "/root/.ssh/nos";
+  const std::string k = joined(twin::runtime::guest_ssh_argv(keyed, "true"));
+  EXPECT_EQ(k.rfind("/usr/bin/ssh ", 0), 0u);
+  EXPECT_NE(k.find("-i /root/.ssh/nos -o IdentitiesOnly=yes"), std::string::npos);
+  EXPECT_NE(k.find("BatchMode=yes"), std::string::npos);
+  // Without the lab's management network twin cannot reach it, and says so at plan time.
+  std::string plain = lab;
+  plain.replace(plain.find("mgmt: {subnet: 172.30.8.0/24}\n"), 30, "");
+  Diagnostics d2;
+  auto t2 = load(plain, d2);
+  ASSERT_TRUE(t2 && d2.empty()) << dump(d2);
+  auto p2 = twin::plan::make_plan(*t2);
+  EXPECT_FALSE(twin::runtime::guest_readable(*p2.find("nos1")));
+  EXPECT_THAT(twin::runtime::no_agent(*p2.find("nos1")).message,
+              ::testing::HasSubstr("add `mgmt: true`"));
+  bool noted = false;
+  for (const auto& note : p2.notes)
+    noted |= note.node == "nos1" && note.text.find("over SSH") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 // ---- guest agent -------------------------------------------------------------------------------
 
 // A fake guest on a unix socket: answers each request with `reply(command)` after `delay`.
@@ -482,7 +563,11 @@ TEST_F(VmLab, AgentRunsOneLineAndReturnsOutputAndExitCode) {
 
 TEST_F(VmLab, AgentTablesParseAndMissingAgentIsNamed) {
   std::string sock = (dir_ / "agent.sock").string();
-  auto none = twin::runtime::guest_table(sock, twin::runtime::KernelTable::kLinks);
+  twin::plan::Node vm;
+  vm.name = "vm1";
+  vm.vm.agent = "twin";
+  vm.vm.agent_socket = sock;
+  auto none = twin::runtime::guest_table(vm, twin::runtime::KernelTable::kLinks);
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().kind, twin::ErrorKind::kEnvironment);
   FakeGuest g(sock, [](const std::string& cmd) {
@@ -491,7 +576,7 @@ TEST_F(VmLab, AgentTablesParseAndMissingAgentIsNamed) {
     return std::string("not json");
   });
   // The fake exits 3 for everything: a table command that fails is an error naming it.
-  auto t = twin::runtime::guest_table(sock, twin::runtime::KernelTable::kLinks);
+  auto t = twin::runtime::guest_table(vm, twin::runtime::KernelTable::kLinks);
   ASSERT_FALSE(t);
   EXPECT_NE(t.error().message.find("'twin-json links' in the guest exited 3"), std::string::npos);
   EXPECT_EQ(twin::runtime::sh_quote("it's"), "'it'\\''s'");

@@ -340,11 +340,21 @@ int run_status(const StatusOptions& o) {
   }
   std::cout << "lab " << j["lab"].get<std::string>() << " (" << j["status"].get<std::string>()
             << ", since " << j["created_at"].get<std::string>() << ")\n";
-  if (j.contains("mgmt"))
-    std::cout << "management network " << j["mgmt"].value("subnet", "") << " (this machine "
-              << j["mgmt"].value("host_address", "") << "): ssh -i "
-              << j["mgmt"].value("key", "") << " " << j["mgmt"].value("user", "")
-              << "@ADDRESS, or twin inventory -f ssh-config\n";
+  if (j.contains("mgmt")) {
+    const auto& m = j["mgmt"];
+    std::cout << "management network " << m.value("subnet", "") << " (this machine "
+              << m.value("host_address", "") << "): ssh -i " << m.value("key", "") << " "
+              << m.value("user", "") << "@ADDRESS"
+              << (m.value("password_login", false) ? " (or its password)" : "")
+              << ", or twin inventory -f ssh-config\n";
+    if (m.contains("dhcp"))
+      std::cout << "  DHCP for its VMs: dnsmasq[" << m["dhcp"].value("pid", 0) << "] at "
+                << m["dhcp"].value("address", "")
+                << (m["dhcp"].value("running", false)
+                        ? ""
+                        : " NOT RUNNING (twin restart VM --daemon dnsmasq)")
+                << "\n";
+  }
   std::cout << "\nnodes:\n";
   for (const auto& n : j["nodes"]) {
     std::cout << "  " << std::left << std::setw(12) << n["name"].get<std::string>() << std::setw(6)

@@ -1,7 +1,10 @@
 #include "twin/core/util.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -74,6 +77,24 @@ Result<void> write_file(const std::string& path, const std::string& content) {
   f << content;
   f.flush();
   if (!f) return harness_error("cannot write " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+Result<void> write_file_mode(const std::string& path, const std::string& content, mode_t mode) {
+  // Created with `mode` (and set again: an existing file keeps its old one), so a secret is
+  // never readable by others for a moment.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) return harness_error("cannot write " + path + ": " + std::strerror(errno));
+  bool good = ::fchmod(fd, mode) == 0;
+  for (size_t done = 0; good && done < content.size();) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    good = n > 0;
+    if (good) done += static_cast<size_t>(n);
+  }
+  const int err = errno;
+  if (::close(fd) != 0 || !good)
+    return harness_error("cannot write " + path + ": " + std::strerror(good ? errno : err));
   return {};
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 // Small shared utilities: cancellation flag, clock, files.
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -78,6 +80,9 @@ std::vector<std::string> words(const std::string& s);
 // Whole-file read / write helpers. Errors name the path.
 Result<std::string> read_file(const std::string& path);
 Result<void> write_file(const std::string& path, const std::string& content);
+// write_file with the file's permission bits `mode` from the moment it exists (0600 for a key
+// or a password); a symbolic link at `path` is refused. Errors (kHarness) name the file.
+Result<void> write_file_mode(const std::string& path, const std::string& content, mode_t mode);
 // write_file to `path`.tmp, renamed over `path`: a crash leaves the old file or the new one,
 // never half of one. Errors (kHarness) name the file that failed.
 Result<void> write_file_atomically(const std::string& path, const std::string& content);

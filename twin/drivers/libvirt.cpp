@@ -105,7 +105,7 @@ std::vector<runtime::PingResult> parse_guest_pings(const std::string& out, size_
 
 namespace {
 
-bool has_agent(const plan::Node& n) { return n.vm.agent == "twin"; }
+bool has_agent(const plan::Node& n) { return runtime::guest_readable(n); }
 
 class LibvirtDriver final : public NodeDriver {
  public:
@@ -158,10 +158,12 @@ class LibvirtDriver final : public NodeDriver {
 
   Result<nlohmann::json> kernel_table(const plan::Node& node, runtime::KernelTable table,
                                       std::string* how) const override {
-    if (how) *how = "guest agent: " + runtime::guest_table_command(table);
+    if (how)
+      *how = std::string(node.vm.agent == "ssh" ? "guest over ssh: " : "guest agent: ") +
+             runtime::guest_table_command(node, table);
     // Its namespace only holds the host ends of its wires: the ports are the guest's.
     if (!has_agent(node)) return runtime::no_agent(node);
-    return runtime::guest_table(node.vm.agent_socket, table);
+    return runtime::guest_table(node, table);
   }
 
   Result<nlohmann::json> ip_json(const plan::Node& node, const std::vector<std::string>& args,
@@ -178,7 +180,8 @@ class LibvirtDriver final : public NodeDriver {
                                   const std::string& command, std::string* how) const override {
     if (how) *how = "guest vtysh: " + command;
     if (!has_agent(node)) return runtime::no_agent(node);
-    auto r = runtime::agent_exec(node.vm.agent_socket, "vtysh -c " + runtime::sh_quote(command));
+    auto r =
+        runtime::guest_exec(node, runtime::guest_vtysh(node) + " -c " + runtime::sh_quote(command));
     if (!r) return r.error();
     auto j = nlohmann::json::parse(r->output, nullptr, false);
     if (r->exit_code != 0 || j.is_discarded())
@@ -196,8 +199,8 @@ class LibvirtDriver final : public NodeDriver {
     }
     std::chrono::milliseconds longest{0};
     for (const auto& q : requests) longest = std::max(longest, q.timeout * std::max(1, q.count));
-    auto r = runtime::agent_exec(node.vm.agent_socket, guest_ping_script(requests),
-                                 longest + std::chrono::seconds(10));
+    auto r =
+        runtime::guest_exec(node, guest_ping_script(requests), longest + std::chrono::seconds(10));
     if (r) return parse_guest_pings(r->output, requests.size());
     e.detail = r.error().message;
     return std::vector<runtime::PingResult>(requests.size(), e);
@@ -210,14 +213,16 @@ class LibvirtDriver final : public NodeDriver {
                                  const std::string& what,
                                  proc::ProcessRunner& runner) const override {
     if (!has_agent(n))
-      return usage_error(what + ": node " + n.name + " is a VM whose image (" + n.image +
-                         ") runs no twin agent; change its interfaces in the NOS (twin console " +
-                         n.name + ")");
+      return usage_error(what + ": " + runtime::no_agent(n).message +
+                         "; change its interfaces in the NOS (twin console " + n.name + ")");
     std::string host;
     std::istringstream in(script);
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
-      auto r = runtime::agent_exec(n.vm.agent_socket, "ip " + line);
+      // A NOS login changes its interfaces through sudo, as it runs vtysh.
+      auto r = runtime::guest_exec(
+          n, (n.vm.vtysh.rfind("sudo ", 0) == 0 && n.vm.agent == "ssh" ? "sudo -n ip " : "ip ") +
+                 line);
       if (!r) return r.error().with_context(what);
       if (r->exit_code != 0)
         return harness_error(what + ": in the guest, ip " + line + ": " + r->output);
@@ -237,8 +242,7 @@ class LibvirtDriver final : public NodeDriver {
   }
 
   Result<nlohmann::json> port_table(const plan::Node& node) const override {
-    if (has_agent(node))
-      return runtime::guest_table(node.vm.agent_socket, runtime::KernelTable::kLinks);
+    if (has_agent(node)) return runtime::guest_table(node, runtime::KernelTable::kLinks);
     // Without an agent: the host ends of its wires, which carry the ports' names.
     return runtime::kernel_json(node.netns, runtime::KernelTable::kLinks);
   }
@@ -252,15 +256,30 @@ class LibvirtDriver final : public NodeDriver {
     std::vector<std::string> plain = args;
     std::erase(plain, "-s");
     if (has_agent(node) && runtime::kernel_table_of(plain, &table))
-      return runtime::guest_table(node.vm.agent_socket, table);
+      return runtime::guest_table(node, table);
     return NodeDriver::artifact_ip_json(node, args, runner);
   }
 
   nlohmann::json status(const plan::Node& node) const override { return {{"vm", vm_status(node)}}; }
 
   std::vector<state::ProcessHealth> process_health(
-      const plan::Node& node, const std::vector<state::Resource>&) const override {
-    return {vm_process_health(node)};
+      const plan::Node& node, const std::vector<state::Resource>& recorded) const override {
+    std::vector<state::ProcessHealth> out{vm_process_health(node)};
+    // On the management network: the DHCP server its guest takes (and renews) its address from.
+    if (!node.vm.mgmt_netns.empty()) {
+      state::ProcessHealth h{"dnsmasq"};
+      for (const auto& r : recorded)
+        if (r.kind == "process" && r.name == "dnsmasq") {
+          h.pid = r.pid;
+          h.running = state::process_alive(r.pid, r.start_time);
+        }
+      if (!h.running)
+        h.detail = std::string(h.pid ? "exited" : "no process recorded") +
+                   ": the lab's DHCP server for its VMs (twin restart " + node.name +
+                   " --daemon dnsmasq brings it back)";
+      out.push_back(std::move(h));
+    }
+    return out;
   }
 
   int exec(const state::State& st, const plan::Node& node,
@@ -273,7 +292,7 @@ class LibvirtDriver final : public NodeDriver {
       }
       std::string line;
       for (const auto& a : argv) line += (line.empty() ? "" : " ") + runtime::sh_quote(a);
-      auto r = runtime::agent_exec(node.vm.agent_socket, line, std::chrono::seconds(120));
+      auto r = runtime::guest_exec(node, line, std::chrono::seconds(120));
       if (!r) {
         std::cerr << "twin: " << r.error().message << "\n";
         return exit_code(r.error());
@@ -283,8 +302,8 @@ class LibvirtDriver final : public NodeDriver {
     }
     // Without an agent the command runs in the VM's namespace, where mgmt0 (when the image has
     // a management NIC) reaches the guest's management port, e.g. for ssh.
-    std::cerr << "twin: node " << node.name << " is a VM without twin's guest agent; running in "
-              << "its namespace " << node.netns << " (the host side of its ports)\n";
+    std::cerr << "twin: " << runtime::no_agent(node).message << "; running in its namespace "
+              << node.netns << " (the host side of its ports)\n";
     std::vector<std::pair<std::string, std::string>> binds;
     if (node.kind == topology::NodeKind::kFrr)
       binds = {{node.run_dir, "/run/frr"}, {node.run_dir, "/etc/frr"}};

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "twin/core/util.hpp"
+#include "twin/runtime/agent.hpp"
 #include "twin/runtime/libvirt.hpp"
 #include "twin/wiring/mgmt.hpp"
 #include "twin/wiring/wiring.hpp"
@@ -251,6 +252,17 @@ Result<void> start_vms(const std::vector<const plan::Node*>& vms, BuildContext& 
     for (const auto& [key, value] : sysctls)
       if (auto r = write_file("/proc/sys/" + key, value + "\n"); !r)
         return r.error().with_context("disabling IPv6 on a VM tap");
+  }
+  // The guest's SSH password (agent ssh) for later commands, which read it through the
+  // askpass program: in the node's run folder, root's only, never in the state file.
+  for (const auto* n : vms) {
+    if (n->vm.ssh_password_file.empty()) continue;
+    if (auto w = write_file_mode(n->vm.ssh_password_file, n->vm.ssh_password + "\n", 0600); !w)
+      return w.error().with_context("node " + n->name);
+    if (auto w = write_file_mode(runtime::guest_askpass_path(*n), runtime::guest_askpass_script(*n),
+                                 0700);
+        !w)
+      return w.error().with_context("node " + n->name);
   }
   // 3. Disk overlays: the lab never writes the user's image, and one image serves many nodes.
   for (const auto* n : vms) {

@@ -22,13 +22,6 @@ namespace twin::drivers {
 
 namespace {
 
-Result<void> write_mode(const std::string& path, const std::string& text, mode_t mode) {
-  if (auto w = write_file(path, text); !w) return w;
-  if (::chmod(path.c_str(), mode) != 0)
-    return harness_error("chmod " + path + ": " + std::strerror(errno));
-  return {};
-}
-
 Result<void> keygen(proc::ProcessRunner& runner, const std::string& path,
                     const std::string& comment) {
   if (fs::exists(path)) return {};
@@ -98,12 +91,12 @@ Result<void> prepare_lab_ssh(const plan::Plan& plan, proc::ProcessRunner& runner
   if (auto r = keygen(runner, lab_key_path(m), "twin-lab-" + plan.lab); !r) return r;
   auto pub = read_file(lab_key_path(m) + ".pub");
   if (!pub) return pub.error();
-  if (auto w = write_mode(m.key_dir + "/authorized_keys", *pub, 0600); !w) return w;
+  if (auto w = write_file_mode(m.key_dir + "/authorized_keys", *pub, 0600); !w) return w;
   auto passwd = read_file("/etc/passwd");
   if (!passwd) return passwd.error();
-  if (auto w = write_mode(m.key_dir + "/passwd", lab_passwd(*passwd, m), 0644); !w) return w;
-  if (auto w = write_mode(m.key_dir + "/shadow", lab_shadow(m), 0600); !w) return w;
-  return write_mode(known_hosts_path(m), "", 0644);
+  if (auto w = write_file_mode(m.key_dir + "/passwd", lab_passwd(*passwd, m), 0644); !w) return w;
+  if (auto w = write_file_mode(m.key_dir + "/shadow", lab_shadow(m), 0600); !w) return w;
+  return write_file_mode(known_hosts_path(m), "", 0644);
 }
 
 std::string lab_shadow(const plan::Mgmt& m) {
@@ -180,8 +173,8 @@ Result<void> prepare_node_ssh(const plan::Plan& plan, const plan::Node& n,
   if (ec) return harness_error("creating " + dir + ": " + ec.message());
   ::chmod(dir.c_str(), 0700);
   if (auto r = keygen(runner, dir + "/ssh_host_ed25519_key", n.name); !r) return r;
-  if (auto w = write_mode(dir + "/sshd_config", sshd_config(m, n), 0600); !w) return w;
-  if (auto w = write_mode(dir + "/login", login_script(n), 0755); !w) return w;
+  if (auto w = write_file_mode(dir + "/sshd_config", sshd_config(m, n), 0600); !w) return w;
+  if (auto w = write_file_mode(dir + "/login", login_script(n), 0755); !w) return w;
   auto host_pub = read_file(dir + "/ssh_host_ed25519_key.pub");
   if (!host_pub) return host_pub.error();
   // "<address> <type> <key>": the lab's known_hosts, so `ssh -F` checks every host key.
@@ -193,7 +186,7 @@ Result<void> prepare_node_ssh(const plan::Plan& plan, const plan::Node& n,
   std::string text = old ? *old : "";
   std::string line = n.mgmt_ip() + " " + type + " " + key + "\n";
   if (text.find(line) == std::string::npos)
-    if (auto w = write_mode(known_hosts_path(m), text + line, 0644); !w) return w;
+    if (auto w = write_file_mode(known_hosts_path(m), text + line, 0644); !w) return w;
   return {};
 }
 

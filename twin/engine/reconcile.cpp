@@ -176,6 +176,50 @@ Result<void> remove_node(drivers::Record& rec, const plan::Node& n, proc::Proces
 // exists), what goes before what comes, and every resource that comes is recorded in the
 // state before it is created: an error at any step leaves what was recorded recorded, so
 // `down` removes it.
+// Twin's DHCP server for a lab's VM members (wiring/mgmt.hpp mgmt_dhcp_argv), before any VM
+// boots: started when none runs (a dead one's record dropped first), told to reread its leases
+// (SIGHUP) when one does, e.g. for a VM a change step adds. Returns the PID it runs as.
+Result<int> serve_mgmt_dhcp(const plan::Plan& to, drivers::BuildContext& ctx) {
+  const plan::Mgmt& m = *to.mgmt;
+  const std::string hosts = to.run_dir + "/mgmt-dhcp-hosts";
+  if (auto w = write_file(hosts, wiring::mgmt_dhcp_hosts(to)); !w) return w.error();
+  int running = 0;
+  for (auto& r : ctx.record.take("process", "")) {
+    const bool dead_dhcp = r.name == "dnsmasq" && !state::process_alive(r.pid, r.start_time);
+    if (r.name == "dnsmasq" && !dead_dhcp) running = r.pid;
+    if (!dead_dhcp) ctx.record.note(std::move(r));
+  }
+  if (running) {
+    ::kill(running, SIGHUP);
+    return running;
+  }
+  proc::Command c{wiring::mgmt_dhcp_argv(m, hosts), "", std::chrono::seconds(10), m.netns,
+                  ctx.record.cgroup()};
+  c.output_file = to.run_dir + "/mgmt-dhcp.log";
+  std::error_code ec;
+  const auto from = fs::exists(c.output_file) ? fs::file_size(c.output_file, ec) : 0;  // appended
+  c.detach = true;
+  c.cancellable = false;  // its PID must be noted once it runs
+  auto r = proc::run_checked(ctx.runner, c, "starting dnsmasq (DHCP for the lab's VMs)");
+  if (!r) return r.error();
+  ctx.record.note({"process", "dnsmasq", "", r->pid, state::process_start_time(r->pid)});
+  if (auto saved = ctx.record.save(); !saved) return saved.error();
+  // Ready once it logs its DHCP range ("DHCP, static leases only on ..."); one that exits (a
+  // bad option, the address taken) says why in its log.
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    auto log = read_file(c.output_file);
+    if (log && log->find("DHCP, ", from) != std::string::npos) return r->pid;
+    const bool alive = state::process_alive(r->pid, 0);
+    if (!alive || Clock::now() > until)
+      return harness_error(
+          std::string("dnsmasq (DHCP for the lab's VMs) ") +
+          (alive ? "did not start within 5 s" : "exited") +
+          (log && log->size() > from ? ": " + trim_end(log->substr(from)) : std::string()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 struct Reconciler {
   Reconciler(const plan::Plan& from, const plan::Plan& to, const Delta& d,
              drivers::BuildContext& ctx, GrowReport& rep)
@@ -282,10 +326,19 @@ struct Reconciler {
       const std::string dst = r["dst"].get<std::string>();
       auto p = IpPrefix::parse(dst.find('/') == std::string::npos ? dst + "/32" : dst);
       if (!p || p->length == 0) continue;
-      if (p->contains(subnet) || subnet.contains(*p))
+      if (p->contains(subnet) || subnet.contains(*p)) {
+        // Another lab's management network: name the lab, not only its veth.
+        const std::string dev = r.value("dev", "?");
+        std::string owner = "dev " + dev;
+        for (const auto& other : state::list_labs())
+          if (auto st = state::load_resources(other))
+            for (const auto& res : *st)
+              if (res.kind == "host-veth" && res.name == dev)
+                owner = "the management network of lab " + other + ", dev " + dev;
         return usage_error("the management subnet " + m.subnet + " overlaps " + dst +
-                           ", which this machine already routes (dev " + r.value("dev", "?") +
+                           ", which this machine already routes (" + owner +
                            "); give the lab another: `mgmt: {subnet: 172.30.N.0/24}`");
+      }
     }
     if (auto r = ctx.record.add({{"netns", m.netns, ""},
                                  {"host-veth", m.host_veth, ""},
@@ -333,7 +386,7 @@ struct Reconciler {
       return r;
     if (std::any_of(members.begin(), members.end(),
                     [](const plan::Node* n) { return !n->vm.mgmt_netns.empty(); }))
-      if (auto r = serve_mgmt_dhcp(); !r) return r;
+      if (auto r = serve_mgmt_dhcp(to, ctx); !r) return r.error();
     if (new_mgmt())
       if (auto r = drivers::prepare_lab_ssh(to, runner); !r) return r;
     // Host keys and sshd configs on a thread of their own while the daemons start; joined by
@@ -347,42 +400,6 @@ struct Reconciler {
       return {};
     });
     return {};
-  }
-
-  // Twin's DHCP server for the VM members (wiring/mgmt.hpp mgmt_dhcp_argv), before any VM boots:
-  // started with the first VM, told to reread its leases (SIGHUP) when a change step adds one.
-  Result<void> serve_mgmt_dhcp() {
-    const plan::Mgmt& m = *to.mgmt;
-    const std::string hosts = to.run_dir + "/mgmt-dhcp-hosts";
-    if (auto w = write_file(hosts, wiring::mgmt_dhcp_hosts(to)); !w) return w;
-    for (const auto& r : ctx.record.state().resources)
-      if (r.kind == "process" && r.name == "dnsmasq" && r.node.empty() &&
-          state::process_alive(r.pid, r.start_time)) {
-        ::kill(r.pid, SIGHUP);
-        return {};
-      }
-    proc::Command c{wiring::mgmt_dhcp_argv(m, hosts), "", std::chrono::seconds(10), m.netns,
-                    ctx.record.cgroup()};
-    c.output_file = to.run_dir + "/mgmt-dhcp.log";
-    c.detach = true;
-    c.cancellable = false;  // its PID must be noted once it runs
-    auto r = proc::run_checked(runner, c, "starting dnsmasq (DHCP for the lab's VMs)");
-    if (!r) return r.error();
-    ctx.record.note({"process", "dnsmasq", "", r->pid, state::process_start_time(r->pid)});
-    if (auto saved = ctx.record.save(); !saved) return saved;
-    // Ready once it logs its DHCP range ("DHCP, static leases only on ..."); one that exits (a
-    // bad option, the address taken) says why in its log.
-    const auto until = Clock::now() + std::chrono::seconds(5);
-    for (;;) {
-      auto log = read_file(c.output_file);
-      if (log && log->find("DHCP, ") != std::string::npos) return {};
-      const bool alive = state::process_alive(r->pid, 0);
-      if (!alive || Clock::now() > until)
-        return harness_error(std::string("dnsmasq (DHCP for the lab's VMs) ") +
-                             (alive ? "did not start within 5 s" : "exited") +
-                             (log && !log->empty() ? ": " + trim_end(*log) : std::string()));
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
   }
 
   // Each new member's sshd, once its daemons run (a login lands in vtysh).
@@ -858,11 +875,23 @@ Result<RestartReport> restart_node(const std::string& lab, const std::string& no
     return usage_error("node " + node + " is not in lab " + lab + " (its nodes: " + names + ")");
   }
   const auto& driver = drivers::driver_for(*n);
+  RestartReport rep{node};
+  auto t = Clock::now();
+  // A VM on the management network: the lab's DHCP server it takes its address from.
+  if (loaded->plan.mgmt && !n->vm.mgmt_netns.empty() && (daemon.empty() || daemon == "dnsmasq")) {
+    drivers::Record record(*loaded);
+    drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};
+    auto pid = serve_mgmt_dhcp(loaded->plan, ctx);
+    auto saved = record.save();
+    if (!pid) return pid.error().with_context("restarting dnsmasq for " + node);
+    if (!saved) return saved.error();
+    rep.restart_ms = ms_since(t);
+    rep.daemons.push_back("dnsmasq (PID " + std::to_string(*pid) + ")");
+    return rep;
+  }
   if (!driver.manages_frr(*n))
     return usage_error("node " + node + " (driver " + driver.name() +
                        ") runs no daemons of twin's to restart");
-  RestartReport rep{node};
-  auto t = Clock::now();
   if (daemon == "sshd" && !n->mgmt_address.empty()) {
     if (auto r = restart_sshd(lab, *n, /*force=*/true, runner); !r) return r.error();
   } else if (daemon.empty()) {

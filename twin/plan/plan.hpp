@@ -64,6 +64,13 @@ struct Vm {
   // guest takes the node's mgmt_address by DHCP); "" when its tap is `mgmt0` in the node's
   // namespace (link-local only).
   std::string mgmt_netns;
+  // agent "ssh" (topology VmProfile): the guest's login, its private key file ("" = password),
+  // and the command that runs its FRR's vtysh. The password itself is in the plan only while
+  // `up` runs, never in the state file: `up` writes it to ssh_password_file (0600, the node's
+  // run folder), which later commands read.
+  std::string ssh_user, ssh_key, vtysh;
+  std::string ssh_password;  // not serialized
+  std::string ssh_password_file;
 };
 
 // A VNI on a VTEP (RFC 7348, RFC 8365): the kernel devices twin creates in the leaf's namespace

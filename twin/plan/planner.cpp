@@ -271,6 +271,13 @@ void plan_vm(const Plan& p, size_t node_index, Node& n, const topology::Node& tn
   vm.ready_pattern = vp.ready_pattern;
   vm.ready_timeout_s = vp.ready_timeout_s;
   vm.agent = vp.agent;
+  if (vp.agent == "ssh") {
+    vm.ssh_user = vp.ssh_user;
+    vm.ssh_key = vp.ssh_key;
+    vm.vtysh = vp.vtysh;
+    vm.ssh_password = vp.ssh_password;
+    if (!vp.ssh_password.empty()) vm.ssh_password_file = n.run_dir + "/ssh-password";
+  }
   vm.console_log = n.run_dir + "/console.log";
   vm.agent_socket = n.run_dir + "/agent.sock";
   // The daemons of an frr-kind VM run inside the guest (the NOS's own FRR), not from twin.
@@ -707,6 +714,12 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
                              "(each router expected to reach the nearest holder)"});
   }
   if (topo.mgmt) plan_mgmt(p, topo);
+  for (const auto& n : p.nodes)
+    if (n.vm.agent == "ssh" && n.vm.mgmt_netns.empty())
+      add_note(p.notes, {"warning", n.name, "",
+                         "VM " + n.name + ": twin reads its image (" + n.image +
+                             ") over SSH on the lab's management network, which the lab has "
+                             "not (add `mgmt: true`): validators cannot look inside it"});
   derive_expectations(p);
   return p;
 }
@@ -1476,7 +1489,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vm, domain, uri, domain_type, ac
                                                 initrd, disk, overlay, cmdline, vcpus, memory_mib,
                                                 nic_model, accel, ready_pattern, ready_timeout_s,
                                                 agent, console_log, agent_socket, mgmt_tap,
-                                                mgmt_mac, mgmt_netns)
+                                                mgmt_mac, mgmt_netns, ssh_user, ssh_key, vtysh,
+                                                ssh_password_file)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Container, image, name, image_id, frr_version,
                                                 frr_uid, frr_gid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Route, destination, via)
@@ -1651,9 +1665,12 @@ std::string render_plan_text(const Plan& p) {
     << " expected, " << p.prefixes.size() << " prefixes advertised\n"
     << "  run directory " << p.run_dir << "\n";
   if (p.mgmt)
-    o << "  management network " << p.mgmt->subnet << " on " << p.mgmt->interface
-      << " of every FRR node (this machine " << p.mgmt->host_address << "; ssh "
-      << p.mgmt->user << "@ lands in vtysh)\n";
+    o << "  management network " << p.mgmt->subnet << " on "
+      << p.mgmt->interface << " of every FRR node (this machine " << p.mgmt->host_address
+      << "; ssh " << p.mgmt->user << "@ lands in vtysh"
+      << (p.mgmt->password_hash.empty() ? "" : ", key or password") << ")\n";
+  if (p.mgmt && !p.mgmt->dhcp_address.empty())
+    o << "  DHCP for its VMs at " << p.mgmt->dhcp_address << " (static leases)\n";
   o << "\nnodes:\n";
   for (const auto& n : p.nodes) {
     o << "  " << n.name << "  kind " << to_string(n.kind) << ", image ";

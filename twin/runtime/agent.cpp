@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "twin/core/util.hpp"
+#include "twin/proc/runner.hpp"
 
 namespace twin::runtime {
 
@@ -130,22 +131,106 @@ std::string guest_table_command(KernelTable table) {
   return "";
 }
 
-Result<nlohmann::json> guest_table(const std::string& socket, KernelTable table) {
-  auto r = agent_exec(socket, guest_table_command(table));
+Error no_agent(const plan::Node& node) {
+  if (node.vm.agent == "ssh")
+    return env_error("node " + node.name +
+                     " is a VM that twin reads over SSH on the lab's "
+                     "management network, which this lab has not: add `mgmt: true` to its "
+                     "topology (docs/management.md)");
+  return env_error("node " + node.name + " is a VM whose image (" + node.image +
+                   ") runs no twin guest agent: twin cannot read it");
+}
+
+namespace {
+bool over_ssh(const plan::Node& n) {
+  return n.vm.agent == "ssh" && !n.vm.mgmt_netns.empty() && !n.mgmt_address.empty();
+}
+}  // namespace
+
+bool guest_readable(const plan::Node& n) { return n.vm.agent == "twin" || over_ssh(n); }
+
+std::string guest_askpass_path(const plan::Node& n) { return n.run_dir + "/ssh-askpass"; }
+
+std::string guest_askpass_script(const plan::Node& n) {
+  return "#!/bin/sh\nexec cat " + sh_quote(n.vm.ssh_password_file) + "\n";
+}
+
+std::vector<std::string> guest_ssh_argv(const plan::Node& n, const std::string& command) {
+  const bool password = n.vm.ssh_key.empty();
+  std::vector<std::string> a;
+  if (password) a = {"env", "SSH_ASKPASS=" + guest_askpass_path(n), "SSH_ASKPASS_REQUIRE=force"};
+  a.insert(a.end(), {"/usr/bin/ssh",
+                     "-F",
+                     "/dev/null",
+                     "-T",
+                     "-o",
+                     std::string("BatchMode=") + (password ? "no" : "yes"),
+                     "-o",
+                     "StrictHostKeyChecking=accept-new",
+                     "-o",
+                     "UserKnownHostsFile=" + n.run_dir + "/known_hosts",
+                     "-o",
+                     "GlobalKnownHostsFile=/dev/null",
+                     "-o",
+                     "ConnectTimeout=5",
+                     "-o",
+                     "LogLevel=ERROR",
+                     "-o",
+                     "NumberOfPasswordPrompts=1",
+                     "-o",
+                     std::string("PreferredAuthentications=") +
+                         (password ? "password,keyboard-interactive" : "publickey")});
+  if (!password) a.insert(a.end(), {"-i", n.vm.ssh_key, "-o", "IdentitiesOnly=yes"});
+  a.insert(a.end(), {n.vm.ssh_user + "@" + n.mgmt_ip(), "--", command});
+  return a;
+}
+
+Result<AgentReply> guest_exec(const plan::Node& n, const std::string& command,
+                              std::chrono::milliseconds timeout) {
+  if (n.vm.agent == "twin") return agent_exec(n.vm.agent_socket, command, timeout);
+  if (!over_ssh(n)) return no_agent(n);
+  proc::SystemRunner runner;
+  proc::Command c{guest_ssh_argv(n, command), "", timeout + std::chrono::seconds(6)};
+  auto r = runner.run(c);
+  if (!r) return r.error().with_context("ssh to node " + n.name);
+  if (r->exit_code == 255)
+    return env_error("node " + n.name + ": ssh " + n.vm.ssh_user + "@" + n.mgmt_ip() +
+                     " failed: " + trim_end(r->err));
+  // The guest's stderr only with a failure: a JSON answer stays parseable past a login banner
+  // or sudo's warnings.
+  return AgentReply{r->exit_code, r->exit_code == 0 ? r->out : r->out + r->err};
+}
+
+std::string guest_table_command(const plan::Node& n, KernelTable table) {
+  if (n.vm.agent == "twin") return guest_table_command(table);
+  switch (table) {
+    case KernelTable::kLinks:
+      return "ip -j link show";
+    case KernelTable::kAddresses:
+      return "ip -j addr show";
+    case KernelTable::kRoutes4:
+      return "ip -j -4 route show";
+    case KernelTable::kRoutes6:
+      return "ip -j -6 route show";
+  }
+  return "";
+}
+
+Result<nlohmann::json> guest_table(const plan::Node& n, KernelTable table) {
+  const std::string cmd = guest_table_command(n, table);
+  auto r = guest_exec(n, cmd);
   if (!r) return r.error();
   if (r->exit_code != 0)
-    return harness_error("'" + guest_table_command(table) + "' in the guest exited " +
-                         std::to_string(r->exit_code) + ": " + r->output);
+    return harness_error("'" + cmd + "' in the guest exited " + std::to_string(r->exit_code) +
+                         ": " + r->output);
   auto j = nlohmann::json::parse(r->output, nullptr, false);
   if (j.is_discarded())
-    return harness_error("'" + guest_table_command(table) +
-                         "' in the guest printed no JSON: " + r->output.substr(0, 200));
+    return harness_error("'" + cmd + "' in the guest printed no JSON: " + r->output.substr(0, 200));
   return ok(std::move(j));
 }
 
-Error no_agent(const plan::Node& node) {
-  return env_error("node " + node.name + " is a VM whose image (" + node.image +
-                   ") runs no twin guest agent: twin cannot read it");
+std::string guest_vtysh(const plan::Node& n) {
+  return n.vm.agent == "ssh" ? n.vm.vtysh : std::string("vtysh");
 }
 
 }  // namespace twin::runtime

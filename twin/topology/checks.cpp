@@ -61,12 +61,13 @@ class Checker {
     const Mgmt& m = *t.mgmt;
     std::string why;
     if (!valid_interface_name(m.interface, &why) || m.interface == "lo")
-      error(m.mark, "mgmt.interface", "invalid management interface name '" + m.interface + "'" +
-                                          (why.empty() ? "" : ": " + why),
+      error(m.interface_mark, "mgmt.interface",
+            "invalid management interface name '" + m.interface + "'" +
+                (why.empty() ? "" : ": " + why),
             "e.g. mgmt0 or eth0");
     static const std::regex kUser("[a-z_][a-z0-9_-]{0,31}");
     if (!std::regex_match(m.user, kUser))
-      error(m.mark, "mgmt.user", "invalid login name '" + m.user + "'",
+      error(m.user_mark, "mgmt.user", "invalid login name '" + m.user + "'",
             "1-32 of a-z 0-9 _ - starting with a letter or _, e.g. admin");
     int members = 0;
     for (const auto& n : t.nodes) {
@@ -102,14 +103,14 @@ class Checker {
     const IpPrefix s = m.subnet ? *m.subnet : default_mgmt_subnet(t.name);
     const std::string which = m.subnet ? "" : " (the default for lab " + t.name + ")";
     if (m.subnet && (s.family != 4 || s.length < 8 || s.length > 29)) {
-      error(m.mark, "mgmt.subnet",
+      error(m.subnet_mark, "mgmt.subnet",
             "management subnet " + s.str() + " is not an IPv4 subnet of /8 to /29",
             "e.g. 172.30.1.0/24");
       return;
     }
     const auto podman = *IpPrefix::parse("10.88.0.0/16");
     if (podman.contains(s) || s.contains(podman))
-      error(m.mark, "mgmt.subnet",
+      error(m.subnet_mark, "mgmt.subnet",
             "management subnet " + s.str() + " overlaps podman's default network 10.88.0.0/16",
             "choose another, e.g. 172.30.1.0/24");
     // Addresses that are no unicast host's (RFC 6890): this network, loopback, link-local,
@@ -118,7 +119,7 @@ class Checker {
          {"0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4"}) {
       const auto sp = *IpPrefix::parse(special);
       if (sp.contains(s) || s.contains(sp))
-        error(m.mark, "mgmt.subnet",
+        error(m.subnet_mark, "mgmt.subnet",
               "management subnet " + s.str() + " overlaps " + special +
                   ", which holds no unicast host (RFC 6890)",
               "choose a private subnet, e.g. 172.30.1.0/24");
@@ -127,7 +128,7 @@ class Checker {
     auto clash = [&](const IpPrefix& a, const std::string& where) {
       if (a.family != 4) return;
       if (s.contains(a) || a.network().contains(s))
-        error(m.mark, "mgmt.subnet",
+        error(m.subnet_mark, "mgmt.subnet",
               "management subnet " + s.str() + which + " overlaps " + a.str() + " (" + where + ")",
               "give mgmt.subnet a network the lab does not use, e.g. 172.30.1.0/24");
     };
@@ -143,7 +144,7 @@ class Checker {
     }
     const long long size = 1LL << (32 - s.length);
     if (members + reserved > size - 2)
-      error(m.mark, "mgmt.subnet",
+      error(m.subnet_mark, "mgmt.subnet",
             "management subnet " + s.str() + " holds " + std::to_string(size - 2) +
                 " addresses; the lab needs " + std::to_string(members + reserved) +
                 (dhcp ? " (its nodes, the host and twin's DHCP server for its VMs)"

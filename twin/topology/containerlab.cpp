@@ -288,6 +288,7 @@ class ClabLoader {
   void read_mgmt(const YAML::Node& m) {
     Mgmt out;
     out.mark = mark_of(m);
+    out.subnet_mark = out.interface_mark = out.user_mark = out.mark;
     if (!m.IsMap()) {
       error(m, "mgmt", "expected a mapping (network, ipv4-subnet, ...)", "");
       return;
@@ -298,8 +299,10 @@ class ClabLoader {
         auto p = kv.second.IsScalar() ? IpPrefix::parse(kv.second.Scalar()) : std::nullopt;
         if (!p || p->family != 4)
           error(kv.second, "mgmt." + k, "expected an IPv4 subnet", "e.g. 172.100.100.0/24");
-        else
+        else {
           out.subnet = p->network();
+          out.subnet_mark = mark_of(kv.second);
+        }
       } else if (k != "network" && k != "bridge") {
         warn(kv.first, "mgmt." + k, "`" + k + "` is ignored by twin",
              "twin's management network is IPv4, on a bridge in a namespace of the lab's, with "

@@ -27,7 +27,8 @@ const std::vector<std::string> kVmKeys = {
     "kernel",          "initrd",         "disk",           "cmdline",
     "vcpus",           "memory",         "nic-model",      "interface-pattern",
     "interface-first", "interface-step", "management-nic", "ready-pattern",
-    "ready-timeout",   "accel",          "agent"};
+    "ready-timeout",   "accel",          "agent",          "ssh-user",
+    "ssh-password",    "ssh-key",        "vtysh"};
 const std::vector<std::string> kBackends = spellings(kBackendNames);
 const std::vector<std::string> kKinds = spellings(kNodeKindNames);
 const std::vector<std::string> kKnownDaemons = {"zebra", "bgpd",   "staticd", "bfdd",
@@ -78,7 +79,11 @@ void parse_vm(yaml::Reader& r, const YAML::Node& v, const std::string& dir, VmPr
   };
   word("nic-model", {"virtio", "e1000", "e1000e", "rtl8139", "vmxnet3"}, vm.nic_model);
   word("accel", {"auto", "kvm", "tcg"}, vm.accel);
-  word("agent", {"none", "twin"}, vm.agent);
+  word("agent", {"none", "twin", "ssh"}, vm.agent);
+  word("ssh-user", {}, vm.ssh_user);
+  word("ssh-password", {}, vm.ssh_password);
+  word("vtysh", {}, vm.vtysh);
+  path("ssh-key", vm.ssh_key);
   word("ready-pattern", {}, vm.ready_pattern);
   word("interface-pattern", {}, vm.interface_pattern);
   if (auto n = field("interface-pattern");
@@ -86,6 +91,26 @@ void parse_vm(yaml::Reader& r, const YAML::Node& v, const std::string& dir, VmPr
     r.error(n, "expected a pattern with {n}, e.g. swp{n}");
   if (auto n = field("management-nic"))
     if (auto b = r.boolean(n)) vm.management_nic = *b;
+  if (vm.agent == "ssh") {
+    if (!vm.management_nic)
+      r.error(field("agent"), "agent ssh reads the guest on its management NIC",
+              "add management-nic: true");
+    static const std::regex kUser("[a-z_][a-z0-9_.-]{0,31}");
+    if (!std::regex_match(vm.ssh_user, kUser))
+      r.error(field("ssh-user") ? field("ssh-user") : field("agent"),
+              vm.ssh_user.empty() ? "agent ssh needs ssh-user"
+                                  : "invalid login name '" + vm.ssh_user + "'",
+              "the NOS's login that may run vtysh, e.g. cumulus");
+    if (vm.ssh_password.empty() && vm.ssh_key.empty())
+      r.error(field("agent"), "agent ssh needs ssh-password or ssh-key",
+              "the NOS login's password, or a private key its authorized_keys holds");
+    if (vm.vtysh.empty() || vm.vtysh.find_first_of("'\"\n;|&`$") != std::string::npos)
+      r.error(field("vtysh") ? field("vtysh") : field("agent"), "vtysh must be a plain command",
+              "e.g. sudo vtysh");
+  } else {
+    for (const char* k : {"ssh-user", "ssh-password", "ssh-key", "vtysh"})
+      if (auto n = field(k)) r.error(n, std::string(k) + " is for agent: ssh", "add agent: ssh");
+  }
   bool direct = !vm.kernel.empty() || !vm.initrd.empty();
   if (direct && (vm.kernel.empty() || vm.initrd.empty()))
     r.error(at(v, "vm"), "kernel and initrd go together", "give both, or a disk");

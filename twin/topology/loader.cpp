@@ -187,6 +187,7 @@ class Loader {
   std::optional<Mgmt> read_mgmt(const YAML::Node& mn) {
     Mgmt m;
     m.mark = mark_of(mn);
+    m.subnet_mark = m.interface_mark = m.user_mark = m.mark;
     if (mn.IsScalar()) {
       auto on = r_.boolean(at(mn, "mgmt"));
       if (!on || !*on) return std::nullopt;
@@ -197,36 +198,80 @@ class Loader {
             "e.g. `mgmt: {subnet: 172.30.1.0/24}`");
       return std::nullopt;
     }
-    r_.check_keys(at(mn, "mgmt"), kMgmtKeys);
-    if (auto sn = mn["subnet"]) {
-      auto ps = as_prefixes(sn, "mgmt.subnet", false);
-      if (ps.size() == 1)
+    const yaml::Value v = at(mn, "mgmt");
+    r_.check_keys(v, kMgmtKeys);
+    if (yaml::Value sn = yaml::child(v, "subnet")) {
+      m.subnet_mark = sn.mark();
+      auto ps = as_prefixes(sn.node, "mgmt.subnet", false);
+      if (ps.size() == 1) {
         m.subnet = ps[0].network();
-      else if (ps.size() > 1)
-        error(sn, "mgmt.subnet", "expected one IPv4 subnet", "e.g. 172.30.1.0/24");
+        if (m.subnet->address() != ps[0].address())
+          r_.error(sn, ps[0].str() + " has host bits set",
+                   "the network is " + m.subnet->str() + "; give that");
+      } else if (ps.size() > 1) {
+        r_.error(sn, "expected one IPv4 subnet", "e.g. 172.30.1.0/24");
+      }
     }
-    if (auto in = mn["interface"])
-      if (auto s = r_.string(at(in, "mgmt.interface"))) m.interface = *s;
-    if (auto un = mn["user"])
-      if (auto s = r_.string(at(un, "mgmt.user"))) m.user = *s;
-    if (auto pw = mn["password"])
-      if (auto s = r_.string(at(pw, "mgmt.password"))) {
+    if (yaml::Value in = yaml::child(v, "interface")) {
+      m.interface_mark = in.mark();
+      if (auto s = r_.string(in)) m.interface = *s;
+    }
+    if (yaml::Value un = yaml::child(v, "user")) {
+      m.user_mark = un.mark();
+      if (auto s = r_.string(un)) {
+        m.user = *s;
+        // Accounts the machine's own programs run as: sshd's privilege separation (its
+        // network-facing child) would run as root, and FRR's files would change hands.
+        static const std::set<std::string> kSystem = {"root",
+                                                      "sshd",
+                                                      "frr",
+                                                      "frrvty",
+                                                      "nobody",
+                                                      "daemon",
+                                                      "bin",
+                                                      "sys",
+                                                      "dnsmasq",
+                                                      "libvirt-qemu",
+                                                      "messagebus",
+                                                      "_apt",
+                                                      "systemd-network",
+                                                      "systemd-resolve"};
+        if (kSystem.count(*s))
+          r_.error(un, "'" + *s + "' is an account of this machine's own programs",
+                   "the login exists only inside each sshd; give it a name of its own, e.g. "
+                   "admin");
+      }
+    }
+    // Printable only: a block scalar's trailing newline, a tab or an escape would be part of
+    // the password without anyone seeing it.
+    auto printable_secret = [](const std::string& x) {
+      return std::all_of(x.begin(), x.end(),
+                         [](unsigned char c) { return c >= 0x20 && c != 0x7f; });
+    };
+    yaml::Value pw = yaml::child(v, "password");
+    yaml::Value ph = yaml::child(v, "password-hash");
+    if (pw)
+      if (auto s = r_.string(pw)) {
         m.password = *s;
         if (s->empty())
-          error(pw, "mgmt.password", "empty password",
-                "leave password out: the lab's key logs in without one");
+          r_.error(pw, "empty password", "leave password out: the lab's key logs in without one");
+        else if (!printable_secret(*s))
+          r_.error(pw, "the password holds a newline or another control character",
+                   "write it in quotes on one line (a `|` block keeps its final newline)");
       }
-    if (auto ph = mn["password-hash"])
-      if (auto s = r_.string(at(ph, "mgmt.password-hash"))) {
+    if (ph)
+      if (auto s = r_.string(ph)) {
         m.password_hash = *s;
-        if (!mn["password"].IsDefined() &&
-            (!crypt_hash_ok(*s) || s->find_first_of(": \t\r\n") != std::string::npos))
-          error(ph, "mgmt.password-hash", "not a crypt(5) hash this machine's libcrypt checks",
-                "e.g. the output of `mkpasswd -m yescrypt` or `openssl passwd -6`");
+        static const std::regex kDes("[./0-9A-Za-z]{13}");
+        const bool legacy = s->rfind("$1$", 0) == 0 || std::regex_match(*s, kDes);
+        if (!pw && (!crypt_hash_ok(*s) || s->find_first_of(": \t\r\n") != std::string::npos))
+          r_.error(ph,
+                   legacy ? "a legacy hash (MD5 or DES crypt): twin takes yescrypt, SHA-512/256-"
+                            "crypt or bcrypt"
+                          : "not a crypt(5) hash this machine's libcrypt accepts",
+                   "e.g. the output of `mkpasswd -m yescrypt` or `openssl passwd -6`");
       }
-    if (mn["password"] && mn["password-hash"])
-      error(mn["password-hash"], "mgmt.password-hash", "both password and password-hash given",
-            "give one");
+    if (pw && ph) r_.error(ph, "both password and password-hash given", "give one");
     return m;
   }
 

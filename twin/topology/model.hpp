@@ -87,7 +87,13 @@ struct VmProfile {
   std::string ready_pattern;    // console text that means "booted"; "" = ready once started
   int ready_timeout_s = 120;
   std::string accel = "auto";  // auto (KVM after a trial boot, else TCG) | kvm | tcg
-  std::string agent = "none";  // "twin": twin's guest agent on virtio-serial (test-vm)
+  // How twin reads inside the guest: "twin", its guest agent on virtio-serial (test-vm, which
+  // has no sshd); "ssh", the NOS's own sshd on its management address (the lab needs `mgmt:`),
+  // logged into as ssh_user with ssh_password or the private key ssh_key, FRR through `vtysh`
+  // (e.g. "sudo vtysh") and the kernel through iproute2's `ip -j`; "none", not at all.
+  std::string agent = "none";
+  std::string ssh_user, ssh_password, ssh_key;
+  std::string vtysh = "sudo vtysh";
 };
 
 // How a `backend: container` image runs (the profile's `container:` section): an OCI image the
@@ -190,7 +196,8 @@ struct Mgmt {
   // Only a hash reaches the plan, the state file and the login's shadow entry.
   std::string password;
   std::string password_hash;
-  Mark mark;
+  Mark mark;                                    // the `mgmt:` value
+  Mark subnet_mark, interface_mark, user_mark;  // each field's, when given (else `mark`)
 };
 
 struct Endpoint {

@@ -58,8 +58,13 @@ Result<std::map<std::string, std::vector<ProcessHealth>>> SystemProbe::processes
   auto recorded = state::load_resources(plan.lab);
   if (!recorded) return recorded.error();
   std::map<std::string, std::vector<state::Resource>> by_node;
-  for (auto& r : *recorded)
-    if (!r.node.empty()) by_node[r.node].push_back(std::move(r));
+  std::vector<state::Resource> lab_wide;  // the management network's DHCP server
+  for (auto& r : *recorded) (r.node.empty() ? lab_wide : by_node[r.node]).push_back(std::move(r));
+  // A VM on the management network depends on the lab's DHCP server: it is that node's too.
+  for (const auto& n : plan.nodes)
+    if (!n.vm.mgmt_netns.empty())
+      for (const auto& r : lab_wide)
+        if (r.kind == "process" && r.name == "dnsmasq") by_node[n.name].push_back(r);
   std::map<std::string, std::vector<ProcessHealth>> out;
   static const std::vector<state::Resource> kNone;
   std::string said;

@@ -72,25 +72,15 @@ std::string mgmt_vm_port_script(const plan::Node& node) {
 std::vector<std::string> mgmt_dhcp_argv(const plan::Mgmt& m, const std::string& hosts_file) {
   const std::string server = m.dhcp_address.substr(0, m.dhcp_address.find('/'));
   const std::string network = m.subnet.substr(0, m.subnet.find('/'));
-  return {"dnsmasq",
-          "--keep-in-foreground",
-          "--log-facility=-",
-          "--conf-file=/dev/null",
-          "--port=0",
-          "--no-resolv",
-          "--no-hosts",
-          "--bind-interfaces",
-          std::string("--interface=") + plan::kBridgeDevice,
-          "--listen-address=" + server,
+  return {"dnsmasq", "--keep-in-foreground", "--log-facility=-", "--conf-file=/dev/null",
+          "--port=0", "--no-resolv", "--no-hosts", "--bind-interfaces",
+          std::string("--interface=") + plan::kBridgeDevice, "--listen-address=" + server,
           "--except-interface=lo",
-          "--dhcp-range=" + network + ",static",
-          "--dhcp-hostsfile=" + hosts_file,
-          "--dhcp-option=option:router",
-          "--dhcp-authoritative",
-          "--leasefile-ro",
-          "--pid-file=",
-          "--user=root",
-          "--group=root"};
+          // Leases never end: a guest keeps its address if this server dies (twin's node
+          // family reports it; a reboot would need it).
+          "--dhcp-range=" + network + ",static,infinite", "--dhcp-hostsfile=" + hosts_file,
+          "--dhcp-option=option:router", "--dhcp-authoritative", "--leasefile-ro",
+          "--pid-file=", "--user=root", "--group=root"};
 }
 
 std::string mgmt_dhcp_hosts(const plan::Plan& plan) {
