@@ -157,11 +157,13 @@ TEST(Mgmt, TheLoaderNamesEachMgmtFieldAtItsLineAndRefusesWhatWouldSurprise) {
   const std::string block = kFabric +
                             "mgmt:\n  subnet: 172.30.9.0/24\n  interface: mgmt0\n"
                             "  user: Admin\n";
-  const std::string e = errors(block);
-  const int user_line =
-      1 + static_cast<int>(std::count(
-              block.begin(), block.begin() + static_cast<long>(block.find("user: Admin")), '\n'));
-  EXPECT_THAT(e, HasSubstr("t.yaml:" + std::to_string(user_line) + ":9: error: mgmt.user"));
+  // The 1-based line of `text` that holds `needle`.
+  auto line_of = [](const std::string& text, const std::string& needle) {
+    const auto end = text.begin() + static_cast<long>(text.find(needle));
+    return std::to_string(1 + std::count(text.begin(), end, '\n'));
+  };
+  EXPECT_THAT(errors(block),
+              HasSubstr("t.yaml:" + line_of(block, "user: Admin") + ":9: error: mgmt.user"));
   EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, user: sshd}\n"),
               HasSubstr("'sshd' is an account of this machine's own programs"));
   EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, user: root}\n"),
@@ -174,10 +176,7 @@ TEST(Mgmt, TheLoaderNamesEachMgmtFieldAtItsLineAndRefusesWhatWouldSurprise) {
               HasSubstr("a legacy hash (MD5 or DES crypt)"));
   // A bare `password:` is reported at its key, not at the next one.
   const std::string bare = kFabric + "mgmt:\n  subnet: 172.30.9.0/24\n  password:\nchecks: []\n";
-  const int pw_line =
-      1 + static_cast<int>(std::count(
-              bare.begin(), bare.begin() + static_cast<long>(bare.find("  password:")), '\n'));
-  EXPECT_THAT(errors(bare), HasSubstr("t.yaml:" + std::to_string(pw_line) + ":"));
+  EXPECT_THAT(errors(bare), HasSubstr("t.yaml:" + line_of(bare, "  password:") + ":"));
 }
 
 TEST(Mgmt, ContainerlabsBlockAndMgmtIpv4AreReadTheSameWay) {

@@ -117,19 +117,27 @@ Result<AgentReply> agent_exec(const std::string& socket, const std::string& comm
   }
 }
 
-std::string guest_table_command(KernelTable table) {
-  switch (table) {
-    case KernelTable::kLinks:
-      return "twin-json links";
-    case KernelTable::kAddresses:
-      return "twin-json addrs";
-    case KernelTable::kRoutes4:
-      return "twin-json routes4";
-    case KernelTable::kRoutes6:
-      return "twin-json routes6";
-  }
+namespace {
+// Each table's command: twin-json's (the agent's test-vm image) and iproute2's (a NOS over ssh).
+struct TableCommand {
+  KernelTable table;
+  const char* agent;
+  const char* ip;
+};
+constexpr TableCommand kTableCommands[] = {
+    {KernelTable::kLinks, "twin-json links", "ip -j link show"},
+    {KernelTable::kAddresses, "twin-json addrs", "ip -j addr show"},
+    {KernelTable::kRoutes4, "twin-json routes4", "ip -j -4 route show"},
+    {KernelTable::kRoutes6, "twin-json routes6", "ip -j -6 route show"},
+};
+std::string table_command(KernelTable table, bool agent) {
+  for (const auto& c : kTableCommands)
+    if (c.table == table) return agent ? c.agent : c.ip;
   return "";
 }
+}  // namespace
+
+std::string guest_table_command(KernelTable table) { return table_command(table, true); }
 
 Error no_agent(const plan::Node& node) {
   if (node.vm.agent == "ssh")
@@ -202,18 +210,7 @@ Result<AgentReply> guest_exec(const plan::Node& n, const std::string& command,
 }
 
 std::string guest_table_command(const plan::Node& n, KernelTable table) {
-  if (n.vm.agent == "twin") return guest_table_command(table);
-  switch (table) {
-    case KernelTable::kLinks:
-      return "ip -j link show";
-    case KernelTable::kAddresses:
-      return "ip -j addr show";
-    case KernelTable::kRoutes4:
-      return "ip -j -4 route show";
-    case KernelTable::kRoutes6:
-      return "ip -j -6 route show";
-  }
-  return "";
+  return table_command(table, n.vm.agent == "twin");
 }
 
 Result<nlohmann::json> guest_table(const plan::Node& n, KernelTable table) {
