@@ -323,6 +323,12 @@ TEST(Mgmt, APasswordIsOnlyEverAHashAndOpensPasswordLoginBesideTheKey) {
               HasSubstr("empty password"));
   EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: secret}\n"),
               HasSubstr("not a crypt(5) hash"));
+  // A known method but a digest cut short: no password could match it.
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: '$6$abc$def'}\n"),
+              HasSubstr("not a crypt(5) hash"));
+  EXPECT_THAT(errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: '" +
+                     h.substr(0, h.size() - 2) + "'}\n"),
+              HasSubstr("not a crypt(5) hash"));
   EXPECT_THAT(
       errors(kFabric + "mgmt: {subnet: 172.30.9.0/24, password-hash: '$1$abc$defghijklmnop'}\n"),
       HasSubstr("a legacy hash (MD5 or DES crypt)"));

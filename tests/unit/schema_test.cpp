@@ -462,7 +462,8 @@ TEST_F(SchemaLoader, VmSectionMatchesTheLoader) {
   };
   std::string body;
   for (const auto& key : property_names(image_schema().at("properties").at("vm"))) {
-    if (key == "disk") continue;  // kernel and disk exclude each other: disk below
+    // kernel and disk exclude each other, as ssh-password and ssh-key do: disk and the key below
+    if (key == "disk" || key == "ssh-key") continue;
     auto line = vm_lines.find(key);
     if (line == vm_lines.end()) {
       ADD_FAILURE() << "no sample use of vm field '" << key << "': add one here";
@@ -471,7 +472,10 @@ TEST_F(SchemaLoader, VmSectionMatchesTheLoader) {
     body += line->second + "\n";
   }
   write("images/probe-vm.yaml", "kind: host\nbackend: libvirt\nvm:\n" + body);
-  write("images/probe-disk.yaml", "kind: host\nbackend: libvirt\nvm:\n  disk: a.qcow2\n");
+  write("images/probe-disk.yaml", "kind: host\nbackend: libvirt\nvm:\n  disk: a.qcow2\n" +
+                                      vm_lines.at("management-nic") + "\n" + vm_lines.at("agent") +
+                                      "\n" + vm_lines.at("ssh-user") + "\n" +
+                                      vm_lines.at("ssh-key") + "\n");
   const std::string host_lab = "version: 1\nname: t\nnodes:\n  h1: {kind: host, image: IMG}\n";
   for (const char* img : {"probe-vm", "probe-disk"}) {
     SCOPED_TRACE(img);

@@ -157,7 +157,22 @@ TEST_F(VmLab, ProfileMistakesAreNamed) {
        "vm.agent", "agent ssh needs ssh-password or ssh-key"},
       {"kind: frr\nbackend: libvirt\nvm: {disk: d, management-nic: true, agent: ssh, "
        "ssh-user: c, ssh-password: p, vtysh: \"vtysh; rm -rf /\"}\n",
-       "vm.vtysh", "vtysh must be a plain command"},
+       "vm.vtysh", "vtysh must be a plain command: words of letters, digits, _ . / -"},
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, management-nic: true, agent: ssh, "
+       "ssh-user: c, ssh-password: p, vtysh: \"vtysh #\"}\n",
+       "vm.vtysh", "vtysh must be a plain command: words of letters, digits, _ . / -"},
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, management-nic: false, agent: ssh, "
+       "ssh-user: c, ssh-password: p}\n",
+       "vm.management-nic", "agent ssh reads the guest on its management NIC"},
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, management-nic: true, agent: ssh, "
+       "ssh-user: c, ssh-password: \"\"}\n",
+       "vm.ssh-password", "empty ssh-password"},
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, management-nic: true, agent: ssh, "
+       "ssh-user: c, ssh-password: p, ssh-key: k}\n",
+       "vm.ssh-key", "both ssh-password and ssh-key given"},
+      // An unknown agent is the one error: no "is for agent: ssh" after it.
+      {"kind: frr\nbackend: libvirt\nvm: {disk: d, agent: telnet, ssh-user: c}\n", "vm.ssh-user",
+       ""},
       {"kind: frr\nbackend: libvirt\nvm: {disk: d, ssh-user: c}\n", "vm.ssh-user",
        "ssh-user is for agent: ssh"},
   };

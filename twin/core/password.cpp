@@ -30,8 +30,14 @@ Result<std::string> hash_password(const std::string& clear) {
 
 bool crypt_hash_ok(const std::string& hash) {
   if (hash.empty() || hash[0] != '$') return false;  // DES and friends: refused
-  const int r = crypt_checksalt(hash.c_str());
-  return r == CRYPT_SALT_OK;  // legacy methods (MD5, DES) are refused
+  // legacy methods (MD5, DES) are refused
+  if (crypt_checksalt(hash.c_str()) != CRYPT_SALT_OK) return false;
+  // crypt_checksalt reads the method only: a hash that is cut short or malformed ("$6$abc$def")
+  // passes it, yet no password could ever match. Hashing anything with it as the setting must
+  // give a hash of the same shape: the same setting, a digest of the same length.
+  const std::string h = crypt_of("", hash.c_str());
+  const auto cut = hash.rfind('$');
+  return !h.empty() && h.size() == hash.size() && h.compare(0, cut, hash, 0, cut) == 0;
 }
 
 bool password_matches(const std::string& clear, const std::string& hash) {

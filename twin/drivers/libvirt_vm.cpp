@@ -162,6 +162,14 @@ Result<void> vm_preflight(const std::vector<plan::Node*>& vms, const std::string
                              "): keep VM images in a folder like /var/lib/twin/images");
       }
     }
+    // agent ssh with a key: the key must be there when validators log in.
+    if (!vm.ssh_key.empty() && !fs::is_regular_file(vm.ssh_key))
+      return input_error("node " + n.name + ": image " + n.image +
+                         " logs into its guest with the "
+                         "key " +
+                         vm.ssh_key +
+                         ", which is not a file (point the profile's "
+                         "vm.ssh-key at the private key the image authorizes)");
     if (!vm.disk.empty()) disks = true;
     if (vm.cmdline.size() > plan::kMaxKernelCmdline)
       return input_error("node " + n.name + ": its kernel command line is " +

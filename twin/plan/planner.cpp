@@ -1666,8 +1666,8 @@ std::string render_plan_text(const Plan& p) {
     << "  run directory " << p.run_dir << "\n";
   if (p.mgmt)
     o << "  management network " << p.mgmt->subnet << " on "
-      << p.mgmt->interface << " of every FRR node (this machine " << p.mgmt->host_address
-      << "; ssh " << p.mgmt->user << "@ lands in vtysh"
+      << p.mgmt->interface << " of every member (this machine " << p.mgmt->host_address << "; ssh "
+      << p.mgmt->user << "@ lands in vtysh"
       << (p.mgmt->password_hash.empty() ? "" : ", key or password") << ")\n";
   if (p.mgmt && !p.mgmt->dhcp_address.empty())
     o << "  DHCP for its VMs at " << p.mgmt->dhcp_address << " (static leases)\n";
@@ -1696,6 +1696,9 @@ std::string render_plan_text(const Plan& p) {
         << (n.vm.disk.empty() ? n.vm.kernel + " + " + n.vm.initrd : "an overlay of " + n.vm.disk)
         << "\n";
       if (!n.vm.mgmt_tap.empty()) o << "    mgmt: NIC 0 (mac " << n.vm.mgmt_mac << ")\n";
+      if (n.vm.agent == "ssh")
+        o << "    read over ssh as " << n.vm.ssh_user << " (" << n.vm.vtysh << "; "
+          << (n.vm.ssh_key.empty() ? std::string("password") : "key " + n.vm.ssh_key) << ")\n";
       for (const auto& i : n.interfaces)
         o << "    " << i.name << ": NIC " << i.nic << ", tap " << i.tap << "\n";
     }

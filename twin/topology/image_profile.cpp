@@ -80,6 +80,10 @@ void parse_vm(yaml::Reader& r, const YAML::Node& v, const std::string& dir, VmPr
   word("nic-model", {"virtio", "e1000", "e1000e", "rtl8139", "vmxnet3"}, vm.nic_model);
   word("accel", {"auto", "kvm", "tcg"}, vm.accel);
   word("agent", {"none", "twin", "ssh"}, vm.agent);
+  // An agent value refused above said what is wrong already: no follow-on errors for the ssh
+  // fields.
+  const bool agent_known =
+      !v["agent"] || (v["agent"].IsScalar() && v["agent"].Scalar() == vm.agent);
   word("ssh-user", {}, vm.ssh_user);
   word("ssh-password", {}, vm.ssh_password);
   word("vtysh", {}, vm.vtysh);
@@ -93,21 +97,29 @@ void parse_vm(yaml::Reader& r, const YAML::Node& v, const std::string& dir, VmPr
     if (auto b = r.boolean(n)) vm.management_nic = *b;
   if (vm.agent == "ssh") {
     if (!vm.management_nic)
-      r.error(field("agent"), "agent ssh reads the guest on its management NIC",
-              "add management-nic: true");
+      r.error(field("management-nic") ? field("management-nic") : field("agent"),
+              "agent ssh reads the guest on its management NIC", "set management-nic: true");
     static const std::regex kUser("[a-z_][a-z0-9_.-]{0,31}");
     if (!std::regex_match(vm.ssh_user, kUser))
       r.error(field("ssh-user") ? field("ssh-user") : field("agent"),
               vm.ssh_user.empty() ? "agent ssh needs ssh-user"
                                   : "invalid login name '" + vm.ssh_user + "'",
               "the NOS's login that may run vtysh, e.g. cumulus");
-    if (vm.ssh_password.empty() && vm.ssh_key.empty())
+    if (field("ssh-password") && vm.ssh_password.empty())
+      r.error(field("ssh-password"), "empty ssh-password", "the NOS login's password, or ssh-key");
+    else if (!field("ssh-password") && vm.ssh_key.empty())
       r.error(field("agent"), "agent ssh needs ssh-password or ssh-key",
               "the NOS login's password, or a private key its authorized_keys holds");
-    if (vm.vtysh.empty() || vm.vtysh.find_first_of("'\"\n;|&`$") != std::string::npos)
-      r.error(field("vtysh") ? field("vtysh") : field("agent"), "vtysh must be a plain command",
-              "e.g. sudo vtysh");
-  } else {
+    if (!vm.ssh_password.empty() && !vm.ssh_key.empty())
+      r.error(field("ssh-key"), "both ssh-password and ssh-key given", "give one");
+    // Words only (a command and its arguments): it runs in the guest's shell before
+    // `-c '<command>'`, where `;`, `#`, `>` or a parenthesis would change what runs.
+    static const std::regex kPlainCommand("[A-Za-z0-9_./ -]+");
+    if (!std::regex_match(vm.vtysh, kPlainCommand))
+      r.error(field("vtysh") ? field("vtysh") : field("agent"),
+              "vtysh must be a plain command: words of letters, digits, _ . / -",
+              "e.g. sudo vtysh, or docker exec -i bgp vtysh");
+  } else if (agent_known) {
     for (const char* k : {"ssh-user", "ssh-password", "ssh-key", "vtysh"})
       if (auto n = field(k)) r.error(n, std::string(k) + " is for agent: ssh", "add agent: ssh");
   }

@@ -346,7 +346,8 @@ class Loader {
     bool ok = true;
     for (const auto& [what, file] : {std::pair<const char*, std::string>{"kernel", p.vm.kernel},
                                      {"initrd", p.vm.initrd},
-                                     {"disk", p.vm.disk}}) {
+                                     {"disk", p.vm.disk},
+                                     {"ssh-key", p.vm.ssh_key}}) {
       if (file.empty() || policy_.inside(file)) continue;
       error(where, field,
             "image " + p.name + " (" + p.file + ") names its VM's " + what + " " + file +
