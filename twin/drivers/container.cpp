@@ -249,9 +249,7 @@ std::string service_socket(const std::string& lab) { return state::lab_dir(lab) 
 
 // The running service's record, or nullptr.
 const state::Resource* service_record(const state::State& st) {
-  for (const auto& r : st.resources)
-    if (r.kind == "process" && r.name == kServiceName && r.node.empty()) return &r;
-  return nullptr;
+  return state::find_process(st.resources, kServiceName, "");
 }
 
 // Stops the service (SIGTERM, then SIGKILL after 2 s) and forgets it. Its containers live on

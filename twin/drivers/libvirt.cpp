@@ -267,12 +267,11 @@ class LibvirtDriver final : public NodeDriver {
     std::vector<state::ProcessHealth> out{vm_process_health(node)};
     // On the management network: the DHCP server its guest takes (and renews) its address from.
     if (!node.vm.mgmt_netns.empty()) {
-      state::ProcessHealth h{"dnsmasq"};
-      for (const auto& r : recorded)
-        if (r.kind == "process" && r.name == "dnsmasq") {
-          h.pid = r.pid;
-          h.running = state::process_alive(r.pid, r.start_time);
-        }
+      state::ProcessHealth h{plan::kMgmtDhcpProcess};
+      if (const auto* r = state::find_process(recorded, plan::kMgmtDhcpProcess, "")) {
+        h.pid = r->pid;
+        h.running = state::process_alive(r->pid, r->start_time);
+      }
       if (!h.running)
         h.detail = std::string(h.pid ? "exited" : "no process recorded") +
                    ": the lab's DHCP server for its VMs (twin restart " + node.name +

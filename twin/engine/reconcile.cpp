@@ -185,8 +185,9 @@ Result<int> serve_mgmt_dhcp(const plan::Plan& to, drivers::BuildContext& ctx) {
   if (auto w = write_file(hosts, wiring::mgmt_dhcp_hosts(to)); !w) return w.error();
   int running = 0;
   for (auto& r : ctx.record.take("process", "")) {
-    const bool dead_dhcp = r.name == "dnsmasq" && !state::process_alive(r.pid, r.start_time);
-    if (r.name == "dnsmasq" && !dead_dhcp) running = r.pid;
+    const bool dhcp = r.name == plan::kMgmtDhcpProcess;
+    const bool dead_dhcp = dhcp && !state::process_alive(r.pid, r.start_time);
+    if (dhcp && !dead_dhcp) running = r.pid;
     if (!dead_dhcp) ctx.record.note(std::move(r));
   }
   if (running) {
@@ -202,7 +203,8 @@ Result<int> serve_mgmt_dhcp(const plan::Plan& to, drivers::BuildContext& ctx) {
   c.cancellable = false;  // its PID must be noted once it runs
   auto r = proc::run_checked(ctx.runner, c, "starting dnsmasq (DHCP for the lab's VMs)");
   if (!r) return r.error();
-  ctx.record.note({"process", "dnsmasq", "", r->pid, state::process_start_time(r->pid)});
+  ctx.record.note(
+      {"process", plan::kMgmtDhcpProcess, "", r->pid, state::process_start_time(r->pid)});
   if (auto saved = ctx.record.save(); !saved) return saved.error();
   // Ready once it logs its DHCP range ("DHCP, static leases only on ..."); one that exits (a
   // bad option, the address taken) says why in its log.
@@ -878,7 +880,8 @@ Result<RestartReport> restart_node(const std::string& lab, const std::string& no
   RestartReport rep{node};
   auto t = Clock::now();
   // A VM on the management network: the lab's DHCP server it takes its address from.
-  if (loaded->plan.mgmt && !n->vm.mgmt_netns.empty() && (daemon.empty() || daemon == "dnsmasq")) {
+  if (loaded->plan.mgmt && !n->vm.mgmt_netns.empty() &&
+      (daemon.empty() || daemon == plan::kMgmtDhcpProcess)) {
     drivers::Record record(*loaded);
     drivers::BuildContext ctx{runner, record, [](const std::string&) {}, {}};
     auto pid = serve_mgmt_dhcp(loaded->plan, ctx);

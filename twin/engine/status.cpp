@@ -188,13 +188,10 @@ Result<nlohmann::json> status(const std::string& lab) {
                  {"key", plan.mgmt->key_dir + "/id_ed25519"},
                  {"password_login", !plan.mgmt->password_hash.empty()}};
   if (plan.mgmt && !plan.mgmt->dhcp_address.empty()) {
-    nlohmann::json dhcp{{"address", plan.mgmt->dhcp_address}, {"pid", 0}, {"running", false}};
-    for (const auto& r : st->resources)
-      if (r.kind == "process" && r.name == "dnsmasq" && r.node.empty())
-        dhcp = {{"address", plan.mgmt->dhcp_address},
-                {"pid", r.pid},
-                {"running", state::process_alive(r.pid, r.start_time)}};
-    j["mgmt"]["dhcp"] = dhcp;
+    const auto* r = state::find_process(st->resources, plan::kMgmtDhcpProcess, "");
+    j["mgmt"]["dhcp"] = {{"address", plan.mgmt->dhcp_address},
+                         {"pid", r ? r->pid : 0},
+                         {"running", r && state::process_alive(r->pid, r->start_time)}};
   }
   j["nodes"] = nlohmann::json::array();
   std::map<std::string, nlohmann::json> links_by_node;

@@ -297,6 +297,9 @@ struct ExpectedPrefix {
 // with only its connected route: this kernel has no VRF), one for the host. Addresses are
 // IPv4, stable for a given topology: the host has the subnet's first address, nodes the one
 // their topology gives or the next free one in node order.
+// The name the DHCP server of a management network with VMs is recorded under (a process of the
+// lab's own, node "").
+inline constexpr const char* kMgmtDhcpProcess = "dnsmasq";
 struct Mgmt {
   std::string subnet;        // "172.30.7.0/24"
   std::string host_address;  // "172.30.7.1/24", on host_veth in the root namespace

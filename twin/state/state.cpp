@@ -152,6 +152,13 @@ Result<std::vector<Resource>> load_resources(const std::string& lab) {
   }
 }
 
+const Resource* find_process(const std::vector<Resource>& resources, const std::string& name,
+                             const std::string& node) {
+  for (const auto& r : resources)
+    if (r.kind == "process" && r.name == name && r.node == node) return &r;
+  return nullptr;
+}
+
 std::vector<std::string> list_labs() {
   std::vector<std::string> labs;
   std::error_code ec;

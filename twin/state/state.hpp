@@ -91,6 +91,10 @@ Result<State> load_lab(const std::string& requested);
 using twin::process_start_time;
 // True if pid exists with that start time and is not a zombie.
 bool process_alive(int pid, uint64_t start_time);
+// The record of process `name` of `node` ("" for one of the lab's own: podman's service, the
+// management network's DHCP server) among `resources`, or nullptr.
+const Resource* find_process(const std::vector<Resource>& resources, const std::string& name,
+                             const std::string& node);
 
 // The lab's cgroup v2 folder as `st` records it ("" before `up` made one).
 std::string cgroup_of(const State& st);

@@ -64,7 +64,7 @@ Result<std::map<std::string, std::vector<ProcessHealth>>> SystemProbe::processes
   for (const auto& n : plan.nodes)
     if (!n.vm.mgmt_netns.empty())
       for (const auto& r : lab_wide)
-        if (r.kind == "process" && r.name == "dnsmasq") by_node[n.name].push_back(r);
+        if (r.kind == "process" && r.name == plan::kMgmtDhcpProcess) by_node[n.name].push_back(r);
   std::map<std::string, std::vector<ProcessHealth>> out;
   static const std::vector<state::Resource> kNone;
   std::string said;
