@@ -2,7 +2,7 @@
 # order). Used twice: CMakeLists.txt links each module's library only to these, and the
 # check below (run at every build) fails when a source file includes a module not listed here,
 # so a wrong include is a build error naming the file and the include, not a review comment.
-set(TWIN_MODULES core options proc topology plan graph state runtime wiring drivers validate validators
+set(TWIN_MODULES core options proc topology plan graph state runtime wiring drivers traffic validate validators
     engine verdict changeset causes gate drill report training serve cli)
 set(TWIN_DEPS_core "")
 set(TWIN_DEPS_options core)
@@ -14,8 +14,11 @@ set(TWIN_DEPS_state core topology plan)
 set(TWIN_DEPS_runtime core proc topology plan)
 set(TWIN_DEPS_wiring core proc plan runtime)
 set(TWIN_DEPS_drivers core proc topology plan state runtime wiring)
-set(TWIN_DEPS_validate core proc topology plan state runtime drivers)
-set(TWIN_DEPS_validators core topology plan runtime validate)
+# Traffic patterns through iperf3 and what the fabric made of them (twin traffic, the traffic
+# family): drivers say where a node's packets start.
+set(TWIN_DEPS_traffic core proc topology plan state runtime wiring drivers)
+set(TWIN_DEPS_validate core proc topology plan state runtime drivers traffic)
+set(TWIN_DEPS_validators core topology plan runtime traffic validate)
 set(TWIN_DEPS_engine core proc topology plan graph state runtime wiring drivers validate)
 # The rollout gate's rooms (ARCHITECTURE.md §2): what it sees and its seams (verdict), change
 # sets and their step handlers (changeset), the likely-cause rules (causes), the gate's run
@@ -31,7 +34,7 @@ set(TWIN_DEPS_report core topology plan state runtime validate verdict changeset
 set(TWIN_DEPS_training core proc topology plan state runtime drivers validate engine verdict
     changeset causes gate)
 set(TWIN_DEPS_serve core options proc topology plan graph state runtime drivers validate engine report)
-set(TWIN_DEPS_cli core options proc topology plan graph state runtime wiring drivers validate validators
+set(TWIN_DEPS_cli core options proc topology plan graph state runtime wiring drivers traffic validate validators
     engine verdict changeset causes gate drill report training serve)
 
 # The folder that holds a module's sources, relative to the repository root.

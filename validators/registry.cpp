@@ -12,23 +12,28 @@
 #include "validators/ospf/ospf.hpp"
 #include "validators/reachability/reachability.hpp"
 #include "validators/routes/routes.hpp"
+#include "validators/traffic/traffic.hpp"
 
 namespace twin::validators {
 
 namespace {
-using Factory = std::function<std::unique_ptr<validate::Validator>()>;
+// `named`: the caller listed the family by name (`--only`), which an opt-in family (traffic)
+// takes as the request to run.
+using Factory = std::function<std::unique_ptr<validate::Validator>(bool named)>;
 const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> r = {
       // First: every other family reads the lab through the processes it checks.
-      {"node", [] { return std::make_unique<NodeValidator>(); }},
-      {"bgp", [] { return std::make_unique<BgpValidator>(); }},
-      {"ospf", [] { return std::make_unique<OspfValidator>(); }},
-      {"bfd", [] { return std::make_unique<BfdValidator>(); }},
-      {"evpn", [] { return std::make_unique<EvpnValidator>(); }},
-      {"routes", [] { return std::make_unique<RoutesValidator>(); }},
-      {"mtu", [] { return std::make_unique<MtuValidator>(); }},
-      {"reachability", [] { return std::make_unique<ReachabilityValidator>(); }},
-      {"checks", [] { return std::make_unique<ChecksValidator>(); }},
+      {"node", [](bool) { return std::make_unique<NodeValidator>(); }},
+      {"bgp", [](bool) { return std::make_unique<BgpValidator>(); }},
+      {"ospf", [](bool) { return std::make_unique<OspfValidator>(); }},
+      {"bfd", [](bool) { return std::make_unique<BfdValidator>(); }},
+      {"evpn", [](bool) { return std::make_unique<EvpnValidator>(); }},
+      {"routes", [](bool) { return std::make_unique<RoutesValidator>(); }},
+      {"mtu", [](bool) { return std::make_unique<MtuValidator>(); }},
+      {"reachability", [](bool) { return std::make_unique<ReachabilityValidator>(); }},
+      {"checks", [](bool) { return std::make_unique<ChecksValidator>(); }},
+      // Last, and opt-in (`traffic:` in the topology, or named): its flows take seconds.
+      {"traffic", [](bool named) { return std::make_unique<TrafficValidator>(named); }},
   };
   return r;
 }
@@ -50,7 +55,7 @@ std::vector<std::unique_ptr<validate::Validator>> make_validators(
   }
   for (const auto& [name, factory] : registry())
     if (only.empty() || std::find(only.begin(), only.end(), name) != only.end())
-      out.push_back(factory());
+      out.push_back(factory(!only.empty()));
   return out;
 }
 

@@ -37,6 +37,7 @@ const std::string kData = TWIN_TEST_DATA;
 constexpr const char* kFrrDown = "injected: vty socket refused";
 constexpr const char* kIpDown = "injected: ip exited 1";
 constexpr const char* kPingDown = "injected: raw socket refused";
+constexpr const char* kTrafficDown = "injected: iperf3 could not start";
 
 // How the lab answers: every source fails, or answers with nothing.
 enum class Answer { kFail, kEmptyObject, kNull };
@@ -55,6 +56,12 @@ class NoDataProbe final : public twin::validate::LabProbe {
     ++ip_calls;
     if (answer_ == Answer::kFail) return twin::harness_error(kIpDown);
     return twin::ok(json::array());
+  }
+  // Traffic that could not run, or a run that measured nothing (no flow, no echo).
+  twin::Result<twin::traffic::Report> traffic(const twin::plan::Plan&,
+                                              const twin::traffic::Options&) override {
+    if (answer_ == Answer::kFail) return twin::harness_error(kTrafficDown);
+    return twin::ok(twin::traffic::Report{});
   }
   // A prober that could not send (error outcomes), or that returned nothing at all.
   std::vector<PingResult> ping(const twin::plan::Node&,
@@ -83,12 +90,12 @@ twin::plan::Plan plan_of(const std::string& path, const std::string& lab,
 }
 
 // Labs that, between them, make every family produce tests: a BGP Clos (bgp, routes, mtu,
-// reachability), EVPN tenants (evpn, tenant reachability), OSPF from own configs (ospf, v2) with
-// a declared check of each kind (checks), OSPFv3, and BGP with BFD (bfd).
+// reachability; with `traffic:`, traffic), EVPN tenants (evpn, tenant reachability), OSPF from own
+// configs (ospf, v2) with a declared check of each kind (checks), OSPFv3, and BGP with BFD (bfd).
 const std::vector<twin::plan::Plan>& plans() {
   static const std::vector<twin::plan::Plan> p = [] {
     std::vector<twin::plan::Plan> out;
-    out.push_back(plan_of(kRepo + "/topologies/clos-2x4.yaml", "clos"));
+    out.push_back(plan_of(kRepo + "/topologies/clos-2x4.yaml", "clos", "traffic: true\n"));
     out.push_back(plan_of(kRepo + "/topologies/evpn-2x4.yaml", "evpn"));
     out.push_back(plan_of(kRepo + "/topologies/ospf-triangle/lab.yaml", "tri",
                           "checks:\n"
@@ -178,7 +185,8 @@ TEST(NoData, EveryFamilyWithEverySourceFailingPassesNothing) {
     const bool frr = r.message.find(kFrrDown) != std::string::npos;
     const bool ip = r.message.find(kIpDown) != std::string::npos;
     const bool ping = r.message.find(kPingDown) != std::string::npos;
-    EXPECT_TRUE(frr || ip || ping) << "an error that does not say what failed";
+    const bool traffic = r.message.find(kTrafficDown) != std::string::npos;
+    EXPECT_TRUE(frr || ip || ping || traffic) << "an error that does not say what failed";
     if (frr || ip) {
       EXPECT_TRUE(names_a_source(r)) << "names no node and command";
     }

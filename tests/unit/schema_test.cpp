@@ -55,7 +55,7 @@ const fs::path kImageSchema = kRepo / "images" / "schema" / "image.schema.json";
 // twin/topology/loader.cpp), copied on purpose: a field added to the loader or the schema
 // alone fails a test here until both, and this list, agree.
 const StringSet kTopKeys = {"version", "name",    "defaults", "nodes", "links",
-                            "checks",  "tenants", "anycast",  "mgmt"};
+                            "checks",  "tenants", "anycast",  "mgmt",  "traffic"};
 // kTenantKeys, kTenantNetworkKeys in twin/topology/tenants.hpp.
 const StringSet kTenantKeys = {"l3vni", "networks"};
 const StringSet kTenantNetworkKeys = {"vni", "ports", "gateway"};
@@ -64,11 +64,11 @@ const StringSet kCheckKeys = {"name", "wait", "after", "reach", "route", "frr"};
 const StringSet kReachKeys = {"from", "to", "expect"};
 const StringSet kRouteCheckKeys = {"node", "prefix", "nexthops", "protocol"};
 const StringSet kFrrCheckKeys = {"node", "command", "match"};
-const StringSet kDefaultKeys = {"kind", "image", "mtu"};
+const StringSet kDefaultKeys = {"kind", "image", "mtu", "bandwidth"};
 const StringSet kNodeKeys = {"kind",   "image",   "asn",    "router-id",    "loopback",
                              "config", "gateway", "routes", "daemons-file", "container-image",
                              "mgmt-address"};
-const StringSet kLinkKeys = {"endpoints", "mtu", "addresses"};
+const StringSet kLinkKeys = {"endpoints", "mtu", "addresses", "bandwidth", "delay"};
 const StringSet kImageKeys = {
     "name",      "kind",        "backend",       "daemons",     "frr-profile",
     "rp-filter", "ra-interval", "coalesce-time", "description", "kernel-nexthop-groups",
@@ -347,12 +347,21 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
         "anycast: [10.255.9.9/32]\nnodes:\n  r1: {asn: 65001, loopback: [10.255.0.1/32, "
         "10.255.9.9/32]}\n  r2: {asn: 65002, loopback: [10.255.0.2/32, 10.255.9.9/32]}"}},
       {"defaults", {"nodes:\n", "defaults: {kind: frr, image: frr-8.4, mtu: 9216}\nnodes:\n"}},
-      {"mgmt", {"nodes:\n", "mgmt: {subnet: 172.30.1.0/24, interface: mgmt0, user: admin}\nnodes:\n"}},
+      {"mgmt",
+       {"nodes:\n", "mgmt: {subnet: 172.30.1.0/24, interface: mgmt0, user: admin}\nnodes:\n"}},
       {"node.mgmt-address",
-       {"nodes:\n  r1: {", "mgmt: {subnet: 172.30.1.0/24}\nnodes:\n  r1: {mgmt-address: 172.30.1.9, "}},
+       {"nodes:\n  r1: {",
+        "mgmt: {subnet: 172.30.1.0/24}\nnodes:\n  r1: {mgmt-address: 172.30.1.9, "}},
       {"defaults.kind", {"nodes:\n", "defaults: {kind: frr}\nnodes:\n"}},
       {"defaults.image", {"nodes:\n", "defaults: {image: frr-8.4}\nnodes:\n"}},
       {"defaults.mtu", {"nodes:\n", "defaults: {mtu: 9216}\nnodes:\n"}},
+      {"defaults.bandwidth", {"nodes:\n", "defaults: {bandwidth: 1G}\nnodes:\n"}},
+      {"traffic",
+       {"nodes:\n",
+        "traffic: {pattern: ring, duration: 2s, flows-per-pair: 2, protocol: tcp, "
+        "effective-bandwidth: 0.8, tail-latency: 20ms}\nnodes:\n"}},
+      {"link.bandwidth", {"[r1:swp1, r2:swp1]\n", "[r1:swp1, r2:swp1]\n    bandwidth: 100M\n"}},
+      {"link.delay", {"[r1:swp1, r2:swp1]\n", "[r1:swp1, r2:swp1]\n    delay: 2ms\n"}},
       {"node.kind", {"", ""}},
       {"node.asn", {"", ""}},
       {"node.loopback", {"", ""}},

@@ -389,8 +389,10 @@ nodes:
   r1: {asn: 65001, loopback: 10.0.0.1/32}
 )");
   expect_at(d, 3, 1, "colour");
-  EXPECT_EQ(d.hint,
-            "expected one of: version, name, defaults, nodes, links, checks, tenants, anycast, mgmt");
+  EXPECT_EQ(
+      d.hint,
+      "expected one of: version, name, defaults, nodes, links, checks, tenants, anycast, mgmt, "
+      "traffic");
 }
 
 TEST(LoaderErrors, UnknownNodeFieldSuggestsTheNearest) {

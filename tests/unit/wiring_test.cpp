@@ -3,10 +3,11 @@
 #include "twin/wiring/wiring.hpp"
 
 #include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -102,20 +103,71 @@ TEST(Wiring, HostRouteToAPrefix) {
 
 TEST(Wiring, SysctlsForFrr) {
   auto p = plan_of("clos-2x4.yaml");
-  EXPECT_EQ(twin::wiring::namespace_sysctls(*p.find("leaf1")),
-            (Sysctls{
-                {"net/ipv6/conf/all/disable_ipv6", "0"},
-                {"net/ipv6/conf/default/disable_ipv6", "0"},
-                {"net/ipv6/conf/all/accept_dad", "0"},
-                {"net/ipv6/conf/default/accept_dad", "0"},
-                {"net/ipv6/conf/default/dad_transmits", "0"},
-                {"net/ipv4/ip_forward", "1"},
-                {"net/ipv6/conf/all/forwarding", "1"},
-                {"net/ipv4/conf/all/rp_filter", "0"},
-                {"net/ipv4/conf/default/rp_filter", "0"},
-                {"net/ipv6/conf/default/keep_addr_on_down", "1"},
-                {"net/ipv6/conf/default/accept_ra", "0"},
-            }));
+  Sysctls hashing = {{"net/ipv4/fib_multipath_hash_policy", "3"},
+                     {"net/ipv4/fib_multipath_hash_fields", "55"},
+                     {"net/ipv6/fib_multipath_hash_policy", "3"},
+                     {"net/ipv6/fib_multipath_hash_fields", "55"}};
+  if (access("/proc/sys/net/ipv4/fib_multipath_hash_seed", F_OK) == 0)
+    hashing.push_back({"net/ipv4/fib_multipath_hash_seed",
+                       std::to_string(twin::wiring::ecmp_seed(*p.find("leaf1")))});
+  auto got = twin::wiring::namespace_sysctls(*p.find("leaf1"));
+  ASSERT_GE(got.size(), hashing.size());
+  EXPECT_EQ(Sysctls(got.end() - hashing.size(), got.end()), hashing);
+  got.resize(got.size() - hashing.size());
+  EXPECT_EQ(got, (Sysctls{
+                     {"net/ipv6/conf/all/disable_ipv6", "0"},
+                     {"net/ipv6/conf/default/disable_ipv6", "0"},
+                     {"net/ipv6/conf/all/accept_dad", "0"},
+                     {"net/ipv6/conf/default/accept_dad", "0"},
+                     {"net/ipv6/conf/default/dad_transmits", "0"},
+                     {"net/ipv4/ip_forward", "1"},
+                     {"net/ipv6/conf/all/forwarding", "1"},
+                     {"net/ipv4/conf/all/rp_filter", "0"},
+                     {"net/ipv4/conf/default/rp_filter", "0"},
+                     {"net/ipv6/conf/default/keep_addr_on_down", "1"},
+                     {"net/ipv6/conf/default/accept_ra", "0"},
+                 }));
+}
+
+TEST(Wiring, EcmpSeedsDifferPerNodeAndStay) {
+  auto p = plan_of("clos-2x4.yaml");
+  std::set<uint32_t> seeds;
+  for (const auto& n : p.nodes) {
+    uint32_t seed = twin::wiring::ecmp_seed(n);
+    EXPECT_NE(seed, 0u) << n.name;  // 0 asks the kernel for a random one
+    EXPECT_EQ(seed, twin::wiring::ecmp_seed(n));
+    seeds.insert(seed);
+  }
+  EXPECT_EQ(seeds.size(), p.nodes.size());
+}
+
+TEST(Wiring, ShapingScriptPutsTheLinkRateOnEachPortsEgress) {
+  twin::plan::Node n;
+  n.name = "leaf1";
+  twin::plan::Interface a, b, c;
+  a.name = "swp1";
+  a.rate_bps = 100'000'000;
+  b.name = "swp2";  // unshaped
+  c.name = "swp3";
+  c.rate_bps = 10'000'000'000ULL;
+  c.delay_ms = 2;
+  n.interfaces = {a, b, c};
+  // 100 Mbit/s: the 64 KiB floor of the burst and the 128 KiB floor of the queue; 10 Gbit/s:
+  // 1 ms (1.25 MB) of burst, 2 ms of queue; the delay at the root with the bucket its child.
+  EXPECT_EQ(twin::wiring::shaping_script(n, true),
+            "qdisc replace dev swp1 root handle 1: tbf rate 100mbit burst 65536 limit 131072\n"
+            "qdisc replace dev swp3 root handle 1: netem delay 2ms\n"
+            "qdisc replace dev swp3 parent 1:1 handle 10: tbf rate 10gbit burst 1250000 "
+            "limit 2500000\n");
+  // Without netem the rate stays, the delay goes (up said so).
+  EXPECT_EQ(twin::wiring::shaping_script(n, false, {"swp3"}),
+            "qdisc replace dev swp3 root handle 1: tbf rate 10gbit burst 1250000 limit 2500000\n");
+  EXPECT_EQ(twin::wiring::shaping_script(n, true, {"swp2"}), "");
+  // Shaped ports send full-size frames, not GSO segments (core/rate.hpp says why).
+  EXPECT_EQ(twin::wiring::shaping_link_script(n),
+            "link set dev swp1 gso_max_segs 1\n"
+            "link set dev swp3 gso_max_segs 1\n");
+  EXPECT_EQ(twin::wiring::shaping_link_script(n, {"swp2"}), "");
 }
 
 TEST(Wiring, SysctlsForHost) {

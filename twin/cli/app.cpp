@@ -259,6 +259,20 @@ Cli::Cli()
                                        twin::join_names(twin::validators::family_names()));
   v->callback([&] { code = twin::cli::run_validate(val); });
 
+  add_command(app, "traffic",
+              {{"lab", &traffic.lab},
+               {"--lab", &traffic.lab},
+               {"--pattern", &traffic.pattern},
+               {"--duration", &traffic.duration},
+               {"--flows-per-pair", &traffic.flows_per_pair},
+               {"--protocol", &traffic.protocol},
+               {"--rate", &traffic.rate},
+               {"--to", &traffic.to},
+               {"--max-pairs", &traffic.max_pairs},
+               {"--json", &traffic.json},
+               {"--verbose", &traffic.verbose}})
+      ->callback([&] { code = twin::cli::run_traffic(traffic); });
+
   add_command(app, "apply",
               std::vector<Bind>{{"change", &apply.change},
                                 {"--lab", &apply.lab},
@@ -306,9 +320,22 @@ Cli::Cli()
                {"--super-spines", &gen.super_spines},
                {"--pods", &gen.pods},
                {"--tenants", &gen.tenants},
+               {"--fabric-rate", &gen.fabric_rate},
+               {"--server-rate", &gen.server_rate},
                {"--name", &gen.name},
                {"--output", &gen.output}})
       ->callback([&] { code = twin::cli::run_gen_clos(gen); });
+  add_command(app, "gen rail",
+              {{"--servers", &rail.servers},
+               {"--rails", &rail.rails},
+               {"--spines", &rail.spines},
+               {"--servers-per-leaf", &rail.servers_per_leaf},
+               {"--mtu", &rail.mtu},
+               {"--fabric-rate", &rail.fabric_rate},
+               {"--server-rate", &rail.server_rate},
+               {"--name", &rail.name},
+               {"--output", &rail.output}})
+      ->callback([&] { code = twin::cli::run_gen_rail(rail); });
 
   add_command(app, "convert",
               std::vector<Bind>{{"file", &conv.file},

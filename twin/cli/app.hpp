@@ -40,10 +40,12 @@ class Cli {
   ServeOptions serve;
   HistoryOptions history;
   ValidateOptions val;
+  TrafficOptions traffic;
   ApplyOptions apply;
   RunOptions run;
   DrillOptions drill;
   GenClosOptions gen;
+  GenRailOptions rail;
   ConvertOptions conv;
   ExerciseOptions exo;
 };

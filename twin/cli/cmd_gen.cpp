@@ -1,4 +1,4 @@
-// twin gen clos: write a leaf–spine topology file.
+// twin gen clos, twin gen rail: write a topology file.
 #include <fstream>
 #include <iostream>
 
@@ -8,6 +8,40 @@
 #include "twin/topology/loader.hpp"
 
 namespace twin::cli {
+
+namespace {
+
+// What we write must load: checked with the same loader `up` uses, then written.
+int write_generated(const std::string& text, const std::string& output) {
+  Diagnostics d;
+  if (!topology::load_topology_text(text, "<generated>", ".", d))
+    return fail("generated topology does not load (a bug in twin gen):\n" + d.format(), 3);
+  if (output.empty() || output == "-") {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream f(output);
+  f << text;
+  if (!f) return fail("cannot write " + output, 3);
+  std::cerr << "twin: wrote " << output << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_gen_rail(const GenRailOptions& o) {
+  topology::RailSpec s;
+  s.name = o.name;
+  s.servers = o.servers;
+  s.rails = o.rails;
+  s.spines = o.spines;
+  s.servers_per_leaf = o.servers_per_leaf;
+  s.mtu = o.mtu;
+  s.fabric_rate = o.fabric_rate;
+  s.server_rate = o.server_rate;
+  if (auto r = topology::check(s); !r) return fail(r.error().message, 2);
+  return write_generated(topology::generate_rail(s), o.output);
+}
 
 int run_gen_clos(const GenClosOptions& o) {
   topology::ClosSpec s;
@@ -19,21 +53,10 @@ int run_gen_clos(const GenClosOptions& o) {
   s.super_spines = o.super_spines;
   s.pods = o.pods;
   s.tenants = o.tenants;
+  s.fabric_rate = o.fabric_rate;
+  s.server_rate = o.server_rate;
   if (auto r = topology::check(s); !r) return fail(r.error().message, 2);
-  std::string text = topology::generate_clos(s);
-  // What we write must load: check it with the same loader `up` uses.
-  Diagnostics d;
-  if (!topology::load_topology_text(text, "<generated>", ".", d))
-    return fail("generated topology does not load (a bug in twin gen):\n" + d.format(), 3);
-  if (o.output.empty() || o.output == "-") {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream f(o.output);
-  f << text;
-  if (!f) return fail("cannot write " + o.output, 3);
-  std::cerr << "twin: wrote " << o.output << "\n";
-  return 0;
+  return write_generated(topology::generate_clos(s), o.output);
 }
 
 }  // namespace twin::cli

@@ -108,6 +108,20 @@ struct ValidateOptions {
 };
 int run_validate(const ValidateOptions& o);
 
+struct TrafficOptions {
+  std::string lab;
+  std::string pattern;
+  std::string duration;  // "5s"
+  int flows_per_pair = 0;
+  std::string protocol;
+  std::string rate;  // UDP per flow; "" = the source port's
+  std::string to;    // incast receiver
+  int max_pairs = 0;
+  bool json = false;
+  bool verbose = false;
+};
+int run_traffic(const TrafficOptions& o);
+
 struct ApplyOptions {
   std::string lab;
   std::string change;   // change set file
@@ -164,9 +178,18 @@ struct GenClosOptions {
   std::string name;
   int spines = 0, leaves = 0, servers_per_leaf = 0, mtu = 0, super_spines = 0, pods = 0;
   int tenants = 0;
+  std::string fabric_rate, server_rate;  // "" = unshaped
   std::string output;  // "" or "-" = stdout
 };
 int run_gen_clos(const GenClosOptions& o);
+
+struct GenRailOptions {
+  std::string name;
+  int servers = 0, rails = 0, spines = 0, servers_per_leaf = 0, mtu = 0;
+  std::string fabric_rate, server_rate;
+  std::string output;
+};
+int run_gen_rail(const GenRailOptions& o);
 
 struct ConvertOptions {
   std::string file;    // containerlab file

@@ -8,6 +8,7 @@
 
 #include "twin/core/duration.hpp"
 #include "twin/core/ip.hpp"
+#include "twin/core/rate.hpp"
 
 namespace twin::yaml {
 
@@ -268,6 +269,15 @@ std::optional<std::chrono::milliseconds> Reader::duration(const Value& v) {
   auto d = parse_duration(*s, &why);
   if (!d) error(v, why.message, why.hint);
   return d;
+}
+
+std::optional<uint64_t> Reader::rate(const Value& v) {
+  auto s = string(v);
+  if (!s) return std::nullopt;
+  RateProblem why;
+  auto r = parse_rate(*s, &why);
+  if (!r) error(v, why.message, why.hint);
+  return r;
 }
 
 bool Reader::list(const Value& v, const std::string& what, const std::string& example) {

@@ -111,6 +111,8 @@ class Reader {
   std::optional<std::string> choice(const Value& v, const std::vector<std::string>& choices);
   // A duration (core/duration.hpp): "500ms", "2s", "1.5s", "1m".
   std::optional<std::chrono::milliseconds> duration(const Value& v);
+  // A link rate in bits per second (core/rate.hpp): "100M", "1G", "2.5G".
+  std::optional<uint64_t> rate(const Value& v);
 
   // A message and hint a loader words itself (see named_file).
   struct Say {

@@ -65,6 +65,13 @@ struct UpSummary {
 // naming the missing piece and who needs it (`up` exits 3).
 Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner);
 
+// What a lab's link rates and delays need of the kernel, probed in a throw-away namespace only
+// when the lab has them: tbf for `bandwidth:` (missing: kEnvironment), netem for `delay:`.
+// Without netem the plan's delays are cleared — the lab runs, and plan.notes says per link what
+// was asked and that it runs without the delay (the notes go through `progress` too).
+Result<void> shaping_preflight(plan::Plan& plan, proc::ProcessRunner& runner,
+                               const Progress& progress);
+
 // Brings up the lab. On failure, on interruption and when `timeout` passes, tears down what was
 // made unless keep_on_failure, and returns the error with the failed step as context. When BGP
 // does not converge within converge_timeout the lab is kept and the summary says which sessions

@@ -92,6 +92,61 @@ Result<void> preflight(const plan::Plan& plan, proc::ProcessRunner& runner) {
   return {};
 }
 
+Result<void> shaping_preflight(plan::Plan& plan, proc::ProcessRunner& runner,
+                               const Progress& progress) {
+  bool rates = false, delays = false;
+  for (const auto& n : plan.nodes)
+    for (const auto& i : n.interfaces) {
+      rates = rates || i.rate_bps > 0;
+      delays = delays || i.delay_ms > 0;
+    }
+  // "" when this kernel takes the qdisc, else tc's complaint.
+  auto can_add = [&](std::vector<std::string> qdisc) -> Result<std::string> {
+    std::vector<std::string> argv = {"unshare", "--net", "tc", "qdisc", "add", "dev", "lo", "root"};
+    argv.insert(argv.end(), qdisc.begin(), qdisc.end());
+    auto r = runner.run(proc::Command{argv, "", 10s});
+    if (!r) return r.error().with_context("probing the kernel's qdiscs");
+    return ok(r->exit_code == 0 ? std::string() : trim_end(r->err));
+  };
+  if (rates) {
+    auto tbf = can_add({"tbf", "rate", "1mbit", "burst", "65536", "limit", "131072"});
+    if (!tbf) return tbf.error();
+    if (!tbf->empty())
+      return env_error("this kernel cannot shape links (tc: " + *tbf +
+                       "); the lab's `bandwidth:` needs the tbf qdisc (CONFIG_NET_SCH_TBF)");
+  }
+  if (delays) {
+    auto netem = can_add({"netem", "delay", "1ms"});
+    if (!netem) return netem.error();
+    if (!netem->empty()) {
+      for (const auto& l : plan.links) {
+        // The plan's own interfaces, changed in place (find_interface gives const ones).
+        auto mine = [&](const std::string& node, const std::string& ifname) -> plan::Interface* {
+          plan::Node* n = plan.find(node);
+          if (!n) return nullptr;
+          for (auto& i : n->interfaces)
+            if (i.name == ifname) return &i;
+          return nullptr;
+        };
+        plan::Interface* ia = mine(l.a_node, l.a_interface);
+        plan::Interface* ib = mine(l.b_node, l.b_interface);
+        int asked = std::max(ia ? ia->delay_ms : 0, ib ? ib->delay_ms : 0);
+        if (asked == 0) continue;
+        Note note{"warning", l.a_node, "",
+                  "link " + l.a_node + ":" + l.a_interface + " -- " + l.b_node + ":" +
+                      l.b_interface + " asks a delay of " + std::to_string(asked) +
+                      " ms; this kernel has no netem qdisc (tc: " + *netem +
+                      "), so the link runs without added delay"};
+        progress(to_text(note));
+        add_note(plan.notes, note);
+        if (ia) ia->delay_ms = 0;
+        if (ib) ib->delay_ms = 0;
+      }
+    }
+  }
+  return {};
+}
+
 namespace {
 std::string read_trim(const std::string& path) {
   std::ifstream f(path);

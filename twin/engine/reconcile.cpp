@@ -529,7 +529,20 @@ struct Reconciler {
         script = driver_for(n).address_script(n, it->second);  // (an empty list means all)
       // Tenant ports of new links exist now: the VTEP's devices follow the target's tenants.
       if (vteps.count(&n)) script += driver_for(n).vtep_change_script(*from.find(n.name), n);
-      return wiring::run_batch(runner, script, n.netns, "addresses, routes and tenant devices");
+      // Link rates and delays on the new ports' egress (shaping_preflight cleared the delays
+      // a kernel without netem cannot add, and said so).
+      std::vector<std::string> shaped;
+      if (!added.count(&n))
+        if (auto it = new_ends.find(n.name); it != new_ends.end()) shaped = it->second;
+      const bool shapes = added.count(&n) || !shaped.empty();
+      if (shapes) script += wiring::shaping_link_script(n, shaped);
+      if (auto b =
+              wiring::run_batch(runner, script, n.netns, "addresses, routes and tenant devices");
+          !b)
+        return b;
+      if (!shapes) return {};
+      return wiring::run_tc_batch(runner, wiring::shaping_script(n, true, shaped), n.netns,
+                                  "node " + n.name + ": link rates");
     });
     for (const auto* n : d.vteps) rep.vteps_changed.push_back(n->name);
     return r;

@@ -59,6 +59,7 @@ Result<UpSummary> up(plan::Plan plan, const UpOptions& opts, proc::ProcessRunner
     for (size_t i = before; i < plan.notes.size(); ++i) progress(to_text(plan.notes[i]));
   }
   if (auto r = preflight(plan, runner); !r) return r.error();
+  if (auto r = shaping_preflight(plan, runner, progress); !r) return r.error();
   // `down` deletes every namespace it recorded: never record one that exists already (another
   // lab whose name composes to the same "tw-<lab>-<node>", or a leftover not ours).
   for (const auto& n : plan.nodes)

@@ -359,6 +359,36 @@ std::vector<Command> build() {
                whole(1, 256)));
   }
   {
+    auto& o = add("traffic",
+                  "Run a traffic pattern (iperf3 flows) on a running lab: goodput per flow against "
+                  "its fair share, ECMP balance, drops, latency under load");
+    o.push_back(lab_positional());
+    o.push_back(lab());
+    o.push_back(
+        with_default(value("--pattern", "all-to-all | ring | incast | pairs"), "all-to-all"));
+    o.push_back(
+        with_default(value("--duration", "each flow's test, whole seconds (1s..10m)"), "5s"));
+    o.push_back(ranged(with_default(value("--flows-per-pair",
+                                          "parallel flows per pair (iperf3 -P; each its own "
+                                          "source port, so ECMP may spread them)",
+                                          Type::kInteger),
+                                    "1"),
+                       whole(1, 64)));
+    o.push_back(with_default(value("--protocol", "tcp | udp"), "tcp"));
+    o.push_back(value("--rate",
+                      "UDP: each flow's sending rate (100M, 1G; default: its source port's rate, "
+                      "else 1G)"));
+    o.push_back(value("--to", "incast: the receiving node (default: the first endpoint)"));
+    o.push_back(ranged(with_default(value("--max-pairs",
+                                          "refuse a pattern with more pairs (two iperf3 "
+                                          "processes each)",
+                                          Type::kInteger),
+                                    "256"),
+                       whole(1, 4096)));
+    o.push_back(json("print the report as JSON instead of text"));
+    o.push_back(verbose("list every flow, not the five slowest"));
+  }
+  {
     auto& o =
         add("apply", "Replay a change set on a running lab: validate, diff, approve or roll back");
     o.push_back(value("change", "change set file (YAML)"));
@@ -456,7 +486,33 @@ std::vector<Command> build() {
                       "EVPN tenants the servers are dealt to (one VXLAN network each; 0 = routed "
                       "servers)",
                       "0"));
+    o.push_back(
+        value("--fabric-rate", "fabric links' rate (`bandwidth:`, e.g. 200M; default unshaped)"));
+    o.push_back(value("--server-rate", "server links' rate (e.g. 100M; default unshaped)"));
     o.push_back(with_default(value("--name", "lab name"), "clos"));
+    o.push_back(value("-o,--output", "write to FILE instead of stdout"));
+  }
+  {
+    auto& o = add("gen rail",
+                  "A rail-optimised AI fabric: each server's NIC r on rail r's leaf, every rail "
+                  "leaf to every spine");
+    auto count = [](const char* names, const char* help, const char* def, double lo, double hi) {
+      return ranged(with_default(value(names, help, Type::kInteger), def), whole(lo, hi));
+    };
+    o.push_back(count("--servers", "servers", "8", 2, 250));
+    o.push_back(count("--rails", "NICs per server, one rail each", "4", 1, 16));
+    o.push_back(count("--spines", "spines (every rail leaf links to each)", "2", 1, 64));
+    o.push_back(count("--servers-per-leaf",
+                      "servers per rail leaf (a group; a rail has one leaf per group)", "4", 1,
+                      250));
+    o.push_back(ranged(
+        with_default(
+            value("--mtu", "fabric link MTU in bytes (server links use 1500)", Type::kInteger),
+            "9216"),
+        whole(1280, kMaxMtu)));
+    o.push_back(value("--fabric-rate", "fabric links' rate (e.g. 200M; default unshaped)"));
+    o.push_back(value("--server-rate", "server links' rate (e.g. 100M; default unshaped)"));
+    o.push_back(with_default(value("--name", "lab name"), "rail"));
     o.push_back(value("-o,--output", "write to FILE instead of stdout"));
   }
   {

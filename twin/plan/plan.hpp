@@ -38,6 +38,10 @@ struct Interface {
   // A tenant port (topology `tenants:`): a member of this L2 VNI's bridge on the leaf, with no
   // address; 0 for a routed port. Set on the leaf's end only.
   uint32_t vni = 0;
+  // The link's rate (topology `bandwidth:`), bits per second: this port's egress is shaped to
+  // it (wiring::shaping_script); 0 = unshaped. The link's `delay:` at this port's egress, ms.
+  uint64_t rate_bps = 0;
+  int delay_ms = 0;
 };
 
 // A VM node's domain: what libvirt boots (runtime/libvirt.hpp renders it as domain XML).
@@ -341,6 +345,9 @@ struct Plan {
   std::vector<PathIntent> path_intents;
   // The management network; nullopt without `mgmt:`. In the state file only when there is one.
   std::optional<Mgmt> mgmt;
+  // The topology's `traffic:` (the traffic family runs in every validation); nullopt = only
+  // when asked (`validate --only traffic`). In the state file only when there is one.
+  std::optional<topology::TrafficSpec> traffic;
   // The intent for `prefix` at `node`, or nullptr.
   [[nodiscard]] const PathIntent* path_intent(const std::string& node,
                                               const std::string& prefix) const {

@@ -665,6 +665,8 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
       i.peer_node = other.node;
       i.peer_interface = other.interface;
       i.mtu = tl.mtu;
+      i.rate_bps = tl.bandwidth_bps;
+      i.delay_ms = tl.delay_ms;
       i.mac = make_mac(lab_hash, index[me.node], n.interfaces.size() + 1);
       i.fabric = fabric;
       if (auto it = tl.addresses.find(me.node); it != tl.addresses.end())
@@ -687,6 +689,7 @@ Plan make_plan(const topology::Topology& topo, const std::string& lab_name) {
   for (size_t ni = 0; ni < p.nodes.size(); ++ni)
     if (topo.nodes[ni].profile.boots_vm) plan_vm(p, ni, p.nodes[ni], topo.nodes[ni]);
   set_tenants(p, topo.tenants);
+  p.traffic = topo.traffic;
 
   // Generated configs advertise every loopback and host subnet.
   for (auto& n : p.nodes) {
@@ -1479,7 +1482,8 @@ std::map<std::string, AnycastExpectation> anycast_paths(const Plan& plan,
 // WITH_DEFAULT: fields added later (intent) default when a state file written by an older twin
 // lacks them.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Interface, name, peer_node, peer_interface, mtu,
-                                                mac, addresses, fabric, up, tap, nic, vni)
+                                                mac, addresses, fabric, up, tap, nic, vni, rate_bps,
+                                                delay_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Vni, vni, tenant, network, vxlan, bridge, local,
                                                 mtu, ports, vrf, vrf_table, gateway)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TenantNetworkPlan, name, vni, vteps, servers,
@@ -1524,6 +1528,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExpectedBfdPeer, node, peer_addr
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedPrefix, prefix, owner, kind)
 }  // namespace twin::plan
 namespace twin::topology {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrafficSpec, pattern, duration_s, flows_per_pair,
+                                                protocol, effective_bandwidth, tail_latency_ms)
 // A declared check: its kind's fields only, `match` as the JSON it is.
 void to_json(nlohmann::json& j, const Check& c) {
   j = {{"kind", topology::spelling_of(c.kind, topology::kCheckKindNames)},
@@ -1582,6 +1588,7 @@ void to_json(nlohmann::json& j, const Plan& p) {
        {"notes", p.notes},
        {"path_intents", p.path_intents}};
   if (p.mgmt) j["mgmt"] = *p.mgmt;
+  if (p.traffic) j["traffic"] = *p.traffic;
 }
 void from_json(const nlohmann::json& j, Plan& p) {
   j.at("lab").get_to(p.lab);
@@ -1598,6 +1605,7 @@ void from_json(const nlohmann::json& j, Plan& p) {
   p.notes = j.value("notes", std::vector<Note>{});
   p.path_intents = j.value("path_intents", std::vector<PathIntent>{});
   if (j.contains("mgmt")) p.mgmt = j["mgmt"].get<Mgmt>();
+  if (j.contains("traffic")) p.traffic = j["traffic"].get<topology::TrafficSpec>();
 }
 
 namespace {

@@ -47,6 +47,7 @@ struct Flow {
   socklen_t dst_len = 0;
   std::vector<Clock::time_point> sent_at;
   std::vector<bool> replied;
+  std::vector<double> rtt_ms;
   std::string error;
 };
 
@@ -125,6 +126,7 @@ void send_echo(Flow& f, Clock::time_point now) {
   }
   f.sent_at.push_back(now);
   f.replied.push_back(false);
+  f.rtt_ms.push_back(0);
   // A send that fails (no route while the fabric re-converges) is a lost echo, like a drop.
   (void)::sendto(f.fd, pkt, sizeof pkt, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&f.dst),
                  f.dst_len);
@@ -157,7 +159,10 @@ void read_replies(Flow& f, Clock::time_point now, std::chrono::milliseconds repl
     const std::uint16_t seq = static_cast<std::uint16_t>((icmp[6] << 8) | icmp[7]);
     for (std::size_t i = f.sent_at.size(); i-- > 0;) {
       if (static_cast<std::uint16_t>(i + 1) != seq) continue;
-      if (now - f.sent_at[i] <= reply_timeout) f.replied[i] = true;
+      if (now - f.sent_at[i] <= reply_timeout) {
+        f.replied[i] = true;
+        f.rtt_ms[i] = std::chrono::duration<double, std::milli>(now - f.sent_at[i]).count();
+      }
       break;
     }
   }
@@ -173,6 +178,8 @@ FlowStats summarize_flow(const std::string& name, const std::vector<ProbeSample>
   s.name = name;
   s.sent = static_cast<long>(samples.size());
   std::size_t i = 0;
+  for (const auto& x : samples)
+    if (x.replied) s.rtt_ms.push_back(x.rtt_ms);
   while (i < samples.size()) {
     if (samples[i].replied) {
       ++i;
@@ -326,7 +333,8 @@ StreamStats ProbeStream::stop() {
     }
     std::vector<ProbeSample> samples;
     samples.reserve(f.sent_at.size());
-    for (std::size_t i = 0; i < f.sent_at.size(); ++i) samples.push_back({ms(f.sent_at[i]), f.replied[i]});
+    for (std::size_t i = 0; i < f.sent_at.size(); ++i)
+      samples.push_back({ms(f.sent_at[i]), f.replied[i], f.rtt_ms[i]});
     m.result.flows.push_back(summarize_flow(f.spec.name, samples, end));
   }
   return m.result;

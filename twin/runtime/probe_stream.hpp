@@ -30,6 +30,9 @@ struct StreamFlow {
 struct ProbeSample {
   double sent_ms = 0;
   bool replied = false;
+  // Round-trip time of the answer, ms: from the send to the stream's thread reading the reply
+  // (woken by poll(2), so it includes that thread's scheduling: an upper bound). 0 unanswered.
+  double rtt_ms = 0;
 };
 
 struct FlowStats {
@@ -42,6 +45,9 @@ struct FlowStats {
   double longest_outage_ms = 0;
   double outage_start_ms = -1;  // when that run began, ms since the stream started; -1 = none
   std::string error;            // the flow could not be probed at all ("" = it ran)
+  // Each answered echo's round-trip time (ProbeSample::rtt_ms), in send order: latency under
+  // load (twin traffic's percentiles).
+  std::vector<double> rtt_ms;
 };
 
 // Pure: a flow's figures from its samples (in send order); `end_ms` is when the stream

@@ -7,8 +7,8 @@
 // the file, so what a CLI `apply` did shows up in the browser too.
 //
 // An event: {"seq": line number from 1, "time": RFC 3339 UTC, "lab", "kind", ...fields}
-// kinds written today: "up", "down", "validate", "apply", "run", "drill", and the live ones the
-// server adds as it watches ("link", "session", "daemon").
+// kinds written today: "up", "down", "validate", "traffic", "apply", "run", "drill", and the live
+// ones the server adds as it watches ("link", "session", "daemon").
 #include <cstdint>
 #include <functional>
 #include <iosfwd>

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "twin/core/rate.hpp"
 #include "twin/topology/model.hpp"
 #include "twin/topology/names.hpp"
 #include "twin/topology/tenants.hpp"
@@ -15,6 +16,14 @@ namespace {
 constexpr int kMaxNodes = 60000;   // loopbacks 10.255.0.0/16 minus network/broadcast-like ends
 constexpr int kMaxServers = 4096;  // 172.16.0.0/12 as /24s
 constexpr uint64_t kLeafAsnBase = 4200000000ull;  // RFC 6996 4-byte private ASNs
+
+// A rate option's text: "" or a rate (core/rate.hpp).
+Result<void> check_rate(const std::string& option, const std::string& text) {
+  if (text.empty()) return {};
+  RateProblem why;
+  if (!parse_rate(text, &why)) return usage_error(option + ": " + why.message);
+  return {};
+}
 
 std::string loopbacks(int n) {
   char buf[96];
@@ -48,6 +57,8 @@ Result<void> check(const ClosSpec& s) {
     return usage_error(std::to_string(servers) + " servers: at most " +
                        std::to_string(kMaxServers) + " (one /24 each from 172.16.0.0/12)");
   if (s.pods > 999) return usage_error("--pods: at most 999 (spine ASNs 65001..65999)");
+  if (auto r = check_rate("--fabric-rate", s.fabric_rate); !r) return r;
+  if (auto r = check_rate("--server-rate", s.server_rate); !r) return r;
   if (s.tenants < 0) return usage_error("--tenants must be 0 or more");
   if (s.tenants > 0) {
     if (servers < s.tenants)
@@ -79,7 +90,10 @@ std::string generate_clos(const ClosSpec& s) {
     << (s.tenants ? ", " + std::to_string(s.tenants) + " EVPN tenants" : "")
     << ".\n# eBGP unnumbered (RFC 7938 design); spines of a tier share an ASN, leaves have their "
        "own.\nversion: 1\nname: "
-    << s.name << "\ndefaults:\n  kind: frr\n  image: frr-8.4\n  mtu: " << s.mtu << "\n\nnodes:\n";
+    << s.name << "\ndefaults:\n  kind: frr\n  image: frr-8.4\n  mtu: " << s.mtu << "\n"
+    << (s.fabric_rate.empty() ? "" : "  bandwidth: " + s.fabric_rate + "\n") << "\nnodes:\n";
+  const std::string server_bw =
+      s.server_rate.empty() ? "" : "    bandwidth: " + s.server_rate + "\n";
   int n = 1;  // loopback number over all nodes
   for (int i = 1; i <= s.super_spines; ++i)
     o << "  super" << i << ": {asn: 65000, loopback: " << loopbacks(n++) << "}\n";
@@ -116,8 +130,8 @@ std::string generate_clos(const ClosSpec& s) {
         int t = k % s.tenants + 1, i = k / s.tenants + 10;
         std::string port = "leaf" + std::to_string(leaf) + ":swp" + std::to_string(s.spines + j);
         o << "  - endpoints: [" << port << ", server" << k + 1 << ":eth0]\n    mtu: 1500\n"
-          << "    addresses: {server" << k + 1 << ": [10." << 100 + t << "." << i / 256 << "."
-          << i % 256 << "/16]}\n";
+          << server_bw << "    addresses: {server" << k + 1 << ": [10." << 100 + t << "." << i / 256
+          << "." << i % 256 << "/16]}\n";
         ports[t - 1].push_back(port);
       }
     o << "\ntenants:\n";
@@ -135,9 +149,80 @@ std::string generate_clos(const ClosSpec& s) {
     for (int j = 1; j <= s.servers_per_leaf; ++j, ++k) {
       std::string net = "172." + std::to_string(16 + k / 256) + "." + std::to_string(k % 256);
       o << "  - endpoints: [leaf" << leaf << ":swp" << s.spines + j << ", server" << k + 1
-        << ":eth0]\n    mtu: 1500\n    addresses:\n      leaf" << leaf << ": [" << net
+        << ":eth0]\n    mtu: 1500\n"
+        << server_bw << "    addresses:\n      leaf" << leaf << ": [" << net
         << ".1/24]\n      server" << k + 1 << ": [" << net << ".10/24]\n";
     }
+  return o.str();
+}
+
+Result<void> check(const RailSpec& s) {
+  if (!valid_lab_name(s.name))
+    return usage_error("--name '" + s.name + "': expected 1.." + std::to_string(kMaxLabName) +
+                       " of A-Z a-z 0-9 _ - starting with a letter or digit");
+  if (s.servers < 2 || s.servers > 250)
+    return usage_error("--servers " + std::to_string(s.servers) +
+                       ": expected 2..250 (NIC r of server i is 10.<100+r>.<i>.10)");
+  if (s.rails < 1 || s.rails > 16) return usage_error("--rails: expected 1..16");
+  if (s.spines < 1 || s.spines > 64) return usage_error("--spines: expected 1..64");
+  if (s.servers_per_leaf < 1 || s.servers_per_leaf > 250)
+    return usage_error("--servers-per-leaf: expected 1..250");
+  if (s.mtu < kMinIpv6Mtu || s.mtu > kMaxMtu)
+    return usage_error("--mtu " + std::to_string(s.mtu) + ": expected " +
+                       std::to_string(kMinIpv6Mtu) + ".." + std::to_string(kMaxMtu) +
+                       " (BGP unnumbered runs over IPv6 link-local addresses)");
+  if (auto r = check_rate("--fabric-rate", s.fabric_rate); !r) return r;
+  if (auto r = check_rate("--server-rate", s.server_rate); !r) return r;
+  return {};
+}
+
+std::string generate_rail(const RailSpec& s) {
+  std::ostringstream o;
+  const int groups = (s.servers + s.servers_per_leaf - 1) / s.servers_per_leaf;
+  auto leaf = [](int r, int g) { return "rail" + std::to_string(r) + "-leaf" + std::to_string(g); };
+  o << "# Generated by `twin gen rail`: " << s.servers << " servers x " << s.rails << " rails ("
+    << s.servers_per_leaf << " servers per rail leaf: " << groups << " group(s), "
+    << groups * s.rails << " rail leaves), " << s.spines << " spines.\n"
+    << "# Server NIC r (eth<r-1>) is on rail r's leaf of its group; every rail leaf links to "
+       "every\n"
+    << "# spine. eBGP unnumbered (RFC 7938 design); spines share an ASN, leaves have their own.\n"
+    << "version: 1\nname: " << s.name
+    << "\ndefaults:\n  kind: frr\n  image: frr-8.4\n  mtu: " << s.mtu << "\n"
+    << (s.fabric_rate.empty() ? "" : "  bandwidth: " + s.fabric_rate + "\n") << "\nnodes:\n";
+  int n = 1;
+  for (int i = 1; i <= s.spines; ++i)
+    o << "  spine" << i << ": {asn: 65000, loopback: " << loopbacks(n++) << "}\n";
+  int k = 1;
+  for (int g = 1; g <= groups; ++g)
+    for (int r = 1; r <= s.rails; ++r)
+      o << "  " << leaf(r, g) << ": {asn: " << kLeafAsnBase + static_cast<uint64_t>(k++)
+        << ", loopback: " << loopbacks(n++) << "}\n";
+  auto net = [](int r, int i) {
+    return "10." + std::to_string(100 + r) + "." + std::to_string(i) + ".";
+  };
+  for (int i = 1; i <= s.servers; ++i) {
+    o << "  server" << i << ":\n    kind: host\n    gateway: " << net(1, i) << "1\n    routes:\n";
+    for (int r = 1; r <= s.rails; ++r)
+      o << "      - {to: 10." << 100 + r << ".0.0/16, via: " << net(r, i) << "1}\n";
+  }
+  o << "\nlinks:\n";
+  for (int g = 1; g <= groups; ++g)
+    for (int r = 1; r <= s.rails; ++r)
+      for (int sp = 1; sp <= s.spines; ++sp) {
+        int downlink = (g - 1) * s.rails + r;  // the spine's port toward this leaf
+        o << "  - endpoints: [" << leaf(r, g) << ":swp" << sp << ", spine" << sp << ":swp"
+          << downlink << "]\n";
+      }
+  for (int i = 1; i <= s.servers; ++i) {
+    int g = (i - 1) / s.servers_per_leaf + 1, j = (i - 1) % s.servers_per_leaf + 1;
+    for (int r = 1; r <= s.rails; ++r) {
+      o << "  - endpoints: [" << leaf(r, g) << ":swp" << s.spines + j << ", server" << i << ":eth"
+        << r - 1 << "]\n    mtu: 1500\n"
+        << (s.server_rate.empty() ? "" : "    bandwidth: " + s.server_rate + "\n")
+        << "    addresses: {" << leaf(r, g) << ": " << net(r, i) << "1/24, server" << i << ": "
+        << net(r, i) << "10/24}\n";
+    }
+  }
   return o.str();
 }
 

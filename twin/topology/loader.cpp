@@ -1,6 +1,7 @@
 #include "twin/topology/loader.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -28,15 +29,17 @@ using yaml::at;
 using yaml::mark_of;
 
 const std::vector<std::string> kTopKeys = {"version", "name",    "defaults", "nodes", "links",
-                                           "checks",  "tenants", "anycast",  "mgmt"};
+                                           "checks",  "tenants", "anycast",  "mgmt",  "traffic"};
+const std::vector<std::string> kTrafficKeys = {
+    "pattern", "duration", "flows-per-pair", "protocol", "effective-bandwidth", "tail-latency"};
 const std::vector<std::string> kMgmtKeys = {"subnet", "interface", "user", "password",
                                             "password-hash"};
-const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu"};
+const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu", "bandwidth"};
 const std::vector<std::string> kNodeKeys = {
     "kind",   "image",   "asn",    "router-id",    "loopback",
     "config", "gateway", "routes", "daemons-file", "container-image", "mgmt-address"};
 const std::vector<std::string> kRouteKeys = {"to", "via"};
-const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses"};
+const std::vector<std::string> kLinkKeys = {"endpoints", "mtu", "addresses", "bandwidth", "delay"};
 const std::vector<std::string> kKinds = spellings(kNodeKindNames);
 const std::regex kNameRe("[A-Za-z0-9][A-Za-z0-9_-]*");
 
@@ -81,9 +84,11 @@ class Loader {
     std::string def_kind = "frr", def_image;
     int def_mtu = 1500;
     bool def_mtu_set = false;
+    uint64_t def_rate = 0;
+    Mark def_rate_mark;
     if (auto dn = root["defaults"]) {
       if (!dn.IsMap()) {
-        error(dn, "defaults", "expected a mapping of kind, image, mtu", "");
+        error(dn, "defaults", "expected a mapping of kind, image, mtu, bandwidth", "");
       } else {
         r_.check_keys(at(dn, "defaults"), kDefaultKeys);
         if (auto k = dn["kind"])
@@ -94,6 +99,11 @@ class Loader {
           if (auto v = r_.mtu(at(m, "defaults.mtu"))) {
             def_mtu = *v;
             def_mtu_set = true;
+          }
+        if (auto b = dn["bandwidth"])
+          if (auto v = r_.rate(at(b, "defaults.bandwidth"))) {
+            def_rate = *v;
+            def_rate_mark = mark_of(b);
           }
       }
     }
@@ -129,14 +139,15 @@ class Loader {
         error(ln, "links", "expected a list of links", "");
       } else {
         for (size_t i = 0; i < ln.size(); ++i)
-          t.links.push_back(
-              parse_link(ln[i], "links[" + std::to_string(i) + "]", def_mtu, def_mtu_set, t));
+          t.links.push_back(parse_link(ln[i], "links[" + std::to_string(i) + "]", def_mtu,
+                                       def_mtu_set, def_rate, def_rate_mark, t));
       }
     }
 
     if (yaml::Value c = yaml::child(*doc, "checks")) t.checks = read_checks(r_, c, t);
     if (auto an = root["anycast"]) read_anycast(an, t);
     if (auto mn = root["mgmt"]) t.mgmt = read_mgmt(mn);
+    if (auto tn = root["traffic"]) t.traffic = read_traffic(tn);
 
     // Own configs first: the checks see their addresses (duplicates, hosts' gateways).
     read_own_configs(t, d_);
@@ -184,6 +195,50 @@ class Loader {
   }
 
   // `mgmt:` — true (defaults), false (none), or a mapping of subnet, interface, user.
+  std::optional<TrafficSpec> read_traffic(const YAML::Node& tn) {
+    TrafficSpec ts;
+    ts.mark = mark_of(tn);
+    if (tn.IsScalar()) {
+      auto on = r_.boolean(at(tn, "traffic"));
+      if (!on || !*on) return std::nullopt;
+      return ts;
+    }
+    if (!tn.IsMap()) {
+      error(tn, "traffic", "expected true, or a mapping of pattern, duration, flows-per-pair, ...",
+            "e.g. `traffic: {pattern: all-to-all, effective-bandwidth: 0.8}`");
+      return std::nullopt;
+    }
+    const yaml::Value v = at(tn, "traffic");
+    r_.check_keys(v, kTrafficKeys);
+    if (yaml::Value x = yaml::child(v, "pattern"))
+      if (auto c = r_.choice(x, {"all-to-all", "ring", "incast", "pairs"})) ts.pattern = *c;
+    if (yaml::Value x = yaml::child(v, "duration"))
+      if (auto d = r_.duration(x)) {
+        if (d->count() % 1000 != 0 || d->count() > 600000)
+          r_.error(x, "expected whole seconds up to 10m (iperf3 counts seconds)", "e.g. 3s");
+        else
+          ts.duration_s = static_cast<int>(d->count() / 1000);
+      }
+    if (yaml::Value x = yaml::child(v, "flows-per-pair"))
+      if (auto n = r_.integer(x, 1, 64, "flows")) ts.flows_per_pair = static_cast<int>(*n);
+    if (yaml::Value x = yaml::child(v, "protocol"))
+      if (auto c = r_.choice(x, {"tcp", "udp"})) ts.protocol = *c;
+    if (yaml::Value x = yaml::child(v, "effective-bandwidth")) {
+      auto s = r_.string(x);
+      char* end = nullptr;
+      double f = s ? std::strtod(s->c_str(), &end) : -1;
+      if (s && (end == s->c_str() || *end != '\0' || !(f > 0 && f <= 1)))
+        r_.error(x,
+                 "expected a fraction of the fair share, above 0 and at most 1, got '" + *s + "'",
+                 "e.g. 0.8: the slowest flow gets at least 80 % of its fair share");
+      else if (s)
+        ts.effective_bandwidth = f;
+    }
+    if (yaml::Value x = yaml::child(v, "tail-latency"))
+      if (auto d = r_.duration(x)) ts.tail_latency_ms = static_cast<int>(d->count());
+    return ts;
+  }
+
   std::optional<Mgmt> read_mgmt(const YAML::Node& mn) {
     Mgmt m;
     m.mark = mark_of(mn);
@@ -618,11 +673,13 @@ class Loader {
   }
 
   Link parse_link(const YAML::Node& ln, const std::string& f, int def_mtu, bool def_mtu_set,
-                  const Topology& t) {
+                  uint64_t def_rate, const Mark& def_rate_mark, const Topology& t) {
     Link l;
     l.mark = mark_of(ln);
     l.mtu = def_mtu;
     l.mtu_explicit = def_mtu_set;
+    l.bandwidth_bps = def_rate;
+    l.bandwidth_mark = def_rate_mark;
     places_.link_mtu.push_back({l.mark, ""});
     places_.link_addresses.emplace_back();
     if (!ln.IsMap()) {
@@ -663,6 +720,19 @@ class Loader {
                                1);  // reported; skip checks of the fallback
       }
     }
+    if (auto b = ln["bandwidth"])
+      if (auto v = r_.rate(at(b, f + ".bandwidth"))) {
+        l.bandwidth_bps = *v;
+        l.bandwidth_mark = mark_of(b);
+      }
+    if (auto dl = ln["delay"])
+      if (auto v = r_.duration(at(dl, f + ".delay"))) {
+        // netem's delay is a 32-bit count of ns-scaled ticks; a link of a data center is < 1 s.
+        if (v->count() > 1000)
+          error(dl, f + ".delay", "delay above 1s; expected up to 1000ms one way", "");
+        l.delay_ms = static_cast<int>(v->count());
+        l.delay_mark = mark_of(dl);
+      }
     if (auto a = ln["addresses"]) {
       if (!a.IsMap()) {
         error(a, f + ".addresses", "expected a mapping of node name to address(es)",

@@ -210,6 +210,15 @@ struct Link {
   Endpoint a, b;
   int mtu = 1500;  // bytes, excluding the L2 header (what `ip link set mtu` takes)
   bool mtu_explicit = false;
+  // `bandwidth:` (or `defaults.bandwidth`): the link's rate in bits per second, each end's
+  // egress shaped to it (a token bucket, wiring::shaping_script); 0 = unshaped (the veth's own
+  // speed, several Gbit/s here). A link to a bridge node is one member port of its segment: the
+  // rate is that port's.
+  uint64_t bandwidth_bps = 0;
+  // `delay:` added one way at each end's egress (netem), ms; 0 = none. This kernel may lack
+  // netem: `up` then says so and runs the link without it.
+  int delay_ms = 0;
+  Mark bandwidth_mark, delay_mark;
   // Addresses per node name on this link ("10.0.1.1/24"); a node absent here has none
   // (BGP unnumbered uses IPv6 link-local addresses only).
   std::map<std::string, std::vector<IpPrefix>> addresses;
@@ -276,6 +285,22 @@ struct Anycast {
   Mark mark;                         // where it was declared (declared only)
 };
 
+// `traffic:` (true, or a mapping): the `traffic` validator family runs in every validation of
+// this lab — opt-in, since its flows take seconds (docs/traffic.md). The pattern twin traffic
+// runs, and the thresholds of the family's tests.
+struct TrafficSpec {
+  std::string pattern = "all-to-all";  // traffic::kPatternNames
+  int duration_s = 3;                  // each flow's test
+  int flows_per_pair = 4;              // several flows per pair let ECMP show its balance
+  std::string protocol = "tcp";
+  // effective-bandwidth: the slowest flow gets at least this fraction of its fair share.
+  double effective_bandwidth = 0.5;
+  // tail-latency: p99 under load within this many ms of the unloaded p99; 0 = what the lab's
+  // shaped queues can hold on a path (twin's default, docs/traffic.md).
+  int tail_latency_ms = 0;
+  Mark mark;
+};
+
 struct Topology {
   std::string file;  // absolute path of the topology file
   std::string dir;   // its folder: relative paths resolve against it
@@ -287,6 +312,7 @@ struct Topology {
   std::vector<Tenant> tenants;  // `tenants:`, in file order
   std::vector<Anycast> anycast;  // declared (file order), then read from configs
   std::optional<Mgmt> mgmt;      // `mgmt:`; nullopt = no management network
+  std::optional<TrafficSpec> traffic;  // `traffic:`; nullopt = the family runs only when asked
 
   [[nodiscard]] const Node* find_node(const std::string& name) const {
     for (const auto& node : nodes)

@@ -52,6 +52,13 @@ std::vector<PingResult> SystemProbe::ping(const plan::Node& node,
   return results;
 }
 
+Result<traffic::Report> SystemProbe::traffic(const plan::Plan& plan, const traffic::Options& o) {
+  auto st = state::load_lab(plan.lab);
+  if (!st) return st.error();
+  st->plan = plan;  // as the caller judges it (a change's intended plan)
+  return traffic::run(*st, o, runner_, [](const std::string&) {});
+}
+
 Result<std::map<std::string, std::vector<ProcessHealth>>> SystemProbe::processes(
     const plan::Plan& plan) {
   auto t = Clock::now();

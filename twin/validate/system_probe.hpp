@@ -40,6 +40,7 @@ class SystemProbe final : public LabProbe {
       const plan::Plan& plan) override;
   // Through the node's driver (its vty sockets).
   Result<std::string> running_config(const plan::Node& node) override;
+  Result<traffic::Report> traffic(const plan::Plan& plan, const traffic::Options& o) override;
 
   // Copy of everything probed so far; empty unless constructed with Evidence::kKeep.
   std::vector<ProbeRecord> records() const;

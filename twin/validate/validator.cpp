@@ -19,6 +19,10 @@ Result<std::string> LabProbe::running_config(const plan::Node&) {
   return usage_error("this probe cannot read running configurations");
 }
 
+Result<traffic::Report> LabProbe::traffic(const plan::Plan&, const traffic::Options&) {
+  return usage_error("this probe cannot send traffic");
+}
+
 TestResult make_result(const std::string& validator, int test, const std::string& test_name,
                        Status status, const std::string& node, const std::string& peer,
                        const std::string& expected, const std::string& observed,

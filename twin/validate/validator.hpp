@@ -21,6 +21,7 @@
 #include "twin/plan/plan.hpp"
 #include "twin/runtime/ping.hpp"
 #include "twin/state/state.hpp"
+#include "twin/traffic/run.hpp"
 #include "twin/validate/result.hpp"
 
 namespace twin::validate {
@@ -57,6 +58,10 @@ class LabProbe {
   // The default is kUsage: a probe that cannot read it (the families then compare less, and
   // say so).
   virtual Result<std::string> running_config(const plan::Node& node);
+  // A traffic pattern run on the lab as `plan` describes it (traffic/run.hpp: iperf3 flows,
+  // port counters, latency under load). The default is kUsage: a probe that cannot send
+  // traffic (the `traffic` family then reports an error, saying so).
+  virtual Result<traffic::Report> traffic(const plan::Plan& plan, const traffic::Options& o);
 };
 
 struct Context {

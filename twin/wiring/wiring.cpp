@@ -2,17 +2,19 @@
 
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <iterator>
-#include <nlohmann/json.hpp>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "twin/core/rate.hpp"
 #include "twin/runtime/netlink.hpp"
 
 namespace twin::wiring {
@@ -267,7 +269,7 @@ Result<std::vector<LinkLocalGap>> repair_link_local(const std::string& netns,
 std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::Node& node) {
   std::string rp = std::to_string(node.rp_filter);
   const bool router = node.kind == topology::NodeKind::kFrr;
-  return {
+  std::vector<std::pair<std::string, std::string>> s = {
       {"net/ipv6/conf/all/disable_ipv6", "0"},
       {"net/ipv6/conf/default/disable_ipv6", "0"},
       {"net/ipv6/conf/all/accept_dad", "0"},
@@ -283,6 +285,26 @@ std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::N
       // never do (their routes come from BGP).
       {"net/ipv6/conf/default/accept_ra", router ? "0" : "1"},
   };
+  if (router) {
+    // ECMP hashing as DESIGN.md §4a measured it repeatable and equal to `ip route get`: policy
+    // 3 (custom fields) over source and destination address, protocol and ports (0x0037 = 55,
+    // as the kernel prints it back), and a seed of the node's own — one seed everywhere would
+    // make every tier hash alike (polarization). Kernels before 6.11 have no seed sysctl.
+    for (const char* af : {"ipv4", "ipv6"}) {
+      s.push_back({std::string("net/") + af + "/fib_multipath_hash_policy", "3"});
+      s.push_back({std::string("net/") + af + "/fib_multipath_hash_fields", "55"});
+    }
+    static const bool has_seed = ::access("/proc/sys/net/ipv4/fib_multipath_hash_seed", F_OK) == 0;
+    if (has_seed)
+      s.push_back({"net/ipv4/fib_multipath_hash_seed", std::to_string(ecmp_seed(node))});
+  }
+  return s;
+}
+
+uint32_t ecmp_seed(const plan::Node& node) {
+  uint32_t h = 2166136261u;  // FNV-1a over the namespace name: stable, differs per node and lab
+  for (unsigned char c : node.netns) h = (h ^ c) * 16777619u;
+  return h == 0 ? 1 : h;
 }
 
 std::vector<std::pair<std::string, std::string>> wire_sysctls() {
@@ -428,6 +450,50 @@ std::string tap_redirect_script(const plan::Node& node) {
     redirect(i.tap, i.name);
   }
   return s.str();
+}
+
+std::string shaping_script(const plan::Node& node, bool with_delay,
+                           const std::vector<std::string>& only) {
+  std::ostringstream s;
+  for (const auto& i : node.interfaces) {
+    if (!only.empty() && std::find(only.begin(), only.end(), i.name) == only.end()) continue;
+    int delay = with_delay ? i.delay_ms : 0;
+    if (i.rate_bps == 0 && delay == 0) continue;
+    std::string tbf;
+    if (i.rate_bps > 0)
+      tbf = "tbf rate " + tc_rate(i.rate_bps) + " burst " +
+            std::to_string(tbf_burst_bytes(i.rate_bps)) + " limit " +
+            std::to_string(tbf_limit_bytes(i.rate_bps));
+    if (delay == 0) {
+      s << "qdisc replace dev " << i.name << " root handle 1: " << tbf << "\n";
+      continue;
+    }
+    s << "qdisc replace dev " << i.name << " root handle 1: netem delay " << delay << "ms\n";
+    if (!tbf.empty())
+      s << "qdisc replace dev " << i.name << " parent 1:1 handle 10: " << tbf << "\n";
+  }
+  return s.str();
+}
+
+std::string shaping_link_script(const plan::Node& node, const std::vector<std::string>& only) {
+  std::ostringstream s;
+  for (const auto& i : node.interfaces) {
+    if (!only.empty() && std::find(only.begin(), only.end(), i.name) == only.end()) continue;
+    if (i.rate_bps > 0) s << "link set dev " << i.name << " gso_max_segs 1\n";
+  }
+  return s.str();
+}
+
+Result<void> run_tc_batch(proc::ProcessRunner& runner, const std::string& script,
+                          const std::string& netns, const std::string& what) {
+  if (script.empty()) return {};
+  std::vector<std::string> argv = {"tc"};
+  if (!netns.empty()) argv.insert(argv.end(), {"-n", netns});
+  argv.insert(argv.end(), {"-batch", "-"});
+  auto r = proc::run_checked(runner, proc::Command{argv, script, std::chrono::milliseconds(60000)},
+                             what);
+  if (!r) return r.error();
+  return {};
 }
 
 }  // namespace twin::wiring

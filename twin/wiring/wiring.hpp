@@ -94,7 +94,11 @@ Result<std::vector<LinkLocalGap>> repair_link_local(const std::string& netns,
 // Sysctls pinned in every namespace before any link exists (values in DESIGN.md §4):
 // forwarding on, IPv6 on, DAD off (else link-local addresses stay tentative ~1 s and BGP
 // unnumbered waits), rp_filter from the image; forwarding only on routers.
+// Routers also hash ECMP on L3+L4 fields with a seed of their own (ecmp_seed; the seed only
+// where the kernel has the sysctl, >= 6.11).
 std::vector<std::pair<std::string, std::string>> namespace_sysctls(const plan::Node& node);
+// The node's fib_multipath_hash_seed: a hash of its namespace name, never 0 (0 = random).
+uint32_t ecmp_seed(const plan::Node& node);
 // Sysctls of a namespace that only holds the host ends of a VM's wires: IPv6 off, forwarding
 // off, no ARP replies.
 std::vector<std::pair<std::string, std::string>> wire_sysctls();
@@ -127,6 +131,25 @@ std::string tap_up_script(const plan::Node& node);
 // the VM's tap and back (ingress qdisc + u32 match-all + mirred egress redirect; matchall is
 // not in every kernel, u32 is).
 std::string tap_redirect_script(const plan::Node& node);
+// Script for `tc -n <netns> -batch -`: each port of `node` with a rate or a delay (plan
+// Interface rate_bps, delay_ms) gets it on its egress — the other end of the link shapes the
+// other direction. A rate is a token bucket (tbf: the only shaper this kernel kind has besides
+// htb, DESIGN.md §4a) with core/rate.hpp's burst and queue (tbf_burst_bytes, tbf_limit_bytes).
+// A delay is netem's, at the root, with the token bucket as its child (the layout netem's
+// manual gives for delay plus rate). `with_delay` false leaves delays out (the kernel has no
+// netem: `up` said so). With `only`, just those ports. "" when nothing is shaped. `replace`,
+// so running it twice is the same as once. Pure.
+std::string shaping_script(const plan::Node& node, bool with_delay,
+                           const std::vector<std::string>& only = {});
+// Script for `ip -n <netns> -batch -`: each port of `node` with a rate sends no GSO segments
+// (`gso_max_segs 1`: TCP sizes its bursts to full-size frames), so its token bucket's queue
+// holds frames, not 64 KB segments (core/rate.hpp has the measurements). With `only`, just
+// those ports. "" when no port has a rate. Pure.
+std::string shaping_link_script(const plan::Node& node, const std::vector<std::string>& only = {});
+// The one `tc -batch` runner, as run_batch is for ip: `tc -n <netns> -batch -` ("" = nothing).
+Result<void> run_tc_batch(proc::ProcessRunner& runner, const std::string& script,
+                          const std::string& netns, const std::string& what);
+
 // Name of the management port inside a VM node's namespace.
 inline constexpr const char* kMgmtPort = "mgmt0";
 
