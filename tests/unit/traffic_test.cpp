@@ -82,10 +82,18 @@ TEST(Rate, ParsesSiPrefixesInBitsPerSecond) {
   EXPECT_EQ(twin::parse_rate("2.5G", nullptr), 2'500'000'000u);
   EXPECT_EQ(twin::parse_rate("500k", nullptr), 500'000u);
   EXPECT_EQ(twin::parse_rate("10Gbit", nullptr), 10'000'000'000u);
-  EXPECT_EQ(twin::parse_rate("100Mbps", nullptr), 100'000'000u);
   twin::RateProblem why;
-  EXPECT_FALSE(twin::parse_rate("100", &why));
-  EXPECT_EQ(why.hint, "add a unit: 100M (k, M, G, T: powers of 1000)");
+  // tc's "bps" is bytes per second, a data sheet's bits: refused, with both readings.
+  EXPECT_FALSE(twin::parse_rate("100Mbps", &why));
+  EXPECT_EQ(why.hint, "write 100M for 100 Mbit/s (twin's rates are bits per second)");
+  // A bare number is bits per second, as tc reads it; the hint is a valid spelling of it.
+  EXPECT_FALSE(twin::parse_rate("100000000", &why));
+  EXPECT_EQ(why.hint, "add a unit: 100M (bits per second; k, M, G, T are powers of 1000)");
+  EXPECT_EQ(twin::parse_rate("100M", nullptr), 100'000'000u);
+  EXPECT_FALSE(twin::parse_rate("0", &why));
+  EXPECT_EQ(why.hint, "a rate from 8k to 400G, e.g. 100M (bits per second)");
+  EXPECT_FALSE(twin::parse_rate("10m", &why));
+  EXPECT_EQ(why.hint, "the prefixes are k, M, G, T (upper case but k): 10M");
   EXPECT_FALSE(twin::parse_rate("1T", &why));  // above 400G
   EXPECT_NE(why.message.find("above 400G"), std::string::npos);
   EXPECT_FALSE(twin::parse_rate("1k", &why));  // below 8k
@@ -132,13 +140,13 @@ TEST(LinkRates, EachPortCarriesItsLinksRateAndDelay) {
 
 TEST(LinkRates, ABadRateIsNamedAtItsField) {
   std::string text = kSmall;
-  text.replace(text.find("bandwidth: 100M"), 15, "bandwidth: 100");
+  text.replace(text.find("bandwidth: 100M"), 15, "bandwidth: 100000000");
   twin::Diagnostics d;
   auto t = twin::topology::load_topology_text(text, "t.yaml", "", d);
   ASSERT_TRUE(!d.empty());
   std::string msg = d.format();
   EXPECT_NE(msg.find("links[4].bandwidth"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("add a unit: 100M"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("add a unit: 100M (bits per second"), std::string::npos) << msg;
   text = kSmall;
   text.replace(text.find("delay: 2ms"), 10, "delay: 2s");
   twin::Diagnostics d2;

@@ -1,6 +1,7 @@
 #include "twin/core/rate.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <regex>
 
@@ -12,12 +13,38 @@ std::optional<uint64_t> parse_rate(const std::string& text, RateProblem* problem
     return std::nullopt;
   };
   static const std::regex re(kRatePattern);
-  static const std::regex bare("[0-9]+(\\.[0-9]+)?");
-  if (!std::regex_match(text, re))
+  static const std::regex bare("[0-9]{1,15}");
+  static const std::regex bytes("([0-9]{1,6}(\\.[0-9]{1,3})?)([kKMGT])[bB]ps");
+  std::smatch m;
+  if (std::regex_match(text, m, bytes))
+    return fail("'" + text +
+                    "' is ambiguous: port speeds count bits per second, tc(8)'s 'bps' "
+                    "bytes",
+                "write " + m[1].str() + m[3].str() + " for " + m[1].str() + " " + m[3].str() +
+                    "bit/s (twin's rates are bits per second)");
+  if (!std::regex_match(text, re)) {
+    std::string hint = "a number followed by k, M, G or T, optionally 'bit': 100M, 10Gbit";
+    if (std::regex_match(text, bare)) {
+      uint64_t n = std::stoull(text);
+      // A bare number is bits per second (tc's own default unit): say it with its prefix.
+      if (n >= kMinRateBps && n <= kMaxRateBps) {
+        std::string t = tc_rate(n);  // "100mbit"
+        std::string num = t.substr(0, t.find_first_not_of("0123456789"));
+        char prefix = t[num.size()];
+        hint = prefix == 'b' ? "add a unit: k, M, G or T (bits per second, powers of 1000)"
+                             : "add a unit: " + num +
+                                   static_cast<char>(prefix == 'k' ? 'k' : std::toupper(prefix)) +
+                                   " (bits per second; k, M, G, T are powers of 1000)";
+      } else {
+        hint = "a rate from 8k to 400G, e.g. 100M (bits per second)";
+      }
+    } else if (text.size() > 1 && std::string("mgt").find(text.back()) != std::string::npos) {
+      hint = "the prefixes are k, M, G, T (upper case but k): " + text.substr(0, text.size() - 1) +
+             static_cast<char>(std::toupper(text.back()));
+    }
     return fail("expected a rate like 100M, 1G or 2.5G (bits per second), got '" + text + "'",
-                std::regex_match(text, bare)
-                    ? "add a unit: " + text + "M (k, M, G, T: powers of 1000)"
-                    : "a number followed by k, M, G or T, optionally 'bit': 100M, 10Gbit");
+                hint);
+  }
   size_t unit_at = text.find_first_of("kKMGT");
   std::string number = text.substr(0, unit_at);
   char unit = text[unit_at];

@@ -1,7 +1,8 @@
 #pragma once
 // Link rates as users write them in topology files and on the command line: bits per second
 // with an SI prefix ("100M", "1G", "2.5G", "500k", "10Gbit"), the way tc(8) and vendors' port
-// speeds count them (k = 1000, not 1024). Pure.
+// speeds count them (k = 1000, not 1024). Not "bps": to tc(8) "10Gbps" is bytes per second,
+// to a port's data sheet bits — refused with a hint rather than read one way. Pure.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,7 +10,7 @@
 namespace twin {
 
 // ECMAScript, whole string; the same pattern is in topologies/schema/topology.schema.json.
-inline constexpr const char* kRatePattern = "[0-9]{1,6}(\\.[0-9]{1,3})?[kKMGT](bit|bps)?";
+inline constexpr const char* kRatePattern = "[0-9]{1,6}(\\.[0-9]{1,3})?[kKMGT](bit)?";
 // What tbf takes and a veth could ever mean: 8 kbit/s .. 400 Gbit/s.
 inline constexpr uint64_t kMinRateBps = 8000;
 inline constexpr uint64_t kMaxRateBps = 400'000'000'000ULL;
@@ -20,9 +21,9 @@ struct RateProblem {
   std::string hint;
 };
 
-// `text` in bits per second: it must match kRatePattern and fall within kMinRateBps..kMaxRateBps
-// ("bps" is bits, as in port speeds: "100Mbps" is 100 Mbit/s). Otherwise nullopt, and `problem`
-// (may be null) says why.
+// `text` in bits per second: it must match kRatePattern and fall within kMinRateBps..kMaxRateBps.
+// Otherwise nullopt, and `problem` (may be null) says why, with a hint that is itself valid
+// where one can be read (a bare 100000000 is 100M; 10Gbps is 10G or 80G).
 std::optional<uint64_t> parse_rate(const std::string& text, RateProblem* problem);
 
 // The token bucket twin gives a port shaped to `rate_bps` (wiring::shaping_script), bytes: its

@@ -8,6 +8,7 @@
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/password.hpp"
+#include "twin/core/rate.hpp"
 #include "twin/core/util.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/topology/host_paths.hpp"
@@ -1672,6 +1673,10 @@ std::string render_plan_text(const Plan& p) {
     << (p.bfd_peers.empty() ? "" : ", " + std::to_string(p.bfd_peers.size()) + " BFD peers")
     << " expected, " << p.prefixes.size() << " prefixes advertised\n"
     << "  run directory " << p.run_dir << "\n";
+  if (p.traffic)
+    o << "  traffic family on: " << p.traffic->pattern << ", " << p.traffic->duration_s << " s, "
+      << p.traffic->flows_per_pair << " flow(s) per pair, effective-bandwidth "
+      << p.traffic->effective_bandwidth << "\n";
   if (p.mgmt)
     o << "  management network " << p.mgmt->subnet << " on "
       << p.mgmt->interface << " of every member (this machine " << p.mgmt->host_address << "; ssh "
@@ -1726,6 +1731,8 @@ std::string render_plan_text(const Plan& p) {
         for (const auto& a : it->second) o << "  " << a << " (config)";
       if (i.fabric) o << "  (BGP unnumbered)";
       if (i.vni) o << "  (bridged into VNI " << i.vni << ")";
+      if (i.rate_bps) o << "  rate " << human_rate(static_cast<double>(i.rate_bps));
+      if (i.delay_ms) o << "  delay " << i.delay_ms << " ms";
       if (const Node* seg = segment_of(p, i)) {
         std::vector<std::string> members;
         for (const auto& l2 : l2_peers(p, n, i)) members.push_back(l2.node + ":" + l2.interface);

@@ -59,6 +59,10 @@ Result<void> check(const ClosSpec& s) {
   if (s.pods > 999) return usage_error("--pods: at most 999 (spine ASNs 65001..65999)");
   if (auto r = check_rate("--fabric-rate", s.fabric_rate); !r) return r;
   if (auto r = check_rate("--server-rate", s.server_rate); !r) return r;
+  if (!s.server_rate.empty() && s.servers_per_leaf == 0)
+    return usage_error(
+        "--server-rate is the server links' rate, and there are none: give "
+        "--servers-per-leaf");
   if (s.tenants < 0) return usage_error("--tenants must be 0 or more");
   if (s.tenants > 0) {
     if (servers < s.tenants)

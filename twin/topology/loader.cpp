@@ -230,7 +230,7 @@ class Loader {
       if (s && (end == s->c_str() || *end != '\0' || !(f > 0 && f <= 1)))
         r_.error(x,
                  "expected a fraction of the fair share, above 0 and at most 1, got '" + *s + "'",
-                 "e.g. 0.8: the slowest flow gets at least 80 % of its fair share");
+                 "e.g. 0.8: the slowest pair gets at least 80 % of its fair share");
       else if (s)
         ts.effective_bandwidth = f;
     }
