@@ -594,3 +594,19 @@ TEST(GenClos, RatesGoToTheDefaultsAndTheServerLinks) {
   EXPECT_EQ(twin::plan::find_interface(*p.find("server1"), "eth0")->rate_bps, 100'000'000u);
   EXPECT_EQ(twin::plan::find_interface(*p.find("leaf1"), "swp1")->rate_bps, 1'000'000'000u);
 }
+
+TEST(TrafficFamily, ReadsTheNextHopsOfTheMostSpecificRoute) {
+  // Recorded on ai-rail-2x4's rail1-leaf1 toward server3, before and after `maximum-paths 1`.
+  EXPECT_EQ(
+      twin::validators::route_devices(nlohmann::json::parse(data("ip-route-match-ecmp.json"))),
+      (std::vector<std::string>{"swp1", "swp2"}));
+  EXPECT_EQ(
+      twin::validators::route_devices(nlohmann::json::parse(data("ip-route-match-one-path.json"))),
+      (std::vector<std::string>{"swp2"}));
+  // A default route beside it never wins; nothing is no devices.
+  auto both = nlohmann::json::parse(data("ip-route-match-one-path.json"));
+  both.push_back({{"dst", "default"}, {"dev", "eth9"}});
+  EXPECT_EQ(twin::validators::route_devices(both), (std::vector<std::string>{"swp2"}));
+  EXPECT_TRUE(twin::validators::route_devices(nlohmann::json::array()).empty());
+  EXPECT_TRUE(twin::validators::route_devices(nlohmann::json()).empty());
+}
