@@ -56,6 +56,7 @@ const std::vector<std::pair<std::string, std::string>> kJobs = {
     {"/api/labs/{lab}/validate", "validate"},
     {"/api/labs/{lab}/apply", "apply"},
     {"/api/labs/{lab}/drill", "drill"},
+    {"/api/labs/{lab}/traffic", "traffic"},
     {"/api/run", "run"}};
 // What a job's body holds besides options: the inputs it sends.
 const std::set<std::string> kInputs = {"topology", "files", "change", "configs", "scenario"};
@@ -135,7 +136,12 @@ TEST(CommandTable, TheOpenApiDocumentDescribesExactlyTheOptionsTheApiTakes) {
       const std::string type = props.at(o->api_field).at("type");
       const bool flag = o->type == options::Type::kFlag;
       const bool number = o->type == options::Type::kNumber;
-      EXPECT_EQ(type, flag ? "boolean" : number ? "number" : "string") << o->api_field;
+      const bool integer = o->type == options::Type::kInteger;
+      EXPECT_EQ(type, flag      ? "boolean"
+                      : number  ? "number"
+                      : integer ? "integer"
+                                : "string")
+          << o->api_field;
     }
     for (const auto& [name, schema] : props.items())
       EXPECT_TRUE(fields.count(name) || kInputs.count(name))

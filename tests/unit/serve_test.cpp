@@ -160,6 +160,22 @@ TEST_F(ApiTest, BadNamesMethodsAndPathsAreJsonErrors) {
   EXPECT_TRUE(b.started.empty());  // nothing ran
 }
 
+TEST_F(ApiTest, TrafficIsAJobWithTheClisArguments) {
+  auto t = call(req("POST", "/api/labs/g1/traffic",
+                    R"({"pattern": "pairs", "duration": "3s", "flows_per_pair": 4})"));
+  EXPECT_EQ(t.status, 202);
+  ASSERT_EQ(b.started.size(), 1u);
+  EXPECT_EQ(b.started[0].args,
+            (std::vector<std::string>{"traffic", "--lab", "g1", "--json", "--pattern", "pairs",
+                                      "--duration", "3s", "--flows-per-pair", "4"}));
+  // A value never becomes an option; an unknown field is refused before anything runs.
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/traffic", R"({"to": "--pattern=ring"})")).status, 400);
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/traffic", R"({"flows": 4})")).status, 400);
+  // An integer option takes a whole number: 4.5 flows is refused, never cut to 4.
+  EXPECT_EQ(call(req("POST", "/api/labs/g1/traffic", R"({"flows_per_pair": 4.5})")).status, 400);
+  EXPECT_EQ(b.started.size(), 1u);
+}
+
 TEST_F(ApiTest, ValidateApplyDrillAndDownAreJobsWithTheClisArguments) {
   auto v = call(req("POST", "/api/labs/g1/validate", R"({"only": "bgp,mtu"})"));
   EXPECT_EQ(v.status, 202);
@@ -454,15 +470,26 @@ TEST(OpenApi, DescribesEveryRoute) {
   auto d = Api::openapi();
   EXPECT_EQ(d["openapi"], "3.0.3");
   for (const auto& [path, method] : std::vector<std::pair<std::string, std::string>>{
-           {"/api/labs", "get"}, {"/api/labs", "post"}, {"/api/labs/{lab}", "get"},
-           {"/api/labs/{lab}", "delete"}, {"/api/labs/{lab}/graph", "get"},
-           {"/api/labs/{lab}/history", "get"}, {"/api/labs/{lab}/reports/{name}", "get"},
-           {"/api/labs/{lab}/events", "get"}, {"/api/labs/{lab}/nodes/{node}", "get"},
+           {"/api/labs", "get"},
+           {"/api/labs", "post"},
+           {"/api/labs/{lab}", "get"},
+           {"/api/labs/{lab}", "delete"},
+           {"/api/labs/{lab}/graph", "get"},
+           {"/api/labs/{lab}/history", "get"},
+           {"/api/labs/{lab}/reports/{name}", "get"},
+           {"/api/labs/{lab}/events", "get"},
+           {"/api/labs/{lab}/nodes/{node}", "get"},
            {"/api/labs/{lab}/nodes/{node}/terminal", "get"},
-           {"/api/labs/{lab}/nodes/{node}/exec", "post"}, {"/api/labs/{lab}/validate", "post"},
-           {"/api/labs/{lab}/apply", "post"}, {"/api/labs/{lab}/drill", "post"},
-           {"/api/run", "post"}, {"/api/jobs", "get"}, {"/api/jobs/{id}", "get"},
-           {"/api/jobs/{id}", "delete"}, {"/api/openapi.json", "get"}})
+           {"/api/labs/{lab}/nodes/{node}/exec", "post"},
+           {"/api/labs/{lab}/validate", "post"},
+           {"/api/labs/{lab}/apply", "post"},
+           {"/api/labs/{lab}/drill", "post"},
+           {"/api/labs/{lab}/traffic", "post"},
+           {"/api/run", "post"},
+           {"/api/jobs", "get"},
+           {"/api/jobs/{id}", "get"},
+           {"/api/jobs/{id}", "delete"},
+           {"/api/openapi.json", "get"}})
     EXPECT_TRUE(d["paths"].contains(path) && d["paths"][path].contains(method)) << method << " " << path;
 }
 

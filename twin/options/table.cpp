@@ -364,27 +364,34 @@ std::vector<Command> build() {
                   "its fair share, ECMP balance, drops, latency under load");
     o.push_back(lab_positional());
     o.push_back(lab());
+    // twin serve runs it as a job (POST /api/labs/{lab}/traffic) with these fields.
     o.push_back(
-        with_default(value("--pattern", "all-to-all | ring | incast | pairs"), "all-to-all"));
+        api(with_default(value("--pattern", "all-to-all | ring | incast | pairs"), "all-to-all"),
+            "pattern"));
     o.push_back(
-        with_default(value("--duration", "each flow's test, whole seconds (1s..10m)"), "5s"));
-    o.push_back(ranged(with_default(value("--flows-per-pair",
-                                          "parallel flows per pair (iperf3 -P; each its own "
-                                          "source port, so ECMP may spread them)",
-                                          Type::kInteger),
-                                    "1"),
-                       whole(1, 64)));
-    o.push_back(with_default(value("--protocol", "tcp | udp"), "tcp"));
-    o.push_back(value("--rate",
-                      "UDP: each flow's sending rate (100M, 1G; default: its source port's rate, "
-                      "else 1G)"));
-    o.push_back(value("--to", "incast: the receiving node (default: the first endpoint)"));
-    o.push_back(ranged(with_default(value("--max-pairs",
-                                          "refuse a pattern with more pairs (two iperf3 "
-                                          "processes each)",
-                                          Type::kInteger),
-                                    "256"),
-                       whole(1, 4096)));
+        api(with_default(value("--duration", "each flow's test, whole seconds (1s..10m)"), "5s"),
+            "duration"));
+    o.push_back(api(ranged(with_default(value("--flows-per-pair",
+                                              "parallel flows per pair (iperf3 -P; each its own "
+                                              "source port, so ECMP may spread them)",
+                                              Type::kInteger),
+                                        "1"),
+                           whole(1, 64)),
+                    "flows_per_pair"));
+    o.push_back(api(with_default(value("--protocol", "tcp | udp"), "tcp"), "protocol"));
+    o.push_back(api(value("--rate",
+                          "UDP: each flow's sending rate (100M, 1G; default: its source port's "
+                          "rate, else 1G)"),
+                    "rate"));
+    o.push_back(
+        api(value("--to", "incast: the receiving node (default: the first endpoint)"), "to"));
+    o.push_back(api(ranged(with_default(value("--max-pairs",
+                                              "refuse a pattern with more pairs (two iperf3 "
+                                              "processes each)",
+                                              Type::kInteger),
+                                        "256"),
+                           whole(1, 4096)),
+                    "max_pairs"));
     o.push_back(json("print the report as JSON instead of text"));
     o.push_back(verbose("list every flow, not the five slowest"));
   }

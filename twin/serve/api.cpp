@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -139,12 +140,15 @@ struct Body {
     }
     return j[key].get<bool>();
   }
-  std::optional<double> number(const char* key, double lo, double hi) {
+  // `whole`: an integer option's field, refused unless a whole number (never truncated).
+  std::optional<double> number(const char* key, double lo, double hi, bool whole = false) {
     used.insert(key);
     if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-    if (!j[key].is_number() || j[key].get<double>() < lo || j[key].get<double>() > hi) {
-      problem = std::string("field '") + key + "': expected a number from " +
-                std::to_string(static_cast<int>(lo)) + " to " + std::to_string(static_cast<int>(hi));
+    if (!j[key].is_number() || j[key].get<double>() < lo || j[key].get<double>() > hi ||
+        (whole && j[key].get<double>() != std::floor(j[key].get<double>()))) {
+      problem = std::string("field '") + key + "': expected " + (whole ? "a whole" : "a") +
+                " number from " + std::to_string(static_cast<int>(lo)) + " to " +
+                std::to_string(static_cast<int>(hi));
       return std::nullopt;
     }
     return j[key].get<double>();
@@ -224,7 +228,11 @@ struct JobOptions {
         if (!v.get<std::string>().empty())
           args.insert(args.end(), {o->long_name(), v.get<std::string>()});
       } else if (v.is_number()) {
-        args.insert(args.end(), {o->long_name(), std::to_string(v.get<double>())});
+        // An integer option as CLI11 parses it ("4", not "4.000000", which it refuses).
+        args.insert(args.end(),
+                    {o->long_name(), o->type == options::Type::kInteger
+                                         ? std::to_string(static_cast<long long>(v.get<double>()))
+                                         : std::to_string(v.get<double>())});
       }
     }
   }
@@ -247,7 +255,8 @@ JobOptions read_options(Body& body, const std::string& command) {
       case options::Type::kNumber:
       case options::Type::kInteger: {
         const options::Range r = o->api_range ? *o->api_range : o->range.value_or(options::Range{});
-        if (auto n = body.number(field, r.lo, r.hi)) out.given.emplace_back(o, *n);
+        if (auto n = body.number(field, r.lo, r.hi, o->type == options::Type::kInteger))
+          out.given.emplace_back(o, *n);
         break;
       }
       default:
@@ -681,7 +690,7 @@ Response start_lab_job(Call& c, const std::string& what, const JobOptions& opts,
   return accepted(c.b.start_job(what, c.lab, args, files));
 }
 
-// validate and drill take their options and nothing else.
+// validate, traffic and drill take their options and nothing else.
 Response options_job(Call& c, const std::string& what) {
   auto body = lab_job_body(c);
   if (!body) return c.err;
@@ -691,6 +700,7 @@ Response options_job(Call& c, const std::string& what) {
 }
 Response validate_lab(Call& c) { return options_job(c, "validate"); }
 Response drill_lab(Call& c) { return options_job(c, "drill"); }
+Response traffic_lab(Call& c) { return options_job(c, "traffic"); }
 
 Response apply_change(Call& c) {
   auto body = lab_job_body(c);
@@ -739,6 +749,7 @@ constexpr Entry kRoutes[] = {
     {"POST", "/api/labs/{lab}/nodes/{node}/exec", A::kChange, node_exec},
     {"POST", "/api/labs/{lab}/nodes/{node}/restart", A::kChange, node_restart},
     {"POST", "/api/labs/{lab}/validate", A::kChange, validate_lab},
+    {"POST", "/api/labs/{lab}/traffic", A::kChange, traffic_lab},
     {"POST", "/api/labs/{lab}/apply", A::kChange, apply_change},
     {"POST", "/api/labs/{lab}/drill", A::kChange, drill_lab},
     {"POST", "/api/run", A::kChange, run_scenario},

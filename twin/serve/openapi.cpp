@@ -114,6 +114,10 @@ const std::map<std::string, Doc>& docs() {
            "Job", 202, job_body_schema("restart"))}},
       {"POST /api/labs/{lab}/validate",
        {op("validate (job: twin validate --json)", "Job", 202, job_body_schema("validate"))}},
+      {"POST /api/labs/{lab}/traffic",
+       {op("a traffic pattern through iperf3: goodput against fair share, ECMP balance, drops, "
+           "latency under load (job: twin traffic --json)",
+           "Job", 202, job_body_schema("traffic"))}},
       {"POST /api/labs/{lab}/apply",
        {op("apply a change set, or rendered per-node configs (configs: {\"leaf1.conf\": ...}), "
            "through the gate (job: twin apply --json)",
