@@ -7,13 +7,7 @@
 
 namespace twin::replay {
 
-plan::Interface* find_interface(plan::Plan& p, const std::string& node, const std::string& ifname) {
-  for (auto& n : p.nodes)
-    if (n.name == node)
-      for (auto& i : n.interfaces)
-        if (i.name == ifname) return &i;
-  return nullptr;
-}
+using plan::find_interface;
 
 void set_intended_mtu(plan::Plan& p, const InterfaceRef& ref, int mtu) {
   if (auto* i = find_interface(p, ref.node, ref.interface)) i->mtu = mtu;

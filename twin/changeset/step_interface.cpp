@@ -162,7 +162,7 @@ Result<void> describe_step(const InterfaceStep& b, const state::State&, plan::Pl
 void intend_step(const InterfaceStep& b, const std::string&, plan::Plan& p) {
   for (const auto& ref : b.interfaces) {
     if (b.mtu) set_intended_mtu(p, ref, *b.mtu);
-    auto* i = find_interface(p, ref.node, ref.interface);
+    auto* i = plan::find_interface(p, ref.node, ref.interface);
     if (!i) continue;
     for (const auto& a : b.add_addresses)
       if (std::find(i->addresses.begin(), i->addresses.end(), a) == i->addresses.end())

@@ -182,9 +182,8 @@ void intend_step(const RunStep& step, const std::string& lab, plan::Plan& p);
 Result<void> vxlan_change(const plan::Plan& plan, const plan::Node& node, const VxlanStep& step,
                           std::vector<plan::Vni>& vnis);
 
-// Helpers of intend_step (intent.cpp): the interface `node:ifname` of `p` (nullptr if none),
-// and setting its intended MTU.
-plan::Interface* find_interface(plan::Plan& p, const std::string& node, const std::string& ifname);
+// Helper of intend_step (intent.cpp): setting an interface's intended MTU
+// (plan::find_interface finds one to change).
 void set_intended_mtu(plan::Plan& p, const InterfaceRef& ref, int mtu);
 
 }  // namespace twin::replay

@@ -120,16 +120,8 @@ Result<void> shaping_preflight(plan::Plan& plan, proc::ProcessRunner& runner,
     if (!netem) return netem.error();
     if (!netem->empty()) {
       for (const auto& l : plan.links) {
-        // The plan's own interfaces, changed in place (find_interface gives const ones).
-        auto mine = [&](const std::string& node, const std::string& ifname) -> plan::Interface* {
-          plan::Node* n = plan.find(node);
-          if (!n) return nullptr;
-          for (auto& i : n->interfaces)
-            if (i.name == ifname) return &i;
-          return nullptr;
-        };
-        plan::Interface* ia = mine(l.a_node, l.a_interface);
-        plan::Interface* ib = mine(l.b_node, l.b_interface);
+        plan::Interface* ia = plan::find_interface(plan, l.a_node, l.a_interface);
+        plan::Interface* ib = plan::find_interface(plan, l.b_node, l.b_interface);
         int asked = std::max(ia ? ia->delay_ms : 0, ib ? ib->delay_ms : 0);
         if (asked == 0) continue;
         Note note{"warning", l.a_node, "",

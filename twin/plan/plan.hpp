@@ -381,6 +381,9 @@ inline constexpr const char* kBridgeDevice = "br0";
 
 // `n`'s interface named `name`, or nullptr.
 const Interface* find_interface(const Node& n, const std::string& name);
+// The interface `node:ifname` of `p`, to change it (a change's intent, `up` clearing a delay the
+// kernel cannot add), or nullptr.
+Interface* find_interface(Plan& p, const std::string& node, const std::string& ifname);
 
 // A layer-2 neighbor of an interface: a node and its port.
 struct L2Peer {

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/password.hpp"
@@ -814,6 +815,11 @@ const Interface* find_interface(const Node& n, const std::string& name) {
   for (const auto& i : n.interfaces)
     if (i.name == name) return &i;
   return nullptr;
+}
+
+Interface* find_interface(Plan& p, const std::string& node, const std::string& ifname) {
+  Node* n = p.find(node);
+  return n ? const_cast<Interface*>(find_interface(std::as_const(*n), ifname)) : nullptr;
 }
 
 namespace {

@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <thread>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/rate.hpp"
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
@@ -27,11 +27,10 @@ namespace {
 constexpr const char* kIperf = "/usr/bin/iperf3";
 constexpr int kFirstPort = 5201;  // iperf3's own default, counted up per pair
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+// A file's text, "" when it cannot be read (a server's socket table once it has exited).
+std::string text_of(const std::string& path) {
+  auto t = read_file(path);
+  return t ? *t : std::string();
 }
 
 // Every node's port counters, read in its namespace (a VM's holds the host ends of its
@@ -70,26 +69,46 @@ std::vector<runtime::StreamFlow> probe_flows(const plan::Plan& plan,
   return flows;
 }
 
-struct Server {
+// An iperf3 process this run started detached: its PID as recorded (with its start time, so a
+// reused PID is never signalled).
+struct Started {
   int pid = 0;
   uint64_t start_time = 0;
-  int port = 0;
-  bool listening = false;
 };
 
-void end_servers(std::vector<Server>& servers) {
-  // --one-off servers exit after their test; one whose client never came is ended here, by
-  // the PID this run recorded (never by name).
-  auto deadline = std::chrono::steady_clock::now() + 2s;
-  for (;;) {
-    bool any = false;
-    for (auto& s : servers)
-      if (s.pid > 0 && state::process_alive(s.pid, s.start_time)) any = true;
-    if (!any || std::chrono::steady_clock::now() > deadline) break;
+std::vector<Started> record(const std::vector<Result<proc::Output>>& launched) {
+  std::vector<Started> out(launched.size());
+  for (size_t k = 0; k < launched.size(); ++k)
+    if (launched[k] && launched[k]->pid > 0)
+      out[k] = {launched[k]->pid, process_start_time(launched[k]->pid)};
+  return out;
+}
+
+// Waits until every process of `procs` has exited, until `deadline` or an interrupt, then ends
+// what is left with SIGKILL — by the recorded PID, never by name. True when one had to be.
+bool wait_then_kill(const std::vector<Started>& procs,
+                    std::chrono::steady_clock::time_point deadline) {
+  auto alive = [](const Started& p) {
+    return p.pid > 0 && state::process_alive(p.pid, p.start_time);
+  };
+  while (std::any_of(procs.begin(), procs.end(), alive) && !interrupted() &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(20ms);
+  bool killed = false;
+  for (const auto& p : procs)
+    if (alive(p)) {
+      ::kill(p.pid, SIGKILL);
+      killed = true;
+    }
+  return killed;
+}
+
+// The probe stream's answered round trips and echoes sent, added to `rtt` and `sent`.
+void collect(const runtime::StreamStats& s, std::vector<double>& rtt, long& sent) {
+  for (const auto& f : s.flows) {
+    rtt.insert(rtt.end(), f.rtt_ms.begin(), f.rtt_ms.end());
+    sent += f.sent;
   }
-  for (auto& s : servers)
-    if (s.pid > 0 && state::process_alive(s.pid, s.start_time)) ::kill(s.pid, SIGKILL);
 }
 
 }  // namespace
@@ -130,10 +149,8 @@ std::string describe_hashing(const std::vector<std::pair<std::string, Hashing>>&
            " nodes";
   if (groups.size() == 1) return groups.begin()->first + seed;
   std::string out;
-  for (const auto& [w, nodes] : groups) {
-    out += (out.empty() ? "" : "; ") + w + " on ";
-    for (size_t k = 0; k < nodes.size(); ++k) out += (k ? ", " : "") + nodes[k];
-  }
+  for (const auto& [w, nodes] : groups)
+    out += (out.empty() ? "" : "; ") + w + " on " + join_names(nodes);
   return out + seed;
 }
 
@@ -167,17 +184,13 @@ Result<Report> run(const state::State& st, const Options& o, proc::ProcessRunner
     runtime::ProbeStream floor(probe_flows(plan, *pairs), o.probe_interval);
     if (auto r = floor.start(); r) {
       std::this_thread::sleep_for(o.unloaded);
-      auto s = floor.stop();
-      for (const auto& f : s.flows) {
-        rec.rtt_unloaded.insert(rec.rtt_unloaded.end(), f.rtt_ms.begin(), f.rtt_ms.end());
-        rec.unloaded_sent += f.sent;
-      }
+      collect(floor.stop(), rec.rtt_unloaded, rec.unloaded_sent);
     }
   }
   rec.before = read_counters(plan, runner);
 
   progress("starting " + std::to_string(pairs->size()) + " iperf3 servers");
-  std::vector<Server> servers(pairs->size());
+  std::vector<int> ports(pairs->size());
   std::vector<proc::Command> starts;
   for (size_t k = 0; k < pairs->size(); ++k) {
     const auto& p = (*pairs)[k];
@@ -191,36 +204,34 @@ Result<Report> run(const state::State& st, const Options& o, proc::ProcessRunner
     c.detach = true;
     c.output_file = dir.path + "/server-" + std::to_string(k) + ".json";
     starts.push_back(c);
-    servers[k].port = kFirstPort + static_cast<int>(k);
+    ports[k] = kFirstPort + static_cast<int>(k);
   }
   auto started = proc::run_all(runner, starts, 8);
-  int up = 0;
-  for (size_t k = 0; k < started.size(); ++k)
-    if (started[k] && started[k]->pid > 0) {
-      servers[k].pid = started[k]->pid;
-      servers[k].start_time = process_start_time(started[k]->pid);
-      ++up;
-    }
-  if (up == 0) {
+  const std::vector<Started> servers = record(started);
+  if (std::none_of(servers.begin(), servers.end(), [](const Started& s) { return s.pid > 0; })) {
     std::string why = started.empty() || started[0] ? "no PID" : started[0].error().message;
     return harness_error("no iperf3 server could start (" + why + ")");
   }
   // Listening, as the server's own namespace's socket table says.
+  std::vector<bool> listening(servers.size(), false);
   auto listen_deadline = std::chrono::steady_clock::now() + 5s;
   for (;;) {
     bool all = true;
-    for (auto& s : servers) {
-      if (s.pid <= 0 || s.listening) continue;
-      s.listening =
-          listening_on(read_file("/proc/" + std::to_string(s.pid) + "/net/tcp"), s.port) ||
-          listening_on(read_file("/proc/" + std::to_string(s.pid) + "/net/tcp6"), s.port);
-      all = all && s.listening;
+    for (size_t k = 0; k < servers.size(); ++k) {
+      if (servers[k].pid <= 0 || listening[k]) continue;
+      const std::string net = "/proc/" + std::to_string(servers[k].pid) + "/net/";
+      listening[k] = listening_on(text_of(net + "tcp"), ports[k]) ||
+                     listening_on(text_of(net + "tcp6"), ports[k]);
+      all = all && listening[k];
     }
     if (all || std::chrono::steady_clock::now() > listen_deadline || interrupted()) break;
     std::this_thread::sleep_for(10ms);
   }
+  // --one-off servers exit after their test; one whose client never came is ended, 2 s after
+  // the clients.
+  auto end_servers = [&] { wait_then_kill(servers, std::chrono::steady_clock::now() + 2s); };
   if (interrupted()) {
-    end_servers(servers);
+    end_servers();
     return Error{ErrorKind::kInterrupted, "interrupted while starting iperf3 servers"};
   }
 
@@ -243,7 +254,7 @@ Result<Report> run(const state::State& st, const Options& o, proc::ProcessRunner
                                      "-c",
                                      p.dst.address,
                                      "-p",
-                                     std::to_string(servers[k].port),
+                                     std::to_string(ports[k]),
                                      "-B",
                                      p.src.address,
                                      "-t",
@@ -276,33 +287,11 @@ Result<Report> run(const state::State& st, const Options& o, proc::ProcessRunner
   auto launched = proc::run_all(runner, clients, 8);
   rec.start_spread_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - spawn0).count();
-  std::vector<Server> running(clients.size());  // the clients, by recorded PID
-  for (size_t k = 0; k < launched.size(); ++k)
-    if (launched[k] && launched[k]->pid > 0) {
-      running[k].pid = launched[k]->pid;
-      running[k].start_time = process_start_time(launched[k]->pid);
-    }
-  const auto deadline =
-      std::chrono::steady_clock::now() + o.duration + std::chrono::seconds(omit_s) + 30s;
-  for (;;) {
-    bool any = false;
-    for (const auto& c : running)
-      if (c.pid > 0 && state::process_alive(c.pid, c.start_time)) any = true;
-    if (!any || interrupted() || std::chrono::steady_clock::now() > deadline) break;
-    std::this_thread::sleep_for(50ms);
-  }
-  const bool late = std::chrono::steady_clock::now() > deadline;
-  for (auto& c : running)
-    if (c.pid > 0 && state::process_alive(c.pid, c.start_time)) ::kill(c.pid, SIGKILL);
-  if (probing) {
-    auto s = loaded.stop();
-    for (const auto& f : s.flows) {
-      rec.rtt_loaded.insert(rec.rtt_loaded.end(), f.rtt_ms.begin(), f.rtt_ms.end());
-      rec.loaded_sent += f.sent;
-    }
-  }
+  const bool late = wait_then_kill(record(launched), std::chrono::steady_clock::now() + o.duration +
+                                                         std::chrono::seconds(omit_s) + 30s);
+  if (probing) collect(loaded.stop(), rec.rtt_loaded, rec.loaded_sent);
   rec.after = read_counters(plan, runner);
-  end_servers(servers);
+  end_servers();
   if (interrupted()) return Error{ErrorKind::kInterrupted, "interrupted while traffic ran"};
 
   for (size_t k = 0; k < clients.size(); ++k) {
@@ -318,7 +307,7 @@ Result<Report> run(const state::State& st, const Options& o, proc::ProcessRunner
     } else if (servers[k].pid <= 0) {
       fail("its iperf3 server did not start");
     } else {
-      std::string out = read_file(clients[k].output_file);
+      std::string out = text_of(clients[k].output_file);
       json j = json::parse(out, nullptr, false);
       if (j.is_discarded() && late)
         fail("iperf3 did not finish within its test and 30 s (killed)");

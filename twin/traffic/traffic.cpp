@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/rate.hpp"
 
 namespace twin::traffic {
@@ -399,9 +400,8 @@ Report summarize(const plan::Plan& plan, const std::vector<PairSpec>& pairs, Rec
   r.start_spread_s = rec.start_spread_s;
   r.omit_s = rec.omit_s;
   r.streams = pairs.empty() ? 1 : pairs.front().streams;
-  std::vector<PairPath> paths;
-  paths.reserve(pairs.size());
-  for (const auto& p : pairs) paths.push_back(pair_path(plan, p.src, p.dst));
+  r.paths.reserve(pairs.size());
+  for (const auto& p : pairs) r.paths.push_back(pair_path(plan, p.src, p.dst));
 
   // Fair shares over the flows that ran.
   std::vector<const PairPath*> fp;
@@ -417,7 +417,7 @@ Report summarize(const plan::Plan& plan, const std::vector<PairSpec>& pairs, Rec
       r.problems.push_back(f.src + " -> " + f.dst + ": " + f.error);
       continue;
     }
-    fp.push_back(&paths[f.pair]);
+    fp.push_back(&r.paths[f.pair]);
     ran.push_back(k);
   }
   std::vector<Port> saturated;
@@ -484,33 +484,32 @@ Report summarize(const plan::Plan& plan, const std::vector<PairSpec>& pairs, Rec
       if (pl.tx_bytes > 0 || pl.drops > 0) r.ports.push_back(pl);
     }
   }
-  // ECMP groups the pairs' paths split over, with what each member sent.
-  std::map<std::pair<std::string, std::vector<std::string>>, bool> seen;
-  for (const auto& p : paths)
-    for (const auto& [node, ports] : p.splits) {
-      if (seen[{node, ports}]) continue;
-      seen[{node, ports}] = true;
-      EcmpGroup g;
-      g.node = node;
-      g.ports = ports;
-      std::vector<double> v;
-      for (const auto& port : ports) {
-        uint64_t bytes = 0;
-        for (const auto& pl : r.ports)
-          if (pl.node == node && pl.port == port) bytes = pl.tx_bytes;
-        g.bytes.push_back(bytes);
-        v.push_back(static_cast<double>(bytes));
-      }
-      double gmean = 0;
-      for (double x : v) gmean += x;
-      gmean /= static_cast<double>(v.size());
-      for (size_t k = 0; k < v.size(); ++k)
-        if (v[k] < 0.01 * gmean) g.idle.push_back(ports[k]);
-      auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-      g.max_min = *mn > 0 ? *mx / *mn : 0;
-      g.cv = coefficient_of_variation(v);
-      r.groups.push_back(std::move(g));
+  // ECMP groups the flows that ran split over, with how many did and what each member sent.
+  std::map<std::pair<std::string, std::vector<std::string>>, size_t> group_of;
+  for (const auto& path : r.paths)
+    for (const auto& [node, ports] : path.splits)
+      if (group_of.emplace(std::pair{node, ports}, r.groups.size()).second)
+        r.groups.push_back({node, ports});
+  for (const PairPath* path : fp)
+    for (const auto& [node, ports] : path->splits) ++r.groups[group_of.at({node, ports})].flows;
+  for (auto& g : r.groups) {
+    std::vector<double> v;
+    for (const auto& port : g.ports) {
+      uint64_t bytes = 0;
+      for (const auto& pl : r.ports)
+        if (pl.node == g.node && pl.port == port) bytes = pl.tx_bytes;
+      g.bytes.push_back(bytes);
+      v.push_back(static_cast<double>(bytes));
     }
+    double gmean = 0;
+    for (double x : v) gmean += x;
+    gmean /= static_cast<double>(v.size());
+    for (size_t k = 0; k < v.size(); ++k)
+      if (v[k] < 0.01 * gmean) g.idle.push_back(g.ports[k]);
+    auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+    g.max_min = *mn > 0 ? *mx / *mn : 0;
+    g.cv = coefficient_of_variation(v);
+  }
   r.unloaded = latency_of(rec.rtt_unloaded, rec.unloaded_sent);
   r.loaded = latency_of(rec.rtt_loaded, rec.loaded_sent);
   return r;
@@ -525,13 +524,13 @@ json latency_json(const Latency& l) {
           {"p99_ms", l.p99_ms},   {"p99_9_ms", l.p999_ms}, {"max_ms", l.max_ms}};
 }
 
+}  // namespace
+
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
 }
-
-}  // namespace
 
 json to_json(const Report& r) {
   json flows = json::array();

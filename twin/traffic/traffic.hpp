@@ -132,6 +132,7 @@ struct PairResult {
 struct EcmpGroup {
   std::string node;
   std::vector<std::string> ports;
+  int flows = 0;                // flows of the run that split over it
   std::vector<uint64_t> bytes;  // per port, transmitted during the run
   double max_min = 0;           // max / min bytes (0 when a member carried nothing: see `idle`)
   double cv = 0;
@@ -158,6 +159,7 @@ struct Report {
   int streams = 1;          // flows per pair
   std::string hash_policy;  // what the routers hash ECMP with, as read from them
   std::vector<PairSpec> pairs;
+  std::vector<PairPath> paths;  // per pair: where its traffic goes (pair_path)
   std::vector<FlowResult> flows;
   std::vector<PairResult> pair_results;  // pairs with at least one flow that ran, in pair order
   double aggregate_bps = 0;
@@ -196,6 +198,8 @@ struct Recorded {
 Report summarize(const plan::Plan& plan, const std::vector<PairSpec>& pairs, Recorded rec);
 
 nlohmann::json to_json(const Report& r);
+// `v` with `digits` decimals ("%.*f"), as the reports print figures.
+std::string fixed(double v, int digits);
 // A person's summary: the pattern's figures, the slowest flows, ECMP groups, drops, latency.
 std::string to_text(const Report& r, bool all_flows = false);
 

@@ -6,10 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "twin/core/diagnostics.hpp"
 #include "twin/core/rate.hpp"
 
 namespace twin::validators {
 
+using traffic::fixed;
 using validate::make_result;
 using validate::Status;
 using validate::TestResult;
@@ -17,24 +19,6 @@ using validate::TestResult;
 namespace {
 
 constexpr const char* kFamily = "traffic";
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-// Flows of the run that cross each (node, group ports) split, counted from the pairs' paths.
-struct GroupUse {
-  int flows = 0;
-  std::string a_destination;  // an address whose traffic splits there (to read the route)
-};
 
 // Why the flows of a group (or a path) may be uneven: the hashing the routers reported.
 std::string hashing_cause(const std::string& hash_policy) {
@@ -50,6 +34,14 @@ std::string hashing_cause(const std::string& hash_policy) {
 }
 
 }  // namespace
+
+std::string split_destination(const traffic::Report& r, const traffic::EcmpGroup& g) {
+  for (size_t k = 0; k < r.pairs.size() && k < r.paths.size(); ++k)
+    if (auto it = r.paths[k].splits.find(g.node);
+        it != r.paths[k].splits.end() && it->second == g.ports)
+      return r.pairs[k].dst.address;
+  return "";
+}
 
 std::vector<std::string> route_devices(const nlohmann::json& routes) {
   if (!routes.is_array()) return {};
@@ -78,26 +70,15 @@ std::vector<std::string> route_devices(const nlohmann::json& routes) {
 std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology::TrafficSpec& spec,
                                          const traffic::Report& r, const RouteDevices& routes) {
   std::vector<TestResult> out;
-  // Paths again (pure): which groups each flow crosses, and the ports on the slowest's way.
-  std::vector<traffic::PairPath> paths;
-  for (const auto& p : r.pairs) paths.push_back(traffic::pair_path(plan, p.src, p.dst));
-  std::map<std::pair<std::string, std::vector<std::string>>, GroupUse> use;
-  for (const auto& f : r.flows) {
-    if (!f.error.empty() || f.pair < 0 || static_cast<size_t>(f.pair) >= paths.size()) continue;
-    for (const auto& [node, ports] : paths[f.pair].splits) {
-      auto& u = use[{node, ports}];
-      ++u.flows;
-      if (u.a_destination.empty()) u.a_destination = r.pairs[f.pair].dst.address;
-    }
-  }
   const std::string hashing = hashing_cause(r.hash_policy);
 
   // Per group: idle members (with the kernel's route as evidence) and the balance.
   std::map<std::pair<std::string, std::vector<std::string>>, std::string> group_cause;
   for (const auto& g : r.groups) {
-    const std::string subject = join(g.ports, ",");
+    std::string subject;
+    for (const auto& p : g.ports) subject += (subject.empty() ? "" : ",") + p;
     const int k = static_cast<int>(g.ports.size());
-    const int n = use[{g.node, g.ports}].flows;
+    const int n = g.flows;
     std::string shares;
     uint64_t total = 0;
     for (auto b : g.bytes) total += b;
@@ -120,8 +101,8 @@ std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology:
     if (total == 0) {
       out.push_back(make_result(
           kFamily, 1, "ecmp-balance", Status::kError, g.node, subject, expected, "no data",
-          g.node + ": no bytes counted on " + join(g.ports) + " although " + std::to_string(n) +
-              " flows cross them (its counters could not be read)"));
+          g.node + ": no bytes counted on " + join_names(g.ports) + " although " +
+              std::to_string(n) + " flows cross them (its counters could not be read)"));
       continue;
     }
     const double p = 1.0 / k;
@@ -142,7 +123,7 @@ std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology:
     std::string cause;
     auto rt = routes.find(g.node);
     if (!g.idle.empty() && rt != routes.end()) {
-      auto d = rt->second.find(use[{g.node, g.ports}].a_destination);
+      auto d = rt->second.find(split_destination(r, g));
       if (d != rt->second.end()) {
         std::vector<std::string> missing;
         for (const auto& port : g.ports)
@@ -151,12 +132,12 @@ std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology:
         if (!missing.empty())
           cause = "a missing ECMP member: " + g.node + "'s route to " + d->first + " has " +
                   std::to_string(d->second.size()) + " of " + std::to_string(k) + " next hops (" +
-                  join(d->second) + "; not " + join(missing) + ")";
+                  join_names(d->second) + "; not " + join_names(missing) + ")";
       }
     }
     if (cause.empty()) cause = hashing;
     if (cause.empty() && !g.idle.empty())
-      cause = "a missing ECMP member or polarization: " + join(g.idle) +
+      cause = "a missing ECMP member or polarization: " + join_names(g.idle) +
               " carried nothing although its route was not read";
     if (cause.empty()) cause = "uneven hashing of these flows (" + r.hash_policy + ")";
     group_cause[{g.node, g.ports}] = cause;
@@ -164,7 +145,7 @@ std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology:
                               expected, shares,
                               g.node + " spread " + std::to_string(n) + " flows over " +
                                   std::to_string(k) + " members unevenly: " + shares +
-                                  (g.idle.empty() ? "" : " (idle: " + join(g.idle) + ")") +
+                                  (g.idle.empty() ? "" : " (idle: " + join_names(g.idle) + ")") +
                                   "; hashing allows " + fixed(100 * allowed, 0) + " points off " +
                                   fixed(100 * p, 0) + "% — likely cause: " + cause));
   }
@@ -200,7 +181,7 @@ std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology:
       } else {
         const traffic::PairResult* worst = &s;
         std::string cause;
-        const auto& path = paths[worst->pair];
+        const auto& path = r.paths[worst->pair];
         for (const auto& [node, ports] : path.splits)
           if (auto gc = group_cause.find({node, ports}); gc != group_cause.end() && cause.empty())
             cause = gc->second;
@@ -345,15 +326,10 @@ std::vector<TestResult> TrafficValidator::run(validate::Context& ctx) {
   for (const auto& g : r->groups) {
     if (g.idle.empty()) continue;
     const auto* n = ctx.plan.find(g.node);
-    if (!n) continue;
-    for (const auto& p : r->pairs) {
-      auto path = traffic::pair_path(ctx.plan, p.src, p.dst);
-      auto it = path.splits.find(g.node);
-      if (it == path.splits.end() || it->second != g.ports) continue;
-      auto j = ctx.probe.ip_json(*n, {"route", "show", "match", p.dst.address});
-      if (j) routes[g.node][p.dst.address] = route_devices(*j);
-      break;
-    }
+    const std::string dst = split_destination(*r, g);
+    if (!n || dst.empty()) continue;
+    if (auto j = ctx.probe.ip_json(*n, {"route", "show", "match", dst}))
+      routes[g.node][dst] = route_devices(*j);
   }
   return evaluate_traffic(ctx.plan, spec, *r, routes);
 }

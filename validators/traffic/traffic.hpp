@@ -58,6 +58,10 @@ std::vector<validate::TestResult> evaluate_traffic(const plan::Plan& plan,
                                                    const traffic::Report& report,
                                                    const RouteDevices& routes = {});
 
+// The destination address of the first pair whose traffic splits over group `g` (the route the
+// family reads at its node for an idle member); "" when none. Pure.
+std::string split_destination(const traffic::Report& r, const traffic::EcmpGroup& g);
+
 // The devices of the most specific route in `ip -j route show match <addr>` output (a
 // multipath route's nexthops, else its dev); empty when none. Pure.
 std::vector<std::string> route_devices(const nlohmann::json& routes);
