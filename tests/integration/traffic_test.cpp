@@ -181,3 +181,74 @@ TEST(TrafficDelay, ADelayIsNetemsOrAWarningNamingWhatRuns) {
   expect_down_clean(lab);
   fs::remove_all(dir);
 }
+
+namespace {
+
+// `twin run` of a scenario of scenarios/ai-rail (its own lab, brought up and down), as JSON.
+json run_rail_scenario(const std::string& name, const std::string& lab, int* code) {
+  auto r = twin("run " + kRepo + "/scenarios/ai-rail/" + name + ".yaml --name " + lab + " --json");
+  *code = r.code;
+  json j = json::parse(r.out, nullptr, false);
+  if (j.is_discarded()) ADD_FAILURE() << "not JSON: " << r.out << r.err;
+  return j;
+}
+
+}  // namespace
+
+// The gate with the traffic family (scenarios/ai-rail): `maximum-paths 1` on one leaf keeps
+// every route, session and ping, but its two servers now share one 60 Mbit/s uplink for
+// 100 Mbit/s — rejected as bandwidth-lost before anything else, measured before and after, and
+// rolled back.
+TEST(TrafficGate, OneUplinkFewerIsRejectedAsBandwidthLost) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR, iperf3)");
+  const std::string lab = unique_lab("tgr");
+  int code = -1;
+  json j = run_rail_scenario("reject-single-path-rail1-leaf1", lab, &code);
+  EXPECT_EQ(code, 0) << j.dump().substr(0, 3000);  // decided as expected
+  EXPECT_EQ(j["verdict"], "reject");
+  EXPECT_EQ(j["scenario"]["met"], true) << j["scenario"].dump();
+  ASSERT_FALSE(j["reasons"].empty());
+  EXPECT_EQ(j["reasons"][0]["category"], "bandwidth-lost");
+  EXPECT_EQ(j["reasons"][0]["rank"], 9);
+  bool shrunk = false;
+  for (const auto& r : j["reasons"]) shrunk = shrunk || r["category"] == "ecmp-shrunk";
+  EXPECT_TRUE(shrunk) << j["reasons"].dump();
+  ASSERT_EQ(j["bandwidth"].size(), 1u) << j["bandwidth"].dump();
+  const json& b = j["bandwidth"][0];
+  EXPECT_EQ(b["pattern"], "pairs");
+  EXPECT_EQ(b["lost"], true);
+  EXPECT_EQ(b["before"]["flows"], 128);  // 8 pairs x 16 flows
+  // Before: every pair near its 47.8 Mbit/s of goodput (50 Mbit/s ports); after: the pairs
+  // through rail1-leaf1's one uplink share 60 Mbit/s.
+  EXPECT_GT(b["before"]["slowest_bps"].get<double>(), 35e6) << b.dump();
+  EXPECT_LT(b["after"]["slowest_bps"].get<double>(), 0.8 * b["before"]["slowest_bps"].get<double>())
+      << b.dump();
+  // The rollback is proven with the same pattern: bandwidth back within the allowance.
+  EXPECT_EQ(j["rollback_ok"], true) << j["rollback_detail"];
+  ASSERT_EQ(j["rollback"]["bandwidth"].size(), 1u);
+  EXPECT_GT(j["rollback"]["bandwidth"][0]["slowest_bps"].get<double>(),
+            0.8 * b["before"]["slowest_bps"].get<double>());
+  EXPECT_TRUE(leftovers(lab).empty());
+}
+
+// The same measurement on a change that does not touch the data path's capacity: approved,
+// its bandwidth shown before and after, within the allowance.
+TEST(TrafficGate, AServicePrefixKeepsItsBandwidthAndIsApproved) {
+  if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR, iperf3)");
+  const std::string lab = unique_lab("tga");
+  int code = -1;
+  json j = run_rail_scenario("approve-service-prefix", lab, &code);
+  EXPECT_EQ(code, 0) << j.dump().substr(0, 3000);
+  EXPECT_EQ(j["verdict"], "approve") << j["reasons"].dump();
+  ASSERT_EQ(j["bandwidth"].size(), 1u);
+  const json& b = j["bandwidth"][0];
+  EXPECT_EQ(b["lost"], false);
+  EXPECT_GT(b["after"]["slowest_bps"].get<double>(),
+            0.8 * b["before"]["slowest_bps"].get<double>());
+  EXPECT_GT(b["after"]["aggregate_bps"].get<double>(), 0.6 * 8 * 50e6 * 1448 / 1514);
+  // The after-change validation ran the family (the lab's topology has no `traffic:`).
+  int family = 0;
+  for (const auto& r : j["after"]["results"]) family += r["validator"] == "traffic";
+  EXPECT_GE(family, 4);
+  EXPECT_TRUE(leftovers(lab).empty());
+}

@@ -235,20 +235,20 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_EQ(st[17].image().to, "frr-10");
   EXPECT_EQ(st[17].image().profile.container.image, "localhost/twin-frr:10.3");
   EXPECT_EQ(st[18].image().to, "frr-7.5");
-  EXPECT_EQ(st[0].mark.line, 20);
+  EXPECT_EQ(st[0].mark.line, 21);
   EXPECT_EQ(st[0].mark.column, 5);
 
   // frr: add (block scalar: text starts on the line after `add: |`), remove, replace.
   EXPECT_EQ(st[0].frr().nodes, (std::vector<std::string>{"leaf1"}));
   EXPECT_EQ(st[0].frr().add,
             "router bgp 65101\n address-family ipv4 unicast\n  network 10.1.9.0/24\n");
-  EXPECT_EQ(st[0].frr().text_line, 24);
+  EXPECT_EQ(st[0].frr().text_line, 25);
   EXPECT_TRUE(st[0].frr().remove.empty());
   EXPECT_TRUE(st[0].frr().replace.empty());
   EXPECT_EQ(st[1].frr().nodes, (std::vector<std::string>{"leaf4"}));
   EXPECT_EQ(st[1].frr().remove,
             "router bgp 65104\n address-family ipv4 unicast\n  network 10.255.1.4/32\n");
-  EXPECT_EQ(st[1].frr().text_line, 31);
+  EXPECT_EQ(st[1].frr().text_line, 32);
   EXPECT_TRUE(st[1].frr().add.empty());
   EXPECT_EQ(st[2].frr().replace, canonical(kChanges + "/configs/leaf2.conf"));
   EXPECT_TRUE(fs::path(st[2].frr().replace).is_absolute());
@@ -259,7 +259,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   ASSERT_EQ(i3.interfaces.size(), 2u);
   EXPECT_EQ(i3.interfaces[0].str(), "leaf1:swp1");
   EXPECT_EQ(i3.interfaces[1].str(), "spine1:swp1");
-  EXPECT_EQ(i3.interfaces[1].mark.line, 40);
+  EXPECT_EQ(i3.interfaces[1].mark.line, 41);
   EXPECT_EQ(i3.interfaces[1].mark.column, 34);
   EXPECT_EQ(i3.mtu, 9000);
   EXPECT_EQ(i3.up, false);
@@ -340,7 +340,7 @@ TEST(ChangeSetValid, EveryStepKind) {
   EXPECT_NE(st[11].topology().topo->find_node("leaf5"), nullptr);
   EXPECT_EQ(st[12].frr().nodes, (std::vector<std::string>{"leaf5"}));
   EXPECT_EQ(st[12].frr().add, "router bgp 65105");
-  EXPECT_EQ(st[12].frr().text_line, 78);  // a one-line scalar: its own line
+  EXPECT_EQ(st[12].frr().text_line, 79);  // a one-line scalar: its own line
 }
 
 TEST(ChangeSetValid, ToStringNamesTheYamlKeys) {

@@ -1338,12 +1338,12 @@ TEST(Verdict, WithdrawLoopbackRejectsWithPrefixLostFirst) {
   EXPECT_EQ(v.reasons[1].rank, 6);
   EXPECT_EQ(v.reasons[1].subjects.size(), 10u);
   EXPECT_EQ(v.reasons[2].category, "validator-failed");
-  EXPECT_EQ(v.reasons[2].rank, 9);
+  EXPECT_EQ(v.reasons[2].rank, 10);
   EXPECT_THAT(v.reasons[2].message, StartsWith("routes.0 fib-complete failed on 5 subjects: "));
   EXPECT_THAT(v.reasons[3].message, StartsWith("mtu.2 path-mtu failed on 10 subjects"));
   EXPECT_THAT(v.reasons[4].message, StartsWith("reachability.0 loopback-mesh failed on 10"));
   EXPECT_EQ(v.reasons[5].category, "session-prefixes-lost");
-  EXPECT_EQ(v.reasons[5].rank, 13);
+  EXPECT_EQ(v.reasons[5].rank, 14);
   expect_golden("withdraw-loopback", "reasons", to_json(v.reasons));
   EXPECT_EQ(twin::replay::to_string(v.decision), r.verdict.at("verdict").get<std::string>());
 }
@@ -1374,7 +1374,7 @@ TEST(Verdict, MtuOneEndRejectsWithTheMtuValidator) {
   EXPECT_EQ(v.decision, Decision::kReject);
   ASSERT_EQ(v.reasons.size(), 2u);
   EXPECT_EQ(v.reasons[0].category, "validator-failed");
-  EXPECT_EQ(v.reasons[0].rank, 9);
+  EXPECT_EQ(v.reasons[0].rank, 10);
   EXPECT_EQ(v.reasons[1].category, "mtu-changed");
   EXPECT_THAT(v.reasons[0].message, HasSubstr("mtu.0 link-mtu"));
   EXPECT_EQ(v.reasons[0].message,
@@ -1444,6 +1444,8 @@ TEST(Verdict, EveryLossCategoryHasItsRank) {
       {"prefix-gained", "leaf1", "10.9.0.0/16", "missing", "1 next hop", true, ""},
       {"prefix-gained", "leaf2", "10.9.9.0/24", "missing", "1 next hop", false, "", "", "leaf3"},
       {"reachability-gained", "leaf1", "leaf1 -> x", "no reply", "reply", true, ""},
+      {"bandwidth-lost", "", "pairs", "slowest pair 46 Mbit/s", "slowest pair 27 Mbit/s", false,
+       "pairs: the slowest pair got 27 Mbit/s"},
   };
   Report after;
   after.results = {result("bgp", 0, "session-established", Status::kPassed, "leaf1", "swp1"),
@@ -1454,21 +1456,21 @@ TEST(Verdict, EveryLossCategoryHasItsRank) {
   std::vector<std::pair<int, std::string>> got;
   for (const auto& r : v.reasons) got.emplace_back(r.rank, r.category);
   std::vector<std::pair<int, std::string>> want = {
-      {4, "session-lost"},      {5, "prefix-lost"},
-      {6, "reachability-lost"}, {9, "validator-failed"},
-      {10, "prefix-gained"},    {11, "ecmp-shrunk"},
-      {12, "paths-moved"},      {13, "session-prefixes-lost"},
-      {14, "mtu-changed"},      {15, "admin-state-changed"},
-      {16, "validator-error"}};
+      {4, "session-lost"},   {5, "prefix-lost"},          {6, "reachability-lost"},
+      {9, "bandwidth-lost"}, {10, "validator-failed"},    {11, "prefix-gained"},
+      {12, "ecmp-shrunk"},   {13, "paths-moved"},         {14, "session-prefixes-lost"},
+      {15, "mtu-changed"},   {16, "admin-state-changed"}, {17, "validator-error"}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(v.reasons[0].message, "BGP sessions lost: 1 (leaf1 swp1 (Established -> Active))");
   EXPECT_THAT(v.reasons[0].subjects, ElementsAre("leaf1 swp1 (Established -> Active)"));
   EXPECT_THAT(v.reasons[2].subjects, ElementsAre("leaf1 -> leaf2 10.255.1.2 (reply -> no reply)"));
-  EXPECT_EQ(v.reasons[3].message, "mtu.0 link-mtu failed on 1 subject: leaf1 leaf1:swp1: bad");
-  EXPECT_EQ(v.reasons[4].message,
+  // A pattern's bandwidth: its own words, not before -> after.
+  EXPECT_EQ(v.reasons[3].message, "bandwidth lost: 1 (pairs: the slowest pair got 27 Mbit/s)");
+  EXPECT_EQ(v.reasons[4].message, "mtu.0 link-mtu failed on 1 subject: leaf1 leaf1:swp1: bad");
+  EXPECT_EQ(v.reasons[5].message,
             "prefixes gained that the change does not declare: 1 (10.9.9.0/24 originated by "
             "leaf3, in leaf2's FIB)");
-  EXPECT_EQ(v.reasons[10].message, "routes.1 fib-ecmp could not tell on 1 subject: leaf2: no data");
+  EXPECT_EQ(v.reasons[11].message, "routes.1 fib-ecmp could not tell on 1 subject: leaf2: no data");
 }
 
 TEST(Verdict, OnlyErrorsGiveError) {
@@ -1486,7 +1488,7 @@ TEST(Verdict, OnlyErrorsGiveError) {
   EXPECT_EQ(twin::replay::exit_code(v), 3);
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_EQ(v.reasons[0].category, "validator-error");
-  EXPECT_EQ(v.reasons[0].rank, 16);
+  EXPECT_EQ(v.reasons[0].rank, 17);
   EXPECT_EQ(v.reasons[0].subjects.size(), 2u);
   EXPECT_THAT(v.reasons[0].message,
               StartsWith("routes.0 fib-complete could not tell on 2 subjects: leaf2 "));
@@ -1506,7 +1508,7 @@ TEST(Verdict, EmptyAfterReportIsAnError) {
   EXPECT_EQ(twin::replay::exit_code(v), 3);
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_EQ(v.reasons[0].category, "validator-error");
-  EXPECT_EQ(v.reasons[0].rank, 16);
+  EXPECT_EQ(v.reasons[0].rank, 17);
   EXPECT_THAT(v.reasons[0].message, HasSubstr("nothing was validated"));
   // Something lost without anything validated: still a reject.
   Diff d;
@@ -1568,9 +1570,8 @@ TEST(Verdict, ExitCodesAndNames) {
 // =======================================================================================
 // Scenario files
 
-const StringSet kScenarioKeys = {"version", "name",          "description", "topology",
-                                 "change",  "per-step",      "restart-check",
-                                 "max-outage", "expect"};
+const StringSet kScenarioKeys = {"version",  "name",          "description", "topology", "change",
+                                 "per-step", "restart-check", "max-outage",  "traffic",  "expect"};
 const StringSet kExpectKeys = {"verdict", "reason", "reason-contains", "reasons-include",
                                "failing-step"};
 const StringSet kReasonCategories(twin::replay::reason_categories().begin(),
@@ -1595,7 +1596,8 @@ TEST(Verdict, TheGatePageListsTheReasonsInRankOrder) {
 const std::map<std::string, std::string> kScenarioFolders = {
     {"clos-2x4", "topologies/clos-2x4.yaml"},
     {"ibgp-rr", "topologies/ibgp-rr/lab.yaml"},
-    {"ospf-6", "topologies/ospf-6/lab.yaml"}};
+    {"ospf-6", "topologies/ospf-6/lab.yaml"},
+    {"ai-rail", "scenarios/ai-rail/topologies/ai-rail-gate.yaml"}};
 
 std::vector<std::string> shipped_scenarios() {
   std::vector<std::string> out;
@@ -1933,7 +1935,7 @@ TEST(ScenarioSchema, IsDraft202012WithDescriptions) {
       EXPECT_FALSE(prop.value("description", "").empty()) << name;
       ++described;
     }
-  EXPECT_EQ(described, 14);
+  EXPECT_EQ(described, 15);
 }
 
 TEST(ScenarioSchema, FieldsEqualTheLoaderKeyLists) {
@@ -1973,7 +1975,8 @@ TEST_F(ScenarioFiles, LoaderAcceptsEverySchemaField) {
   const std::string text =
       "version: 1\nname: every-field\ndescription: all of them\ntopology: topo.yaml\n"
       "change: change.yaml\nper-step: true\nrestart-check: false\nmax-outage: 1.5s\n"
-      "expect:\n  verdict: reject\n  reason: session-lost\n  reason-contains: leaf2 swp1\n"
+      "traffic: {pattern: ring, flows-per-pair: 2}\nexpect:\n  verdict: reject\n  reason: "
+      "session-lost\n  reason-contains: leaf2 swp1\n"
       "  reasons-include: [area, leaf2]\n  failing-step: a\n";
   YAML::Node y = YAML::Load(text);
   StringSet used, used_expect;
@@ -1991,6 +1994,9 @@ TEST_F(ScenarioFiles, LoaderAcceptsEverySchemaField) {
   EXPECT_TRUE(s->per_step);
   EXPECT_FALSE(s->restart_check);
   EXPECT_EQ(s->max_outage, "1.5s");
+  ASSERT_TRUE(s->traffic);
+  EXPECT_EQ(s->traffic->pattern, "ring");
+  EXPECT_EQ(s->traffic->flows_per_pair, 2);
   EXPECT_EQ(s->expect.verdict, "reject");
   EXPECT_EQ(s->expect.reason, "session-lost");
   EXPECT_EQ(s->expect.reason_contains, "leaf2 swp1");

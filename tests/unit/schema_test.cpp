@@ -359,7 +359,7 @@ TEST_F(SchemaLoader, LoaderAcceptsEverySchemaField) {
       {"traffic",
        {"nodes:\n",
         "traffic: {pattern: ring, duration: 2s, flows-per-pair: 2, protocol: tcp, "
-        "effective-bandwidth: 0.8, tail-latency: 20ms}\nnodes:\n"}},
+        "effective-bandwidth: 0.8, tail-latency: 20ms, bandwidth-loss: 10%}\nnodes:\n"}},
       {"link.bandwidth", {"[r1:swp1, r2:swp1]\n", "[r1:swp1, r2:swp1]\n    bandwidth: 100M\n"}},
       {"link.delay", {"[r1:swp1, r2:swp1]\n", "[r1:swp1, r2:swp1]\n    delay: 2ms\n"}},
       {"node.kind", {"", ""}},

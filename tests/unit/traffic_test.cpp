@@ -497,13 +497,22 @@ TEST(TrafficFamily, DropsCountBelowThePortsRateOnly) {
 TEST(TrafficFamily, TailLatencyIsJudgedAgainstTheUnloadedFloor) {
   auto p = plan_of_text(kSmall);
   auto r = ring_report(1, 30e6, 1, 1);
-  // Default budget: the two deepest queues (128 KiB at 100 Mbit/s: 10.5 ms each) + 1 ms = 22.
+  // Default budget: every queue of the longest round trip full, + 1 ms. s1 -> s2 crosses s1's
+  // port and leaf2's (128 KiB at 100 Mbit/s: 10.49 ms each) and leaf1's uplink and the spine's
+  // (at 200 Mbit/s: 5.24 ms each): 31.46 ms each way, 63.91 there and back, + 1 = 64.
+  EXPECT_NEAR(twin::validators::round_trip_queues_ms(p, r), 62.91, 0.01);
   r.unloaded.p99_ms = 0.1;
-  r.loaded.p99_ms = 20;
+  r.loaded.p99_ms = 60;
   auto rs = twin::validators::evaluate_traffic(p, twin::topology::TrafficSpec{}, r);
   const auto* t = find(rs, "tail-latency");
   EXPECT_EQ(t->status, twin::validate::Status::kPassed) << t->message;
-  EXPECT_NE(t->expected.find("+ 22 ms (the lab's queues)"), std::string::npos) << t->expected;
+  EXPECT_NE(t->expected.find("+ 64 ms (the lab's queues)"), std::string::npos) << t->expected;
+  r.loaded.p99_ms = 70;  // more than the queues can hold: the CPU, or a queue twin did not make
+  EXPECT_EQ(
+      find(twin::validators::evaluate_traffic(p, twin::topology::TrafficSpec{}, r), "tail-latency")
+          ->status,
+      twin::validate::Status::kFailed);
+  r.loaded.p99_ms = 20;
   twin::topology::TrafficSpec strict;
   strict.tail_latency_ms = 5;
   auto rs2 = twin::validators::evaluate_traffic(p, strict, r);

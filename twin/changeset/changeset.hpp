@@ -268,6 +268,11 @@ struct Intent {
   // who must reach whom and who must not.
   std::vector<TenantNetworkRef> tenant_networks;
   std::vector<TenantPortRef> tenant_ports;
+  // The traffic family in the gate (`traffic:`; `true` is the lab's own spec, or twin's
+  // defaults): the baseline and the after-change validation run this pattern, and the diff
+  // compares their bandwidth (bandwidth-lost beyond spec.bandwidth_loss). nullopt: the lab's
+  // own `traffic:` decides, as in every validation.
+  std::optional<topology::TrafficSpec> traffic;
 };
 
 // Steps a change set may have. An orchestrator's change is tens of steps (a node's lines are

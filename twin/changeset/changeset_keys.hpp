@@ -15,7 +15,7 @@ namespace twin::replay::keys {
 inline const std::vector<std::string> kTop = {"version", "name", "description", "intent", "steps"};
 inline const std::vector<std::string> kIntent = {
     "drain",           "links-down",   "add-prefixes", "remove-prefixes",
-    "tenant-networks", "tenant-ports", "paths"};
+    "tenant-networks", "tenant-ports", "paths",        "traffic"};
 inline const std::vector<std::string> kPrefix = {"node", "prefix"};  // intent.*-prefixes[i]
 inline const std::vector<std::string> kPath = {"node", "prefix", "prefixes", "ecmp",
                                                "next-hops"};  // intent.paths[i]

@@ -6,6 +6,7 @@
 #include "twin/changeset/changeset_keys.hpp"
 #include "twin/changeset/changeset_loader.hpp"
 #include "twin/topology/tenants.hpp"
+#include "twin/topology/traffic_spec.hpp"
 
 namespace fs = std::filesystem;
 
@@ -292,6 +293,12 @@ void ChangeSetLoader::parse_intent(const Value& in, Intent& out) {
     for (size_t i = 0; i < v.node.size(); ++i)
       if (auto p = path_ref(item(v, i))) out.paths.push_back(*p);
   parse_tenant_intent(in, out);
+  if (auto v = child(in, "traffic")) {
+    out.traffic = topology::read_traffic_spec(r_, v);
+    // `true`: the pattern the lab itself runs, when its topology has one.
+    if (out.traffic && v.node.IsScalar() && all_plans_.front()->traffic)
+      out.traffic = all_plans_.front()->traffic;
+  }
 }
 
 std::optional<PathRef> ChangeSetLoader::path_ref(const Value& it) {

@@ -112,6 +112,7 @@ plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs, size_t ste
       p.path_intents.push_back(pi);
     }
   intend_tenants(p, in);
+  if (in.traffic) p.traffic = in.traffic;
   plan::derive_expectations(p);
   return p;
 }

@@ -21,7 +21,9 @@ namespace twin::replay {
 //   unless intent.links-down declares it;
 // - vxlan steps are NOT intent (the kernel knows VNI numbers, a wrong one is what the gate
 //   catches): intent.tenant-networks and tenant-ports declare a meant network and port move;
-// - intent.drain, links-down, add-prefixes, remove-prefixes as documented in changeset.hpp.
+// - intent.drain, links-down, add-prefixes, remove-prefixes as documented in changeset.hpp;
+// - intent.traffic: the plan's traffic spec (the family runs in its validations). What the
+//   gate keeps as the lab's intent after an approval does not take it (the gate asked for it).
 // Sessions and prefixes are re-derived (plan::derive_expectations).
 plan::Plan intended_plan(const plan::Plan& base, const ChangeSet& cs,
                          size_t steps = std::numeric_limits<size_t>::max());

@@ -125,6 +125,7 @@ std::vector<Bind> gate(ApplyOptions& a) {
                            {"--no-rollback", &a.no_rollback},
                            {"--revert", &a.revert},
                            {"--per-step", &a.per_step},
+                           {"--traffic", &a.traffic},
                            {"--allow-dirty-baseline", &a.allow_dirty_baseline},
                            {"--converge-timeout", &a.converge_timeout_s}} +
          stream(a) + inputs(a.inputs);

@@ -94,6 +94,13 @@ void emit_input_error(const Diagnostics& diags, const ApplyOptions& o, const std
   }
 }
 
+// --traffic: the gate measures the lab's own pattern (its `traffic:`, else the defaults), as
+// `intent: {traffic: true}` does, where the change (or scenario) asks for none of its own.
+void ask_for_traffic(const ApplyOptions& o, const plan::Plan& plan, replay::ChangeSet& cs) {
+  if (o.traffic && !cs.intent.traffic)
+    cs.intent.traffic = plan.traffic.value_or(topology::TrafficSpec{});
+}
+
 int load_change(const std::string& file, const std::string& configs, const plan::Plan& plan,
                 proc::ProcessRunner& runner, std::optional<replay::ChangeSet>* out,
                 const ApplyOptions& o, const InputPolicy& policy) {
@@ -326,6 +333,7 @@ int run_apply(const ApplyOptions& o) {
     return 0;
   }
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
+  ask_for_traffic(o, st->plan, *cs);
   auto ao = gate_options(o);
   ao.outage = *outage;
   auto r = replay::apply(*st, *cs, ao, runner);
@@ -379,6 +387,9 @@ int run_scenario(const RunOptions& ro) {
     return c;
   }
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
+  if (sc->traffic && !cs->intent.traffic)
+    cs->intent.traffic = sc->traffic_is_labs && plan.traffic ? plan.traffic : sc->traffic;
+  ask_for_traffic(o, plan, *cs);
 
   auto progress = progress_printer();
   progress("scenario " + sc->name + ": bringing up lab " + plan.lab);

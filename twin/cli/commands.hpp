@@ -137,6 +137,7 @@ struct ApplyOptions {
   bool no_rollback = false;
   bool revert = false;
   bool per_step = false;
+  bool traffic = false;  // --traffic: the gate runs the lab's traffic pattern before and after
   bool allow_dirty_baseline = false;
   bool restart_check = false;     // apply: --restart-check
   bool no_restart_check = false;  // run: --no-restart-check (the check is on by default there)

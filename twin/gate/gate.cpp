@@ -218,6 +218,9 @@ class Gate {
   TimeSource& time_;
   ApplyResult res_;
   plan::Plan current_;  // the plan the lab runs now (grows with topology steps)
+  // The lab's plan with the traffic pattern the change asked for (intent.traffic): what the
+  // baseline and the rollback's proof validate. nullopt: st_.plan.
+  std::optional<plan::Plan> baseline_plan_;
   std::map<std::string, std::string> snapshot_paths_;  // node -> saved running config
   std::set<std::string> saved_;  // nodes whose startup config was overwritten by this run
   std::string work_dir_;
@@ -460,8 +463,10 @@ Result<void> Gate::rollback(const Touched& t, std::string* detail) {
 }
 
 void Gate::prove_rollback(bool ok, const std::string& rung) {
-  Phase ph = validate_phase("rollback", st_.plan);
-  Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, st_.plan);
+  // What the baseline validated: with intent.traffic, the bandwidth must be back too.
+  const plan::Plan& base = baseline_plan_ ? *baseline_plan_ : st_.plan;
+  Phase ph = validate_phase("rollback", base);
+  Diff back = diff_states(res_.baseline.state, ph.state, st_.plan, base);
   Verdict v =
       decide({}, ph.report, back, opts_.allow_dirty_baseline ? &res_.baseline.report : nullptr);
   res_.rollback_ok = ok && v.decision == Decision::kApprove;
@@ -806,7 +811,13 @@ Result<ApplyResult> Gate::run() {
 
 Result<bool> Gate::judge_baseline() {
   say("baseline: validating lab " + st_.lab);
-  res_.baseline = validate_phase("baseline", st_.plan);
+  // A change that asks for the traffic family (intent.traffic) is compared with a baseline that
+  // ran the same pattern.
+  if (cs_.intent.traffic) {
+    baseline_plan_ = st_.plan;
+    baseline_plan_->traffic = cs_.intent.traffic;
+  }
+  res_.baseline = validate_phase("baseline", baseline_plan_ ? *baseline_plan_ : st_.plan);
   if (interrupted())
     return Error{ErrorKind::kInterrupted, "interrupted during the baseline; nothing was applied"};
   const bool unhealthy =
@@ -964,8 +975,15 @@ Result<void> Gate::judge(Touched& touched, const plan::Plan& intended, const Ste
 }
 
 void Gate::keep_change(const Touched& touched, const plan::Plan& intended) {
-  // (The record is reloaded there: a topology step recorded new resources meanwhile.)
-  res_.intent_saved = static_cast<bool>(env_.lab.save_intent(intended));
+  // (The record is reloaded there: a topology step recorded new resources meanwhile.) The
+  // traffic pattern the change asked the gate for is not the lab's from now on.
+  std::optional<plan::Plan> own;
+  if (cs_.intent.traffic) {
+    ChangeSet without = cs_;
+    without.intent.traffic.reset();
+    own = intended_plan(st_.plan, without);
+  }
+  res_.intent_saved = static_cast<bool>(env_.lab.save_intent(own ? *own : intended));
   std::vector<std::string> nodes;
   for (const auto& n : touched_frr_nodes(touched))
     // (the restart check saved the others; a live run's nodes keep what they saved themselves)

@@ -8,6 +8,7 @@
 
 #include "twin/core/util.hpp"
 #include "twin/core/yaml_reader.hpp"
+#include "twin/topology/traffic_spec.hpp"
 #include "twin/verdict/diff.hpp"
 
 namespace fs = std::filesystem;
@@ -16,9 +17,9 @@ namespace twin::replay {
 
 namespace {
 
-const std::vector<std::string> kKeys = {"version", "name",          "description", "topology",
-                                        "change",  "per-step",      "restart-check",
-                                        "max-outage", "expect"};
+const std::vector<std::string> kKeys = {"version", "name",     "description",   "topology",
+                                        "change",  "per-step", "restart-check", "max-outage",
+                                        "traffic", "expect"};
 const std::vector<std::string> kExpectKeys = {"verdict", "reason", "reason-contains",
                                               "reasons-include", "failing-step"};
 const std::vector<std::string> kVerdicts = {"approve", "reject"};
@@ -110,6 +111,10 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& d,
                        " is below 10 probe intervals (100 ms): an outage that short cannot be "
                        "told from a busy machine");
     }
+  if (auto v = field(root, "traffic", "traffic")) {
+    s.traffic = topology::read_traffic_spec(r, v);
+    s.traffic_is_labs = s.traffic && v.node.IsScalar();
+  }
   if (auto e = field(root, "expect", "expect")) {
     if (!e.node.IsMap()) {
       r.error(e,

@@ -39,6 +39,11 @@ struct Scenario {
   bool restart_check = true;
   // The probe stream's budget (`max-outage: 1s`): a flow out longer rejects (reason outage).
   std::string max_outage;
+  // `traffic:` — the gate runs the traffic family before and after and compares bandwidth
+  // (bandwidth-lost), as a change's intent.traffic does; the change's own intent.traffic wins.
+  // traffic_is_labs: `true` was written, which means the lab's own `traffic:` when it has one.
+  std::optional<topology::TrafficSpec> traffic;
+  bool traffic_is_labs = false;
   ScenarioExpect expect;
   topology::Mark mark;
 };

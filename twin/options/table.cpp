@@ -150,6 +150,11 @@ void gate_flags(std::vector<Option>& out) {
       api(flag("--per-step",
                "validate after every step and name the first step that breaks the network"),
           "per_step"));
+  out.push_back(api(flag("--traffic",
+                         "measure the lab's traffic pattern (its traffic:, else all-to-all) "
+                         "before and after; reject a change that loses bandwidth "
+                         "(bandwidth-lost)"),
+                    "traffic"));
   out.push_back(api(flag("--allow-dirty-baseline",
                          "judge a change on a lab that already fails: only what it makes worse "
                          "counts"),
@@ -583,7 +588,8 @@ std::vector<Command> build() {
 const std::map<std::string, std::vector<std::string>, std::less<>> kApiOrder = {
     {"apply",
      {"--no-probe-stream", "--probe-interval", "--converge-timeout", "--revert", "--no-rollback",
-      "--dry-run", "--per-step", "--restart-check", "--allow-dirty-baseline", "--max-outage"}},
+      "--dry-run", "--per-step", "--restart-check", "--allow-dirty-baseline", "--max-outage",
+      "--traffic"}},
     {"run", {"--name", "--keep", "--revert", "--no-rollback"}},
 };
 

@@ -1536,7 +1536,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpectedPrefix, prefix, owner, kind)
 }  // namespace twin::plan
 namespace twin::topology {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrafficSpec, pattern, duration_s, flows_per_pair,
-                                                protocol, effective_bandwidth, tail_latency_ms)
+                                                protocol, effective_bandwidth, tail_latency_ms,
+                                                bandwidth_loss)
 // A declared check: its kind's fields only, `match` as the JSON it is.
 void to_json(nlohmann::json& j, const Check& c) {
   j = {{"kind", topology::spelling_of(c.kind, topology::kCheckKindNames)},

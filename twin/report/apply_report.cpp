@@ -1,14 +1,14 @@
 #include "twin/report/apply_report.hpp"
 
 #include <cmath>
-#include <set>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
+#include "twin/core/rate.hpp"
 #include "twin/core/util.hpp"
 #include "twin/report/report.hpp"
 #include "twin/validate/validator.hpp"
@@ -114,6 +114,20 @@ void outage_cases(const replay::OutageReport& o, validate::Report& rep) {
         flow_figures(*f) + (judged ? "" : "; an endpoint the change works on: not judged"),
         f->longest_outage_ms));
   }
+}
+
+// Bandwidth before and after as JUnit suite apply.bandwidth: one case per pattern, failed when
+// lost (bandwidth-lost).
+void bandwidth_cases(const replay::Diff& d, validate::Report& rep) {
+  for (const auto& b : d.bandwidth)
+    rep.results.push_back(gate_case(
+        "apply.bandwidth", 0, b.pattern,
+        b.lost ? validate::Status::kFailed : validate::Status::kPassed,
+        "slowest pair " + human_rate(b.before.slowest_bps) + " -> " +
+            human_rate(b.after.slowest_bps) + ", aggregate " + human_rate(b.before.aggregate_bps) +
+            " -> " + human_rate(b.after.aggregate_bps) + "; at most " +
+            std::to_string(std::lround(100 * b.allowed_loss)) + " % lower allowed",
+        0));
 }
 
 // The restart check as one JUnit case of suite apply.restart.
@@ -229,6 +243,14 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
     }
   if (!verbose && r.diff.changes.size() > shown)
     o << "  … " << r.diff.changes.size() - shown << " more (--verbose, --json)\n";
+  for (const auto& b : r.diff.bandwidth)
+    o << "bandwidth, " << b.pattern << ": slowest pair " << human_rate(b.before.slowest_bps)
+      << " -> " << human_rate(b.after.slowest_bps) << ", aggregate "
+      << human_rate(b.before.aggregate_bps) << " -> " << human_rate(b.after.aggregate_bps)
+      << (b.lost ? " (LOST: more than " + std::to_string(std::lround(100 * b.allowed_loss)) +
+                       " % below the baseline)"
+                 : "")
+      << "\n";
   if (r.after) {
     o << "after the change: " << summary_of(r.after->report) << "\n";
     bad_results(o, r.after->report, verbose ? SIZE_MAX : 8);
@@ -392,6 +414,13 @@ nlohmann::json apply_json(const replay::ApplyResult& r,
   j["verdict_ms"] = r.verdict_ms;
   j["diff"] = nlohmann::json::array();
   for (const auto& c : r.diff.changes) j["diff"].push_back(change_json(c, true));
+  j["bandwidth"] = nlohmann::json::array();
+  for (const auto& b : r.diff.bandwidth)
+    j["bandwidth"].push_back({{"pattern", b.pattern},
+                              {"before", bandwidth_json(b.before)},
+                              {"after", bandwidth_json(b.after)},
+                              {"allowed_loss", b.allowed_loss},
+                              {"lost", b.lost}});
   j["baseline"] = report_slot(r.baseline.report, slots);
   j["after"] = r.after ? report_slot(r.after->report, slots) : nlohmann::json(nullptr);
   j["rollback"] = r.rollback ? report_slot(r.rollback->report, slots) : nlohmann::json(nullptr);
@@ -502,6 +531,7 @@ std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutco
         scenario->met ? "" : scenario->mismatch + "; got " + got, r.duration_ms));
     if (r.restart_check) rep.results.push_back(restart_case(*r.restart_check));
     if (r.outage) outage_cases(*r.outage, rep);
+    bandwidth_cases(r.diff, rep);
     if (r.rolled_back)
       rep.results.push_back(gate_case(
           "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,
@@ -519,6 +549,7 @@ std::string render_apply_junit(const replay::ApplyResult& r, const ScenarioOutco
         0));
   if (r.restart_check) rep.results.push_back(restart_case(*r.restart_check));
   if (r.outage) outage_cases(*r.outage, rep);
+  bandwidth_cases(r.diff, rep);
   if (r.rolled_back)
     rep.results.push_back(gate_case(
         "apply.rollback", 0, "rollback", r.rollback_ok ? Status::kPassed : Status::kFailed,

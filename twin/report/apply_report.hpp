@@ -26,6 +26,8 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose);
 //  "steps": [{"name", "kind", "status", "detail", "duration_ms"}], "first_failing_step",
 //  "diff": [{"category", "node", "subject", "before", "after", "intended", "message",
 //            prefix-gained: "more_specific_of", "origin" when known}],
+//  "bandwidth": [{"pattern", "before", "after" (report::bandwidth_json), "allowed_loss" (a
+//                 fraction), "lost"}] per pattern both validations ran the traffic family with,
 //  "baseline", "after", "rollback": validation reports as report::to_json (null when not run),
 //  "per_step": [{"name", "report"}],
 //  "restart_check": null | {"nodes", "daemons", "ok", "detail", "duration_ms", "report", "diff"},
@@ -66,12 +68,12 @@ struct ScenarioOutcome {
 };
 
 // JUnit: suite "apply.steps" (one case per step), "apply.verdict" (one failing case per reason,
-// or one passing "approve"), "apply.restart" (when the restart check ran), "apply.outage" (one case per flow
-// of the probe stream: failed over the budget), "apply.rollback"
-// (when a rollback ran), then the after-change
-// validation's families. With `scenario` (twin run with an expect block): "apply.steps",
-// "scenario.<name>" with one case that passes when the gate decided as expected, and
-// "apply.rollback" — an expected reject is a passing test, not a list of failures.
+// or one passing "approve"), "apply.restart" (when the restart check ran), "apply.bandwidth" (one
+// case per traffic pattern both validations ran: failed when bandwidth-lost), "apply.outage" (one
+// case per flow of the probe stream: failed over the budget), "apply.rollback" (when a rollback
+// ran), then the after-change validation's families. With `scenario` (twin run with an expect
+// block): "apply.steps", "scenario.<name>" with one case that passes when the gate decided as
+// expected, and "apply.rollback" — an expected reject is a passing test, not a list of failures.
 std::string render_apply_junit(const replay::ApplyResult& r,
                                const ScenarioOutcome* scenario = nullptr);
 

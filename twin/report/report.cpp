@@ -558,6 +558,21 @@ void put_result(std::string& o, const Report& report, const TestResult& r, int i
   o += '}';
 }
 
+}  // namespace
+
+nlohmann::json bandwidth_json(const validate::Bandwidth& b) {
+  return {{"pattern", clean(b.pattern, Clean::kJson)},
+          {"pairs", b.pairs},
+          {"flows", b.flows},
+          {"aggregate_bps", finite_or_zero(b.aggregate_bps)},
+          {"slowest_pair", clean(b.slowest_pair, Clean::kJson)},
+          {"slowest_bps", finite_or_zero(b.slowest_bps)},
+          {"slowest_fair_bps", finite_or_zero(b.slowest_fair_bps)},
+          {"slowest_ratio", finite_or_zero(b.slowest_ratio)}};
+}
+
+namespace {
+
 // Everything but the results.
 nlohmann::json head_json(const Report& report) {
   const auto s = [](const std::string& v) { return clean(v, Clean::kJson); };
@@ -584,6 +599,8 @@ nlohmann::json head_json(const Report& report) {
                           {"node", s(n.node)},
                           {"source", s(n.source)},
                           {"text", s(n.text)}});
+  j["bandwidth"] = nlohmann::json::array();
+  for (const auto& b : report.bandwidth) j["bandwidth"].push_back(bandwidth_json(b));
   return j;
 }
 

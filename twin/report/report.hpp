@@ -63,6 +63,8 @@ std::string render_text(const twin::validate::Report& report, bool verbose);
 //    "started_at" (RFC 3339 UTC, as given), "duration_ms" (number),
 //    "verdict": "pass"|"fail"|"error", "exit_code": 0|1|3,
 //    "summary": {"passed", "failed", "error", "skipped", "total"} (integers),
+//    "notes": [{"severity", "node", "source", "text"}],
+//    "bandwidth": [bandwidth_json per pattern the traffic family ran] ([] when it did not),
 //    "results": [{"lab", "validator", "test" (integer), "test_name",
 //                 "status": "passed"|"failed"|"error"|"skipped", "node", "peer", "expected",
 //                 "observed", "message", "duration_ms" (number),
@@ -70,6 +72,9 @@ std::string render_text(const twin::validate::Report& report, bool verbose);
 // "results" is in Report::results order. Absent strings are "" (never null). Invalid UTF-8 in
 // strings is replaced with U+FFFD, so dump() never throws.
 nlohmann::json to_json(const twin::validate::Report& report);
+// One traffic run's figures: {"pattern", "pairs", "flows", "aggregate_bps", "slowest_pair",
+// "slowest_bps", "slowest_fair_bps", "slowest_ratio"} (bits per second of goodput).
+nlohmann::json bandwidth_json(const twin::validate::Bandwidth& b);
 
 // The same document written to `out` as to_json(report), with the keys of `extra` (an object,
 // e.g. "likely_causes") added at the top level, .dump(indent) would give it — byte for byte —

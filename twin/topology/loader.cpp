@@ -18,6 +18,7 @@
 #include "twin/topology/names.hpp"
 #include "twin/topology/own_config.hpp"
 #include "twin/topology/tenants.hpp"
+#include "twin/topology/traffic_spec.hpp"
 
 namespace fs = std::filesystem;
 
@@ -30,8 +31,6 @@ using yaml::mark_of;
 
 const std::vector<std::string> kTopKeys = {"version", "name",    "defaults", "nodes", "links",
                                            "checks",  "tenants", "anycast",  "mgmt",  "traffic"};
-const std::vector<std::string> kTrafficKeys = {
-    "pattern", "duration", "flows-per-pair", "protocol", "effective-bandwidth", "tail-latency"};
 const std::vector<std::string> kMgmtKeys = {"subnet", "interface", "user", "password",
                                             "password-hash"};
 const std::vector<std::string> kDefaultKeys = {"kind", "image", "mtu", "bandwidth"};
@@ -147,7 +146,7 @@ class Loader {
     if (yaml::Value c = yaml::child(*doc, "checks")) t.checks = read_checks(r_, c, t);
     if (auto an = root["anycast"]) read_anycast(an, t);
     if (auto mn = root["mgmt"]) t.mgmt = read_mgmt(mn);
-    if (auto tn = root["traffic"]) t.traffic = read_traffic(tn);
+    if (auto tn = root["traffic"]) t.traffic = read_traffic_spec(r_, at(tn, "traffic"));
 
     // Own configs first: the checks see their addresses (duplicates, hosts' gateways).
     read_own_configs(t, d_);
@@ -195,50 +194,6 @@ class Loader {
   }
 
   // `mgmt:` — true (defaults), false (none), or a mapping of subnet, interface, user.
-  std::optional<TrafficSpec> read_traffic(const YAML::Node& tn) {
-    TrafficSpec ts;
-    ts.mark = mark_of(tn);
-    if (tn.IsScalar()) {
-      auto on = r_.boolean(at(tn, "traffic"));
-      if (!on || !*on) return std::nullopt;
-      return ts;
-    }
-    if (!tn.IsMap()) {
-      error(tn, "traffic", "expected true, or a mapping of pattern, duration, flows-per-pair, ...",
-            "e.g. `traffic: {pattern: all-to-all, effective-bandwidth: 0.8}`");
-      return std::nullopt;
-    }
-    const yaml::Value v = at(tn, "traffic");
-    r_.check_keys(v, kTrafficKeys);
-    if (yaml::Value x = yaml::child(v, "pattern"))
-      if (auto c = r_.choice(x, {"all-to-all", "ring", "incast", "pairs"})) ts.pattern = *c;
-    if (yaml::Value x = yaml::child(v, "duration"))
-      if (auto d = r_.duration(x)) {
-        if (d->count() % 1000 != 0 || d->count() > 600000)
-          r_.error(x, "expected whole seconds up to 10m (iperf3 counts seconds)", "e.g. 3s");
-        else
-          ts.duration_s = static_cast<int>(d->count() / 1000);
-      }
-    if (yaml::Value x = yaml::child(v, "flows-per-pair"))
-      if (auto n = r_.integer(x, 1, 64, "flows")) ts.flows_per_pair = static_cast<int>(*n);
-    if (yaml::Value x = yaml::child(v, "protocol"))
-      if (auto c = r_.choice(x, {"tcp", "udp"})) ts.protocol = *c;
-    if (yaml::Value x = yaml::child(v, "effective-bandwidth")) {
-      auto s = r_.string(x);
-      char* end = nullptr;
-      double f = s ? std::strtod(s->c_str(), &end) : -1;
-      if (s && (end == s->c_str() || *end != '\0' || !(f > 0 && f <= 1)))
-        r_.error(x,
-                 "expected a fraction of the fair share, above 0 and at most 1, got '" + *s + "'",
-                 "e.g. 0.8: the slowest pair gets at least 80 % of its fair share");
-      else if (s)
-        ts.effective_bandwidth = f;
-    }
-    if (yaml::Value x = yaml::child(v, "tail-latency"))
-      if (auto d = r_.duration(x)) ts.tail_latency_ms = static_cast<int>(d->count());
-    return ts;
-  }
-
   std::optional<Mgmt> read_mgmt(const YAML::Node& mn) {
     Mgmt m;
     m.mark = mark_of(mn);

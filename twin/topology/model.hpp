@@ -298,6 +298,10 @@ struct TrafficSpec {
   // tail-latency: p99 under load within this many ms of the unloaded p99; 0 = what the lab's
   // shaped queues can hold on a path (twin's default, docs/traffic.md).
   int tail_latency_ms = 0;
+  // The gate (bandwidth-lost): how far below the baseline a change may leave the pattern's
+  // aggregate or its slowest pair, as a fraction. Measured run to run on a shaped lab: within
+  // 1 % (pairs) and 6 % (all-to-all's slowest pair) (docs/traffic.md).
+  double bandwidth_loss = 0.2;
   Mark mark;
 };
 

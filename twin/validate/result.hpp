@@ -42,6 +42,20 @@ struct TestResult {
   int attempts = 0;
 };
 
+// What the traffic family measured in one pattern run (traffic/traffic.hpp Report, in brief):
+// the figures a change's before and after are compared by (the gate's bandwidth-lost).
+// Rates in bits per second of goodput.
+struct Bandwidth {
+  std::string pattern;  // "all-to-all" | "ring" | "incast" | "pairs"
+  int pairs = 0;        // pairs whose flows ran
+  int flows = 0;        // flows that ran
+  double aggregate_bps = 0;
+  // The job-completion figure: the pair that got the least of its fair share ("server1 ->
+  // server3"), its goodput, its fair share and their ratio; "" when no pair ran.
+  std::string slowest_pair;
+  double slowest_bps = 0, slowest_fair_bps = 0, slowest_ratio = 0;
+};
+
 // The whole outcome of one `twin validate` (or one validation inside `apply`).
 struct Report {
   std::string lab;
@@ -54,6 +68,8 @@ struct Report {
   // Beside the results, never counted in them: the plan's notes and what the validation did not
   // check (a family that produced no test where the lab could have had one).
   std::vector<Note> notes;
+  // The traffic family's figures, one per pattern it ran (empty when it did not run).
+  std::vector<Bandwidth> bandwidth;
 
   // Counts per status.
   [[nodiscard]] int count(Status s) const;

@@ -188,6 +188,8 @@ Report run_validation(Context& ctx, const std::vector<std::unique_ptr<Validator>
     }
     std::vector<TestResult>().swap(latest[i]);
   }
+  for (const auto& v : validators)
+    for (auto& b : v->bandwidth()) report.bandwidth.push_back(std::move(b));
   report.lab = ctx.plan.lab;
   report.duration_ms = time.ms_since(t0);
   return report;

@@ -112,6 +112,9 @@ class Validator {
       const Context& /*ctx*/, const std::vector<TestResult>& /*results*/) const {
     return {};
   }
+  // Figures a family measured in its last run beside its results (the traffic family's
+  // bandwidth per pattern), for Report::bandwidth. Default: none.
+  [[nodiscard]] virtual std::vector<Bandwidth> bandwidth() const { return {}; }
 };
 
 // Creates validator families by name, all of them when `only` is empty; names it does not know

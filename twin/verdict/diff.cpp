@@ -1,12 +1,14 @@
 #include "twin/verdict/diff.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "twin/core/ip.hpp"
+#include "twin/core/rate.hpp"
 #include "twin/core/util.hpp"
 #include "twin/verdict/observation.hpp"
 
@@ -427,6 +429,55 @@ void attribute_origins(Diff& diff, const NetState& before, const NetState& after
       }
 }
 
+namespace {
+
+// "46.7 Mbit/s (server1 -> server3)" for a run's slowest pair.
+std::string slowest_text(const validate::Bandwidth& b) {
+  return human_rate(b.slowest_bps) + (b.slowest_pair.empty() ? "" : " (" + b.slowest_pair + ")");
+}
+
+// Per pattern both validations ran: the figures side by side, and a bandwidth-lost change
+// when the aggregate or the slowest pair fell further than the intended plan allows.
+void add_bandwidth(Diff& d, const NetState& before, const NetState& after,
+                   const plan::Plan& intended) {
+  const double allowed =
+      intended.traffic ? intended.traffic->bandwidth_loss : topology::TrafficSpec{}.bandwidth_loss;
+  for (const auto& a : after.bandwidth) {
+    auto b = std::find_if(before.bandwidth.begin(), before.bandwidth.end(),
+                          [&](const validate::Bandwidth& x) { return x.pattern == a.pattern; });
+    if (b == before.bandwidth.end()) continue;
+    BandwidthDelta delta{a.pattern, *b, a, allowed, false};
+    const double keep = 1 - allowed;
+    const bool slowest = a.slowest_bps < b->slowest_bps * keep;
+    const bool aggregate = a.aggregate_bps < b->aggregate_bps * keep;
+    delta.lost = slowest || aggregate;
+    d.bandwidth.push_back(delta);
+    if (!delta.lost) continue;
+    auto below = [](double now, double was) {
+      return std::to_string(static_cast<int>(std::lround(100 * (1 - now / was)))) + " %";
+    };
+    std::string why = slowest ? "the slowest pair got " + slowest_text(a) + ", " +
+                                    below(a.slowest_bps, b->slowest_bps) +
+                                    " below the baseline's " + slowest_text(*b)
+                              : "the aggregate fell to " + human_rate(a.aggregate_bps) + ", " +
+                                    below(a.aggregate_bps, b->aggregate_bps) +
+                                    " below the baseline's " + human_rate(b->aggregate_bps);
+    if (slowest && aggregate)
+      why +=
+          "; the aggregate " + human_rate(b->aggregate_bps) + " -> " + human_rate(a.aggregate_bps);
+    d.changes.push_back(
+        {"bandwidth-lost", "", a.pattern,
+         "slowest pair " + human_rate(b->slowest_bps) + ", aggregate " +
+             human_rate(b->aggregate_bps),
+         "slowest pair " + human_rate(a.slowest_bps) + ", aggregate " + human_rate(a.aggregate_bps),
+         false,
+         a.pattern + ": " + why + " (bandwidth-loss allows " +
+             std::to_string(static_cast<int>(std::lround(100 * allowed))) + " %)"});
+  }
+}
+
+}  // namespace
+
 Diff diff_states(const NetState& before, const NetState& after, const plan::Plan& base,
                  const plan::Plan& intended) {
   Diff d;
@@ -591,6 +642,7 @@ Diff diff_states(const NetState& before, const NetState& after, const plan::Plan
                          up ? "up" : "down", it->second ? "up" : "down", ok_change,
                          key + " is administratively " + (it->second ? "up" : "down")});
   }
+  add_bandwidth(d, before, after, intended);
   return d;
 }
 
@@ -618,6 +670,7 @@ const Category kLossCategories[] = {
     {"prefix-lost", "prefixes lost"},
     {"reachability-lost", "reachability lost"},
     {"prefix-gained", "prefixes gained that the change does not declare"},
+    {"bandwidth-lost", "bandwidth lost"},
     {"ecmp-shrunk", "ECMP width shrank"},
     {"paths-moved", "paths moved that the change does not declare"},
     {"session-prefixes-lost", "fewer prefixes received"},
@@ -629,24 +682,15 @@ const Category kLossCategories[] = {
 
 const std::vector<std::string>& reason_categories() {
   // Most severe first: a broken step; tenants joined; lost control plane, routes, data plane;
-  // traffic lost while the change ran; a state that does not survive a restart; then what was
-  // added or narrowed, and last what the harness could not tell.
-  static const std::vector<std::string> kAll = {"step-failed",
-                                                "daemon-dead",
-                                                "isolation-broken",
-                                                "session-lost",
-                                                "prefix-lost",
-                                                "reachability-lost",
-                                                "outage",
-                                                "restart-divergence",
-                                                "validator-failed",
-                                                "prefix-gained",
-                                                "ecmp-shrunk",
-                                                "paths-moved",
-                                                "session-prefixes-lost",
-                                                "mtu-changed",
-                                                "admin-state-changed",
-                                                "validator-error"};
+  // traffic lost while the change ran; a state that does not survive a restart; bandwidth a
+  // training job would miss; then what was added or narrowed, and last what the harness could
+  // not tell.
+  static const std::vector<std::string> kAll = {
+      "step-failed",    "daemon-dead",           "isolation-broken", "session-lost",
+      "prefix-lost",    "reachability-lost",     "outage",           "restart-divergence",
+      "bandwidth-lost", "validator-failed",      "prefix-gained",    "ecmp-shrunk",
+      "paths-moved",    "session-prefixes-lost", "mtu-changed",      "admin-state-changed",
+      "validator-error"};
   return kAll;
 }
 
@@ -713,9 +757,13 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
       subjects = gained_subjects(diff);
     } else {
       for (const auto& ch : diff.changes)
-        if (ch.category == c.name && !ch.intended) {
-          subjects.push_back((ch.subject.rfind(ch.node + " ", 0) == 0 ? "" : ch.node + " ") +
-                             ch.subject + " (" + ch.before + " -> " + ch.after + ")");
+        if (ch.category == c.name && !ch.intended && ch.category == "bandwidth-lost") {
+          subjects.push_back(ch.message);  // its figures say it better than before -> after
+          context.push_back(ch.message);
+        } else if (ch.category == c.name && !ch.intended) {
+          subjects.push_back(
+              (ch.node.empty() || ch.subject.rfind(ch.node + " ", 0) == 0 ? "" : ch.node + " ") +
+              ch.subject + " (" + ch.before + " -> " + ch.after + ")");
           context.push_back(ch.message);
         }
     }

@@ -47,6 +47,9 @@ struct NetState {
   // version on every change it processes in it, so equal versions mean no BGP work done in
   // between. Settling evidence, not kept in a Reference.
   std::map<std::string, std::string> bgp_tables;
+  // The traffic family's figures when the validation ran it (validate::Report::bandwidth),
+  // one per pattern. Not kept in a Reference.
+  std::vector<validate::Bandwidth> bandwidth;
 };
 
 // Raw per-node observations (observation.hpp: it needs the full nlohmann/json.hpp).
@@ -66,7 +69,8 @@ NetState observe(const plan::Plan& plan, validate::LabProbe& probe, int parallel
 struct Change {
   std::string category;  // session-lost | session-gained | prefix-lost | prefix-gained |
                          // session-prefixes-lost | reachability-lost | reachability-gained |
-                         // ecmp-shrunk | paths-moved | mtu-changed | admin-state-changed
+                         // ecmp-shrunk | paths-moved | mtu-changed | admin-state-changed |
+                         // bandwidth-lost (node "", subject the pattern)
   std::string node;
   std::string subject;  // neighbor, prefix, "src -> dst", interface
   std::string before, after;
@@ -78,8 +82,20 @@ struct Change {
   std::string covering;
   std::string origin;
 };
+// One pattern's bandwidth before and after the change, when both validations ran the traffic
+// family with it: what the diff shows per pattern, and the rule of bandwidth-lost.
+struct BandwidthDelta {
+  std::string pattern;
+  validate::Bandwidth before, after;
+  double allowed_loss = 0.2;  // the intended plan's traffic.bandwidth_loss (a fraction)
+  // The aggregate or the slowest pair's goodput (the job-completion figure) fell below
+  // before × (1 − allowed_loss). Either may: ECMP width halved shows in the slowest pair
+  // while the others keep the aggregate; a lower rate everywhere in the aggregate.
+  bool lost = false;
+};
 struct Diff {
   std::vector<Change> changes;
+  std::vector<BandwidthDelta> bandwidth;
   std::vector<std::string> gaps;  // the after-state's gaps: losses at those nodes are unknown
   [[nodiscard]] int count(const std::string& category, bool intended) const;
 };
@@ -91,6 +107,8 @@ struct Diff {
 // declared origination: intent.add-prefixes, a topology step) or it is the subnet of an
 // interface address (a link subnet an IGP carries); any other is an undeclared origination,
 // and `covering` names the routed prefix it is a more-specific of, if any.
+// Bandwidth: per pattern both states measured, a BandwidthDelta; a lost one is a
+// `bandwidth-lost` change (never intended: `bandwidth-loss: 100%` allows any loss).
 Diff diff_states(const NetState& before, const NetState& after, const plan::Plan& base,
                  const plan::Plan& intended);
 

@@ -223,6 +223,7 @@ Phase LabWatch::validate(const std::string& name, const plan::Plan& plan,
   ph.report.kernel_version = kernel_release();
   ph.state = observe(plan, probe, parallel_);
   add_reachability(ph.state, ph.report);
+  ph.state.bandwidth = ph.report.bandwidth;
   ph.probes = probe.records();
   int bad = ph.report.count(validate::Status::kFailed) + ph.report.count(validate::Status::kError);
   say(name + ": " + std::to_string(ph.report.count(validate::Status::kPassed)) + " passed, " +

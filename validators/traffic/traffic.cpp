@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -267,16 +268,7 @@ std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology:
     int budget = spec.tail_latency_ms;
     std::string basis = "tail-latency";
     if (budget == 0) {
-      // The two deepest shaped queues on any path, drained at their rates, + 1 ms.
-      std::vector<double> drain;
-      for (const auto& n : plan.nodes)
-        for (const auto& i : n.interfaces)
-          if (i.rate_bps > 0)
-            drain.push_back(static_cast<double>(tbf_limit_bytes(i.rate_bps)) * 8 * 1000 /
-                            static_cast<double>(i.rate_bps));
-      std::sort(drain.rbegin(), drain.rend());
-      double ms = 1 + (drain.size() > 0 ? drain[0] : 0) + (drain.size() > 1 ? drain[1] : 0);
-      budget = static_cast<int>(std::ceil(ms));
+      budget = static_cast<int>(std::ceil(1 + round_trip_queues_ms(plan, r)));
       basis = "the lab's queues";
     }
     const std::string expected =
@@ -304,7 +296,60 @@ std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology:
   return out;
 }
 
+double round_trip_queues_ms(const plan::Plan& plan, const traffic::Report& r) {
+  double one_way = 0;
+  for (const auto& path : r.paths) {
+    // The ports the pair's traffic takes, as a graph of hops (node -> its queue and the next
+    // node); ECMP branches are alternatives, so the deepest chain counts, not their sum.
+    std::map<std::string, std::vector<std::pair<double, std::string>>> hops;
+    std::set<std::string> entered;
+    for (const auto& [port, share] : path.share) {
+      const auto* n = plan.find(port.first);
+      if (share <= 0 || !n) continue;
+      for (const auto& i : n->interfaces)
+        if (i.name == port.second) {
+          const double ms = i.rate_bps > 0 ? static_cast<double>(tbf_limit_bytes(i.rate_bps)) * 8 *
+                                                 1000 / static_cast<double>(i.rate_bps)
+                                           : 0;
+          hops[port.first].emplace_back(ms, i.peer_node);
+          entered.insert(i.peer_node);
+        }
+    }
+    // Shortest paths have no loops; the depth bound only guards a malformed report.
+    std::function<double(const std::string&, int)> deepest = [&](const std::string& node,
+                                                                 int depth) {
+      double best = 0;
+      auto it = hops.find(node);
+      if (it == hops.end() || depth > 64) return best;
+      for (const auto& [ms, next] : it->second)
+        best = std::max(best, ms + deepest(next, depth + 1));
+      return best;
+    };
+    for (const auto& [node, out] : hops)
+      if (!entered.count(node)) one_way = std::max(one_way, deepest(node, 0));
+  }
+  return 2 * one_way;
+}
+
+validate::Bandwidth bandwidth_of(const traffic::Report& r) {
+  validate::Bandwidth b;
+  b.pattern = traffic::to_string(r.pattern);
+  b.pairs = static_cast<int>(r.pair_results.size());
+  b.flows = static_cast<int>(
+      std::count_if(r.flows.begin(), r.flows.end(), [](const auto& f) { return f.error.empty(); }));
+  b.aggregate_bps = r.aggregate_bps;
+  if (r.slowest >= 0 && r.slowest < static_cast<int>(r.pair_results.size())) {
+    const auto& p = r.pair_results[static_cast<size_t>(r.slowest)];
+    b.slowest_pair = p.src + " -> " + p.dst;
+    b.slowest_bps = p.bps;
+    b.slowest_fair_bps = p.fair_bps;
+    b.slowest_ratio = r.slowest_ratio;
+  }
+  return b;
+}
+
 std::vector<TestResult> TrafficValidator::run(validate::Context& ctx) {
+  last_.clear();
   if (!ctx.plan.traffic && !asked_) return {};
   topology::TrafficSpec spec = ctx.plan.traffic.value_or(topology::TrafficSpec{});
   traffic::Options o;
@@ -321,6 +366,7 @@ std::vector<TestResult> TrafficValidator::run(validate::Context& ctx) {
                         "the pattern's flows run", "no data",
                         (unsupported ? "" : "traffic could not run: ") + r.error().message)};
   }
+  last_ = {bandwidth_of(*r)};
   // Groups with an idle member: the kernel's route, as evidence of a missing next hop.
   RouteDevices routes;
   for (const auto& g : r->groups) {

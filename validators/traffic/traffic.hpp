@@ -15,8 +15,9 @@
 //                          at its rate (>= 90 %: a shaped bottleneck drops by design; reported).
 //   3 tail-latency         p99 round trip under load within `tail-latency` of the p99 the same
 //                          pairs had without load (the machine's own floor); the default budget
-//                          is what the lab's shaped queues hold on a path (the two deepest,
-//                          drained at their rates).
+//                          is what the lab's shaped queues can hold on a round trip (every
+//                          hop's deepest queue there and back, full, drained at its rate) + 1 ms:
+//                          more is the machine's CPU or a queue twin did not configure.
 // A failure names its likely cause: an ECMP member the kernel's route lacks, polarization (one
 // seed on every node) or L3-only hashing (policy 0), a link at a lower rate than its group's
 // others, a port whose MTU is below the source's (fragmentation).
@@ -42,10 +43,21 @@ class TrafficValidator final : public validate::Validator {
       const validate::Context&, const validate::TestResult&) const override {
     return std::chrono::milliseconds(0);
   }
+  // The figures of the last run (one pattern), for the gate's before and after.
+  std::vector<validate::Bandwidth> bandwidth() const override { return last_; }
 
  private:
   bool asked_;
+  std::vector<validate::Bandwidth> last_;
 };
+
+// The most queueing delay the lab's shaped ports can add to a probe's round trip (ms): per pair
+// path of `r`, every hop's deepest shaped queue full (tbf_limit_bytes drained at the port's
+// rate), the longest path counted there and back. 0 with no shaped port on any path. Pure.
+double round_trip_queues_ms(const plan::Plan& plan, const traffic::Report& r);
+
+// A run's figures in brief: pattern, pairs and flows that ran, aggregate, slowest pair. Pure.
+validate::Bandwidth bandwidth_of(const traffic::Report& r);
 
 // The next hops a node's kernel has for a destination: node -> destination address -> the
 // devices of its route (`ip -j route show match`, the most specific route), for the groups
