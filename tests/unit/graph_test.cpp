@@ -1,18 +1,21 @@
 // twin graph's model: tiers from the topology, live state over it (recorded from a real clos-2x4
 // with leaf1:swp1 set down: `twin status --json`, and the validation that followed), the
 // renderings; the journal that keeps a lab's history; live changes as events.
+#include "twin/graph/graph.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "support.hpp"
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
+#include "twin/engine/lab.hpp"
 #include "twin/engine/live.hpp"
-#include "twin/graph/graph.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/report/events.hpp"
 #include "twin/state/journal.hpp"
@@ -354,3 +357,70 @@ TEST(EventLine, SaysWhatEachKindMeans) {
 }
 
 }  // namespace
+
+// A rail lab's links carry their rate from the plan, and a live graph each end's byte counters
+// as the status read them: the ports of every node of ai-rail-2x4 as `ip -j -s link show`
+// printed them while `twin traffic --pattern pairs` ran (recorded), through engine's
+// status_links and the graph's overlay, to the JSON the web page computes rates from.
+TEST(GraphTraffic, LinksCarryTheirRateAndEachEndsCountersFromIpDashSLink) {
+  auto p = plan_of(kRepo + "/topologies/ai-rail-2x4.yaml", "g2");
+  auto rec =
+      nlohmann::json::parse(twin_test::read(kTestData + "/graph/ip-s-link-ai-rail-2x4-pairs.json"));
+  std::map<std::string, nlohmann::json> tables;
+  for (const auto& [node, ports] : rec["nodes"].items()) tables[node] = ports;
+  auto port = [&](const std::string& node, const std::string& ifname) {
+    for (const auto& x : rec["nodes"][node])
+      if (x["ifname"] == ifname) return x;
+    throw std::runtime_error("no port " + node + ":" + ifname);
+  };
+  nlohmann::json status{{"nodes", nlohmann::json::array()},
+                        {"links", twin::engine::status_links(p, tables)},
+                        {"read_at_ms", rec["read_at_ms"]}};
+  auto server = std::find_if(status["links"].begin(), status["links"].end(),
+                             [](const auto& l) { return l["a"] == "rail1-leaf1:swp3"; });
+  ASSERT_NE(server, status["links"].end());
+  EXPECT_EQ((*server)["b"], "server1:eth0");
+  EXPECT_EQ((*server)["bandwidth_bps"], 50'000'000u);
+  EXPECT_EQ((*server)["a_state"], "UP");
+  EXPECT_EQ((*server)["a_tx_bytes"], port("rail1-leaf1", "swp3")["stats64"]["tx"]["bytes"]);
+  EXPECT_EQ((*server)["a_rx_bytes"], port("rail1-leaf1", "swp3")["stats64"]["rx"]["bytes"]);
+  EXPECT_EQ((*server)["b_tx_bytes"], port("server1", "eth0")["stats64"]["tx"]["bytes"]);
+  EXPECT_EQ((*server)["b_rx_bytes"], port("server1", "eth0")["stats64"]["rx"]["bytes"]);
+  // Recorded under load: the server sent megabytes toward its pair.
+  EXPECT_GT((*server)["b_tx_bytes"].get<uint64_t>(), 1'000'000u);
+
+  auto g = graph::from_plan(p);
+  graph::LiveInput in;
+  in.status = &status;
+  graph::overlay(g, in);
+  EXPECT_EQ(g.read_at_ms, rec["read_at_ms"].get<int64_t>());
+  const auto& fabric = link(g, "rail1-leaf1:swp1");
+  EXPECT_EQ(fabric.bandwidth_bps, 100'000'000u);
+  EXPECT_EQ(fabric.state, "up");
+  ASSERT_TRUE(fabric.a_tx_bytes && fabric.b_rx_bytes);
+  EXPECT_EQ(*fabric.a_tx_bytes, port("rail1-leaf1", "swp1")["stats64"]["tx"]["bytes"]);
+  EXPECT_EQ(*fabric.b_tx_bytes, port("spine1", "swp1")["stats64"]["tx"]["bytes"]);
+  auto j = graph::to_json(g);
+  EXPECT_EQ(j["read_at_ms"], rec["read_at_ms"]);
+  EXPECT_EQ(j["links"][0]["id"], "rail1-leaf1:swp1");
+  EXPECT_EQ(j["links"][0]["bandwidth_bps"], 100'000'000u);
+  EXPECT_EQ(j["links"][0]["a_tx_bytes"], *fabric.a_tx_bytes);
+  EXPECT_THAT(graph::to_dot(g), HasSubstr("MTU 9216, rate 100 Mbit/s"));
+}
+
+// A port the status could not read (a node's table missing) has no counters: null, not 0,
+// and a link without `bandwidth:` has rate 0 (the page colours it by its absolute rate).
+TEST_F(LiveFixture, CountersNotReadAreNullAndAnUnshapedLinkHasNoRate) {
+  auto g = live();  // the recorded status predates counters
+  const auto& l = link(g, "leaf1:swp2");
+  EXPECT_EQ(l.bandwidth_bps, 0u);
+  EXPECT_FALSE(l.a_tx_bytes.has_value());
+  auto j = graph::to_json(g);
+  EXPECT_TRUE(j["links"][1]["a_tx_bytes"].is_null());
+  EXPECT_EQ(j["links"][1]["bandwidth_bps"], 0);
+  EXPECT_EQ(j["read_at_ms"], 0);
+  std::map<std::string, nlohmann::json> none;
+  auto links = twin::engine::status_links(p, none);
+  EXPECT_EQ(links[0]["a_state"], "missing");
+  EXPECT_TRUE(links[0]["a_tx_bytes"].is_null());
+}

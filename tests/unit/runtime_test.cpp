@@ -2,22 +2,24 @@
 // generated config (what each daemon reads with -f), the fd ceiling, the vty socket client
 // against an in-process stand-in for a daemon, and the `ip` arguments served over netlink.
 #include <gtest/gtest.h>
+#include <linux/if_link.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <mutex>
 #include <thread>
 
+#include "support.hpp"
 #include "twin/drivers/frr_node.hpp"
 #include "twin/plan/plan.hpp"
 #include "twin/proc/runner.hpp"
@@ -505,4 +507,21 @@ TEST(VtyshApply, EachRefusalIsToldAtItsOwnLine) {
             "communicate to bgpd, line: neighbor 10.9.9.9 peer-group nosuchgroup); change.yaml:16: "
             "Peer-group member cannot override remote-as of peer-group. (Failure to communicate "
             "to bgpd, line: neighbor swp1 remote-as 65000)");
+}
+
+// A port's counters as the netlink dump gives them take `ip -j -s link show`'s shape (recorded
+// from iproute2 6.1 on a shaped veth), so twin status and the traffic report read one format.
+TEST(KernelLinks, CountersAreIpDashSLinksStats64) {
+  auto recorded = nlohmann::json::parse(
+      twin_test::read(std::string(TWIN_TEST_DATA) + "/traffic/ip-link-stats.json"));
+  const auto& want = recorded[1]["stats64"];
+  rtnl_link_stats64 s{};
+  s.rx_bytes = want["rx"]["bytes"], s.rx_packets = want["rx"]["packets"];
+  s.rx_errors = want["rx"]["errors"], s.rx_dropped = want["rx"]["dropped"];
+  s.rx_over_errors = want["rx"]["over_errors"], s.multicast = want["rx"]["multicast"];
+  s.tx_bytes = want["tx"]["bytes"], s.tx_packets = want["tx"]["packets"];
+  s.tx_errors = want["tx"]["errors"], s.tx_dropped = want["tx"]["dropped"];
+  s.tx_carrier_errors = want["tx"]["carrier_errors"], s.collisions = want["tx"]["collisions"];
+  s.rx_crc_errors = 7;  // `ip -s -s` prints it; `ip -s` does not, nor does twin
+  EXPECT_EQ(twin::runtime::stats64_json(s), want);
 }

@@ -10,6 +10,7 @@
 
 #include "twin/core/diagnostics.hpp"
 #include "twin/core/util.hpp"
+#include "twin/graph/graph.hpp"
 #include "twin/options/table.hpp"
 #include "twin/serve/api.hpp"
 #include "twin/serve/server.hpp"
@@ -514,6 +515,22 @@ TEST(OpenApi, DescribesExactlyTheRoutesOfTheRouter) {
       EXPECT_EQ(o.contains("security"), change) << key << " " << path;
     }
   EXPECT_EQ(routes, described);
+}
+
+// The document's Graph and GraphLink name exactly what twin's graph JSON gives (the counters
+// and rate the page computes utilisation from included).
+TEST(OpenApi, GraphSchemasNameEveryFieldOfTheGraphJson) {
+  twin::graph::Graph g;
+  g.links.emplace_back();
+  const auto j = twin::graph::to_json(g);
+  const auto d = Api::openapi();
+  auto keys = [](const nlohmann::json& o) {
+    std::set<std::string> k;
+    for (const auto& [key, v] : o.items()) k.insert(key);
+    return k;
+  };
+  EXPECT_EQ(keys(d["components"]["schemas"]["Graph"]["properties"]), keys(j));
+  EXPECT_EQ(keys(d["components"]["schemas"]["GraphLink"]["properties"]), keys(j["links"][0]));
 }
 
 // A route's access is what its method has always meant to the token and origin rules.

@@ -5,14 +5,15 @@
 // process starts and killed as a whole on `down` (immune to PID reuse).
 #include <chrono>
 #include <functional>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
 #include "twin/core/error.hpp"
 #include "twin/drivers/registry.hpp"
-#include "twin/state/state.hpp"
 #include "twin/proc/runner.hpp"
+#include "twin/state/state.hpp"
 #include "twin/topology/model.hpp"
 
 namespace twin::engine {
@@ -92,10 +93,20 @@ struct DownReport {
 // Removes everything recorded for `lab`. Idempotent: missing resources are skipped.
 Result<DownReport> down(const std::string& lab, proc::ProcessRunner& runner);
 
-// Nodes (netns present, daemons and PIDs alive), links (both ends' operstate and MTU) as JSON:
+// Nodes (netns present, daemons and PIDs alive), links (both ends' operstate, MTU and byte
+// counters, the link's rate) as JSON:
 // {"lab", "status", "nodes":[{"name","kind","netns","netns_present","daemons":[{"name","pid",
-// "alive"}]}], "links":[{"a","b","mtu_expected","a_state","b_state","a_mtu","b_mtu"}]}
+// "alive"}]}], "links":[status_links' entries], "read_at_ms": when the ports were read (Unix
+// ms)}. One netlink dump of links per node (its counters come with it).
 Result<nlohmann::json> status(const std::string& lab);
+
+// The links of `plan` with each end's port as `port_tables` has it (node -> the node's ports
+// as `ip -j -s link show` prints them; a node or port missing from it is "missing"):
+// [{"a","b","mtu_expected","a_state","b_state","a_mtu","b_mtu","a_tx_bytes","a_rx_bytes",
+// "b_tx_bytes","b_rx_bytes","bandwidth_bps"}]; a counter or MTU not read is null, bandwidth_bps
+// 0 for an unshaped link. Pure.
+nlohmann::json status_links(const plan::Plan& plan,
+                            const std::map<std::string, nlohmann::json>& port_tables);
 
 // Whether a status() document shows a lab that lost something `up` built: a namespace, a link
 // end, a daemon, a VM (what `twin status` exits 1 for; a rebuild, not a reconfiguration,

@@ -1,8 +1,9 @@
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "twin/core/util.hpp"
 #include "twin/drivers/registry.hpp"
@@ -168,6 +169,50 @@ bool degraded(const nlohmann::json& j) {
   return out;
 }
 
+nlohmann::json status_links(const plan::Plan& plan,
+                            const std::map<std::string, nlohmann::json>& port_tables) {
+  auto find_if = [&](const std::string& node, const std::string& ifname) -> nlohmann::json {
+    auto it = port_tables.find(node);
+    if (it == port_tables.end() || !it->second.is_array()) return nullptr;
+    for (const auto& l : it->second)
+      if (l.value("ifname", "") == ifname) return l;
+    return nullptr;
+  };
+  // A port's transmitted and received bytes (`ip -j -s link`'s stats64), null when not read.
+  auto bytes = [](const nlohmann::json& port, const char* dir) -> nlohmann::json {
+    if (!port.is_object() || !port.contains("stats64") || !port["stats64"].contains(dir))
+      return nullptr;
+    const auto& d = port["stats64"][dir];
+    auto it = d.find("bytes");
+    return it != d.end() && it->is_number_unsigned() ? *it : nlohmann::json(nullptr);
+  };
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& l : plan.links) {
+    auto a = find_if(l.a_node, l.a_interface);
+    auto b = find_if(l.b_node, l.b_interface);
+    nlohmann::json lj{{"a", l.a_node + ":" + l.a_interface},
+                      {"b", l.b_node + ":" + l.b_interface},
+                      {"mtu_expected", l.mtu}};
+    lj["a_state"] = a.is_null() ? "missing" : a.value("operstate", "?");
+    lj["b_state"] = b.is_null() ? "missing" : b.value("operstate", "?");
+    lj["a_mtu"] = a.is_null() ? nlohmann::json(nullptr) : a["mtu"];
+    lj["b_mtu"] = b.is_null() ? nlohmann::json(nullptr) : b["mtu"];
+    lj["a_tx_bytes"] = bytes(a, "tx");
+    lj["a_rx_bytes"] = bytes(a, "rx");
+    lj["b_tx_bytes"] = bytes(b, "tx");
+    lj["b_rx_bytes"] = bytes(b, "rx");
+    // The rate its ends are shaped to (`bandwidth:`); 0 = unshaped.
+    uint64_t rate = 0;
+    for (const auto& [node, ifname] :
+         {std::pair{l.a_node, l.a_interface}, std::pair{l.b_node, l.b_interface}})
+      if (const auto* n = plan.find(node))
+        if (const auto* i = plan::find_interface(*n, ifname); i && !rate) rate = i->rate_bps;
+    lj["bandwidth_bps"] = rate;
+    out.push_back(std::move(lj));
+  }
+  return out;
+}
+
 Result<nlohmann::json> status(const std::string& lab) {
   auto st = state::load_state(lab);
   if (!st) return st.error();
@@ -215,26 +260,12 @@ Result<nlohmann::json> status(const std::string& lab) {
     j["nodes"].push_back(nj);
     if (auto l = driver.port_table(n)) links_by_node[n.name] = *l;
   }
-  auto find_if = [&](const std::string& node, const std::string& ifname) -> nlohmann::json {
-    auto it = links_by_node.find(node);
-    if (it == links_by_node.end()) return nullptr;
-    for (const auto& l : it->second)
-      if (l.value("ifname", "") == ifname) return l;
-    return nullptr;
-  };
-  j["links"] = nlohmann::json::array();
-  for (const auto& l : plan.links) {
-    auto a = find_if(l.a_node, l.a_interface);
-    auto b = find_if(l.b_node, l.b_interface);
-    nlohmann::json lj{{"a", l.a_node + ":" + l.a_interface},
-                      {"b", l.b_node + ":" + l.b_interface},
-                      {"mtu_expected", l.mtu}};
-    lj["a_state"] = a.is_null() ? "missing" : a.value("operstate", "?");
-    lj["b_state"] = b.is_null() ? "missing" : b.value("operstate", "?");
-    lj["a_mtu"] = a.is_null() ? nlohmann::json(nullptr) : a["mtu"];
-    lj["b_mtu"] = b.is_null() ? nlohmann::json(nullptr) : b["mtu"];
-    j["links"].push_back(lj);
-  }
+  j["links"] = status_links(plan, links_by_node);
+  // When the ports' counters were read (after the last node's table): two reads' byte counters
+  // over the difference of their read_at_ms are a link's rate (the web page's utilisation).
+  j["read_at_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
   return ok(std::move(j));
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "twin/core/rate.hpp"
 #include "twin/core/util.hpp"
 
 namespace twin::graph {
@@ -81,6 +82,12 @@ int mtu_of(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number_integer() ? it->get<int>() : 0;
 }
 
+std::optional<uint64_t> counter_of(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned()) return std::nullopt;
+  return it->get<uint64_t>();
+}
+
 std::pair<std::string, std::string> split_end(const std::string& s) {
   auto c = s.find(':');
   if (c == std::string::npos) return {s, ""};
@@ -111,7 +118,12 @@ Graph from_plan(const plan::Plan& plan) {
     gl.mtu = l.mtu;
     if (const auto* an = plan.find(l.a_node))
       for (const auto& i : an->interfaces)
-        if (i.name == l.a_interface) gl.fabric = i.fabric, gl.intended_up = i.up;
+        if (i.name == l.a_interface)
+          gl.fabric = i.fabric, gl.intended_up = i.up, gl.bandwidth_bps = i.rate_bps;
+    if (!gl.bandwidth_bps)
+      if (const auto* bn = plan.find(l.b_node))
+        if (const auto* i = plan::find_interface(*bn, l.b_interface))
+          gl.bandwidth_bps = i->rate_bps;
     g.links.push_back(std::move(gl));
   }
   assign_tiers(g);
@@ -132,12 +144,16 @@ void overlay(Graph& g, const LiveInput& in) {
     l.sessions_up = true;
     l.a_oper.clear(), l.b_oper.clear();
     l.a_mtu = l.b_mtu = 0;
+    l.a_tx_bytes.reset(), l.a_rx_bytes.reset(), l.b_tx_bytes.reset(), l.b_rx_bytes.reset();
     ends[{l.a, l.a_interface}] = &l;
     ends[{l.b, l.b_interface}] = &l;
     pairs.emplace(std::make_pair(l.a, l.b), &l);
     pairs.emplace(std::make_pair(l.b, l.a), &l);
   }
+  g.read_at_ms = 0;
   if (in.status) {
+    if (auto t = in.status->find("read_at_ms"); t != in.status->end() && t->is_number_integer())
+      g.read_at_ms = t->get<int64_t>();
     for (const auto& nj : in.status->value("nodes", nlohmann::json::array())) {
       auto it = nodes.find(str(nj, "name"));
       if (it == nodes.end()) continue;
@@ -161,6 +177,8 @@ void overlay(Graph& g, const LiveInput& in) {
       Link& l = *it->second;
       l.a_oper = str(lj, "a_state"), l.b_oper = str(lj, "b_state");
       l.a_mtu = mtu_of(lj, "a_mtu"), l.b_mtu = mtu_of(lj, "b_mtu");
+      l.a_tx_bytes = counter_of(lj, "a_tx_bytes"), l.a_rx_bytes = counter_of(lj, "a_rx_bytes");
+      l.b_tx_bytes = counter_of(lj, "b_tx_bytes"), l.b_rx_bytes = counter_of(lj, "b_rx_bytes");
       bool up = l.a_oper == "UP" && l.b_oper == "UP";
       l.state = up ? "up" : "down";
       if (!up)
@@ -295,8 +313,10 @@ std::string to_dot(const Graph& g) {
       << ", tooltip=" << q(tip) << "];\n";
   }
   for (const auto& l : g.links) {
-    std::string tip = l.a + ":" + l.a_interface + " -- " + l.b + ":" + l.b_interface + " MTU " +
-                      std::to_string(l.mtu);
+    std::string tip =
+        l.a + ":" + l.a_interface + " -- " + l.b + ":" + l.b_interface + " MTU " +
+        std::to_string(l.mtu) +
+        (l.bandwidth_bps ? ", rate " + human_rate(static_cast<double>(l.bandwidth_bps)) : "");
     for (const auto& x : l.notes) tip += "\n" + x;
     for (const auto& s : l.sessions) tip += "\n" + s;
     for (const auto& f : l.failures) tip += "\n" + f.test + ": " + f.message;
@@ -363,7 +383,10 @@ nlohmann::json to_json(const Graph& g) {
     for (const auto& f : fs) a.push_back(to_json(f));
     return a;
   };
-  nlohmann::json j{{"lab", g.lab}, {"live", g.live}};
+  auto counter = [](const std::optional<uint64_t>& c) {
+    return c ? nlohmann::json(*c) : nlohmann::json(nullptr);
+  };
+  nlohmann::json j{{"lab", g.lab}, {"live", g.live}, {"read_at_ms", g.read_at_ms}};
   j["nodes"] = nlohmann::json::array();
   for (const auto& n : g.nodes)
     j["nodes"].push_back({{"name", n.name},
@@ -388,11 +411,16 @@ nlohmann::json to_json(const Graph& g) {
                           {"mtu", l.mtu},
                           {"fabric", l.fabric},
                           {"intended_up", l.intended_up},
+                          {"bandwidth_bps", l.bandwidth_bps},
                           {"state", l.state},
                           {"a_oper", l.a_oper},
                           {"b_oper", l.b_oper},
                           {"a_mtu", l.a_mtu},
                           {"b_mtu", l.b_mtu},
+                          {"a_tx_bytes", counter(l.a_tx_bytes)},
+                          {"a_rx_bytes", counter(l.a_rx_bytes)},
+                          {"b_tx_bytes", counter(l.b_tx_bytes)},
+                          {"b_rx_bytes", counter(l.b_rx_bytes)},
                           {"sessions", l.sessions},
                           {"sessions_up", l.sessions_up},
                           {"notes", l.notes},

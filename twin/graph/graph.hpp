@@ -6,6 +6,7 @@
 // and the journal; nothing here does I/O.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,12 +50,16 @@ struct Link {
   int mtu = 0;          // bytes, L3 (the plan's)
   bool fabric = false;  // FRR to FRR: carries a routing session
   bool intended_up = true;  // false: a change's intent keeps it down (drawn dashed)
+  uint64_t bandwidth_bps = 0;  // the rate its ends are shaped to (`bandwidth:`); 0 = unshaped
   // Live only. "up": both ends' oper state UP, MTU as planned and every session over it up;
   // "down": an end not UP (or missing); "degraded": up but an MTU differs or a session is not
   // up; "" = not known.
   std::string state;
   std::string a_oper, b_oper;  // the kernel's operstate ("UP", "DOWN", "LOWERLAYERDOWN", "missing")
   int a_mtu = 0, b_mtu = 0;    // 0 = not read
+  // Each end's byte counters since its port was made (`ip -j -s link`'s stats64): two reads'
+  // difference over Graph::read_at_ms's is the link's rate. Empty = not read.
+  std::optional<uint64_t> a_tx_bytes, a_rx_bytes, b_tx_bytes, b_rx_bytes;
   // The sessions over this link (BGP per end, OSPF adjacencies): "bgp leaf1->spine1 Established".
   std::vector<std::string> sessions;
   bool sessions_up = true;
@@ -73,6 +78,7 @@ struct Summary {  // the last validation (live only)
 struct Graph {
   std::string lab;
   bool live = false;
+  int64_t read_at_ms = 0;   // live: when the ports' counters were read (Unix ms); 0 = not read
   std::vector<Node> nodes;  // plan order
   std::vector<Link> links;  // plan order
   Summary validation;
@@ -88,7 +94,9 @@ struct SessionView {
 };
 struct LiveInput {
   // engine::status(): {"nodes":[{"name","netns_present","daemons":[{"name","alive"}]}],
-  //                    "links":[{"a":"n:if","b":"n:if","a_state","b_state","a_mtu","b_mtu"}]}
+  //                    "links":[{"a":"n:if","b":"n:if","a_state","b_state","a_mtu","b_mtu",
+  //                              "a_tx_bytes","a_rx_bytes","b_tx_bytes","b_rx_bytes"}],
+  //                    "read_at_ms"}
   const nlohmann::json* status = nullptr;
   const std::vector<SessionView>* sessions = nullptr;
   // The last validation: report::to_json's {"results":[{"validator","test_name","status",

@@ -32,6 +32,23 @@ std::string mac_text(const unsigned char* bytes, size_t n) {
 
 using nlohmann::json;
 
+json stats64_json(const rtnl_link_stats64& s) {
+  return {{"rx",
+           {{"bytes", s.rx_bytes},
+            {"packets", s.rx_packets},
+            {"errors", s.rx_errors},
+            {"dropped", s.rx_dropped},
+            {"over_errors", s.rx_over_errors},
+            {"multicast", s.multicast}}},
+          {"tx",
+           {{"bytes", s.tx_bytes},
+            {"packets", s.tx_packets},
+            {"errors", s.tx_errors},
+            {"dropped", s.tx_dropped},
+            {"carrier_errors", s.tx_carrier_errors},
+            {"collisions", s.collisions}}}};
+}
+
 std::string ip_args_of(KernelTable table) {
   switch (table) {
     case KernelTable::kLinks:
@@ -309,6 +326,12 @@ json link_object(const nlmsghdr* h) {
     int32_t id;
     std::memcpy(&id, RTA_DATA(a[IFLA_LINK_NETNSID]), sizeof id);
     j["link_netnsid"] = id;
+  }
+  // The kernel puts every port's counters in each dump's message: taking them costs nothing.
+  if (a.count(IFLA_STATS64) && RTA_PAYLOAD(a[IFLA_STATS64]) >= sizeof(rtnl_link_stats64)) {
+    rtnl_link_stats64 st;
+    std::memcpy(&st, RTA_DATA(a[IFLA_STATS64]), sizeof st);
+    j["stats64"] = stats64_json(st);
   }
   return j;
 }

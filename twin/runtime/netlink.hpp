@@ -7,7 +7,9 @@
 // Output shape: the same JSON as iproute2's `ip -j` (iproute2 6.1, Debian 12) for the fields
 // twin reads, so validators, the gate and recorded test data keep one format:
 //   links:     [{"ifindex","ifname","flags":["BROADCAST",...,"UP","LOWER_UP"],"mtu","operstate",
-//                "link_type","address"[, "link_index", "link_netnsid", "master"]}]
+//                "link_type","address"[, "link_index", "link_netnsid", "master"],
+//                "stats64":{"rx":{...},"tx":{...}}}] — the counters as `ip -j -s link show`
+//                prints them (stats64_json), which the kernel sends in every link dump anyway
 //   addresses: the link objects, each with "addr_info":[{"family":"inet"|"inet6","local",
 //                "prefixlen","scope"[, "tentative": true][, "dadfailed": true][, "label"]}]
 //   routes:    the main table (254) of one family: [{"dst" ("default", "10.0.0.1" for a host
@@ -25,10 +27,17 @@
 
 #include "twin/core/error.hpp"
 
+struct rtnl_link_stats64;  // linux/if_link.h
+
 namespace twin::runtime {
 
 // A link-layer address as `ip` prints it: lower-case hex bytes joined by ':'.
 std::string mac_text(const unsigned char* bytes, size_t n);
+
+// A port's counters (IFLA_STATS64) as iproute2 6.1's `ip -j -s link show` writes them:
+// {"rx":{"bytes","packets","errors","dropped","over_errors","multicast"},
+//  "tx":{"bytes","packets","errors","dropped","carrier_errors","collisions"}}.
+nlohmann::json stats64_json(const ::rtnl_link_stats64& s);
 
 enum class KernelTable {
   kLinks,      // `ip -j link show`

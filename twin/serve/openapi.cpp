@@ -86,7 +86,9 @@ const std::map<std::string, Doc>& docs() {
        {op("bring a lab up from a topology (job: twin up)", "Job", 202,
            job_body_schema("up", {{"topology", kStr}, {"files", kFiles}}, {"topology"}))}},
       {"GET /api/labs/{lab}",
-       {op("nodes, daemons, links with oper state and MTU (twin status)", "Any")}},
+       {op("nodes, daemons, links with oper state, MTU, each end's byte counters and the "
+           "link's rate, and when the ports were read (twin status --json)",
+           "Any")}},
       {"DELETE /api/labs/{lab}", {op("remove the lab (job: twin down)", "Job", 202)}},
       {"GET /api/labs/{lab}/graph",
        {op("the lab as a graph with live state (format json | svg | dot | mermaid)", "Graph"),
@@ -191,10 +193,48 @@ nlohmann::json Api::openapi() {
                      {"podman", kBool}});
   s["Labs"] = obj({{"running", {{"type", "array"}, {"items", {{"type", "object"}}}}},
                    {"history", {{"type", "array"}, {"items", kStr}}}});
-  s["Graph"] = obj({{"lab", kStr}, {"live", kBool},
-                    {"nodes", {{"type", "array"}, {"items", {{"type", "object"}}}}},
-                    {"links", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+  const nlohmann::json kInt{{"type", "integer"}};
+  const nlohmann::json kStrs{{"type", "array"}, {"items", kStr}};
+  const nlohmann::json kObjs{{"type", "array"}, {"items", {{"type", "object"}}}};
+  // A byte counter of one end's port since it was made; null when it was not read.
+  const nlohmann::json kCounter{{"type", "integer"}, {"nullable", true}};
+  s["Graph"] = obj({{"lab", kStr},
+                    {"live", kBool},
+                    {"read_at_ms",
+                     {{"type", "integer"},
+                      {"description",
+                       "when the ports' counters were read (Unix ms; 0: not read): "
+                       "two reads' byte counters over this difference are a "
+                       "link's rate"}}},
+                    {"nodes", kObjs},
+                    {"links", {{"type", "array"}, {"items", ref("GraphLink")}}},
                     {"validation", {{"type", "object"}, {"nullable", true}}}});
+  s["GraphLink"] = obj({{"id", kStr},
+                        {"a", kStr},
+                        {"a_interface", kStr},
+                        {"b", kStr},
+                        {"b_interface", kStr},
+                        {"mtu", kInt},
+                        {"fabric", kBool},
+                        {"intended_up", kBool},
+                        {"bandwidth_bps",
+                         {{"type", "integer"},
+                          {"description",
+                           "the rate its ends are shaped to (bandwidth:), bits "
+                           "per second; 0 = unshaped"}}},
+                        {"state", kStr},
+                        {"a_oper", kStr},
+                        {"b_oper", kStr},
+                        {"a_mtu", kInt},
+                        {"b_mtu", kInt},
+                        {"a_tx_bytes", kCounter},
+                        {"a_rx_bytes", kCounter},
+                        {"b_tx_bytes", kCounter},
+                        {"b_rx_bytes", kCounter},
+                        {"sessions", kStrs},
+                        {"sessions_up", kBool},
+                        {"notes", kStrs},
+                        {"failures", kObjs}});
   s["History"] = obj({{"events", {{"type", "array"}, {"items", ref("Event")}}}});
   s["Event"] = obj({{"seq", {{"type", "integer"}}}, {"time", kStr}, {"lab", kStr}, {"kind", kStr},
                     {"source", kStr}, {"report", kStr}, {"subject", kStr}, {"from", kStr},
