@@ -3,7 +3,11 @@
 // server's API (/api/openapi.json); nothing is loaded from anywhere else.
 'use strict';
 (function () {
-  var state = { lab: null, graph: null, ws: null, selected: null, token: sessionStorage.getItem('twin-token') || '' };
+  var state = { lab: null, graph: null, ws: null, selected: null, token: sessionStorage.getItem('twin-token') || '',
+    // Link utilisation: id -> {bps, ab, ba, util (null: unshaped)}; mode 'live' while a traffic
+    // job runs, 'report' from a finished run's report (kept until the graph changes or a click
+    // on the background); sig: the graph's links and states when a report's colours were set.
+    util: null, utilMode: null, utilNote: '', utilSig: '', traffic: null };
   var $ = function (id) { return document.getElementById(id); };
   // The address twin serve prints carries its token (?token=): kept for this tab, then taken
   // out of the address bar and the browser's history.
@@ -46,6 +50,10 @@
     layer.attr('transform', 'translate(' + d3.event.translate + ')scale(' + d3.event.scale + ')');
   }));
   var force = null;
+  // A click on the background (not a node or link) puts the last run's colours away.
+  svg.on('click', function () {
+    if (d3.event.target === svg.node() && state.utilMode === 'report') clearUtil();
+  });
 
   function roleFill(n) {
     if (n.kind === 'host') return '#eeeeee';
@@ -59,13 +67,48 @@
     var c = 'link ' + (l.state || 'unknown');
     if (!l.state && l.failures.length) c = 'link degraded';
     if (!l.intended_up) c += ' intended-down';
+    var u = state.util && state.util[l.id];
+    if (u && l.state !== 'down') c += ' util u' + utilBucket(u);
     return c;
+  }
+  // Bits per second as people read them: 3 significant digits, SI prefixes (k = 1000).
+  function fmtRate(bps) {
+    if (bps === null || bps === undefined) return '?';
+    var units = [[1e9, 'Gbit/s'], [1e6, 'Mbit/s'], [1e3, 'kbit/s']];
+    for (var i = 0; i < units.length; ++i)
+      if (bps >= units[i][0]) return (bps / units[i][0]).toPrecision(3) + ' ' + units[i][1];
+    return Math.round(bps) + ' bit/s';
+  }
+  function pct(x) { return (100 * x).toFixed(x < 0.1 ? 1 : 0) + ' %'; }
+  // Buckets: a shaped link by its share of its rate, an unshaped one by its absolute rate.
+  var kUtilSteps = [0.01, 0.25, 0.5, 0.75, 0.9];
+  var kRateSteps = [1e6, 1e7, 1e8, 1e9, 1e10];
+  function utilBucket(u) {
+    var steps = u.util !== null ? kUtilSteps : kRateSteps, x = u.util !== null ? u.util : u.bps, b = 0;
+    while (b < steps.length && x >= steps[b]) ++b;
+    return b;
+  }
+  function utilText(u) {
+    if (!u) return '';
+    return fmtRate(u.bps) + (u.util !== null ? ' (' + pct(u.util) + ' of its rate)' : ' (unshaped)');
+  }
+  function linkTitle(l) {
+    var u = state.util && state.util[l.id];
+    return l.a + ':' + l.a_interface + ' — ' + l.b + ':' + l.b_interface + ' MTU ' + l.mtu +
+      (l.bandwidth_bps ? ' · rate ' + fmtRate(l.bandwidth_bps) : ' · unshaped') +
+      (u ? '\n' + (state.utilMode === 'live' ? 'now ' : 'run average ') + utilText(u) : '') +
+      (l.notes.length ? '\n' + l.notes.join('\n') : '');
   }
   function nodeClass(n) {
     return 'node ' + (n.state || '') + (n.failures.length ? ' failing' : '');
   }
 
+  function linkSignature(g) {
+    return g.lab + '|' + g.links.map(function (l) { return l.id + '=' + l.state; }).join(',');
+  }
   function draw(g) {
+    // A finished run's colours stay until the graph changes (a link's state, another lab).
+    if (state.utilMode === 'report' && state.utilSig !== linkSignature(g)) clearUtil(true);
     var first = !state.graph || state.graph.lab !== g.lab ||
       state.graph.nodes.length !== g.nodes.length || state.graph.links.length !== g.links.length;
     if (!first) {
@@ -96,13 +139,9 @@
     links.enter().append('line').on('click', function (l) { select('link', l); })
       .append('title');
     links.exit().remove();
-    links.attr('class', function (l) { return linkClass(l) + (state.selected === 'link:' + l.id ? ' selected' : ''); })
-      .attr('data-link', function (l) { return l.id; })
+    links.attr('data-link', function (l) { return l.id; })
       .attr('data-state', function (l) { return l.state; });
-    links.select('title').text(function (l) {
-      return l.a + ':' + l.a_interface + ' — ' + l.b + ':' + l.b_interface + ' MTU ' + l.mtu +
-        (l.notes.length ? '\n' + l.notes.join('\n') : '');
-    });
+    paintLinks(links);
     var nodes = nodeLayer.selectAll('g.node').data(g.nodes, function (n) { return n.name; });
     var entered = nodes.enter().append('g').on('click', function (n) { select('node', n); });
     entered.append('rect').attr('x', -38).attr('y', -14).attr('width', 76).attr('height', 28);
@@ -134,6 +173,57 @@
         ' passed, ' + v.failed + ' failed, ' + v.errors + ' errors</span>' : ' · not validated since up');
     $('graph').setAttribute('data-ready', 'true');
     if (state.selected) refreshSelected();
+  }
+
+  // Link colours, data attributes and titles from state.util, without a new layout.
+  function paintLinks(links) {
+    links = links || linkLayer.selectAll('line.link');
+    links.attr('class', function (l) { return linkClass(l) + (state.selected === 'link:' + l.id ? ' selected' : ''); })
+      .attr('data-util', function (l) {
+        var u = state.util && state.util[l.id];
+        return u ? (u.util !== null ? u.util.toFixed(4) : 'unshaped') : null;
+      })
+      .attr('data-bps', function (l) { var u = state.util && state.util[l.id]; return u ? Math.round(u.bps) : null; });
+    links.select('title').text(linkTitle);
+    drawLegend();
+  }
+  function drawLegend() {
+    var el = $('legend');
+    if (!state.util || !state.graph) { el.hidden = true; el.innerHTML = ''; return; }
+    var shaped = state.graph.links.some(function (l) { return l.bandwidth_bps > 0; });
+    var unshaped = state.graph.links.some(function (l) { return !l.bandwidth_bps; });
+    var row = function (steps, label) {
+      var names = [label(0, steps[0], true)];
+      for (var i = 1; i < steps.length; ++i) names.push(label(steps[i - 1], steps[i]));
+      names.push('≥ ' + label(steps[steps.length - 1]));
+      return names.map(function (n, i) { return '<span class="sw u' + i + '"></span>' + esc(n); }).join('');
+    };
+    var h = '<b>' + esc(state.utilMode === 'live' ? 'link utilisation, now' : 'link utilisation, run average') + '</b>' +
+      (state.utilNote ? ' · ' + esc(state.utilNote) : '');
+    if (shaped) h += '<div>of the link\'s rate:' + row(kUtilSteps, function (a, b, first) {
+      return b === undefined ? pct(a) : first ? '< ' + pct(b) : pct(a) + '–' + pct(b);
+    }) + '</div>';
+    if (unshaped) h += '<div>' + (shaped ? 'unshaped links: ' : 'bits/s (no link rates): ') + row(kRateSteps, function (a, b, first) {
+      return b === undefined ? fmtRate(a) : first ? '< ' + fmtRate(b) : fmtRate(a) + '–' + fmtRate(b);
+    }) + '</div>';
+    el.innerHTML = h;
+    el.hidden = false;
+  }
+  function clearUtil(quiet) {
+    state.util = null;
+    state.utilMode = null;
+    state.utilNote = '';
+    if (!quiet && state.graph) paintLinks();
+    else drawLegend();
+  }
+  function setUtil(util, mode, note) {
+    state.util = util;
+    state.utilMode = mode;
+    state.utilNote = note || '';
+    if (mode === 'report' && state.graph) state.utilSig = linkSignature(state.graph);
+    if (!state.graph) return;
+    paintLinks();
+    if (state.selected && state.selected.indexOf('link:') === 0) refreshSelected();
   }
 
   function loadGraph() {
@@ -184,6 +274,7 @@
         '<p>state <b class="' + (l.state === 'up' ? 'ok' : 'bad') + '">' + esc(l.state || 'unknown') + '</b>, MTU ' + l.mtu +
         ' planned (' + esc(l.a_mtu) + ' / ' + esc(l.b_mtu) + ' in the kernel), oper ' + esc(l.a_oper) + ' / ' + esc(l.b_oper) + '</p>' +
         (l.notes.length ? '<p class="warn">' + l.notes.map(esc).join('<br>') + '</p>' : '') +
+        linkTrafficHtml(l) +
         '<h3>Sessions</h3><ul>' + l.sessions.map(function (s) { return '<li>' + esc(s) + '</li>'; }).join('') + '</ul>' +
         '<h3>Failing tests</h3>' + failuresHtml(l.failures) + causesHtml(causesFor([l.a, l.b]));
       wireFailures();
@@ -224,6 +315,180 @@
           .catch(function (e) { $('out').textContent = e.message; });
       };
     }).catch(function (e) { say(e.message); });
+  }
+
+  function linkTrafficHtml(l) {
+    var u = state.util && state.util[l.id];
+    var h = '<p>rate ' + (l.bandwidth_bps ? '<b>' + esc(fmtRate(l.bandwidth_bps)) + '</b> (each end shaped to it)' : 'unshaped');
+    if (l.a_tx_bytes !== null && l.a_tx_bytes !== undefined)
+      h += '; sent since up: ' + esc(l.a + ':' + l.a_interface) + ' ' + esc(l.a_tx_bytes) + ' B, ' +
+        esc(l.b + ':' + l.b_interface) + ' ' + esc(l.b_tx_bytes) + ' B';
+    h += '</p>';
+    if (u) h += '<p class="util-now">' + esc(state.utilMode === 'live' ? 'utilisation now: ' : 'utilisation, run average: ') +
+      '<b>' + esc(utilText(u)) + '</b><br>' + esc(l.a + ' → ' + l.b) + ' ' + esc(fmtRate(u.ab)) + ', ' +
+      esc(l.b + ' → ' + l.a) + ' ' + esc(fmtRate(u.ba)) + '</p>';
+    return h;
+  }
+
+  // ---- traffic: twin traffic as a job; live utilisation from the ports' counters -----------
+  // Each link's bits/s between two reads of the lab's status (its ports' byte counters, one
+  // netlink dump per node, no FRR query), over the server's read times: the busier direction,
+  // as a share of the link's rate when it has one.
+  function linkRates(prev, cur) {
+    var dt = (cur.read_at_ms - prev.read_at_ms) / 1000;
+    if (!(dt > 0)) return null;
+    var before = {}, out = {}, rates = {};
+    prev.links.forEach(function (l) { before[l.a] = l; });
+    if (state.graph) state.graph.links.forEach(function (l) { rates[l.id] = l.bandwidth_bps; });
+    cur.links.forEach(function (l) {
+      var p = before[l.a];
+      if (!p) return;
+      var d = function (k) {
+        var x = l[k], y = p[k];
+        return typeof x === 'number' && typeof y === 'number' && x >= y ? (x - y) * 8 / dt : null;
+      };
+      var ab = d('a_tx_bytes'), ba = d('b_tx_bytes');
+      if (ab === null) ab = d('b_rx_bytes');
+      if (ba === null) ba = d('a_rx_bytes');
+      if (ab === null && ba === null) return;
+      var bps = Math.max(ab || 0, ba || 0), rate = l.bandwidth_bps || rates[l.a] || 0;
+      out[l.a] = { bps: bps, ab: ab || 0, ba: ba || 0, util: rate ? bps / rate : null };
+    });
+    return out;
+  }
+  // The seconds a run's clients sent: each ran its -O seconds before the measured ones, and the
+  // ports' counters (read before and after the run) hold the bytes of both.
+  function sendSeconds(r) { return (r.duration_s || 0) + (r.omit_s || 0) || 1; }
+  // A finished run's colours: each port's bytes over the seconds its clients sent (the
+  // report's ports: those that sent), the busier end of each link.
+  function reportUtil(r) {
+    var out = {}, secs = sendSeconds(r);
+    if (!state.graph) return out;
+    var ports = {};
+    (r.ports || []).forEach(function (p) { ports[p.node + ':' + p.port] = p; });
+    state.graph.links.forEach(function (l) {
+      var a = ports[l.a + ':' + l.a_interface], b = ports[l.b + ':' + l.b_interface];
+      var ab = a ? a.tx_bytes * 8 / secs : 0, ba = b ? b.tx_bytes * 8 / secs : 0, bps = Math.max(ab, ba);
+      out[l.id] = { bps: bps, ab: ab, ba: ba, util: l.bandwidth_bps ? bps / l.bandwidth_bps : null };
+    });
+    return out;
+  }
+  function startTraffic() {
+    if (!state.lab || (state.traffic && state.traffic.running)) return;
+    var lab = state.lab, pattern = $('traffic-pattern').value, secs = parseInt($('traffic-duration').value, 10);
+    if (!(secs >= 1)) { say('traffic: the duration is whole seconds, 1 or more'); return; }
+    var t = { lab: lab, running: true, prev: null, timer: null };
+    state.traffic = t;
+    $('traffic').disabled = true;
+    say('traffic ' + pattern + ' on ' + lab + ' (' + secs + ' s)…');
+    var sample = function () {
+      if (!t.running || state.lab !== lab) return;
+      api('GET', '/api/labs/' + lab).then(function (st) {
+        if (!t.running || state.lab !== lab) return;
+        if (t.prev) {
+          var u = linkRates(t.prev, st);
+          if (u) setUtil(u, 'live', pattern + ' running');
+        }
+        t.prev = st;
+      }).catch(function () {}).then(function () {
+        if (t.running) t.timer = setTimeout(sample, 1000);
+      });
+    };
+    var finish = function (text) {
+      t.running = false;
+      clearTimeout(t.timer);
+      $('traffic').disabled = false;
+      say(text);
+    };
+    api('POST', '/api/labs/' + lab + '/traffic', { pattern: pattern, duration: secs + 's' }).then(function (job) {
+      sample();
+      var poll = function () {
+        api('GET', '/api/jobs/' + job.id).then(function (j) {
+          if (j.state === 'running') { say(j.progress.slice(-1)[0] || 'traffic…'); setTimeout(poll, 500); return; }
+          var r = j.result;
+          if (!r || !r.flows) {
+            finish('traffic ' + j.state + (r && r.error ? ': ' + (r.error.message || r.error) : '') +
+              (j.progress.length ? ' — ' + j.progress.slice(-1)[0] : ''));
+            if (state.utilMode === 'live') clearUtil();
+            return;
+          }
+          finish('traffic ' + r.pattern + ' ' + j.state + ': ' + fmtRate(r.aggregate_bps) + ' aggregate, slowest pair ' +
+            r.slowest_ratio.toFixed(2) + ' of its fair share');
+          if (state.lab !== lab) return;
+          showTraffic(r, 'traffic ' + r.pattern + ' (job ' + j.id + ')');
+        }).catch(function (e) { finish(e.message); });
+      };
+      poll();
+    }).catch(function (e) { finish(e.message); });
+  }
+  $('traffic').onclick = startTraffic;
+
+  // The report: colours over the graph, and its tables in the detail panel.
+  function showTraffic(r, title) {
+    state.selected = null;
+    setUtil(reportUtil(r), 'report', r.pattern + ', over the ' + sendSeconds(r) + ' s its clients sent');
+    $('detail').innerHTML = trafficHtml(r, title);
+  }
+  function trafficHtml(r, title) {
+    var udp = r.protocol === 'udp';
+    var h = '<h2>' + esc(title) + '</h2><p>' + esc(r.pairs) + ' pairs × ' + esc(r.flows_per_pair) + ' ' + esc(r.protocol) +
+      ' flow(s), ' + esc(r.duration_s) + ' s; ECMP hashing ' + esc(r.hash_policy) + '</p>';
+    var s = r.slowest;
+    h += '<table class="traffic-summary">' +
+      '<tr><th>aggregate</th><td>' + esc(fmtRate(r.aggregate_bps)) + '</td></tr>' +
+      (s ? '<tr><th>slowest pair</th><td>' + esc(s.src + ' → ' + s.dst) + ': ' + esc(fmtRate(s.bps)) +
+        ' (fair share ' + esc(fmtRate(s.fair_bps)) + ')</td></tr>' : '') +
+      '<tr><th>slowest ÷ fair share</th><td class="' + (r.slowest_ratio < 0.5 ? 'bad' : 'ok') + '">' +
+        esc(r.slowest_ratio.toFixed(2)) + ' (fair share from ' + esc(r.fair_basis) + ')</td></tr>' +
+      '<tr><th>drops</th><td>' + esc(r.drops.shaped_ports) + ' at shaped ports, ' +
+        esc(r.drops.unshaped_ports) + ' at unshaped ones</td></tr>' +
+      '<tr><th>latency p50 / p99</th><td>' + esc(r.latency.unloaded.p50_ms.toFixed(2)) + ' / ' +
+        esc(r.latency.unloaded.p99_ms.toFixed(2)) + ' ms unloaded, ' + esc(r.latency.loaded.p50_ms.toFixed(2)) + ' / ' +
+        esc(r.latency.loaded.p99_ms.toFixed(2)) + ' ms under load</td></tr></table>';
+    (r.problems || []).forEach(function (p) { h += '<p class="bad">' + esc(p) + '</p>'; });
+    // Flows, slowest first; the slowest flow and the slowest pair's flows flagged.
+    var flows = (r.flows || []).slice().sort(function (a, b) { return (a.error ? -1 : a.bps) - (b.error ? -1 : b.bps); });
+    var slowestFlow = flows.filter(function (f) { return !f.error; })[0];
+    h += '<h3>Flows (' + flows.length + ')</h3><table class="traffic-flows"><thead><tr><th>source</th><th>destination</th>' +
+      '<th class="num">throughput</th><th class="num">fair share</th><th class="num" title="' +
+      (udp ? 'datagrams lost / sent' : 'TCP retransmits') + '">' + (udp ? 'lost' : 'retr.') + '</th></tr></thead><tbody>' + flows.map(function (f) {
+        var inSlowPair = s && f.pair === s.pair, isSlowest = f === slowestFlow;
+        return '<tr class="flow' + (isSlowest || inSlowPair ? ' slowest' : '') + '" data-bps="' + esc(f.error ? 0 : Math.round(f.bps)) + '">' +
+          '<td>' + esc(f.src) + '</td><td>' + esc(f.dst) +
+          (isSlowest ? ' <span class="tag">slowest</span>' : '') + (inSlowPair ? ' <span class="tag">slowest pair</span>' : '') + '</td>' +
+          (f.error ? '<td colspan="3" class="bad">' + esc(f.error) + '</td>'
+            : '<td class="num">' + esc(fmtRate(f.bps)) + '</td><td class="num">' + esc(f.fair_bps ? fmtRate(f.fair_bps) : '—') +
+              '</td><td class="num">' + esc(udp ? f.lost + '/' + f.packets : f.retransmits) + '</td>') + '</tr>';
+      }).join('') + '</tbody></table>';
+    // ECMP balance: each group's members with their share of its bytes.
+    var groups = r.ecmp_groups || [];
+    h += '<h3>ECMP balance (' + groups.length + ' groups)</h3>';
+    if (!groups.length) h += '<p class="hint">No pair\'s path splits over an ECMP group.</p>';
+    else h += '<table class="traffic-groups"><thead><tr><th>node</th><th>members: share of the bytes</th>' +
+      '<th class="num">max/min</th><th class="num">CV</th></tr></thead><tbody>' + groups.map(function (g) {
+        var total = g.tx_bytes.reduce(function (a, b) { return a + b; }, 0);
+        var members = g.ports.map(function (p, i) {
+          var idle = g.idle.indexOf(p) >= 0;
+          return '<span class="member' + (idle ? ' bad' : '') + '">' + esc(p) + ' ' +
+            esc(total ? pct(g.tx_bytes[i] / total) : '0 %') + (idle ? ' <span class="tag">idle</span>' : '') + '</span>';
+        }).join('<br>');
+        return '<tr class="group' + (g.idle.length ? ' bad' : '') + '"><td>' + esc(g.node) + '</td><td>' + members +
+          '</td><td class="num">' + esc(g.max_min ? g.max_min.toFixed(2) : '∞ (idle member)') + '</td><td class="num">' +
+          esc(g.cv.toFixed(3)) + '</td></tr>';
+      }).join('') + '</tbody></table>';
+    // The busiest ports.
+    var ports = (r.ports || []).slice().sort(function (a, b) { return b.tx_bytes - a.tx_bytes; });
+    var secs = sendSeconds(r);
+    h += '<h3>Ports that sent (' + ports.length + ')</h3><p class="hint">average over the ' + esc(secs) +
+      ' s the clients sent</p><table class="traffic-ports"><thead><tr><th>port</th>' +
+      '<th class="num">average</th><th class="num">of its rate</th><th class="num">drops</th></tr></thead><tbody>' +
+      ports.slice(0, 60).map(function (p) {
+        var bps = p.tx_bytes * 8 / secs;
+        return '<tr><td>' + esc(p.node + ':' + p.port) + ' → ' + esc(p.peer) + (p.bottleneck ? ' <span class="tag">bottleneck</span>' : '') +
+          '</td><td class="num">' + esc(fmtRate(bps)) + '</td><td class="num">' +
+          esc(p.rate_bps ? pct(bps / p.rate_bps) : 'unshaped') + '</td><td class="num">' + esc(p.drops) + '</td></tr>';
+      }).join('') + '</tbody></table>';
+    return h;
   }
 
   // ---- terminal: `twin shell NODE` in a pty on the server, bytes over a WebSocket ----------
@@ -282,6 +547,8 @@
     if (e.kind === 'up') return t + (e.ok ? e.nodes + ' nodes, ' + e.links + ' links' : 'failed: ' + e.error);
     if (e.kind === 'down') return t + (e.ok ? 'removed' : 'left something');
     if (e.kind === 'drill') return t + (e.exit_code === 0 ? 'passed' : 'failed');
+    if (e.kind === 'traffic') return t + e.pattern + ': ' + fmtRate(e.aggregate_bps) + ', slowest ' +
+      (typeof e.slowest_ratio === 'number' ? e.slowest_ratio.toFixed(2) : '?') + ' of fair';
     return t;
   }
   function addEvent(e) {
@@ -321,6 +588,7 @@
   }
   function showReport(e) {
     api('GET', '/api/labs/' + state.lab + '/' + e.report).then(function (r) {
+      if (e.kind === 'traffic' && r.flows) { showTraffic(r, 'traffic ' + r.pattern + ' at ' + e.time); return; }
       var h = '<h2>' + esc(e.kind) + ' at ' + esc(e.time) + '</h2>';
       if (r.verdict && typeof r.verdict === 'string') h += '<p>verdict <b>' + esc(r.verdict) + '</b></p>';
       (r.reasons || []).forEach(function (x) {
@@ -342,6 +610,9 @@
     state.lab = lab;
     state.graph = null;
     state.selected = null;
+    if (state.traffic) { state.traffic.running = false; clearTimeout(state.traffic.timer); $('traffic').disabled = false; }
+    state.traffic = null;
+    clearUtil(true);
     $('events').innerHTML = '';
     history.replaceState(null, '', '#' + lab);
     loadGraph();
