@@ -3,13 +3,20 @@
 python3-selenium) for the serve integration suite: the graph shows every node and link, the
 link named by --down is drawn down, a click on a node opens its panel, a command run from
 that panel answers, and the node's terminal (twin shell in a pty, xterm.js) runs what is typed
-into it inside that node. Saves a screenshot. Prints one JSON object; exits 0 when every check held,
+into it inside that node. With --traffic PATTERN (the traffic suite's lab, which has servers
+and link rates) it checks the Traffic control instead of the node's panel: a run started from
+the page colours links by utilisation while it runs and after, its flow table has --flows rows
+of non-zero throughput, its ECMP table at least --groups groups, the run's History entry shows
+the same tables, and a click on the background puts the colours away. Saves a screenshot.
+Prints one JSON object; exits 0 when every check held,
 1 when one failed or the browser did not work (Chromium crashing, a WebDriver error: {"error"}),
 77 only when a piece of the browser stack is not installed ({"skip": which}; the test then skips,
 or fails where TWIN_REQUIRE lists browser). Run it with Debian's /usr/bin/python3, which has
 python3-selenium.
 
 Usage: browser_check.py URL LAB --nodes N --links N [--down LINK_ID] [--node NAME] [--screenshot F]
+       browser_check.py URL LAB --nodes N --links N --traffic PATTERN --duration S --flows N
+                        --groups N [--screenshot F]
        browser_check.py --prerequisites   (only: is the browser stack installed?)
 """
 import argparse
@@ -25,7 +32,9 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
     SELENIUM_MISSING = ""
 except ImportError as e:
     SELENIUM_MISSING = "python3-selenium is not installed (tools/install-deps.sh --browser): %s" % e
@@ -59,6 +68,120 @@ def wait(pred, timeout=20.0):
     return None
 
 
+def node_checks(d, a, out, check):
+    """A click on a node opens its panel with its interfaces; a command runs in it; the node's
+    terminal runs what is typed into it."""
+    d.find_element(By.CSS_SELECTOR, 'g.node[data-node="%s"] rect' % a.node).click()
+    check("node panel", wait(lambda: a.node in d.find_element(By.CSS_SELECTOR, "#detail h2").text))
+    check("interfaces listed", wait(lambda: "swp1" in d.find_element(By.ID, "detail").text))
+    cmd = d.find_element(By.ID, "cmd")
+    cmd.clear()
+    cmd.send_keys("ip -br link show swp1")
+    d.find_element(By.CSS_SELECTOR, "#exec button").click()
+    answer = wait(lambda: "swp1" in d.find_element(By.ID, "out").text and d.find_element(By.ID, "out").text)
+    out["command_output"] = answer
+    check("command ran in the node", answer and "swp1" in answer)
+    # The terminal: type into xterm.js, read its screen (the DOM renderer keeps the text).
+    d.find_element(By.ID, "open-term").click()
+    check("terminal opened", wait(lambda: d.find_element(By.CSS_SELECTOR, "#term .xterm-rows")))
+    prompt = wait(lambda: "$" in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text
+                  or "#" in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)
+    check("shell prompt", prompt)
+    area = d.find_element(By.CSS_SELECTOR, "#term .xterm-helper-textarea")
+    # The answer is computed in the node, so it cannot be the echo of what was typed.
+    area.send_keys("echo TERM-$((6*7))-$(hostname)-$(ip -br link show swp1 | wc -l)\n")
+    want = "TERM-42-%s-1" % a.node
+    screen = wait(lambda: want in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text
+                  and d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)
+    out["terminal_screen"] = (screen or d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)[-400:]
+    check("terminal ran a command in the node", screen)
+
+
+LINKS_JS = """return Array.from(document.querySelectorAll('line.link')).map(l => ({
+    id: l.getAttribute('data-link'), cls: l.getAttribute('class'),
+    util: l.getAttribute('data-util'), bps: l.getAttribute('data-bps'),
+    stroke: getComputedStyle(l).stroke}));"""
+
+
+def busy(links):
+    """The links drawn with a utilisation class above idle and a non-zero rate."""
+    return [l for l in links if l["cls"] and " util " in l["cls"] + " " and " u0" not in l["cls"]
+            and l["bps"] and int(l["bps"]) > 0]
+
+
+def traffic_checks(d, a, out, check):
+    """A traffic run from the page: live colours, the report's tables and colours, its History
+    entry, and the colours put away by a click on the background."""
+    Select(d.find_element(By.ID, "traffic-pattern")).select_by_value(a.traffic)
+    dur = d.find_element(By.ID, "traffic-duration")
+    dur.clear()
+    dur.send_keys(str(a.duration))
+    d.find_element(By.ID, "traffic").click()
+    # While the job runs (the button disabled), links take colours from the live counters.
+    live_busy, statuses, legend = [], set(), ""
+    end = time.time() + a.duration + 90
+    while time.time() < end:
+        running = not d.find_element(By.ID, "traffic").is_enabled()
+        statuses.add(d.find_element(By.ID, "status").text[:120])
+        if not running and d.find_elements(By.CSS_SELECTOR, "table.traffic-flows"):
+            break
+        if running:
+            b = busy(d.execute_script(LINKS_JS))
+            if len(b) > len(live_busy):
+                live_busy = b
+                legend = d.find_element(By.ID, "legend").text
+        time.sleep(0.25)
+    out["live_busy_links"] = [(l["id"], l["util"], l["bps"]) for l in live_busy]
+    out["live_legend"] = legend
+    out["status_lines"] = sorted(statuses)[:20]
+    check("links coloured by utilisation while running", live_busy)
+    check("a legend while running", "utilisation" in legend)
+    check("progress lines in the status", any("twin: [" in x or "iperf3" in x for x in statuses))
+    # The report: one row per flow, each with its throughput.
+    rows = wait(lambda: d.find_elements(By.CSS_SELECTOR, "table.traffic-flows tbody tr"), timeout=30) or []
+    bps = [int(r.get_attribute("data-bps") or 0) for r in rows]
+    out["flow_rows"], out["flow_bps"] = len(rows), bps
+    check("a row per flow", len(rows) == a.flows)
+    check("every flow carried traffic", rows and all(x > 0 for x in bps))
+    check("the slowest flow flagged",
+          len(d.find_elements(By.CSS_SELECTOR, "table.traffic-flows tr.slowest .tag")) >= 1)
+    summary = d.find_element(By.CSS_SELECTOR, "table.traffic-summary").text
+    out["summary"] = summary
+    check("aggregate, slowest pair and ratio", "aggregate" in summary and "slowest pair" in summary
+          and "fair share" in summary)
+    groups = d.find_elements(By.CSS_SELECTOR, "table.traffic-groups tbody tr")
+    out["groups"] = [g.text.replace("\n", " ") for g in groups]
+    check("ECMP groups listed", len(groups) >= a.groups and all("%" in g.text for g in groups))
+    after = d.execute_script(LINKS_JS)
+    after_busy = busy(after)
+    out["after_busy_links"] = [(l["id"], l["util"], l["bps"]) for l in after_busy]
+    check("links keep the run's colours", after_busy and all(float(l["util"]) > 0 for l in after_busy
+                                                             if l["util"] != "unshaped"))
+    check("a coloured link is not the idle grey", any(l["stroke"] != "rgb(204, 204, 204)" for l in after_busy))
+    if a.screenshot:
+        d.save_screenshot(a.screenshot)
+        out["screenshot"] = a.screenshot
+    # The run is in the History: its entry shows the same tables, from the journal's report.
+    entry = wait(lambda: [li for li in d.find_elements(By.CSS_SELECTOR, "#history li")
+                          if " traffic " in li.text and a.traffic in li.text], timeout=15)
+    check("a History entry", entry)
+    if entry:
+        out["history_entry"] = entry[0].text
+        d.execute_script("document.getElementById('detail').innerHTML = ''")
+        entry[0].click()
+        again = wait(lambda: d.find_elements(By.CSS_SELECTOR, "table.traffic-flows tbody tr"))
+        check("History shows the flow table", again and len(again) == a.flows)
+        check("History shows the ECMP table",
+              len(d.find_elements(By.CSS_SELECTOR, "table.traffic-groups tbody tr")) >= a.groups)
+    # A click on the background, away from nodes and links, puts the colours away.
+    svg = d.find_element(By.ID, "graph")
+    size = svg.size
+    ActionChains(d).move_to_element_with_offset(svg, -size["width"] // 2 + 6, -size["height"] // 2 + 6).click().perform()
+    cleared = wait(lambda: not any(" util " in (l["cls"] or "") + " " for l in d.execute_script(LINKS_JS)), timeout=5)
+    check("a click away clears the colours", cleared)
+    check("and the legend", not d.find_element(By.ID, "legend").is_displayed())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prerequisites", action="store_true")
@@ -69,6 +192,10 @@ def main():
     ap.add_argument("--down", default="")
     ap.add_argument("--node", default="leaf1")
     ap.add_argument("--screenshot", default="")
+    ap.add_argument("--traffic", default="")
+    ap.add_argument("--duration", type=int, default=2)
+    ap.add_argument("--flows", type=int, default=0)
+    ap.add_argument("--groups", type=int, default=0)
     a = ap.parse_args()
     why = missing()
     if why:
@@ -121,32 +248,11 @@ def main():
                 "l => l.getAttribute('data-link') !== arguments[0] && l.getAttribute('data-state') === 'down').length",
                 a.down)
             check("only that link down", others == 0)
-        # A click on a node opens its panel with its interfaces; a command runs in it.
-        d.find_element(By.CSS_SELECTOR, 'g.node[data-node="%s"] rect' % a.node).click()
-        check("node panel", wait(lambda: a.node in d.find_element(By.CSS_SELECTOR, "#detail h2").text))
-        check("interfaces listed", wait(lambda: "swp1" in d.find_element(By.ID, "detail").text))
-        cmd = d.find_element(By.ID, "cmd")
-        cmd.clear()
-        cmd.send_keys("ip -br link show swp1")
-        d.find_element(By.CSS_SELECTOR, "#exec button").click()
-        answer = wait(lambda: "swp1" in d.find_element(By.ID, "out").text and d.find_element(By.ID, "out").text)
-        out["command_output"] = answer
-        check("command ran in the node", answer and "swp1" in answer)
-        # The terminal: type into xterm.js, read its screen (the DOM renderer keeps the text).
-        d.find_element(By.ID, "open-term").click()
-        check("terminal opened", wait(lambda: d.find_element(By.CSS_SELECTOR, "#term .xterm-rows")))
-        prompt = wait(lambda: "$" in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text
-                      or "#" in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)
-        check("shell prompt", prompt)
-        area = d.find_element(By.CSS_SELECTOR, "#term .xterm-helper-textarea")
-        # The answer is computed in the node, so it cannot be the echo of what was typed.
-        area.send_keys("echo TERM-$((6*7))-$(hostname)-$(ip -br link show swp1 | wc -l)\n")
-        want = "TERM-42-%s-1" % a.node
-        screen = wait(lambda: want in d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text
-                      and d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)
-        out["terminal_screen"] = (screen or d.find_element(By.CSS_SELECTOR, "#term .xterm-rows").text)[-400:]
-        check("terminal ran a command in the node", screen)
-        if a.screenshot:
+        if a.traffic:
+            traffic_checks(d, a, out, check)
+        else:
+            node_checks(d, a, out, check)
+        if a.screenshot and not a.traffic:  # the traffic checks keep theirs before the click away
             d.save_screenshot(a.screenshot)
             out["screenshot"] = a.screenshot
         out["console_errors"] = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]

@@ -1,7 +1,9 @@
 #pragma once
 // Shared by the integration tests: run the real `twin` CLI, name labs uniquely, and find
 // anything a lab left behind (namespace, run folder, cgroup, process).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -263,5 +266,60 @@ inline bool eventually(const std::function<bool()>& pred) {
   }
   return false;
 }
+
+// A `twin serve` a test started (its PID recorded: stopped by exactly that PID), listening
+// where `start`'s options say; `port` is the one it printed it serves on.
+struct Server {
+  int pid = -1;
+  int port = 0;
+  std::string token;  // the one the server made (printed in its address), "" with --token-file
+  std::string log;
+  std::string start(const std::vector<std::string>& extra) {
+    static int started = 0;  // one log per server: a second must not read the first's line
+    log =
+        "/tmp/twin-serve-it-" + std::to_string(getpid()) + "-" + std::to_string(++started) + ".log";
+    pid = fork();
+    if (pid == 0) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 2);
+      std::vector<std::string> args{kTwin, "serve"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(kTwin.c_str(), argv.data());
+      _exit(127);
+    }
+    // The bound port, from the line the server prints once it listens.
+    std::regex re("serving http://127\\.0\\.0\\.1:([0-9]+)/");
+    for (int i = 0; i < 100; ++i) {
+      std::ifstream in(log);
+      std::string text((std::istreambuf_iterator<char>(in)), {});
+      std::smatch m;
+      if (std::regex_search(text, m, re)) {
+        port = std::stoi(m[1]);
+        std::smatch t;
+        if (std::regex_search(text, t, std::regex("/\\?token=([0-9a-f]+)"))) token = t[1];
+        return "";
+      }
+      int st = 0;
+      if (waitpid(pid, &st, WNOHANG) == pid) {
+        pid = -1;
+        return text;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return "no listening line";
+  }
+  void stop() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      int st = 0;
+      waitpid(pid, &st, 0);
+      pid = -1;
+    }
+  }
+  ~Server() { stop(); }
+};
 
 }  // namespace twin_it

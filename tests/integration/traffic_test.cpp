@@ -154,6 +154,43 @@ TEST_F(TrafficRail, UdpAtAStatedRateAndBadInput) {
   EXPECT_THAT(to.err, HasSubstr("--to spine1 is not an endpoint of this lab"));
 }
 
+// The web page's Traffic control in headless Chromium (browser_check.py --traffic), through a
+// `twin serve` of this test's: a 2 s pairs run started from the page colours links by their
+// utilisation while it runs (the ports' counters read each second) and after (the report's),
+// lists its 8 flows, each with its throughput, and the rail leaves' 4 ECMP groups, and its
+// History entry shows the same tables. Without Debian's browser stack it skips, saying which
+// piece is missing (fails where TWIN_REQUIRE lists browser).
+TEST_F(TrafficRail, ThePageRunsTrafficAndColoursLinksByUtilisation) {
+  const std::string check = "/usr/bin/python3 " + kRepo + "/tests/integration/browser_check.py";
+  if (!fs::exists("/usr/bin/python3")) TWIN_SKIP_WITHOUT("browser", "no /usr/bin/python3");
+  auto missing = [](const CmdResult& r) {
+    auto j = json::parse(r.out, nullptr, false);
+    return j.is_object() ? j.value("skip", r.out) : r.out + r.err;
+  };
+  auto pre = sh(check + " --prerequisites");
+  if (pre.code == 77) TWIN_SKIP_WITHOUT("browser", missing(pre));
+  ASSERT_EQ(pre.code, 0) << pre.out << pre.err;
+  Server server;
+  ASSERT_EQ(server.start({"--listen", "127.0.0.1:0"}), "");
+  std::string shot = fs::current_path().string() + "/traffic-page.png";
+  fs::remove(shot);
+  auto r = sh(check + " 'http://127.0.0.1:" + std::to_string(server.port) +
+              "/?token=" + server.token + "' " + shared_.lab +
+              " --nodes 10 --links 16 --traffic pairs --duration 2 --flows 8 --groups 4"
+              " --screenshot " +
+              shot);
+  server.stop();
+  if (r.code == 77) TWIN_SKIP_WITHOUT("browser", missing(r));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  auto j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(j.value("ok", false), true) << r.out;
+  EXPECT_EQ(j.value("flow_rows", 0), 8);
+  EXPECT_EQ(j["groups"].size(), 4u) << r.out;
+  EXPECT_FALSE(j["live_busy_links"].empty()) << r.out;
+  EXPECT_TRUE(fs::exists(shot)) << "screenshot artefact " << shot;
+}
+
 TEST(TrafficDelay, ADelayIsNetemsOrAWarningNamingWhatRuns) {
   if (!root()) TWIN_SKIP_WITHOUT("root", "needs root (network namespaces, FRR)");
   const std::string lab = unique_lab("delay");
