@@ -203,8 +203,9 @@
     if (shaped) h += '<div>of the link\'s rate:' + row(kUtilSteps, function (a, b, first) {
       return b === undefined ? pct(a) : first ? '< ' + pct(b) : pct(a) + '–' + pct(b);
     }) + '</div>';
-    if (unshaped) h += '<div>' + (shaped ? 'unshaped links: ' : 'bits/s (no link rates): ') + row(kRateSteps, function (a, b, first) {
-      return b === undefined ? fmtRate(a) : first ? '< ' + fmtRate(b) : fmtRate(a) + '–' + fmtRate(b);
+    if (unshaped) h += '<div>' + (shaped ? 'unshaped links, bit/s: ' : 'bit/s (no link rates): ') + row(kRateSteps, function (a, b, first) {
+      var si = function (x) { return x >= 1e9 ? x / 1e9 + 'G' : x >= 1e6 ? x / 1e6 + 'M' : x / 1e3 + 'k'; };
+      return b === undefined ? si(a) : first ? '< ' + si(b) : si(a) + '–' + si(b);
     }) + '</div>';
     el.innerHTML = h;
     el.hidden = false;
