@@ -362,6 +362,22 @@ TEST(Traffic, SummaryFindsTheSlowestPairAndAnIdleEcmpMember) {
   EXPECT_NE(text.find("idle: swp2"), std::string::npos) << text;
 }
 
+// A port's utilisation is its bytes over the seconds the clients sent: the counters span each
+// test's -O seconds too, so over the measured seconds alone a port at its rate read 146 %.
+TEST(Traffic, APortsUtilisationIsOverTheSecondsTheClientsSent) {
+  auto p = plan_of_text(kSmall);
+  auto pairs = *twin::traffic::pattern_pairs(Pattern::kRing, twin::traffic::endpoints(p), 1);
+  twin::traffic::Recorded rec;
+  rec.duration_s = 2;
+  rec.omit_s = 1;
+  rec.before["leaf1"]["swp1"] = {0, 0, 0, 0};
+  rec.after["leaf1"]["swp1"] = {75'000'000, 0, 0, 0};  // 200 Mbit/s for 3 s
+  auto r = twin::traffic::summarize(p, pairs, rec);
+  ASSERT_EQ(r.ports.size(), 1u);
+  EXPECT_EQ(r.ports[0].rate_bps, 200'000'000u);
+  EXPECT_DOUBLE_EQ(r.ports[0].utilisation, 1.0);
+}
+
 TEST(Traffic, WithoutRatesTheFairShareIsTheMeasuredMean) {
   auto p = plan_of("clos-2x4.yaml");
   auto pairs = *twin::traffic::pattern_pairs(Pattern::kAllToAll, twin::traffic::endpoints(p), 1);

@@ -141,7 +141,7 @@ struct EcmpGroup {
 struct PortLoad {
   std::string node, port, peer;  // peer "spine1:swp3"
   uint64_t tx_bytes = 0;
-  double utilisation = 0;  // tx over the run / (rate × duration); 0 unshaped
+  double utilisation = 0;  // tx over the run / (rate × (duration + omit)); 0 unshaped
   uint64_t rate_bps = 0;
   uint64_t drops = 0;       // qdisc drops + tx_dropped during the run
   bool bottleneck = false;  // the fair shares fill it (fair_shares' `saturated`)
