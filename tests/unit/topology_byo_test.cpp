@@ -123,6 +123,13 @@ TEST(HostRoutes, AreLoadedAndPlannedAfterTheGateway) {
             "route add 0.0.0.0/0 via 10.0.1.1\n"
             "route add 10.9.0.0/16 via 10.0.1.1\n"
             "route add 172.16.0.1/32 via 10.0.1.1\n");
+  // Its port made anew (a recreated leaf's link): the address and the routes through it.
+  EXPECT_EQ(twin::wiring::node_script(*n, {"eth0"}),
+            "address add 10.0.1.10/24 dev eth0\n"
+            "route replace 0.0.0.0/0 via 10.0.1.1\n"
+            "route replace 10.9.0.0/16 via 10.0.1.1\n"
+            "route replace 172.16.0.1/32 via 10.0.1.1\n");
+  EXPECT_EQ(twin::wiring::node_script(*n, {"eth9"}), "");  // no such port: nothing through it
 }
 
 TEST(HostRoutes, ADefaultRouteTakesThePlaceOfTheGateway) {

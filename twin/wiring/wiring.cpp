@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "twin/core/ip.hpp"
 #include "twin/core/rate.hpp"
 #include "twin/runtime/netlink.hpp"
 
@@ -77,12 +78,24 @@ std::string node_script(const plan::Node& node, const std::vector<std::string>& 
       for (const auto& a : i.addresses)
         s << "address add " << a << " dev " << i.name
           << (a.find(':') != std::string::npos ? " nodad" : "") << "\n";
-  if (!only.empty()) return s.str();
+  // With `only` (ports made anew on a host that stays: a recreated leaf's links), the routes
+  // through them: the kernel removed them with the old ports. `replace`, as a route through
+  // another port may hold the destination meanwhile.
+  auto through_wanted = [&](const std::string& via) {
+    auto gw = IpPrefix::parse(via, true);
+    if (!gw) return false;
+    for (const auto& i : node.interfaces)
+      if (wanted(i.name))
+        for (const auto& a : i.addresses)
+          if (auto net = IpPrefix::parse(a); net && net->contains(*gw)) return true;
+    return false;
+  };
   for (const auto& r : node.routes) {
+    if (!only.empty() && !through_wanted(r.via)) continue;
     bool v6 = r.via.find(':') != std::string::npos;
     // Batch lines take no -4/-6: spell the default route per family.
     std::string dst = r.destination == "default" ? (v6 ? "::/0" : "0.0.0.0/0") : r.destination;
-    s << "route add " << dst << " via " << r.via << "\n";
+    s << "route " << (only.empty() ? "add " : "replace ") << dst << " via " << r.via << "\n";
   }
   return s.str();
 }

@@ -25,7 +25,9 @@ std::string veth_script(const plan::Plan& plan);
 // Per-node script, run with `ip -n <netns> -batch -` after links_up: for host nodes, link
 // addresses and routes; "" for FRR nodes (zebra sets their addresses from frr.conf). A VM's
 // guest sets its own: its driver does not ask for this.
-// With `only`, just the addresses on those interfaces (links added to a running lab).
+// With `only`, the addresses on those interfaces and the routes through them (`route replace`,
+// idempotent): links added to a running lab, or made anew when the rollback's recreate rung
+// rebuilds a leaf (the kernel removed a server's routes with its old port).
 std::string node_script(const plan::Node& node, const std::vector<std::string>& only = {});
 
 // Per-node script of a bridge node, run with `ip -n <netns> -batch -` after links_up: the
