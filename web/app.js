@@ -357,10 +357,10 @@
     });
     return out;
   }
-  // The seconds a run's clients sent: each ran its -O seconds before the measured ones, and the
-  // ports' counters (read before and after the run) hold the bytes of both.
-  function sendSeconds(r) { return (r.duration_s || 0) + (r.omit_s || 0) || 1; }
-  // A finished run's colours: each port's bytes over the seconds its clients sent (the
+  // The seconds a run's port counters span (read after the clients' -O seconds and after they
+  // ended); a report without it: its measured seconds.
+  function sendSeconds(r) { return r.counters_s || r.duration_s || 1; }
+  // A finished run's colours: each port's bytes over the seconds its counters span (the
   // report's ports: those that sent), the busier end of each link.
   function reportUtil(r) {
     var out = {}, secs = sendSeconds(r);

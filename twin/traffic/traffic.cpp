@@ -399,6 +399,7 @@ Report summarize(const plan::Plan& plan, const std::vector<PairSpec>& pairs, Rec
   r.duration_s = rec.duration_s;
   r.start_spread_s = rec.start_spread_s;
   r.omit_s = rec.omit_s;
+  r.counters_s = rec.counters_s > 0 ? rec.counters_s : rec.duration_s;
   r.streams = pairs.empty() ? 1 : pairs.front().streams;
   r.paths.reserve(pairs.size());
   for (const auto& p : pairs) r.paths.push_back(pair_path(plan, p.src, p.dst));
@@ -458,6 +459,11 @@ Report summarize(const plan::Plan& plan, const std::vector<PairSpec>& pairs, Rec
   }
   r.flows = std::move(rec.flows);
 
+  // What the fair shares put on each port (fair shares unbounded: nothing).
+  std::map<Port, double> designed;
+  if (bounded)
+    for (size_t x = 0; x < fp.size(); ++x)
+      for (const auto& [port, share] : fp[x]->share) designed[port] += fair[x] * share;
   // Port loads and drops: every port that sent during the run.
   for (const auto& n : plan.nodes) {
     auto b = rec.before.find(n.name);
@@ -475,14 +481,16 @@ Report summarize(const plan::Plan& plan, const std::vector<PairSpec>& pairs, Rec
       pl.rate_bps = i.rate_bps;
       pl.bottleneck =
           std::find(saturated.begin(), saturated.end(), Port{n.name, i.name}) != saturated.end();
+      if (auto d = designed.find(Port{n.name, i.name}); d != designed.end() && i.rate_bps > 0)
+        pl.designed = d->second / static_cast<double>(i.rate_bps);
       pl.drops = delta(ia->second.qdisc_drops, ib->second.qdisc_drops) +
                  delta(ia->second.tx_dropped, ib->second.tx_dropped);
-      // Over the seconds the clients sent: the counters, read before the first client starts
-      // and after the last ends, hold each test's -O seconds as well as its measured ones (over
-      // the measured seconds alone a port at its rate read 146 %).
-      if (const double sent_s = rec.duration_s + rec.omit_s; i.rate_bps > 0 && sent_s > 0)
+      // Over the seconds between the counter reads: the measured ones, after TCP's slow start
+      // (-O), whose overshoot drops at ports that carry the steady flows well below their rate.
+      if (const double window_s = rec.counters_s > 0 ? rec.counters_s : rec.duration_s;
+          i.rate_bps > 0 && window_s > 0)
         pl.utilisation =
-            static_cast<double>(pl.tx_bytes) * 8 / (static_cast<double>(i.rate_bps) * sent_s);
+            static_cast<double>(pl.tx_bytes) * 8 / (static_cast<double>(i.rate_bps) * window_s);
       (i.rate_bps > 0 ? r.drops_shaped : r.drops_unshaped) += pl.drops;
       if (pl.tx_bytes > 0 || pl.drops > 0) r.ports.push_back(pl);
     }
@@ -559,7 +567,8 @@ json to_json(const Report& r) {
                      {"rate_bps", p.rate_bps},
                      {"utilisation", p.utilisation},
                      {"drops", p.drops},
-                     {"bottleneck", p.bottleneck}});
+                     {"bottleneck", p.bottleneck},
+                     {"designed", p.designed}});
   json groups = json::array();
   for (const auto& g : r.groups)
     groups.push_back({{"node", g.node},
@@ -595,6 +604,7 @@ json to_json(const Report& r) {
       {"latency", {{"unloaded", latency_json(r.unloaded)}, {"loaded", latency_json(r.loaded)}}},
       {"start_spread_s", r.start_spread_s},
       {"omit_s", r.omit_s},
+      {"counters_s", r.counters_s},
       {"wall_s", r.wall_s},
       {"problems", r.problems}};
   if (r.slowest >= 0) j["slowest"] = pairs[r.slowest];

@@ -141,10 +141,13 @@ struct EcmpGroup {
 struct PortLoad {
   std::string node, port, peer;  // peer "spine1:swp3"
   uint64_t tx_bytes = 0;
-  double utilisation = 0;  // tx over the run / (rate × (duration + omit)); 0 unshaped
+  double utilisation = 0;  // tx between the counter reads / (rate × their interval); 0 unshaped
   uint64_t rate_bps = 0;
   uint64_t drops = 0;       // qdisc drops + tx_dropped during the run
   bool bottleneck = false;  // the fair shares fill it (fair_shares' `saturated`)
+  // The goodput the fair shares put on it over its rate (0 unshaped or unbounded): how near its
+  // rate the lab's design runs it.
+  double designed = 0;
 };
 struct Latency {
   long samples = 0, lost = 0;
@@ -177,6 +180,7 @@ struct Report {
   // than `omit_s` leaves each flow more than its fair share (the text says so).
   double start_spread_s = 0;
   int omit_s = 0;
+  double counters_s = 0;              // the seconds the ports' figures span (Recorded::counters_s)
   double wall_s = 0;                  // the whole run, setup included
   std::vector<std::string> problems;  // what failed outright (a client that could not connect)
 };
@@ -194,6 +198,9 @@ struct Recorded {
   double duration_s = 0;
   double start_spread_s = 0;  // from the first client's start to the last's
   int omit_s = 0;             // the seconds each test ran before it measured (iperf3 -O)
+  // The seconds between the two counter reads (`before` once the clients' -O seconds are over,
+  // `after` once they ended): what a port's bytes are over. 0: duration_s.
+  double counters_s = 0;
 };
 Report summarize(const plan::Plan& plan, const std::vector<PairSpec>& pairs, Recorded rec);
 

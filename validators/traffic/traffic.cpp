@@ -239,7 +239,11 @@ std::vector<TestResult> evaluate_traffic(const plan::Plan& plan, const topology:
   // 2 no-drops, per port that carried traffic or dropped.
   for (const auto& p : r.ports) {
     // A bottleneck by design (the fair shares fill it), or measured at its rate.
-    const bool at_rate = p.rate_bps > 0 && (p.bottleneck || p.utilisation >= 0.9);
+    // Near its rate, TCP's flows have the port at its rate part of the time (ECMP puts more of
+    // them on one member than on another): on scenarios/ai-rail's uplinks, which the fair shares
+    // load to 80 % of their rate, drops came at 72-90 % measured.
+    const bool at_rate = p.rate_bps > 0 && (p.bottleneck || p.utilisation >= kAtRate ||
+                                            p.designed >= kNearRateByDesign);
     const std::string observed = std::to_string(p.drops) + " drops" +
                                  (p.rate_bps ? ", " + fixed(100 * p.utilisation, 0) + "% of " +
                                                    human_rate(static_cast<double>(p.rate_bps))

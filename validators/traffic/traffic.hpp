@@ -12,7 +12,9 @@
 //                          of unequal rates). Skipped, saying so, when fewer than 6 flows per
 //                          member cross the group: too few to tell.
 //   2 no-drops             per port that carried traffic: no drop, except at a port that ran
-//                          at its rate (>= 90 %: a shaped bottleneck drops by design; reported).
+//                          at or near its rate (the fair shares fill it or load it to
+//                          kNearRateByDesign of it, or it ran at kAtRate of it on average): a
+//                          shaped bottleneck drops by design; its drops are reported.
 //   3 tail-latency         p99 round trip under load within `tail-latency` of the p99 the same
 //                          pairs had without load (the machine's own floor); the default budget
 //                          is what the lab's shaped queues can hold on a round trip (every
@@ -28,6 +30,12 @@
 #include "twin/validate/validator.hpp"
 
 namespace twin::validators {
+
+// no-drops: a shaped port whose measured utilisation reaches this fraction of its rate counts as
+// running at its rate (its drops are a bottleneck's, by design).
+inline constexpr double kAtRate = 0.8;
+// ... and so does a port the fair shares load to this fraction of its rate (PortLoad::designed).
+inline constexpr double kNearRateByDesign = 0.75;
 
 class TrafficValidator final : public validate::Validator {
  public:
