@@ -119,8 +119,26 @@ TEST(TrafficIntent, BadValuesAreReportedAtTheirPlace) {
   const std::string all = d.format();
   EXPECT_THAT(all, HasSubstr("c.yaml:5:"));
   EXPECT_THAT(all, HasSubstr("mesh"));
-  EXPECT_THAT(all, HasSubstr("expected a fraction from 0 to 1, or a percentage, got '120%'"));
+  EXPECT_THAT(all, HasSubstr("expected a fraction from 0.05 to 1 or a percentage from 5% to 100%, "
+                             "got '120%'"));
   EXPECT_THAT(all, HasSubstr("duration '0s' is zero"));
+}
+
+TEST(TrafficIntent, AnAllowanceWithinTheNoiseOrWithoutItsPercentIsRefused) {
+  for (const auto& [value, hint] :
+       std::vector<std::pair<std::string, std::string>>{{"20", "did you mean 20%?"},
+                                                        {"2%", "below 5 % is run-to-run noise"},
+                                                        {"0", "below 5 % is run-to-run noise"}}) {
+    Diagnostics d;
+    EXPECT_FALSE(
+        change(std::string(kHead) + "intent: {traffic: {bandwidth-loss: " + value + "}}\n", d));
+    ASSERT_EQ(d.items().size(), 1u) << value << d.format();
+    EXPECT_THAT(d.items()[0].hint, HasSubstr(hint)) << value;
+  }
+  Diagnostics d;
+  EXPECT_FALSE(change(std::string(kHead) + "intent: {traffic: yes-please}\n", d));
+  EXPECT_THAT(d.format(), HasSubstr("expected true, false, or a mapping of pattern"));
+  EXPECT_THAT(d.format(), HasSubstr("got 'yes-please'"));
 }
 
 TEST(TrafficGateDiff, OneUplinkFewerIsBandwidthLostRankedAfterRestartDivergence) {
@@ -135,7 +153,7 @@ TEST(TrafficGateDiff, OneUplinkFewerIsBandwidthLostRankedAfterRestartDivergence)
   EXPECT_EQ(ch.subject, "pairs");
   EXPECT_EQ(ch.node, "");
   EXPECT_EQ(ch.message,
-            "pairs: the slowest pair got 27.5 Mbit/s (server2 -> server4), 40 % below the "
+            "pairs: the slowest pair got 27.5 Mbit/s (server2 -> server4), 40.1 % below the "
             "baseline's 45.9 Mbit/s (server1 -> server3) (bandwidth-loss allows 20 %)");
   twin::validate::Report after;
   after.results.push_back({"bgp", 0, "session-established", twin::validate::Status::kPassed});
@@ -145,7 +163,36 @@ TEST(TrafficGateDiff, OneUplinkFewerIsBandwidthLostRankedAfterRestartDivergence)
   EXPECT_EQ(v.reasons[0].category, "bandwidth-lost");
   EXPECT_EQ(v.reasons[0].rank, twin::replay::reason_rank("restart-divergence") + 1);
   EXPECT_EQ(v.reasons[0].rank, twin::replay::reason_rank("validator-failed") - 1);
-  EXPECT_EQ(v.reasons[0].message, "bandwidth lost: 1 (" + ch.message + ")");
+  EXPECT_EQ(v.reasons[0].message, "bandwidth lost: " + ch.message);
+}
+
+TEST(TrafficGateDiff, TheFamilysDiagnosisIsTheLossesLikelyCause) {
+  twin::validate::Report after;
+  auto failed = [](int test, const std::string& name, const std::string& node,
+                   const std::string& message) {
+    twin::validate::TestResult r;
+    r.validator = "traffic";
+    r.test = test;
+    r.test_name = name;
+    r.status = twin::validate::Status::kFailed;
+    r.node = node;
+    r.message = message;
+    return r;
+  };
+  const std::string member =
+      "a missing ECMP member: rail1-leaf1's route to 10.101.3.10 has 1 of 2 next hops (swp1; not "
+      "swp2)";
+  after.results = {
+      failed(0, "effective-bandwidth", "", "pairs: the slowest pair ... — likely cause: " + member),
+      failed(1, "ecmp-balance", "rail1-leaf1", "rail1-leaf1 spread ... — likely cause: " + member),
+      failed(2, "no-drops", "rail1-leaf1", "rail1-leaf1:swp1 dropped 3 packets")};
+  after.results.push_back(after.results[0]);
+  after.results.back().validator = "bgp";  // another family's words are not the loss's
+  auto causes = twin::replay::traffic_causes(after);
+  ASSERT_EQ(causes.size(), 1u);  // one per distinct text
+  EXPECT_EQ(causes[0].rule, "traffic.effective-bandwidth");
+  EXPECT_EQ(causes[0].text, member);
+  EXPECT_TRUE(twin::replay::traffic_causes(twin::validate::Report{}).empty());
 }
 
 TEST(TrafficGateDiff, WithinTheAllowanceIsShownNotLost) {
@@ -166,7 +213,7 @@ TEST(TrafficGateDiff, WithinTheAllowanceIsShownNotLost) {
   Diff g = diff_of(before(), agg, intended);
   ASSERT_EQ(g.count("bandwidth-lost", false), 1);
   EXPECT_THAT(g.changes.back().message,
-              HasSubstr("the aggregate fell to 260.3 Mbit/s, 30 % below"));
+              HasSubstr("the aggregate fell to 260.3 Mbit/s, 30.0 % below"));
   // bandwidth-loss 100 % allows anything.
   intended.traffic->bandwidth_loss = 1;
   EXPECT_EQ(diff_of(before(), single_path(), intended).count("bandwidth-lost", false), 0);
@@ -204,6 +251,8 @@ TEST(TrafficGateReport, ApplyJsonTextAndJunitCarryTheFigures) {
                               "below the baseline)"));
   const std::string junit = twin::report::render_apply_junit(r);
   EXPECT_THAT(junit, HasSubstr("apply.bandwidth"));
+  r.diff.bandwidth[0].lost = false;
+  EXPECT_THAT(twin::report::render_apply_text(r, false), HasSubstr("(within the 20 % allowed)"));
   EXPECT_THAT(junit, HasSubstr("slowest pair 45.9 Mbit/s -&gt; 27.5 Mbit/s"));
 }
 

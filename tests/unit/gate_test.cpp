@@ -1465,7 +1465,7 @@ TEST(Verdict, EveryLossCategoryHasItsRank) {
   EXPECT_THAT(v.reasons[0].subjects, ElementsAre("leaf1 swp1 (Established -> Active)"));
   EXPECT_THAT(v.reasons[2].subjects, ElementsAre("leaf1 -> leaf2 10.255.1.2 (reply -> no reply)"));
   // A pattern's bandwidth: its own words, not before -> after.
-  EXPECT_EQ(v.reasons[3].message, "bandwidth lost: 1 (pairs: the slowest pair got 27 Mbit/s)");
+  EXPECT_EQ(v.reasons[3].message, "bandwidth lost: pairs: the slowest pair got 27 Mbit/s");
   EXPECT_EQ(v.reasons[4].message, "mtu.0 link-mtu failed on 1 subject: leaf1 leaf1:swp1: bad");
   EXPECT_EQ(v.reasons[5].message,
             "prefixes gained that the change does not declare: 1 (10.9.9.0/24 originated by "

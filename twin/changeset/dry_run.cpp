@@ -26,6 +26,11 @@ Result<std::string> dry_run(const state::State& st, const ChangeSet& cs,
   plan::Plan intended = intended_plan(st.plan, cs);
   o << "\nintended after the change: " << intended.sessions.size() << " BGP sessions, "
     << intended.prefixes.size() << " prefixes, " << intended.links.size() << " links\n";
+  if (const auto& t = cs.intent.traffic)
+    o << "traffic measured before and after: " << t->pattern << ", " << t->duration_s << " s, "
+      << t->flows_per_pair << " flow(s) per pair; rejected (bandwidth-lost) when the slowest "
+      << "pair or the aggregate falls more than " << static_cast<int>(100 * t->bandwidth_loss + 0.5)
+      << " % below the baseline\n";
   return o.str();
 }
 

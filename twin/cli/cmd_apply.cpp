@@ -326,6 +326,7 @@ int run_apply(const ApplyOptions& o) {
   } else if (int c = load_change(o.change, o.configs, st->plan, runner, &cs, o, *policy); c) {
     return c;
   }
+  ask_for_traffic(o, st->plan, *cs);
   if (o.dry_run) {
     auto text = replay::dry_run(*st, *cs, runner);
     if (!text) return fail_json(o.json, text.error().message, exit_code(text.error()));
@@ -333,7 +334,6 @@ int run_apply(const ApplyOptions& o) {
     return 0;
   }
   if (int c = check_outputs(o.junit, o.evidence); c) return c;
-  ask_for_traffic(o, st->plan, *cs);
   auto ao = gate_options(o);
   ao.outage = *outage;
   auto r = replay::apply(*st, *cs, ao, runner);

@@ -664,6 +664,9 @@ void Gate::explain(const plan::Plan& plan, const Phase& phase, const plan::Plan*
   auto causes =
       explain_phase(plan, phase, env_.drivers, runner_, configs, opts_.parallel, intended);
   attach_causes(res_.verdict, causes);
+  // A loss of bandwidth: the traffic family's own diagnosis of it, where no rule named one.
+  for (auto& r : res_.verdict.reasons)
+    if (r.category == "bandwidth-lost" && r.causes.empty()) r.causes = traffic_causes(phase.report);
   if (!causes.empty()) say("likely cause: " + causes.front().text);
 }
 

@@ -247,9 +247,10 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
     o << "bandwidth, " << b.pattern << ": slowest pair " << human_rate(b.before.slowest_bps)
       << " -> " << human_rate(b.after.slowest_bps) << ", aggregate "
       << human_rate(b.before.aggregate_bps) << " -> " << human_rate(b.after.aggregate_bps)
-      << (b.lost ? " (LOST: more than " + std::to_string(std::lround(100 * b.allowed_loss)) +
-                       " % below the baseline)"
-                 : "")
+      << (b.lost
+              ? " (LOST: more than " + std::to_string(std::lround(100 * b.allowed_loss)) +
+                    " % below the baseline)"
+              : " (within the " + std::to_string(std::lround(100 * b.allowed_loss)) + " % allowed)")
       << "\n";
   if (r.after) {
     o << "after the change: " << summary_of(r.after->report) << "\n";

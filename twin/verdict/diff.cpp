@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -454,7 +455,9 @@ void add_bandwidth(Diff& d, const NetState& before, const NetState& after,
     d.bandwidth.push_back(delta);
     if (!delta.lost) continue;
     auto below = [](double now, double was) {
-      return std::to_string(static_cast<int>(std::lround(100 * (1 - now / was)))) + " %";
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f %%", 100 * (1 - now / was));
+      return std::string(buf);
     };
     std::string why = slowest ? "the slowest pair got " + slowest_text(a) + ", " +
                                     below(a.slowest_bps, b->slowest_bps) +
@@ -768,10 +771,19 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
         }
     }
     if (subjects.empty()) continue;
-    v.reasons.push_back({reason_rank(c.name), c.name, "",
-                         std::string(c.title) + ": " + std::to_string(subjects.size()) + " (" +
-                             list_head(subjects) + ")",
-                         subjects, {}, context});
+    // A pattern's figures read as a sentence; the other categories list their subjects.
+    const bool sentence = std::string(c.name) == "bandwidth-lost";
+    std::string all;
+    for (const auto& x : subjects) all += (all.empty() ? "" : "; ") + x;
+    v.reasons.push_back({reason_rank(c.name),
+                         c.name,
+                         "",
+                         sentence ? std::string(c.title) + ": " + all
+                                  : std::string(c.title) + ": " + std::to_string(subjects.size()) +
+                                        " (" + list_head(subjects) + ")",
+                         subjects,
+                         {},
+                         context});
   }
   for (const auto& g : diff.gaps)
     v.reasons.push_back(
@@ -843,6 +855,24 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
                : v.reasons.empty() ? Decision::kApprove
                                    : Decision::kError;
   return v;
+}
+
+std::vector<Cause> traffic_causes(const validate::Report& after) {
+  std::vector<Cause> out;
+  const std::string mark = " — likely cause: ";
+  for (const auto& r : after.results) {
+    if (r.validator != "traffic" || r.status != validate::Status::kFailed) continue;
+    const auto at = r.message.find(mark);
+    if (at == std::string::npos) continue;
+    const std::string text = r.message.substr(at + mark.size());
+    if (std::any_of(out.begin(), out.end(), [&](const Cause& c) { return c.text == text; }))
+      continue;
+    out.push_back({"traffic." + r.test_name,
+                   text,
+                   {r.message},
+                   r.node.empty() ? std::vector<std::string>{} : std::vector<std::string>{r.node}});
+  }
+  return out;
 }
 
 int exit_code(const Verdict& v) {

@@ -186,6 +186,11 @@ struct Verdict {
 Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& after,
                const Diff& diff, const validate::Report* dirty_baseline);
 
+// The likely causes the traffic family named in its failing tests of `after` (" — likely cause:
+// ..." in their messages: a missing ECMP member, L3-only hashing, a slower link), one per
+// distinct text: what bandwidth-lost is attached, since the family diagnosed the loss. Pure.
+std::vector<Cause> traffic_causes(const validate::Report& after);
+
 // The exit code of a verdict: 0 approve, 1 reject, 3 error.
 int exit_code(const Verdict& v);
 
