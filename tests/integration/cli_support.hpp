@@ -192,6 +192,40 @@ inline ::testing::Environment* const kRequiredCapabilitiesKnown =
 
 namespace twin_it {
 
+// tests/integration/browser_check.py, run with Debian's python3 (which has python3-selenium,
+// unlike whatever python3 is first on PATH).
+inline std::string browser_check() {
+  return "/usr/bin/python3 " + kRepo + "/tests/integration/browser_check.py";
+}
+// What the browser check said is missing when it exits 77 ({"skip": why}).
+inline std::string browser_skip_reason(const CmdResult& r) {
+  auto j = json::parse(r.out, nullptr, false);
+  return j.is_object() ? j.value("skip", r.out) : r.out + r.err;
+}
+// Whether the browser stack is installed: "" when it is; else why not (the script's exit 77, or
+// no /usr/bin/python3). `broken` is set when the script failed otherwise.
+inline std::string browser_missing(std::string* broken) {
+  if (!fs::exists("/usr/bin/python3")) return "no /usr/bin/python3";
+  auto pre = sh(browser_check() + " --prerequisites");
+  if (pre.code == 77) return browser_skip_reason(pre);
+  if (pre.code != 0) *broken = pre.out + pre.err;
+  return "";
+}
+
+}  // namespace twin_it
+
+// Skips the calling test, as TWIN_SKIP_WITHOUT("browser", ...) does, when the browser stack is
+// not installed; fails it when the check itself is broken.
+#define TWIN_SKIP_WITHOUT_BROWSER()                                                            \
+  do {                                                                                         \
+    std::string twin_broken_;                                                                  \
+    const std::string twin_why_ = ::twin_it::browser_missing(&twin_broken_);                   \
+    if (!twin_why_.empty()) TWIN_SKIP_WITHOUT("browser", twin_why_);                           \
+    ASSERT_TRUE(twin_broken_.empty()) << "browser_check.py --prerequisites: " << twin_broken_; \
+  } while (0)
+
+namespace twin_it {
+
 // How many results each (validator, test) has in a report, whatever their status.
 inline std::map<std::pair<std::string, int>, int> result_counts(const json& report) {
   std::map<std::pair<std::string, int>, int> n;

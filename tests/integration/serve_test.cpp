@@ -201,17 +201,8 @@ TEST_F(ServeLab, AFaultInjectedThroughTheApiReachesTheEventStreamAndTheGraph) {
 // Without Debian's browser stack it skips and says which piece is missing (fails where
 // TWIN_REQUIRE lists browser); anything else, a Chromium that crashes at start included, fails.
 TEST_F(ServeLab, ThePageInHeadlessChromiumShowsTheLabAndItsFault) {
-  // Debian's python3, which has python3-selenium (not whatever python3 is first on PATH).
-  const std::string check = "/usr/bin/python3 " + kRepo + "/tests/integration/browser_check.py";
-  if (!fs::exists("/usr/bin/python3")) TWIN_SKIP_WITHOUT("browser", "no /usr/bin/python3");
-  // Exit 77 is the script's word for a missing piece, {"skip": why} what it says.
-  auto missing = [](const CmdResult& r) {
-    auto j = json::parse(r.out, nullptr, false);
-    return j.is_object() ? j.value("skip", r.out) : r.out + r.err;
-  };
-  auto pre = sh(check + " --prerequisites");
-  if (pre.code == 77) TWIN_SKIP_WITHOUT("browser", missing(pre));
-  ASSERT_EQ(pre.code, 0) << pre.out << pre.err;
+  const std::string check = browser_check();
+  TWIN_SKIP_WITHOUT_BROWSER();
   // The link comes back however the test ends: the suite's later tests need the whole fabric.
   struct Restore {
     ~Restore() {
@@ -226,7 +217,7 @@ TEST_F(ServeLab, ThePageInHeadlessChromiumShowsTheLabAndItsFault) {
   auto r = sh(check + " 'http://127.0.0.1:" + std::to_string(server_.port) +
               "/?token=" + server_.token + "' " + shared_.lab +
               " --nodes 8 --links 10 --down leaf1:swp1 --node leaf1 --screenshot " + shot);
-  if (r.code == 77) TWIN_SKIP_WITHOUT("browser", missing(r));
+  if (r.code == 77) TWIN_SKIP_WITHOUT("browser", browser_skip_reason(r));
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   auto j = json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out << r.err;

@@ -161,15 +161,8 @@ TEST_F(TrafficRail, UdpAtAStatedRateAndBadInput) {
 // History entry shows the same tables. Without Debian's browser stack it skips, saying which
 // piece is missing (fails where TWIN_REQUIRE lists browser).
 TEST_F(TrafficRail, ThePageRunsTrafficAndColoursLinksByUtilisation) {
-  const std::string check = "/usr/bin/python3 " + kRepo + "/tests/integration/browser_check.py";
-  if (!fs::exists("/usr/bin/python3")) TWIN_SKIP_WITHOUT("browser", "no /usr/bin/python3");
-  auto missing = [](const CmdResult& r) {
-    auto j = json::parse(r.out, nullptr, false);
-    return j.is_object() ? j.value("skip", r.out) : r.out + r.err;
-  };
-  auto pre = sh(check + " --prerequisites");
-  if (pre.code == 77) TWIN_SKIP_WITHOUT("browser", missing(pre));
-  ASSERT_EQ(pre.code, 0) << pre.out << pre.err;
+  const std::string check = browser_check();
+  TWIN_SKIP_WITHOUT_BROWSER();
   Server server;
   ASSERT_EQ(server.start({"--listen", "127.0.0.1:0"}), "");
   std::string shot = fs::current_path().string() + "/traffic-page.png";
@@ -180,7 +173,7 @@ TEST_F(TrafficRail, ThePageRunsTrafficAndColoursLinksByUtilisation) {
               " --screenshot " +
               shot);
   server.stop();
-  if (r.code == 77) TWIN_SKIP_WITHOUT("browser", missing(r));
+  if (r.code == 77) TWIN_SKIP_WITHOUT("browser", browser_skip_reason(r));
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   auto j = json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
