@@ -55,6 +55,13 @@ def brief(e):
     return str(e).split("\nStacktrace:")[0].strip()[:2000]
 
 
+def texts(d, css):
+    """The text of every element `css` selects, read in one script (no element can go stale)."""
+    return d.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".map(function (e) { return e.innerText; });", css)
+
+
 def wait(pred, timeout=20.0):
     end = time.time() + timeout
     while time.time() < end:
@@ -138,20 +145,23 @@ def traffic_checks(d, a, out, check):
     check("a legend while running", "utilisation" in legend)
     check("progress lines in the status", any("twin: [" in x or "iperf3" in x for x in statuses))
     # The report: one row per flow, each with its throughput.
-    rows = wait(lambda: d.find_elements(By.CSS_SELECTOR, "table.traffic-flows tbody tr"), timeout=30) or []
-    bps = [int(r.get_attribute("data-bps") or 0) for r in rows]
-    out["flow_rows"], out["flow_bps"] = len(rows), bps
-    check("a row per flow", len(rows) == a.flows)
-    check("every flow carried traffic", rows and all(x > 0 for x in bps))
-    check("the slowest flow flagged",
-          len(d.find_elements(By.CSS_SELECTOR, "table.traffic-flows tr.slowest .tag")) >= 1)
-    summary = d.find_element(By.CSS_SELECTOR, "table.traffic-summary").text
+    # Read in one script each: the panel may be drawn again between a find and a read (the run's
+    # event refreshes the graph and the history), which left a stale element in a fresh clone's run.
+    wait(lambda: d.find_elements(By.CSS_SELECTOR, "table.traffic-flows tbody tr"), timeout=30)
+    bps = [int(x or 0) for x in d.execute_script(
+        "return Array.from(document.querySelectorAll('table.traffic-flows tbody tr'))"
+        ".map(function (r) { return r.getAttribute('data-bps'); });")]
+    out["flow_rows"], out["flow_bps"] = len(bps), bps
+    check("a row per flow", len(bps) == a.flows)
+    check("every flow carried traffic", bps and all(x > 0 for x in bps))
+    check("the slowest flow flagged", len(texts(d, "table.traffic-flows tr.slowest .tag")) >= 1)
+    summary = " ".join(texts(d, "table.traffic-summary"))
     out["summary"] = summary
     check("aggregate, slowest pair and ratio", "aggregate" in summary and "slowest pair" in summary
           and "fair share" in summary)
-    groups = d.find_elements(By.CSS_SELECTOR, "table.traffic-groups tbody tr")
-    out["groups"] = [g.text.replace("\n", " ") for g in groups]
-    check("ECMP groups listed", len(groups) >= a.groups and all("%" in g.text for g in groups))
+    groups = [g.replace("\n", " ") for g in texts(d, "table.traffic-groups tbody tr")]
+    out["groups"] = groups
+    check("ECMP groups listed", len(groups) >= a.groups and all("%" in g for g in groups))
     after = d.execute_script(LINKS_JS)
     after_busy = busy(after)
     out["after_busy_links"] = [(l["id"], l["util"], l["bps"]) for l in after_busy]
@@ -162,13 +172,19 @@ def traffic_checks(d, a, out, check):
         d.save_screenshot(a.screenshot)
         out["screenshot"] = a.screenshot
     # The run is in the History: its entry shows the same tables, from the journal's report.
-    entry = wait(lambda: [li for li in d.find_elements(By.CSS_SELECTOR, "#history li")
-                          if " traffic " in li.text and a.traffic in li.text], timeout=15)
+    # (The list is drawn again on every event: find, read and click in one go, retried.)
+    def open_entry():
+        for li in d.find_elements(By.CSS_SELECTOR, "#history li"):
+            text = li.text
+            if " traffic " in text and a.traffic in text:
+                d.execute_script("document.getElementById('detail').innerHTML = ''")
+                li.click()
+                return text
+        return None
+    entry = wait(open_entry, timeout=15)
     check("a History entry", entry)
     if entry:
-        out["history_entry"] = entry[0].text
-        d.execute_script("document.getElementById('detail').innerHTML = ''")
-        entry[0].click()
+        out["history_entry"] = entry
         again = wait(lambda: d.find_elements(By.CSS_SELECTOR, "table.traffic-flows tbody tr"))
         check("History shows the flow table", again and len(again) == a.flows)
         check("History shows the ECMP table",

@@ -381,6 +381,32 @@ TEST(Traffic, APortsUtilisationIsOverTheSecondsItsCountersSpan) {
   EXPECT_DOUBLE_EQ(twin::traffic::summarize(p, pairs, rec).ports[0].utilisation, 1.5);
 }
 
+// What the fair shares put on a port, over its rate: how near its rate the design runs it
+// (no-drops' kNearRateByDesign). A ring of one flow per pair on kSmall: each flow's fair share is
+// its 100M server port's goodput (1448 of 1514 bytes a frame); leaf1's uplink to spine1 carries
+// half of s1 -> s2's, leaf2's port to s2 all of it.
+TEST(Traffic, APortsDesignedLoadIsTheFairSharesOverItsRate) {
+  auto p = plan_of_text(kSmall);
+  auto pairs = *twin::traffic::pattern_pairs(Pattern::kRing, twin::traffic::endpoints(p), 1);
+  twin::traffic::Recorded rec;
+  rec.duration_s = 3;
+  for (int k = 0; k < 3; ++k) {
+    twin::traffic::FlowResult f;
+    f.pair = k;
+    f.bps = 90e6;
+    rec.flows.push_back(f);
+  }
+  for (const auto& [node, port] : {std::pair{"leaf1", "swp1"}, {"leaf2", "swp3"}}) {
+    rec.before[node][port] = {0, 0, 0, 0};
+    rec.after[node][port] = {1'000'000, 0, 0, 0};
+  }
+  auto r = twin::traffic::summarize(p, pairs, rec);
+  ASSERT_EQ(r.ports.size(), 2u);
+  const double goodput = 100e6 * 1448 / 1514;
+  EXPECT_NEAR(r.ports[0].designed, goodput / 2 / 200e6, 1e-3);  // leaf1 swp1
+  EXPECT_NEAR(r.ports[1].designed, goodput / 100e6, 1e-3);      // leaf2 swp3
+}
+
 TEST(Traffic, WithoutRatesTheFairShareIsTheMeasuredMean) {
   auto p = plan_of("clos-2x4.yaml");
   auto pairs = *twin::traffic::pattern_pairs(Pattern::kAllToAll, twin::traffic::endpoints(p), 1);
