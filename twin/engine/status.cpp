@@ -201,13 +201,7 @@ nlohmann::json status_links(const plan::Plan& plan,
     lj["a_rx_bytes"] = bytes(a, "rx");
     lj["b_tx_bytes"] = bytes(b, "tx");
     lj["b_rx_bytes"] = bytes(b, "rx");
-    // The rate its ends are shaped to (`bandwidth:`); 0 = unshaped.
-    uint64_t rate = 0;
-    for (const auto& [node, ifname] :
-         {std::pair{l.a_node, l.a_interface}, std::pair{l.b_node, l.b_interface}})
-      if (const auto* n = plan.find(node))
-        if (const auto* i = plan::find_interface(*n, ifname); i && !rate) rate = i->rate_bps;
-    lj["bandwidth_bps"] = rate;
+    lj["bandwidth_bps"] = plan::link_rate_bps(plan, l);
     out.push_back(std::move(lj));
   }
   return out;

@@ -118,12 +118,8 @@ Graph from_plan(const plan::Plan& plan) {
     gl.mtu = l.mtu;
     if (const auto* an = plan.find(l.a_node))
       for (const auto& i : an->interfaces)
-        if (i.name == l.a_interface)
-          gl.fabric = i.fabric, gl.intended_up = i.up, gl.bandwidth_bps = i.rate_bps;
-    if (!gl.bandwidth_bps)
-      if (const auto* bn = plan.find(l.b_node))
-        if (const auto* i = plan::find_interface(*bn, l.b_interface))
-          gl.bandwidth_bps = i->rate_bps;
+        if (i.name == l.a_interface) gl.fabric = i.fabric, gl.intended_up = i.up;
+    gl.bandwidth_bps = plan::link_rate_bps(plan, l);
     g.links.push_back(std::move(gl));
   }
   assign_tiers(g);

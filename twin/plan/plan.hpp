@@ -384,6 +384,9 @@ const Interface* find_interface(const Node& n, const std::string& name);
 // The interface `node:ifname` of `p`, to change it (a change's intent, `up` clearing a delay the
 // kernel cannot add), or nullptr.
 Interface* find_interface(Plan& p, const std::string& node, const std::string& ifname);
+// The rate a link's ends are shaped to (`bandwidth:`, bits/s): its `a` end's, else its `b`
+// end's (they are the same for a link of the topology's, per port on a segment); 0 = unshaped.
+uint64_t link_rate_bps(const Plan& p, const Link& l);
 
 // A layer-2 neighbor of an interface: a node and its port.
 struct L2Peer {

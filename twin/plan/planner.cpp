@@ -822,6 +822,14 @@ Interface* find_interface(Plan& p, const std::string& node, const std::string& i
   return n ? const_cast<Interface*>(find_interface(std::as_const(*n), ifname)) : nullptr;
 }
 
+uint64_t link_rate_bps(const Plan& p, const Link& l) {
+  for (const auto& [node, ifname] :
+       {std::pair{&l.a_node, &l.a_interface}, {&l.b_node, &l.b_interface}})
+    if (const Node* n = p.find(*node))
+      if (const Interface* i = find_interface(*n, *ifname); i && i->rate_bps) return i->rate_bps;
+  return 0;
+}
+
 namespace {
 
 // Both ends of `i` are up and neither node drained.

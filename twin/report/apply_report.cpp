@@ -116,18 +116,25 @@ void outage_cases(const replay::OutageReport& o, validate::Report& rep) {
   }
 }
 
+// A pattern's figures before and after ("slowest pair 45.9 Mbit/s -> 27.5 Mbit/s, aggregate
+// ... -> ...") and its allowance in percent: the text and JUnit say them alike.
+std::string bandwidth_figures(const replay::BandwidthDelta& b) {
+  return "slowest pair " + human_rate(b.before.slowest_bps) + " -> " +
+         human_rate(b.after.slowest_bps) + ", aggregate " + human_rate(b.before.aggregate_bps) +
+         " -> " + human_rate(b.after.aggregate_bps);
+}
+std::string allowed_percent(const replay::BandwidthDelta& b) {
+  return std::to_string(std::lround(100 * b.allowed_loss)) + " %";
+}
+
 // Bandwidth before and after as JUnit suite apply.bandwidth: one case per pattern, failed when
 // lost (bandwidth-lost).
 void bandwidth_cases(const replay::Diff& d, validate::Report& rep) {
   for (const auto& b : d.bandwidth)
-    rep.results.push_back(gate_case(
-        "apply.bandwidth", 0, b.pattern,
-        b.lost ? validate::Status::kFailed : validate::Status::kPassed,
-        "slowest pair " + human_rate(b.before.slowest_bps) + " -> " +
-            human_rate(b.after.slowest_bps) + ", aggregate " + human_rate(b.before.aggregate_bps) +
-            " -> " + human_rate(b.after.aggregate_bps) + "; at most " +
-            std::to_string(std::lround(100 * b.allowed_loss)) + " % lower allowed",
-        0));
+    rep.results.push_back(
+        gate_case("apply.bandwidth", 0, b.pattern,
+                  b.lost ? validate::Status::kFailed : validate::Status::kPassed,
+                  bandwidth_figures(b) + "; at most " + allowed_percent(b) + " lower allowed", 0));
 }
 
 // The restart check as one JUnit case of suite apply.restart.
@@ -244,13 +251,9 @@ std::string render_apply_text(const replay::ApplyResult& r, bool verbose) {
   if (!verbose && r.diff.changes.size() > shown)
     o << "  … " << r.diff.changes.size() - shown << " more (--verbose, --json)\n";
   for (const auto& b : r.diff.bandwidth)
-    o << "bandwidth, " << b.pattern << ": slowest pair " << human_rate(b.before.slowest_bps)
-      << " -> " << human_rate(b.after.slowest_bps) << ", aggregate "
-      << human_rate(b.before.aggregate_bps) << " -> " << human_rate(b.after.aggregate_bps)
-      << (b.lost
-              ? " (LOST: more than " + std::to_string(std::lround(100 * b.allowed_loss)) +
-                    " % below the baseline)"
-              : " (within the " + std::to_string(std::lround(100 * b.allowed_loss)) + " % allowed)")
+    o << "bandwidth, " << b.pattern << ": " << bandwidth_figures(b)
+      << (b.lost ? " (LOST: more than " + allowed_percent(b) + " below the baseline)"
+                 : " (within the " + allowed_percent(b) + " allowed)")
       << "\n";
   if (r.after) {
     o << "after the change: " << summary_of(r.after->report) << "\n";

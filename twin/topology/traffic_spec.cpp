@@ -72,23 +72,18 @@ std::optional<TrafficSpec> read_traffic_spec(yaml::Reader& r, const yaml::Value&
   if (yaml::Value x = yaml::child(v, "bandwidth-loss")) {
     // Run to run a shaped lab's figures move up to 6 % (docs/traffic.md): a smaller allowance
     // would reject good changes and fail rollbacks on noise.
+    const std::string want = "a fraction from 0.05 to 1 or a percentage from 5% to 100%";
     const std::string bare = x.node.IsScalar() ? x.node.Scalar() : "";
     char* end = nullptr;
     const double n = bare.empty() ? 0 : std::strtod(bare.c_str(), &end);
     if (!bare.empty() && end && *end == '\0' && n > 1 && n <= 100) {
-      r.error(
-          x,
-          "expected a fraction from 0.05 to 1 or a percentage from 5% to 100%, got '" + bare + "'",
-          "did you mean " + bare + "%?");
-    } else if (auto f =
-                   fraction(r, x, true, "a fraction from 0.05 to 1 or a percentage from 5% to 100%",
-                            "e.g. 20%: the gate rejects a change that leaves the pattern's "
-                            "aggregate or its slowest pair more than 20 % below the "
-                            "baseline; below 5 % is run-to-run noise")) {
+      r.error(x, "expected " + want + ", got '" + bare + "'", "did you mean " + bare + "%?");
+    } else if (auto f = fraction(r, x, true, want,
+                                 "e.g. 20%: the gate rejects a change that leaves the pattern's "
+                                 "aggregate or its slowest pair more than 20 % below the "
+                                 "baseline; below 5 % is run-to-run noise")) {
       if (*f < 0.05)
-        r.error(x,
-                "expected a fraction from 0.05 to 1 or a percentage from 5% to 100%, got '" + bare +
-                    "'",
+        r.error(x, "expected " + want + ", got '" + bare + "'",
                 "below 5 % is run-to-run noise: the figures of a shaped lab move up to 6 % "
                 "between runs (docs/traffic.md)");
       else

@@ -759,16 +759,17 @@ Verdict decide(const std::vector<StepOutcome>& steps, const validate::Report& af
     if (std::string(c.name) == "prefix-gained") {
       subjects = gained_subjects(diff);
     } else {
-      for (const auto& ch : diff.changes)
-        if (ch.category == c.name && !ch.intended && ch.category == "bandwidth-lost") {
-          subjects.push_back(ch.message);  // its figures say it better than before -> after
-          context.push_back(ch.message);
-        } else if (ch.category == c.name && !ch.intended) {
-          subjects.push_back(
-              (ch.node.empty() || ch.subject.rfind(ch.node + " ", 0) == 0 ? "" : ch.node + " ") +
-              ch.subject + " (" + ch.before + " -> " + ch.after + ")");
-          context.push_back(ch.message);
-        }
+      for (const auto& ch : diff.changes) {
+        if (ch.category != c.name || ch.intended) continue;
+        // A pattern's bandwidth: its figures say it better than before -> after.
+        subjects.push_back(ch.category == "bandwidth-lost"
+                               ? ch.message
+                               : (ch.node.empty() || ch.subject.rfind(ch.node + " ", 0) == 0
+                                      ? ""
+                                      : ch.node + " ") +
+                                     ch.subject + " (" + ch.before + " -> " + ch.after + ")");
+        context.push_back(ch.message);
+      }
     }
     if (subjects.empty()) continue;
     // A pattern's figures read as a sentence; the other categories list their subjects.

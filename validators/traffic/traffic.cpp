@@ -309,15 +309,13 @@ double round_trip_queues_ms(const plan::Plan& plan, const traffic::Report& r) {
     std::set<std::string> entered;
     for (const auto& [port, share] : path.share) {
       const auto* n = plan.find(port.first);
-      if (share <= 0 || !n) continue;
-      for (const auto& i : n->interfaces)
-        if (i.name == port.second) {
-          const double ms = i.rate_bps > 0 ? static_cast<double>(tbf_limit_bytes(i.rate_bps)) * 8 *
-                                                 1000 / static_cast<double>(i.rate_bps)
-                                           : 0;
-          hops[port.first].emplace_back(ms, i.peer_node);
-          entered.insert(i.peer_node);
-        }
+      const auto* i = n ? plan::find_interface(*n, port.second) : nullptr;
+      if (share <= 0 || !i) continue;
+      const double ms = i->rate_bps > 0 ? static_cast<double>(tbf_limit_bytes(i->rate_bps)) * 8 *
+                                              1000 / static_cast<double>(i->rate_bps)
+                                        : 0;
+      hops[port.first].emplace_back(ms, i->peer_node);
+      entered.insert(i->peer_node);
     }
     // Shortest paths have no loops; the depth bound only guards a malformed report.
     std::function<double(const std::string&, int)> deepest = [&](const std::string& node,
